@@ -1,0 +1,39 @@
+// Options.h - The opdc command line.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_DRIVER_OPTIONS_H
+#define OPDC_DRIVER_OPTIONS_H
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opdc {
+
+/// What the driver produces.
+enum class EmitKind { None, AST, IR };
+
+struct DriverOptions {
+  std::string input;                 ///< the .opd file
+  std::string output;                ///< -o; empty: standard output
+  EmitKind emit = EmitKind::None;
+  bool checkOnly = false;            ///< --check
+  bool syntaxOnly = false;           ///< --syntax-only
+  bool showHelp = false;
+  bool showVersion = false;
+  bool warningsAsErrors = false;     ///< -Werror
+  std::vector<std::string> disabledWarnings; ///< -Wno-NAME
+  std::vector<std::string> importPaths;      ///< -I
+  std::string stdlibDir;             ///< --stdlib-dir; empty: default
+  unsigned errorLimit = 50;          ///< --error-limit
+};
+
+/// Parses argv. On a bad command line returns nullopt and sets \p error to
+/// a one-line explanation naming the offending argument and the fix.
+std::optional<DriverOptions> parseCommandLine(const std::vector<std::string> &args,
+                                              std::string &error);
+
+/// The --help text.
+const char *helpText();
+
+} // namespace opdc
+#endif

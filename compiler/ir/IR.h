@@ -1,0 +1,740 @@
+// IR.h - The Program IR: globals, kernels, host functions and loop nodes.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The IR is what lowering produces and what passes and backends consume. It
+// owns all of its data (it never points into the AST) and is structured, not
+// SSA:
+//
+//   Program
+//     consts, params, sets, maps, blocks, stencils, dats   (globals, by kind)
+//     fns, kernels, procs, main                            (Functions)
+//   Function
+//     kernel parameters (kernels) or parameter slots (fns, procs)
+//     vars: local variable slots (name, type), numbered from 0
+//     body: a Body (list of statements)
+//   Stmt: Decl Assign Eval If For While Break Continue Return (kernels and
+//     host), ParLoop Swap Write Read Print Solve Adjoint Tangent (host only)
+//   Expr: explicitly typed; both operands of a binary operator have the same
+//     type, every conversion is a Cast, literals are typed Constants.
+//
+// Cross references (a dat's set, a loop's kernel, ...) are plain pointers to
+// objects owned by the same Program; they stay valid while the Program lives
+// because every global and function is held through a unique_ptr. Variables
+// are referred to by slot number in their Function, so a Body cloned into
+// another Function of the same shape stays valid. Every node keeps the
+// SourceRange of the source it came from (invalid for synthesised nodes).
+#ifndef OPDC_IR_IR_H
+#define OPDC_IR_IR_H
+
+#include "ast/Type.h"
+#include "support/SourceRange.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace opdc::ir {
+
+struct Set;
+struct Map;
+struct Block;
+struct Stencil;
+struct Dat;
+struct Param;
+struct Function;
+
+//===----------------------------------------------------------------------===//
+// Enumerations
+//===----------------------------------------------------------------------===//
+
+/// How a kernel parameter uses its argument. Min, Max and Sum are global
+/// reductions.
+enum class AccessMode : uint8_t { Read, Write, ReadWrite, Inc, Min, Max, Sum };
+/// "read", "out", "inout", "inc", "min", "max", "sum".
+const char *accessModeName(AccessMode m);
+inline bool isReduction(AccessMode m) {
+  return m == AccessMode::Min || m == AccessMode::Max || m == AccessMode::Sum;
+}
+/// True for modes whose argument the kernel may read (all but Write; an Inc
+/// or reduction parameter reads its own running value).
+inline bool modeReads(AccessMode m) { return m != AccessMode::Write; }
+/// True for modes that change the argument.
+inline bool modeWrites(AccessMode m) { return m != AccessMode::Read; }
+
+/// How a loop argument reaches the kernel.
+enum class ArgKind : uint8_t {
+  Direct,     ///< dat on the loop's set (or block, centre only), element i
+  Indirect,   ///< dat[map[k]]: element map(i, k) of a dat on the map's target
+  Stencil,    ///< dat on the loop's block, read at the stencil's points
+  MapDirect,  ///< the map itself, as an i32[arity] value per element
+  GlobalRead, ///< a host expression, constant during the loop
+  Reduction,  ///< a host variable, target of a min/max/sum parameter
+};
+/// "direct", "indirect", "stencil", "map-direct", "global-read", "reduction".
+const char *argKindName(ArgKind k);
+
+enum class UnaryOp : uint8_t { Neg, Not };
+enum class BinaryOp : uint8_t {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  And,
+  Or,
+};
+const char *spelling(UnaryOp op);
+const char *spelling(BinaryOp op);
+inline bool isComparison(BinaryOp op) {
+  return op >= BinaryOp::Eq && op <= BinaryOp::Ge;
+}
+inline bool isLogical(BinaryOp op) {
+  return op == BinaryOp::And || op == BinaryOp::Or;
+}
+inline bool isArithmetic(BinaryOp op) { return op <= BinaryOp::Rem; }
+
+/// `=`, `+=`, `-=`, `*=`, `/=`. Compound assignments are kept (not expanded)
+/// because `+=` on an `inc` or `sum` parameter is the increment itself.
+enum class AssignOp : uint8_t { Set, Add, Sub, Mul, Div };
+const char *spelling(AssignOp op);
+/// The binary operator of a compound assignment (Add for `+=`); Set has none.
+BinaryOp binaryOpOf(AssignOp op);
+
+/// Built-in functions. Size is not here: it is a SizeOfExpr (it names a set
+/// or a dat, not a value).
+enum class Intrinsic : uint8_t {
+  Sqrt,
+  Abs,
+  Exp,
+  Log,
+  Pow,
+  Sin,
+  Cos,
+  Tan,
+  Atan,
+  Atan2,
+  Min,
+  Max,
+  Floor,
+  Ceil,
+  Fma,
+  Select, ///< select(cond, a, b)
+  Idx,    ///< idx(d): kernels only; d is an integer Constant
+  Wtime,  ///< wtime(): host only, seconds as f64
+};
+/// Source spelling: "sqrt", ..., "idx", "wtime".
+const char *intrinsicName(Intrinsic i);
+/// Number of arguments the intrinsic takes.
+unsigned intrinsicArity(Intrinsic i);
+
+enum class DatInit : uint8_t {
+  Zero, ///< every component 0
+  Fill, ///< every element set to Dat::initValue (scalar or whole element)
+  File, ///< read from the file named by Dat::initFile
+};
+
+enum class SolverKind : uint8_t { Tridiagonal };
+const char *solverName(SolverKind k);
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+enum class ExprKind : uint8_t {
+  Constant,  ///< a typed compile-time value (scalar, array or string)
+  VarRef,    ///< a local variable slot of the enclosing Function
+  ParamRef,  ///< a run-time param (global, read-only)
+  KernelArg, ///< a parameter of the enclosing kernel, maybe at an offset
+  Unary,
+  Binary,
+  Cast,  ///< conversion between scalar types, explicit or implicit
+  Index, ///< one component of an array value
+  Intrinsic,
+  Call,     ///< a fn (kernels, fns) or proc (host) call
+  ArrayLit, ///< a non-constant array value [a, b]
+  SizeOf,   ///< size(set) or size(dat, d): host only
+};
+
+struct Expr {
+  const ExprKind kind;
+  Type type;
+  SourceRange range;
+
+  Expr(ExprKind k, Type t, SourceRange r) : kind(k), type(t), range(r) {}
+  virtual ~Expr() = default;
+  /// Deep copy; cross references and slots are kept as they are.
+  virtual std::unique_ptr<Expr> clone() const = 0;
+};
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct ConstantExpr : Expr {
+  ConstValue value; ///< value.type == type
+  explicit ConstantExpr(ConstValue v, SourceRange r = {})
+      : Expr(ExprKind::Constant, v.type, r), value(std::move(v)) {}
+  static bool classof(const Expr *e) { return e->kind == ExprKind::Constant; }
+  ExprPtr clone() const override;
+};
+
+struct VarRefExpr : Expr {
+  unsigned slot; ///< index into Function::vars
+  VarRefExpr(unsigned s, Type t, SourceRange r = {})
+      : Expr(ExprKind::VarRef, t, r), slot(s) {}
+  static bool classof(const Expr *e) { return e->kind == ExprKind::VarRef; }
+  ExprPtr clone() const override;
+};
+
+struct ParamRefExpr : Expr {
+  Param *param;
+  explicit ParamRefExpr(Param *p, SourceRange r = {});
+  static bool classof(const Expr *e) { return e->kind == ExprKind::ParamRef; }
+  ExprPtr clone() const override;
+};
+
+/// Parameter `index` of the enclosing kernel. For a stencil parameter,
+/// `offset` holds one constant offset per dimension (the centre is all
+/// zeros); for other parameters it is empty. The type is the parameter's
+/// element type (scalar or array); components are read through IndexExpr.
+struct KernelArgExpr : Expr {
+  unsigned index;
+  std::vector<int64_t> offset;
+  KernelArgExpr(unsigned i, Type t, std::vector<int64_t> off = {},
+                SourceRange r = {})
+      : Expr(ExprKind::KernelArg, t, r), index(i), offset(std::move(off)) {}
+  static bool classof(const Expr *e) { return e->kind == ExprKind::KernelArg; }
+  ExprPtr clone() const override;
+};
+
+struct UnaryExpr : Expr {
+  UnaryOp op;
+  ExprPtr operand;
+  /// The type is the operand's (bool for Not).
+  UnaryExpr(UnaryOp o, ExprPtr e, SourceRange r = {});
+  static bool classof(const Expr *e) { return e->kind == ExprKind::Unary; }
+  ExprPtr clone() const override;
+};
+
+struct BinaryExpr : Expr {
+  BinaryOp op;
+  ExprPtr lhs, rhs;
+  /// The type is bool for comparisons and logical operators, else the
+  /// operands' (which must be the same).
+  BinaryExpr(BinaryOp o, ExprPtr l, ExprPtr rr, SourceRange r = {});
+  static bool classof(const Expr *e) { return e->kind == ExprKind::Binary; }
+  ExprPtr clone() const override;
+};
+
+struct CastExpr : Expr {
+  ExprPtr operand;
+  CastExpr(ScalarKind to, ExprPtr e, SourceRange r = {});
+  ScalarKind to() const { return type.scalar; }
+  static bool classof(const Expr *e) { return e->kind == ExprKind::Cast; }
+  ExprPtr clone() const override;
+};
+
+struct IndexExpr : Expr {
+  ExprPtr base, index;
+  /// The type is the base array's element scalar.
+  IndexExpr(ExprPtr b, ExprPtr i, SourceRange r = {});
+  static bool classof(const Expr *e) { return e->kind == ExprKind::Index; }
+  ExprPtr clone() const override;
+};
+
+struct IntrinsicExpr : Expr {
+  Intrinsic id;
+  std::vector<ExprPtr> args;
+  /// The type follows from the intrinsic and its arguments (see
+  /// intrinsicResultType).
+  IntrinsicExpr(Intrinsic i, std::vector<ExprPtr> a, SourceRange r = {});
+  static bool classof(const Expr *e) { return e->kind == ExprKind::Intrinsic; }
+  ExprPtr clone() const override;
+};
+/// Result type of \p id applied to \p args: f64 for Wtime, i32 for Idx, the
+/// second argument's for Select, the first argument's otherwise.
+Type intrinsicResultType(Intrinsic id, const std::vector<ExprPtr> &args);
+
+struct CallExpr : Expr {
+  Function *callee;
+  std::vector<ExprPtr> args;
+  /// The type is the callee's return type (void for a statement call).
+  CallExpr(Function *f, std::vector<ExprPtr> a, SourceRange r = {});
+  static bool classof(const Expr *e) { return e->kind == ExprKind::Call; }
+  ExprPtr clone() const override;
+};
+
+struct ArrayLitExpr : Expr {
+  std::vector<ExprPtr> elements; ///< scalars of one type, at least one
+  explicit ArrayLitExpr(std::vector<ExprPtr> e, SourceRange r = {});
+  static bool classof(const Expr *e) { return e->kind == ExprKind::ArrayLit; }
+  ExprPtr clone() const override;
+};
+
+/// `size(set)` (dat null) or `size(dat, dim)` (set null): a run-time extent.
+struct SizeOfExpr : Expr {
+  Set *set = nullptr;
+  Dat *dat = nullptr;
+  unsigned dim = 0;
+  SizeOfExpr(Set *s, Dat *d, unsigned dm, Type t, SourceRange r = {})
+      : Expr(ExprKind::SizeOf, t, r), set(s), dat(d), dim(dm) {}
+  static bool classof(const Expr *e) { return e->kind == ExprKind::SizeOf; }
+  ExprPtr clone() const override;
+};
+
+/// Clones \p e, or returns null for null.
+inline ExprPtr cloneExpr(const ExprPtr &e) { return e ? e->clone() : nullptr; }
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+enum class StmtKind : uint8_t {
+  Decl, ///< defines a local variable slot with its initial value
+  Assign,
+  Eval, ///< evaluates a call for its effect
+  If,
+  For,
+  While,
+  Break,
+  Continue,
+  Return,
+  // Host only:
+  ParLoop,
+  Swap,
+  Write,
+  Read,
+  Print,
+  Solve,
+  Adjoint,
+  Tangent,
+};
+
+struct Stmt {
+  const StmtKind kind;
+  SourceRange range;
+  Stmt(StmtKind k, SourceRange r) : kind(k), range(r) {}
+  virtual ~Stmt() = default;
+  /// Deep copy; cross references and slots are kept as they are.
+  virtual std::unique_ptr<Stmt> clone() const = 0;
+};
+using StmtPtr = std::unique_ptr<Stmt>;
+
+/// A sequence of statements; a variable declared in it is visible until the
+/// end of the sequence.
+struct Body {
+  std::vector<StmtPtr> stmts;
+  Body clone() const;
+  bool empty() const { return stmts.empty(); }
+};
+
+/// `let %x: T = init` / `var %x: T = init`. The initial value is always
+/// present (lowering gives a `var` without one the zero of its type).
+struct DeclStmt : Stmt {
+  unsigned slot;
+  ExprPtr init;
+  DeclStmt(unsigned s, ExprPtr i, SourceRange r = {})
+      : Stmt(StmtKind::Decl, r), slot(s), init(std::move(i)) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Decl; }
+  StmtPtr clone() const override;
+};
+
+/// `target op value`. The target is an lvalue: a VarRef, a KernelArg (at the
+/// centre for stencil parameters) or an Index of an lvalue.
+struct AssignStmt : Stmt {
+  AssignOp op;
+  ExprPtr target, value;
+  AssignStmt(AssignOp o, ExprPtr t, ExprPtr v, SourceRange r = {})
+      : Stmt(StmtKind::Assign, r), op(o), target(std::move(t)),
+        value(std::move(v)) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Assign; }
+  StmtPtr clone() const override;
+};
+
+/// A call evaluated for its effect (a void fn or proc, or any call whose
+/// result is dropped).
+struct EvalStmt : Stmt {
+  ExprPtr expr;
+  explicit EvalStmt(ExprPtr e, SourceRange r = {})
+      : Stmt(StmtKind::Eval, r), expr(std::move(e)) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Eval; }
+  StmtPtr clone() const override;
+};
+
+/// `if cond {then} else {otherwise}`; `else if` is an else Body holding one
+/// IfStmt.
+struct IfStmt : Stmt {
+  ExprPtr cond;
+  Body thenBody, elseBody;
+  IfStmt(ExprPtr c, Body t, Body e, SourceRange r = {})
+      : Stmt(StmtKind::If, r), cond(std::move(c)), thenBody(std::move(t)),
+        elseBody(std::move(e)) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::If; }
+  StmtPtr clone() const override;
+};
+
+/// `for %i in lo .. hi`: half-open, step 1, lo and hi evaluated once, both of
+/// the induction variable's integer type. The induction slot is defined in
+/// the body only and not assigned there.
+struct ForStmt : Stmt {
+  unsigned slot;
+  ExprPtr lo, hi;
+  Body body;
+  ForStmt(unsigned s, ExprPtr l, ExprPtr h, Body b, SourceRange r = {})
+      : Stmt(StmtKind::For, r), slot(s), lo(std::move(l)), hi(std::move(h)),
+        body(std::move(b)) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::For; }
+  StmtPtr clone() const override;
+};
+
+struct WhileStmt : Stmt {
+  ExprPtr cond;
+  Body body;
+  WhileStmt(ExprPtr c, Body b, SourceRange r = {})
+      : Stmt(StmtKind::While, r), cond(std::move(c)), body(std::move(b)) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::While; }
+  StmtPtr clone() const override;
+};
+
+struct BreakStmt : Stmt {
+  explicit BreakStmt(SourceRange r = {}) : Stmt(StmtKind::Break, r) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Break; }
+  StmtPtr clone() const override;
+};
+
+struct ContinueStmt : Stmt {
+  explicit ContinueStmt(SourceRange r = {}) : Stmt(StmtKind::Continue, r) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Continue; }
+  StmtPtr clone() const override;
+};
+
+struct ReturnStmt : Stmt {
+  ExprPtr value; ///< null in void functions
+  explicit ReturnStmt(ExprPtr v, SourceRange r = {})
+      : Stmt(StmtKind::Return, r), value(std::move(v)) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Return; }
+  StmtPtr clone() const override;
+};
+
+/// Everything a backend needs to know about one loop argument; backends never
+/// look into the kernel to re-derive it.
+struct AccessDescriptor {
+  ArgKind kind = ArgKind::Direct;
+  AccessMode mode = AccessMode::Read; ///< the kernel parameter's mode
+  ScalarKind scalar = ScalarKind::F64;
+  unsigned dim = 1;           ///< components per element
+  unsigned bytes = 8;         ///< scalarBytes(scalar) * dim
+  Dat *dat = nullptr;         ///< Direct, Indirect, Stencil
+  Map *map = nullptr;         ///< Indirect, MapDirect
+  int mapIndex = -1;          ///< Indirect: 0 <= mapIndex < map->arity
+  Stencil *stencil = nullptr; ///< Stencil
+  ExprPtr value;              ///< GlobalRead: host expression
+  int var = -1;               ///< Reduction: host variable slot
+  SourceRange range;          ///< the argument as written
+
+  AccessDescriptor clone() const;
+  bool usesDat() const {
+    return kind == ArgKind::Direct || kind == ArgKind::Indirect ||
+           kind == ArgKind::Stencil;
+  }
+};
+
+/// A per-dimension half-open iteration range [lo, hi) of host expressions.
+struct LoopRange {
+  ExprPtr lo, hi;
+  LoopRange clone() const { return {cloneExpr(lo), cloneExpr(hi)}; }
+};
+
+/// `loop kernel over space (args)`: args[i] binds kernel parameter i.
+struct ParLoopStmt : Stmt {
+  Function *kernel = nullptr;
+  Set *set = nullptr;     ///< set loops
+  Block *block = nullptr; ///< block loops
+  /// Block loops: one range per dimension, or empty for the whole block
+  /// (the extent of the loop's dats without halos). Set loops: empty.
+  std::vector<LoopRange> ranges;
+  std::vector<AccessDescriptor> args;
+  explicit ParLoopStmt(SourceRange r = {}) : Stmt(StmtKind::ParLoop, r) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::ParLoop; }
+  StmtPtr clone() const override;
+};
+
+/// `swap(a, b)`: exchanges the storage of two dats of the same shape.
+struct SwapStmt : Stmt {
+  Dat *a, *b;
+  SwapStmt(Dat *x, Dat *y, SourceRange r = {})
+      : Stmt(StmtKind::Swap, r), a(x), b(y) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Swap; }
+  StmtPtr clone() const override;
+};
+
+/// `write dats to file` (isRead false) or `read dats from file` (true).
+struct DatIOStmt : Stmt {
+  std::vector<Dat *> dats;
+  ExprPtr file; ///< str host expression
+  DatIOStmt(bool read, std::vector<Dat *> d, ExprPtr f, SourceRange r = {})
+      : Stmt(read ? StmtKind::Read : StmtKind::Write, r), dats(std::move(d)),
+        file(std::move(f)) {}
+  bool isRead() const { return kind == StmtKind::Read; }
+  static bool classof(const Stmt *s) {
+    return s->kind == StmtKind::Write || s->kind == StmtKind::Read;
+  }
+  StmtPtr clone() const override;
+};
+
+/// `print(args)` (values separated by one space, then a newline), or
+/// `printf(format, args)` when formatted.
+struct PrintStmt : Stmt {
+  bool formatted = false;
+  std::string format; ///< formatted only, escapes decoded
+  std::vector<ExprPtr> args;
+  PrintStmt(bool f, std::string fmt, std::vector<ExprPtr> a, SourceRange r = {})
+      : Stmt(StmtKind::Print, r), formatted(f), format(std::move(fmt)),
+        args(std::move(a)) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Print; }
+  StmtPtr clone() const override;
+};
+
+/// `solve tridiagonal(a, b, c, d) along dim over block[ranges]`: for every
+/// line along `along`, solves the tridiagonal system with sub-diagonal a,
+/// diagonal b, super-diagonal c and right-hand side d; d holds the solution
+/// afterwards.
+struct SolveStmt : Stmt {
+  SolverKind solver = SolverKind::Tridiagonal;
+  std::vector<Dat *> dats;
+  unsigned along = 0;
+  Block *block = nullptr;
+  std::vector<LoopRange> ranges; ///< empty: whole block
+  explicit SolveStmt(SourceRange r = {}) : Stmt(StmtKind::Solve, r) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Solve; }
+  StmtPtr clone() const override;
+};
+
+/// What a derivative is taken with respect to: a dat, or a parameter of the
+/// differentiated proc (by position).
+struct DerivTarget {
+  Dat *dat = nullptr;
+  int param = -1;
+};
+
+/// `let (J, dJ) = adjoint proc(args) wrt (...) checkpoints n`: kept as one
+/// node for the adjoint pass to expand. Defines `resultVar` (the proc's
+/// result) and, per wrt entry, either a gradient dat or a gradient variable.
+struct AdjointStmt : Stmt {
+  struct Wrt {
+    DerivTarget of;
+    Dat *gradDat = nullptr; ///< of.dat: the derivative dat (Dat::primal)
+    int gradVar = -1;       ///< of.param: host variable slot
+    SourceRange range;
+  };
+  Function *proc = nullptr;
+  std::vector<ExprPtr> args;
+  std::vector<Wrt> wrt;
+  ExprPtr checkpoints; ///< null: the pass chooses
+  int resultVar = -1;
+  explicit AdjointStmt(SourceRange r = {}) : Stmt(StmtKind::Adjoint, r) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Adjoint; }
+  StmtPtr clone() const override;
+};
+
+/// `let d = tangent proc(args) along (x: dx, alpha: 1.0)`: the directional
+/// derivative of the proc's result along the seeds, into `resultVar`.
+struct TangentStmt : Stmt {
+  struct Seed {
+    DerivTarget of;
+    Dat *dat = nullptr; ///< of.dat: the direction, a dat of the same shape
+    ExprPtr value;      ///< of.param: the direction, a host expression
+    SourceRange range;
+  };
+  Function *proc = nullptr;
+  std::vector<ExprPtr> args;
+  std::vector<Seed> seeds;
+  int resultVar = -1;
+  explicit TangentStmt(SourceRange r = {}) : Stmt(StmtKind::Tangent, r) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Tangent; }
+  StmtPtr clone() const override;
+};
+
+//===----------------------------------------------------------------------===//
+// Globals
+//===----------------------------------------------------------------------===//
+
+/// A compile-time constant; uses were folded by lowering, this is kept for
+/// printing and for backends that want the name.
+struct Const {
+  std::string name;
+  ConstValue value;
+  SourceRange range;
+};
+
+/// A run-time parameter: scalar or str, with a default overridable from the
+/// command line (`--name=value`). Read-only everywhere.
+struct Param {
+  std::string name;
+  Type type;
+  ConstValue defaultValue;
+  SourceRange range;
+};
+
+/// An unstructured set. Its size comes from a file or from a host expression.
+struct Set {
+  std::string name;
+  ExprPtr fromFile; ///< str host expression, or null
+  ExprPtr size;     ///< integer host expression, or null (exactly one set)
+  SourceRange range;
+};
+
+struct Map {
+  std::string name;
+  Set *from = nullptr, *to = nullptr;
+  unsigned arity = 1;
+  ExprPtr fromFile; ///< null: filled by the program (a map-direct out arg)
+  SourceRange range;
+};
+
+/// A structured grid of 1..3 dimensions; its extents belong to its dats.
+struct Block {
+  std::string name;
+  unsigned dims = 1;
+  SourceRange range;
+};
+
+struct Stencil {
+  std::string name;
+  unsigned dims = 1;
+  std::vector<std::vector<int64_t>> points; ///< in source order
+  SourceRange range;
+  bool contains(const std::vector<int64_t> &offset) const;
+  /// True when the only point is the centre (writes are allowed through it).
+  bool isCentreOnly() const;
+};
+
+/// Data on a set or a block; each element is elemType (a scalar or a fixed
+/// array of scalars).
+struct Dat {
+  std::string name;
+  Set *set = nullptr;     ///< unstructured dats
+  Block *block = nullptr; ///< structured dats
+  Type elemType;
+  // Structured dats only, one entry per block dimension:
+  std::vector<ExprPtr> size;                      ///< integer host exprs
+  std::vector<int64_t> haloMinus, haloPlus, base; ///< depths, base index
+  DatInit init = DatInit::Zero;
+  ExprPtr initValue; ///< Fill: host expression of elemType or its scalar
+  ExprPtr initFile;  ///< File: str host expression
+  /// Derivative dats (created for adjoint/tangent results and by the
+  /// adjoint pass): the primal dat they belong to.
+  bool isDerivative = false;
+  Dat *primal = nullptr;
+  SourceRange range;
+
+  bool structured() const { return block != nullptr; }
+  ScalarKind scalar() const { return elemType.scalar; }
+  unsigned dim() const { return elemType.dim(); }
+  unsigned bytesPerElement() const { return scalarBytes(scalar()) * dim(); }
+};
+
+//===----------------------------------------------------------------------===//
+// Functions
+//===----------------------------------------------------------------------===//
+
+enum class FunctionKind : uint8_t {
+  Kernel, ///< applied per element by ParLoops
+  Fn,     ///< helper callable from kernels and fns
+  Proc,   ///< host procedure
+  Main,   ///< the host entry point
+};
+const char *functionKindName(FunctionKind k);
+
+struct KernelParam {
+  std::string name;
+  AccessMode mode = AccessMode::Read;
+  Type type;                  ///< scalar or array (element of the argument)
+  Stencil *stencil = nullptr; ///< `@ S`
+  SourceRange range;
+};
+
+/// A local variable slot: let/var, for induction, fn/proc parameter, or a
+/// result defined by an Adjoint/Tangent statement.
+struct Var {
+  std::string name;
+  Type type;
+  bool isMutable = false;
+  SourceRange range;
+};
+
+struct Function {
+  FunctionKind kind = FunctionKind::Fn;
+  std::string name;
+  std::vector<KernelParam> kernelParams; ///< kernels only
+  std::vector<unsigned> params;          ///< fns and procs: parameter slots
+  Type returnType = Type::voidType();
+  std::vector<Var> vars;
+  Body body;
+  SourceRange range;
+
+  bool isKernel() const { return kind == FunctionKind::Kernel; }
+  bool isHost() const {
+    return kind == FunctionKind::Proc || kind == FunctionKind::Main;
+  }
+  /// Adds a variable slot and returns its number.
+  unsigned addVar(std::string name, Type type, bool isMutable,
+                  SourceRange r = {});
+  /// Deep copy (a new kernel to rewrite, say); references to globals and
+  /// other functions are kept. The copy is not added to any Program.
+  std::unique_ptr<Function> clone() const;
+};
+
+//===----------------------------------------------------------------------===//
+// Program
+//===----------------------------------------------------------------------===//
+
+struct Program {
+  std::string name; ///< `program NAME`
+
+  std::vector<std::unique_ptr<Const>> consts;
+  std::vector<std::unique_ptr<Param>> params;
+  std::vector<std::unique_ptr<Set>> sets;
+  std::vector<std::unique_ptr<Map>> maps;
+  std::vector<std::unique_ptr<Block>> blocks;
+  std::vector<std::unique_ptr<Stencil>> stencils;
+  std::vector<std::unique_ptr<Dat>> dats;
+
+  std::vector<std::unique_ptr<Function>> fns;
+  std::vector<std::unique_ptr<Function>> kernels;
+  std::vector<std::unique_ptr<Function>> procs;
+  std::unique_ptr<Function> main; ///< null only in hand-built test programs
+
+  /// Lookups by name; null when absent.
+  Const *findConst(const std::string &n) const;
+  Param *findParam(const std::string &n) const;
+  Set *findSet(const std::string &n) const;
+  Map *findMap(const std::string &n) const;
+  Block *findBlock(const std::string &n) const;
+  Stencil *findStencil(const std::string &n) const;
+  Dat *findDat(const std::string &n) const;
+  Function *findKernel(const std::string &n) const;
+  Function *findFn(const std::string &n) const;
+  Function *findProc(const std::string &n) const;
+
+  /// Every function: fns, kernels, procs, then main.
+  std::vector<Function *> functions() const;
+};
+
+//===----------------------------------------------------------------------===//
+// Constant helpers
+//===----------------------------------------------------------------------===//
+
+/// \p v converted component-wise to \p to (a scalar or array type; a scalar
+/// value is broadcast to an array type). Floats round to f32 when \p to is
+/// f32; floats to integers truncate. Strings are returned as they are.
+ConstValue convertConst(const ConstValue &v, Type to);
+/// The zero value of a scalar or array type ("" for str).
+ConstValue zeroOf(Type t);
+
+} // namespace opdc::ir
+#endif

@@ -1,0 +1,36 @@
+# check_sha256.cmake - run opd-airfoil-meshgen and check its output.
+#   cmake -DEXE=<generator> -DARGS="--I=20;--J=30" -DOUT=<file.dat>
+#         [-DSHA256=<hex>] [-DHEADER="<first line>"]
+#         [-DH5CHECK=<opd-airfoil-meshgen-h5check>] -P check_sha256.cmake
+# SPDX-License-Identifier: Apache-2.0
+set(cmd ${EXE} ${ARGS} --dat ${OUT})
+if(DEFINED H5CHECK)
+  list(APPEND cmd --h5 ${OUT}.h5)
+endif()
+execute_process(COMMAND ${cmd} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "opd-airfoil-meshgen failed (${rc})")
+endif()
+if(DEFINED HEADER)
+  # Compared without the leading/trailing blank (the digest covers them).
+  file(STRINGS ${OUT} first LIMIT_COUNT 1)
+  string(STRIP "${first}" first)
+  string(STRIP "${HEADER}" HEADER)
+  if(NOT first STREQUAL HEADER)
+    message(FATAL_ERROR "header '${first}', expected '${HEADER}'")
+  endif()
+endif()
+if(DEFINED H5CHECK)
+  execute_process(COMMAND ${H5CHECK} ${OUT} ${OUT}.h5 --list RESULT_VARIABLE rc)
+  file(REMOVE ${OUT}.h5)
+  if(NOT rc EQUAL 0)
+    file(REMOVE ${OUT})
+    message(FATAL_ERROR "HDF5 check failed")
+  endif()
+endif()
+file(SHA256 ${OUT} got)
+file(REMOVE ${OUT})
+if(DEFINED SHA256 AND NOT got STREQUAL SHA256)
+  message(FATAL_ERROR "sha256 ${got}, expected ${SHA256}")
+endif()
+message(STATUS "sha256 ${got} OK")
