@@ -187,8 +187,20 @@ void *opd_rt_scratch(int64_t bytes);
 
 /*===-- Output -------------------------------------------------------------===*/
 
-/** printf-style output on rank 0 (generated code checks the format). */
+/** printf-style output (on rank 0 once MPI lands); sema has checked the
+ *  format against the arguments, f32 arguments arrive promoted to double,
+ *  bool as int. */
 int opd_rt_printf(const char *format, ...);
+
+/** `print(a, b, c)`: values separated by one space, then a newline. Floats
+ *  print in the shortest form that reads back to the same value ("0.1",
+ *  "1e-05", "3.0"), f32 with float precision; bools as true/false. */
+void opd_rt_print_i64(int64_t v, int first);
+void opd_rt_print_f64(double v, int first);
+void opd_rt_print_f32(float v, int first);
+void opd_rt_print_bool(int v, int first);
+void opd_rt_print_str(const char *v, int first);
+void opd_rt_print_end(void);
 
 #ifdef __cplusplus
 } /* extern "C" */
