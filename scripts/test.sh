@@ -11,7 +11,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 echo "== sanitizer job: front end under ASan+UBSan"
 cmake -S "$root" -B "$root/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DOPDC_SANITIZE=ON >/dev/null
-cmake --build "$root/build-asan" -j "$jobs" --target opdc opdc_frontend_fuzz opdc_unit_tests
+cmake --build "$root/build-asan" -j "$jobs" --target opdc opd_rt opdc_frontend_fuzz opdc_unit_tests opd_rt_tests
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd "$root/build-asan" && ctest -j "$jobs" --output-on-failure --timeout 1500 -L "fuzz|lit|unit")

@@ -8,17 +8,36 @@ namespace opdc {
 
 const char *helpText() {
   return R"(usage: opdc [options] FILE.opd
+       opdc build [options] FILE.opd [-o PROGRAM]
+       opdc run [options] FILE.opd [-- PROGRAM-ARGUMENTS]
 
 Compiles an .opd program (mesh-based scientific computation).
+
+Commands:
+  build               compile to an executable (default name: FILE without
+                      .opd); with -c, to an object file only
+  run                 build into a temporary directory, run the program with
+                      the arguments after --, and exit with its status
 
 Stages:
   --check             parse and check the program; print only diagnostics
   --syntax-only       stop after parsing (with --emit=ast: the raw tree)
   --emit=ast          print the checked syntax tree
   --emit=ir           print the Program IR (loops with access descriptors)
+  --emit=llvm         print the LLVM IR of the CPU program (optimised; raw
+                      with -O0)
+  --emit=obj          write the CPU program's object file (default FILE.o)
+
+Code generation:
+  -O0 -O1 -O2 -O3     optimisation level (default -O3)
+  -c                  with build: stop after the object file
+  -march=CPU          compile for CPU (default native: this machine)
+  -ffp-contract=off|fast
+                      fuse multiplies and adds into fma (fast) or keep every
+                      rounding step of the source (off, the default)
 
 Output and input:
-  -o FILE             write the --emit output to FILE instead of stdout
+  -o FILE             write the output to FILE (--emit: instead of stdout)
   -I DIR              add DIR to the import search path (repeatable)
   --stdlib-dir=DIR    where 'import std.NAME' finds NAME.opd
 
@@ -31,13 +50,30 @@ Diagnostics:
   --version           show the version
 
 Exit status: 0 success, 1 errors in the program, 2 bad command line,
-70 internal compiler error. See man opdc(1) and opd(5).
+70 internal compiler error; a build that fails (link, runtime, output) exits
+1, and 'opdc run' exits with the program's status. See man opdc(1), opd(5).
 )";
 }
 
 namespace {
 bool startsWith(const std::string &s, const char *prefix) {
   return s.rfind(prefix, 0) == 0;
+}
+
+const char *emitName(EmitKind k) {
+  switch (k) {
+  case EmitKind::AST:
+    return "ast";
+  case EmitKind::IR:
+    return "ir";
+  case EmitKind::LLVM:
+    return "llvm";
+  case EmitKind::Obj:
+    return "obj";
+  case EmitKind::None:
+    break;
+  }
+  return "";
 }
 } // namespace
 
@@ -71,14 +107,19 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
         o.emit = EmitKind::AST;
       else if (kind == "ir")
         o.emit = EmitKind::IR;
-      else if (kind == "llvm" || kind == "cuda" || kind == "obj") {
+      else if (kind == "llvm")
+        o.emit = EmitKind::LLVM;
+      else if (kind == "obj")
+        o.emit = EmitKind::Obj;
+      else if (kind == "cuda") {
         error = "'--emit=" + kind +
                 "' needs a code generator that this version of opdc does "
-                "not have yet; available: --emit=ast, --emit=ir";
+                "not have yet; available: --emit=ast, --emit=ir, "
+                "--emit=llvm, --emit=obj";
         return std::nullopt;
       } else {
         error = "unknown value '" + kind +
-                "' for --emit; expected 'ast' or 'ir'";
+                "' for --emit; expected 'ast', 'ir', 'llvm' or 'obj'";
         return std::nullopt;
       }
       if (emitSeen) {
@@ -113,13 +154,47 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
         return std::nullopt;
       }
       o.errorLimit = v == 0 ? ~0u : unsigned(v);
-    } else if (o.input.empty() && (a == "build" || a == "run")) {
-      error = "'opdc " + a +
-              "' needs the LLVM CPU backend, which this version of opdc "
-              "does not have yet; use --check or --emit=ast|ir";
-      return std::nullopt;
+    } else if (a == "-c") {
+      o.objectOnly = true;
+    } else if (startsWith(a, "-O")) {
+      std::string level = a.substr(2);
+      if (level.empty())
+        level = "2";
+      if (level.size() != 1 || level[0] < '0' || level[0] > '3') {
+        error =
+            "unknown optimisation level '" + a + "'; use -O0, -O1, -O2 or -O3";
+        return std::nullopt;
+      }
+      o.optLevel = unsigned(level[0] - '0');
+    } else if (startsWith(a, "-march=")) {
+      o.cpu = a.substr(7);
+      if (o.cpu.empty()) {
+        error = "'-march=' needs a CPU name, e.g. -march=native";
+        return std::nullopt;
+      }
+    } else if (startsWith(a, "-ffp-contract=")) {
+      std::string v = a.substr(14);
+      if (v != "off" && v != "fast") {
+        error = "unknown value '" + v +
+                "' for -ffp-contract; expected 'off' or 'fast'";
+        return std::nullopt;
+      }
+      o.fpContract = v == "fast";
+    } else if (a == "--") {
+      if (o.command != Command::Run) {
+        error = "arguments after '--' go to the program, which only "
+                "'opdc run' runs";
+        return std::nullopt;
+      }
+      o.programArgs.assign(args.begin() + i + 1, args.end());
+      break;
+    } else if (o.command == Command::Compile && o.input.empty() &&
+               (a == "build" || a == "run")) {
+      o.command = a == "build" ? Command::Build : Command::Run;
     } else if (a.size() > 1 && a[0] == '-') {
       error = "unknown option '" + a + "'; see 'opdc --help'";
+      if (o.command == Command::Run)
+        error += " (arguments for the program go after '--')";
       return std::nullopt;
     } else {
       if (!o.input.empty()) {
@@ -140,8 +215,37 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
     error = "--check prints nothing but diagnostics; drop it or --emit";
     return std::nullopt;
   }
-  if (o.syntaxOnly && o.emit == EmitKind::IR) {
-    error = "--emit=ir needs the checked program; drop --syntax-only";
+  if (o.syntaxOnly && (o.emit == EmitKind::IR || o.emit == EmitKind::LLVM ||
+                       o.emit == EmitKind::Obj)) {
+    error = std::string("--emit=") + emitName(o.emit) +
+            " needs the checked program; drop --syntax-only";
+    return std::nullopt;
+  }
+  if (o.command != Command::Compile) {
+    std::string cmd = o.command == Command::Build ? "build" : "run";
+    if (o.emit != EmitKind::None) {
+      error = "'opdc " + cmd +
+              "' makes a program; --emit prints a stage "
+              "instead; drop one of them";
+      return std::nullopt;
+    }
+    if (o.checkOnly || o.syntaxOnly) {
+      error = "'opdc " + cmd + "' cannot stop at " +
+              (o.checkOnly ? "--check" : "--syntax-only") + "; drop it";
+      return std::nullopt;
+    }
+  }
+  if (o.command == Command::Run && (!o.output.empty() || o.objectOnly)) {
+    error = std::string("'opdc run' keeps nothing; ") +
+            (o.objectOnly ? "-c" : "-o") + " needs 'opdc build'";
+    return std::nullopt;
+  }
+  if (o.objectOnly && o.command != Command::Build) {
+    error = "-c needs 'opdc build' (it stops after the object file)";
+    return std::nullopt;
+  }
+  if (o.command == Command::Build && o.output == "-") {
+    error = "'opdc build' writes a file; '-o -' (standard output) is not one";
     return std::nullopt;
   }
   return o;

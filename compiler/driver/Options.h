@@ -9,12 +9,16 @@
 
 namespace opdc {
 
-/// What the driver produces.
-enum class EmitKind { None, AST, IR };
+/// What the driver prints (--emit).
+enum class EmitKind { None, AST, IR, LLVM, Obj };
+
+/// The subcommand: none (check and print a stage), `build` or `run`.
+enum class Command { Compile, Build, Run };
 
 struct DriverOptions {
+  Command command = Command::Compile;
   std::string input;                 ///< the .opd file
-  std::string output;                ///< -o; empty: standard output
+  std::string output;                ///< -o; empty: the default for the mode
   EmitKind emit = EmitKind::None;
   bool checkOnly = false;            ///< --check
   bool syntaxOnly = false;           ///< --syntax-only
@@ -25,6 +29,12 @@ struct DriverOptions {
   std::vector<std::string> importPaths;      ///< -I
   std::string stdlibDir;             ///< --stdlib-dir; empty: default
   unsigned errorLimit = 50;          ///< --error-limit
+  // Code generation (build, run, --emit=llvm|obj):
+  unsigned optLevel = 3;                ///< -O0 .. -O3
+  bool objectOnly = false;              ///< build -c: stop after the object
+  std::string cpu = "native";           ///< -march=CPU
+  bool fpContract = false;              ///< -ffp-contract=fast
+  std::vector<std::string> programArgs; ///< run: the arguments after --
 };
 
 /// Parses argv. On a bad command line returns nullopt and sets \p error to

@@ -1,8 +1,10 @@
 // main.cpp - The opdc driver: command line, stages, output, exit status.
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/Options.h"
+#include "driver/Toolchain.h"
 
 #include "ast/ASTPrinter.h"
+#include "codegen/llvm/LLVMCodeGen.h"
 #include "frontend/Parser.h"
 #include "ir/IRPrinter.h"
 #include "lower/Lower.h"
@@ -11,10 +13,13 @@
 #include "support/SourceManager.h"
 
 #include "llvm/Config/llvm-config.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <string>
 #include <vector>
@@ -66,6 +71,149 @@ private:
   std::unique_ptr<llvm::raw_fd_ostream> file;
 };
 
+/// A temporary directory removed with everything in it when done.
+class TempDir {
+public:
+  bool create(const std::string &stem, std::string &error) {
+    std::error_code ec =
+        llvm::sys::fs::createUniqueDirectory("opdc-" + stem, dir);
+    if (ec)
+      error = "cannot create a temporary directory: " + ec.message();
+    return !ec;
+  }
+  ~TempDir() {
+    if (!dir.empty())
+      llvm::sys::fs::remove_directories(dir);
+  }
+  std::string file(const std::string &name) const {
+    llvm::SmallString<256> p(dir);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  }
+
+private:
+  llvm::SmallString<256> dir;
+};
+
+/// The input's name without directory and `.opd`: the default program name.
+std::string programStem(const std::string &input) {
+  return llvm::sys::path::stem(input).str();
+}
+
+/// Fails early, before compiling, when \p path cannot be created.
+bool checkWritable(const std::string &path, DiagnosticEngine &diags) {
+  std::string parent = llvm::sys::path::parent_path(path).str();
+  if (parent.empty())
+    parent = ".";
+  std::error_code ec;
+  if (!llvm::sys::fs::is_directory(parent))
+    ec = std::make_error_code(std::errc::no_such_file_or_directory);
+  else if (llvm::sys::fs::is_directory(path))
+    ec = std::make_error_code(std::errc::is_a_directory);
+  else
+    ec = llvm::sys::fs::access(parent, llvm::sys::fs::AccessMode::Write);
+  if (ec)
+    diags.error({}, "cannot write output file '" + path + "': " + ec.message());
+  return !ec;
+}
+
+bool writeObject(llvm::Module &module, llvm::TargetMachine &tm,
+                 const std::string &path, DiagnosticEngine &diags) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    diags.error({}, "cannot open output file '" + path + "': " + ec.message());
+    return false;
+  }
+  std::string error;
+  if (!emitObjectFile(module, tm, os, error)) {
+    diags.error({}, error);
+    return false;
+  }
+  if (os.has_error()) {
+    diags.error({}, "cannot write output file '" + path +
+                        "': " + os.error().message());
+    os.clear_error();
+    return false;
+  }
+  return true;
+}
+
+/// Copies the linked program to its destination (replacing what is there,
+/// even a program that is running) with the linker's permissions.
+bool installProgram(const std::string &from, const std::string &to,
+                    DiagnosticEngine &diags) {
+  llvm::sys::fs::remove(to);
+  std::error_code ec = llvm::sys::fs::copy_file(from, to);
+  if (!ec) {
+    auto perms = llvm::sys::fs::getPermissions(from);
+    if (perms)
+      ec = llvm::sys::fs::setPermissions(to, *perms);
+  }
+  if (ec)
+    diags.error({}, "cannot write output file '" + to + "': " + ec.message());
+  return !ec;
+}
+
+/// The CPU backend: LLVM IR, object, executable, or a run of it.
+int generate(const DriverOptions &opts, const ir::Program &program,
+             DiagnosticEngine &diags, Output *out, const char *argv0) {
+  CPUCodeGenOptions cg;
+  cg.optLevel = opts.optLevel;
+  cg.cpu = opts.cpu;
+  cg.fpContract = opts.fpContract;
+  std::string error;
+  auto tm = createCPUTargetMachine(cg, error);
+  if (!tm) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  llvm::LLVMContext context;
+  auto module = generateLLVMModule(program, context, *tm, cg, diags);
+  if (!module || diags.hasErrors())
+    return ExitUserError;
+  if (opts.emit == EmitKind::LLVM) {
+    // -O0 shows the module as generated, before even the always-inliner.
+    if (opts.optLevel > 0)
+      optimizeModule(*module, *tm, opts.optLevel);
+    module->print(out->os(), nullptr);
+    return ExitOk;
+  }
+  optimizeModule(*module, *tm, opts.optLevel);
+
+  std::string stem = programStem(opts.input);
+  if (opts.emit == EmitKind::Obj || opts.objectOnly) {
+    std::string path = opts.output.empty() ? stem + ".o" : opts.output;
+    return writeObject(*module, *tm, path, diags) ? ExitOk : ExitUserError;
+  }
+
+  TempDir tmp;
+  if (!tmp.create(stem, error)) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  std::string object = tmp.file(stem + ".o"), exe = tmp.file(stem);
+  if (!writeObject(*module, *tm, object, diags))
+    return ExitUserError;
+  module.reset();
+  std::string dest = opts.output.empty() ? stem : opts.output;
+  if (!linkExecutable(argv0, object, exe,
+                      opts.command == Command::Build ? dest : stem, error)) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  if (opts.command == Command::Build)
+    return installProgram(exe, dest, diags) ? ExitOk : ExitUserError;
+  llvm::outs().flush();
+  llvm::errs().flush();
+  int status = runProgram(exe, opts.programArgs, error);
+  if (status < 0) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  return status;
+}
+
 int compile(const DriverOptions &opts, const char *argv0) {
   SourceManager sm;
   DiagnosticEngine diags(sm);
@@ -74,10 +222,31 @@ int compile(const DriverOptions &opts, const char *argv0) {
   for (auto &w : opts.disabledWarnings)
     diags.disableWarning(w);
 
-  Output out(opts.output);
-  if (!out.error.empty()) {
-    diags.error({}, out.error);
-    return ExitUserError;
+  // Text goes to -o or stdout; object files and programs are written by
+  // generate(), which checks their paths first.
+  std::unique_ptr<Output> out;
+  if (opts.command == Command::Compile && opts.emit != EmitKind::Obj) {
+    out = std::make_unique<Output>(opts.output);
+    if (!out->error.empty()) {
+      diags.error({}, out->error);
+      return ExitUserError;
+    }
+  } else if (opts.command == Command::Build) {
+    std::string dest = opts.output;
+    if (dest.empty())
+      dest = programStem(opts.input) + (opts.objectOnly ? ".o" : "");
+    bool same = false;
+    if (!llvm::sys::fs::equivalent(dest, opts.input, same) && same) {
+      diags.error({}, "output file '" + dest +
+                          "' would overwrite the input; "
+                          "name the program with -o");
+      return ExitUserError;
+    }
+    if (!checkWritable(dest, diags))
+      return ExitUserError;
+  } else if (opts.emit == EmitKind::Obj && !opts.output.empty()) {
+    if (!checkWritable(opts.output, diags))
+      return ExitUserError;
   }
 
   if (opts.syntaxOnly) {
@@ -91,7 +260,7 @@ int compile(const DriverOptions &opts, const char *argv0) {
     if (diags.hasErrors())
       return ExitUserError;
     if (opts.emit == EmitKind::AST)
-      printModule(*module, out.os(), &sm);
+      printModule(*module, out->os(), &sm);
     return ExitOk;
   }
 
@@ -105,17 +274,21 @@ int compile(const DriverOptions &opts, const char *argv0) {
   if (!analyzeProgram(*program, diags) || diags.hasErrors())
     return ExitUserError;
   if (opts.emit == EmitKind::AST) {
-    printProgram(*program, out.os(), &sm);
+    printProgram(*program, out->os(), &sm);
     return ExitOk;
   }
-  if (opts.checkOnly || opts.emit == EmitKind::None)
+  if (opts.command == Command::Compile &&
+      (opts.checkOnly || opts.emit == EmitKind::None))
     return ExitOk;
 
   auto ir = lowerProgram(*program, diags);
   if (!ir || diags.hasErrors())
     return ExitUserError;
-  printIR(*ir, out.os(), &sm);
-  return ExitOk;
+  if (opts.emit == EmitKind::IR) {
+    printIR(*ir, out->os(), &sm);
+    return ExitOk;
+  }
+  return generate(opts, *ir, diags, out.get(), argv0);
 }
 
 } // namespace

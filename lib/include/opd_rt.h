@@ -121,7 +121,9 @@ opd_dat *opd_dat_from_file(const char *name, opd_set *set, opd_scalar type,
 
 opd_block *opd_block_create(const char *name, int dims);
 /** A dat on a block: `size`, `halo_minus`, `halo_plus` and `base` have one
- *  entry per block dimension. Halo points are real memory, zero-filled. */
+ *  entry per block dimension. Halo points are real memory, zero-filled.
+ *  base[d] is the index of the first interior point of dimension d, so
+ *  indices run from base - halo_minus to base + size + halo_plus - 1. */
 opd_dat *opd_block_dat_create(const char *name, opd_block *block,
                               opd_scalar type, int dim, const int64_t *size,
                               const int64_t *halo_minus,
@@ -182,7 +184,8 @@ int64_t opd_loop_chunks(const opd_loop *loop);
 /** Runs the body over every chunk in parallel (colour by colour when
  *  coloured) and accounts the time and bytes to the loop's profile entry. */
 void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
-/** Scratch memory for reduction partials, valid until the next call. */
+/** Scratch memory for reduction partials, valid until the next call;
+ *  64-byte aligned, contents unspecified (each chunk writes its slot). */
 void *opd_rt_scratch(int64_t bytes);
 
 /*===-- Output -------------------------------------------------------------===*/

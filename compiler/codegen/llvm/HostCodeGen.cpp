@@ -1,0 +1,262 @@
+// HostCodeGen.cpp - Host code: main's start-up, procs, host-only statements.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Host code is ordinary sequential code around calls into the runtime. Mesh
+// objects are created in main before its first statement, kind by kind in
+// declaration order (sets, maps, blocks, dats), which respects every
+// dependency (a map needs its sets, a dat its set or block, sizes only
+// params) and makes the first missing file the one the user declared first.
+// Values handed to the runtime follow opd_rt.h: f32 printf arguments are
+// promoted to double and bools to int, as C's default argument promotions
+// would; print() passes every integer as int64_t.
+#include "codegen/llvm/HostCodeGen.h"
+
+#include "codegen/llvm/LoopCodeGen.h"
+
+#include "support/Assert.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/Support/Casting.h"
+
+namespace opdc {
+
+using llvm::cast;
+using namespace ir;
+
+static int runtimeScalar(ScalarKind k) {
+  switch (k) {
+  case ScalarKind::Bool:
+    return RtBool;
+  case ScalarKind::I32:
+    return RtI32;
+  case ScalarKind::I64:
+    return RtI64;
+  case ScalarKind::F32:
+    return RtF32;
+  case ScalarKind::F64:
+    return RtF64;
+  }
+  return RtF64;
+}
+
+void HostEmitter::emitMain(llvm::Constant *params, unsigned nparams) {
+  createSlots();
+  llvm::Value *table =
+      params ? params : llvm::ConstantPointerNull::get(cgm.ptrTy);
+  b.CreateCall(cgm.rt.init, {llvmFn->getArg(0), llvmFn->getArg(1),
+                             cgm.string(cgm.program.name), table,
+                             llvm::ConstantInt::get(cgm.i32Ty, nparams)});
+  createMesh();
+  emitBody(fn.body);
+  if (!b.GetInsertBlock()->getTerminator())
+    b.CreateRet(b.CreateCall(cgm.rt.finalize));
+}
+
+//===----------------------------------------------------------------------===//
+// Mesh creation
+//===----------------------------------------------------------------------===//
+
+void HostEmitter::createMesh() {
+  const Program &p = cgm.program;
+  auto i32 = [&](uint64_t v) { return llvm::ConstantInt::get(cgm.i32Ty, v); };
+  for (const auto &s : p.sets) {
+    llvm::Value *h;
+    if (s->fromFile)
+      h = b.CreateCall(cgm.rt.setFromFile,
+                       {cgm.string(s->name), emitExpr(*s->fromFile)});
+    else
+      h = b.CreateCall(
+          cgm.rt.setCreate,
+          {cgm.string(s->name), b.CreateSExt(emitExpr(*s->size), cgm.i64Ty)});
+    b.CreateStore(h, cgm.handle(s.get()));
+  }
+  for (const auto &m : p.maps) {
+    llvm::Value *from = b.CreateLoad(cgm.ptrTy, cgm.handle(m->from));
+    llvm::Value *to = b.CreateLoad(cgm.ptrTy, cgm.handle(m->to));
+    llvm::Value *h;
+    if (m->fromFile)
+      h = b.CreateCall(cgm.rt.mapFromFile,
+                       {cgm.string(m->name), from, to, i32(m->arity),
+                        emitExpr(*m->fromFile)});
+    else
+      h = b.CreateCall(cgm.rt.mapCreate,
+                       {cgm.string(m->name), from, to, i32(m->arity)});
+    b.CreateStore(h, cgm.handle(m.get()));
+  }
+  for (const auto &bl : p.blocks)
+    b.CreateStore(
+        b.CreateCall(cgm.rt.blockCreate, {cgm.string(bl->name), i32(bl->dims)}),
+        cgm.handle(bl.get()));
+  for (const auto &d : p.dats)
+    createDat(*d);
+}
+
+void HostEmitter::createDat(const ir::Dat &d) {
+  auto i32 = [&](uint64_t v) { return llvm::ConstantInt::get(cgm.i32Ty, v); };
+  llvm::Value *name = cgm.string(d.name);
+  llvm::Value *type = i32(runtimeScalar(d.scalar()));
+  llvm::Value *dim = i32(d.dim());
+  llvm::Value *h;
+  if (!d.structured()) {
+    llvm::Value *set = b.CreateLoad(cgm.ptrTy, cgm.handle(d.set));
+    if (d.init == DatInit::File)
+      h = b.CreateCall(cgm.rt.datFromFile,
+                       {name, set, type, dim, emitExpr(*d.initFile)});
+    else
+      h = b.CreateCall(cgm.rt.datCreate, {name, set, type, dim});
+  } else {
+    unsigned dims = d.block->dims;
+    auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims);
+    llvm::AllocaInst *size = createTemp(arrTy, d.name + ".size");
+    for (unsigned i = 0; i < dims; ++i)
+      b.CreateStore(b.CreateSExt(emitExpr(*d.size[i]), cgm.i64Ty),
+                    b.CreateConstInBoundsGEP2_32(arrTy, size, 0, i));
+    auto constArray = [&](const std::vector<int64_t> &v, const char *what) {
+      std::vector<llvm::Constant *> elems;
+      for (unsigned i = 0; i < dims; ++i)
+        elems.push_back(llvm::ConstantInt::get(
+            cgm.i64Ty, uint64_t(i < v.size() ? v[i] : 0), true));
+      auto *gv = new llvm::GlobalVariable(
+          cgm.module, arrTy, true, llvm::GlobalValue::PrivateLinkage,
+          llvm::ConstantArray::get(arrTy, elems), d.name + what);
+      gv->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+      return gv;
+    };
+    llvm::Value *block = b.CreateLoad(cgm.ptrTy, cgm.handle(d.block));
+    h = b.CreateCall(
+        cgm.rt.blockDatCreate,
+        {name, block, type, dim, size, constArray(d.haloMinus, ".halo_minus"),
+         constArray(d.haloPlus, ".halo_plus"), constArray(d.base, ".base")});
+  }
+  b.CreateStore(h, cgm.handle(&d));
+  if (d.init == DatInit::Fill)
+    fillDat(d, h);
+  else if (d.init == DatInit::File && d.structured())
+    b.CreateCall(cgm.rt.datRead,
+                 {datArray({const_cast<Dat *>(&d)}),
+                  llvm::ConstantInt::get(cgm.i32Ty, 1), emitExpr(*d.initFile)});
+}
+
+void HostEmitter::fillDat(const ir::Dat &d, llvm::Value *handle) {
+  const Type &vt = d.initValue->type;
+  llvm::Value *v = emitExpr(*d.initValue);
+  llvm::Value *elem;
+  if (vt.isArray()) {
+    elem = v;
+  } else {
+    // A scalar fills every component of every element.
+    auto *arrTy = llvm::ArrayType::get(cgm.memType(d.scalar()), d.dim());
+    elem = createTemp(arrTy, d.name + ".fill");
+    for (unsigned i = 0; i < d.dim(); ++i)
+      storeValue(v, b.CreateConstInBoundsGEP2_32(arrTy, elem, 0, i), vt);
+  }
+  b.CreateCall(cgm.rt.datFill, {handle, elem});
+}
+
+llvm::Value *HostEmitter::datArray(const std::vector<ir::Dat *> &dats) {
+  auto *arrTy = llvm::ArrayType::get(cgm.ptrTy, dats.size());
+  llvm::AllocaInst *arr = createTemp(arrTy, "dats");
+  for (size_t i = 0; i < dats.size(); ++i)
+    b.CreateStore(b.CreateLoad(cgm.ptrTy, cgm.handle(dats[i])),
+                  b.CreateConstInBoundsGEP2_32(arrTy, arr, 0, unsigned(i)));
+  return arr;
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+void HostEmitter::unsupported(const ir::Stmt &s, const char *what) {
+  cgm.diags.error(s.range, llvm::Twine("'") + what +
+                               "' is not supported by the CPU backend yet");
+}
+
+void HostEmitter::emitHostStmt(const ir::Stmt &s) {
+  switch (s.kind) {
+  case StmtKind::ParLoop:
+    return emitParLoop(*this, cast<ParLoopStmt>(s));
+  case StmtKind::Swap: {
+    const auto &w = cast<SwapStmt>(s);
+    b.CreateCall(cgm.rt.datSwap, {b.CreateLoad(cgm.ptrTy, cgm.handle(w.a)),
+                                  b.CreateLoad(cgm.ptrTy, cgm.handle(w.b))});
+    return;
+  }
+  case StmtKind::Write:
+  case StmtKind::Read: {
+    const auto &io = cast<DatIOStmt>(s);
+    llvm::Value *file = emitExpr(*io.file);
+    b.CreateCall(io.isRead() ? cgm.rt.datRead : cgm.rt.datWrite,
+                 {datArray(io.dats),
+                  llvm::ConstantInt::get(cgm.i32Ty, io.dats.size()), file});
+    return;
+  }
+  case StmtKind::Print: {
+    const auto &p = cast<PrintStmt>(s);
+    return p.formatted ? emitPrintf(p) : emitPrint(p);
+  }
+  case StmtKind::Solve:
+    return unsupported(s, "solve");
+  case StmtKind::Adjoint:
+    return unsupported(s, "adjoint");
+  case StmtKind::Tangent:
+    return unsupported(s, "tangent");
+  default:
+    OPDC_UNREACHABLE("unknown host statement");
+  }
+}
+
+void HostEmitter::emitPrint(const ir::PrintStmt &s) {
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    const Type &t = s.args[i]->type;
+    llvm::Value *v = emitExpr(*s.args[i]);
+    llvm::Value *first = llvm::ConstantInt::get(cgm.i32Ty, i == 0);
+    if (t.isString()) {
+      b.CreateCall(cgm.rt.printStr, {v, first});
+      continue;
+    }
+    switch (t.scalar) {
+    case ScalarKind::Bool:
+      b.CreateCall(cgm.rt.printBool, {b.CreateZExt(v, cgm.i32Ty), first});
+      break;
+    case ScalarKind::I32:
+    case ScalarKind::I64:
+      b.CreateCall(cgm.rt.printI64, {b.CreateSExt(v, cgm.i64Ty), first});
+      break;
+    case ScalarKind::F32:
+      b.CreateCall(cgm.rt.printF32, {v, first});
+      break;
+    case ScalarKind::F64:
+      b.CreateCall(cgm.rt.printF64, {v, first});
+      break;
+    }
+  }
+  b.CreateCall(cgm.rt.printEnd);
+}
+
+void HostEmitter::emitPrintf(const ir::PrintStmt &s) {
+  std::vector<llvm::Value *> args{cgm.string(s.format)};
+  for (const auto &a : s.args) {
+    llvm::Value *v = emitExpr(*a);
+    if (a->type.isBool())
+      v = b.CreateZExt(v, cgm.i32Ty);
+    else if (a->type.isScalar() && a->type.scalar == ScalarKind::F32)
+      v = b.CreateFPExt(v, llvm::Type::getDoubleTy(cgm.context));
+    args.push_back(v);
+  }
+  b.CreateCall(cgm.rt.printf, args);
+}
+
+llvm::Value *HostEmitter::emitSizeOf(const ir::SizeOfExpr &e) {
+  llvm::Value *n;
+  if (e.set)
+    n = b.CreateCall(cgm.rt.setSize,
+                     {b.CreateLoad(cgm.ptrTy, cgm.handle(e.set))});
+  else
+    n = b.CreateCall(cgm.rt.datExtent,
+                     {b.CreateLoad(cgm.ptrTy, cgm.handle(e.dat)),
+                      llvm::ConstantInt::get(cgm.i32Ty, e.dim)});
+  return b.CreateSExtOrTrunc(n, cgm.regType(e.type.scalar));
+}
+
+} // namespace opdc

@@ -1,0 +1,49 @@
+// KernelCodeGen.h - Kernels, specialised per parallel loop.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_CODEGEN_LLVM_KERNELCODEGEN_H
+#define OPDC_CODEGEN_LLVM_KERNELCODEGEN_H
+
+#include <vector>
+
+namespace llvm {
+class Function;
+class MDNode;
+} // namespace llvm
+
+namespace opdc {
+class CodeGenModule;
+namespace ir {
+struct ParLoopStmt;
+} // namespace ir
+
+/// The kernel of one loop as an LLVM function the loop body calls once per
+/// element:
+///
+///   void opd_k_NAME.ID(ptr arg0, ..., ptr argN-1,    one per loop argument
+///                      i64 strides...,               block dat arguments
+///                      i64 coord0, ...)              element / grid point
+///
+/// Argument pointers address the element's first component: the dat
+/// element (direct, indirect, the centre of a stencil), the map's row
+/// (map-direct), a private copy of a global-read value, or the chunk's
+/// reduction accumulator. Each dat argument of a block loop is followed by
+/// the strides, in components, of dimensions 1.. (dimension 0 is unit
+/// stride); the coordinates are the set element index, or the grid point.
+struct KernelInterface {
+  llvm::Function *function = nullptr;
+  /// Per loop argument: the position of its first stride parameter, or -1.
+  std::vector<int> strideParam;
+  unsigned firstCoordParam = 0;
+  unsigned dims = 1;
+};
+
+/// Emits the kernel of \p loop as an internal, always-inlined function.
+/// Accesses through dat and map arguments carry the TBAA tag of their
+/// memory kind, alias scopes saying they never alias accesses through
+/// arguments on other dats or maps and, when \p accessGroup is given, that
+/// access group (the loop body declares its element loop parallel over it).
+KernelInterface emitLoopKernel(CodeGenModule &cgm, const ir::ParLoopStmt &loop,
+                               unsigned loopId, llvm::MDNode *accessGroup);
+
+} // namespace opdc
+#endif

@@ -1,0 +1,64 @@
+// LLVMCodeGen.h - The LLVM CPU backend: Program IR -> LLVM module -> object.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The backend turns a verified Program IR into one LLVM module holding the
+// whole program: `main` (runtime start-up, mesh creation, the host code),
+// one body function per parallel loop (called by the runtime per chunk, the
+// kernel inlined into the element loop) and the fns and procs. Generated code
+// calls the runtime only through lib/include/opd_rt.h. Target.cpp then
+// optimises the module for the host CPU and emits an object file.
+#ifndef OPDC_CODEGEN_LLVM_LLVMCODEGEN_H
+#define OPDC_CODEGEN_LLVM_LLVMCODEGEN_H
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+class raw_pwrite_stream;
+} // namespace llvm
+
+namespace opdc {
+class DiagnosticEngine;
+namespace ir {
+struct Program;
+} // namespace ir
+
+/// How the CPU backend compiles (from the driver's -O, -march, -ffp-contract).
+struct CPUCodeGenOptions {
+  unsigned optLevel = 3;      ///< 0..3: the new pass manager's O0..O3
+  std::string cpu = "native"; ///< an LLVM CPU name, or "native": the host's
+  /// Allow fusing a multiply and an add into an fma (-ffp-contract=fast).
+  /// Off by default: results keep the source's rounding step by step.
+  bool fpContract = false;
+};
+
+/// Creates the TargetMachine for the host's triple and \p options.cpu (with
+/// the host's features for "native"). Returns null with \p error set when
+/// LLVM has no target for the host or does not know the CPU.
+std::unique_ptr<llvm::TargetMachine>
+createCPUTargetMachine(const CPUCodeGenOptions &options, std::string &error);
+
+/// Builds the LLVM module of \p program for \p tm (triple, data layout and
+/// CPU attributes are taken from it). Statements the CPU backend cannot
+/// compile yet (solve, adjoint, tangent) are reported at their location
+/// through \p diags; then, as on any error, the result is null. The module
+/// is unoptimised and passes llvm::verifyModule.
+std::unique_ptr<llvm::Module>
+generateLLVMModule(const ir::Program &program, llvm::LLVMContext &context,
+                   llvm::TargetMachine &tm, const CPUCodeGenOptions &options,
+                   DiagnosticEngine &diags);
+
+/// Runs the default per-module pipeline of \p optLevel (0..3) on \p module.
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
+                    unsigned optLevel);
+
+/// Writes \p module as a native object file to \p out. Returns false with
+/// \p error set if the target cannot emit objects.
+bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &tm,
+                    llvm::raw_pwrite_stream &out, std::string &error);
+
+} // namespace opdc
+#endif

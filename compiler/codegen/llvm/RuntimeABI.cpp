@@ -1,0 +1,84 @@
+// RuntimeABI.cpp - Declarations of the opd_rt.h functions in a module.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Kept in one place so that a change to lib/include/opd_rt.h is a change to
+// this file only. All runtime functions are nounwind (C code); opd_rt_fail
+// does not return, which lets the optimiser treat its callers' error paths
+// as cold.
+#include "codegen/llvm/RuntimeABI.h"
+
+#include "llvm/IR/Attributes.h"
+
+namespace opdc {
+
+RuntimeABI::RuntimeABI(llvm::Module &m) {
+  llvm::LLVMContext &c = m.getContext();
+  auto *ptr = llvm::PointerType::get(c, 0);
+  auto *i32 = llvm::Type::getInt32Ty(c);
+  auto *i64 = llvm::Type::getInt64Ty(c);
+  auto *f32 = llvm::Type::getFloatTy(c);
+  auto *f64 = llvm::Type::getDoubleTy(c);
+  auto *voidTy = llvm::Type::getVoidTy(c);
+
+  paramDescTy = llvm::StructType::create(c, {ptr, i32, ptr}, "opd_param_desc");
+  argTy =
+      llvm::StructType::create(c, {ptr, ptr, i32, i32, i32, i32}, "opd_arg");
+  bodyTy = llvm::FunctionType::get(voidTy, {ptr, i64, i64, i64}, false);
+
+  auto declare = [&](const char *name, llvm::Type *ret,
+                     llvm::ArrayRef<llvm::Type *> params, bool vararg = false) {
+    auto callee = m.getOrInsertFunction(
+        name, llvm::FunctionType::get(ret, params, vararg));
+    if (auto *f = llvm::dyn_cast<llvm::Function>(callee.getCallee()))
+      f->addFnAttr(llvm::Attribute::NoUnwind);
+    return callee;
+  };
+
+  init = declare("opd_rt_init", voidTy, {i32, ptr, ptr, ptr, i32});
+  finalize = declare("opd_rt_finalize", i32, {});
+  wtime = declare("opd_rt_wtime", f64, {});
+  fail = declare("opd_rt_fail", voidTy, {ptr});
+  if (auto *f = llvm::dyn_cast<llvm::Function>(fail.getCallee())) {
+    f->addFnAttr(llvm::Attribute::NoReturn);
+    f->addFnAttr(llvm::Attribute::Cold);
+  }
+
+  setCreate = declare("opd_set_create", ptr, {ptr, i64});
+  setFromFile = declare("opd_set_from_file", ptr, {ptr, ptr});
+  setSize = declare("opd_set_size", i64, {ptr});
+
+  mapCreate = declare("opd_map_create", ptr, {ptr, ptr, ptr, i32});
+  mapFromFile = declare("opd_map_from_file", ptr, {ptr, ptr, ptr, i32, ptr});
+  mapData = declare("opd_map_data", ptr, {ptr});
+
+  datCreate = declare("opd_dat_create", ptr, {ptr, ptr, i32, i32});
+  datFromFile = declare("opd_dat_from_file", ptr, {ptr, ptr, i32, i32, ptr});
+  datData = declare("opd_dat_data", ptr, {ptr});
+  datFill = declare("opd_dat_fill", voidTy, {ptr, ptr});
+  datSwap = declare("opd_dat_swap", voidTy, {ptr, ptr});
+  datWrite = declare("opd_dat_write", voidTy, {ptr, i32, ptr});
+  datRead = declare("opd_dat_read", voidTy, {ptr, i32, ptr});
+
+  blockCreate = declare("opd_block_create", ptr, {ptr, i32});
+  blockDatCreate = declare("opd_block_dat_create", ptr,
+                           {ptr, ptr, i32, i32, ptr, ptr, ptr, ptr});
+  datExtent = declare("opd_dat_extent", i64, {ptr, i32});
+  datOrigin = declare("opd_dat_origin", ptr, {ptr, ptr});
+
+  loopPrepare = declare("opd_loop_prepare", ptr, {ptr, ptr, ptr, i32, ptr});
+  loopPrepareBlock = declare("opd_loop_prepare_block", ptr,
+                             {ptr, ptr, ptr, ptr, ptr, i32, ptr});
+  loopChunks = declare("opd_loop_chunks", i64, {ptr});
+  loopRun = declare("opd_loop_run", voidTy, {ptr, ptr, ptr});
+  scratch = declare("opd_rt_scratch", ptr, {i64});
+
+  printf = declare("opd_rt_printf", i32, {ptr}, /*vararg=*/true);
+  printI64 = declare("opd_rt_print_i64", voidTy, {i64, i32});
+  printF64 = declare("opd_rt_print_f64", voidTy, {f64, i32});
+  printF32 = declare("opd_rt_print_f32", voidTy, {f32, i32});
+  printBool = declare("opd_rt_print_bool", voidTy, {i32, i32});
+  printStr = declare("opd_rt_print_str", voidTy, {ptr, i32});
+  printEnd = declare("opd_rt_print_end", voidTy, {});
+}
+
+} // namespace opdc

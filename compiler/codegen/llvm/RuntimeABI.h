@@ -1,0 +1,67 @@
+// RuntimeABI.h - Declarations of the opd_rt.h functions in a module.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_CODEGEN_LLVM_RUNTIMEABI_H
+#define OPDC_CODEGEN_LLVM_RUNTIMEABI_H
+
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Module.h"
+
+namespace opdc {
+
+/// The runtime's C ABI (lib/include/opd_rt.h) as LLVM declarations and
+/// types. Every function generated code may call is declared once, up front,
+/// so a call site never guesses a signature; enum arguments are i32 and
+/// pointers to runtime objects are opaque `ptr`.
+struct RuntimeABI {
+  explicit RuntimeABI(llvm::Module &m);
+
+  /// struct opd_param_desc { const char *name; opd_scalar type; void *storage;
+  /// }
+  llvm::StructType *paramDescTy;
+  /// struct opd_arg { opd_dat *dat; opd_map *map; int32_t idx, kind, mode,
+  /// bytes; }
+  llvm::StructType *argTy;
+  /// void (*opd_body)(void *ctx, int64_t begin, int64_t end, int64_t chunk)
+  llvm::FunctionType *bodyTy;
+
+  llvm::FunctionCallee init, finalize, wtime, fail;
+  llvm::FunctionCallee setCreate, setFromFile, setSize;
+  llvm::FunctionCallee mapCreate, mapFromFile, mapData;
+  llvm::FunctionCallee datCreate, datFromFile, datData, datFill, datSwap;
+  llvm::FunctionCallee datWrite, datRead;
+  llvm::FunctionCallee blockCreate, blockDatCreate, datExtent, datOrigin;
+  llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopChunks, loopRun;
+  llvm::FunctionCallee scratch;
+  llvm::FunctionCallee printf, printI64, printF64, printF32, printBool,
+      printStr, printEnd;
+};
+
+/// opd_scalar / opd_access / opd_arg_kind values (part of the ABI).
+enum RuntimeScalar {
+  RtBool = 0,
+  RtI32 = 1,
+  RtI64 = 2,
+  RtF32 = 3,
+  RtF64 = 4,
+  RtStr = 5
+};
+enum RuntimeAccess {
+  RtRead = 0,
+  RtWrite = 1,
+  RtRW = 2,
+  RtInc = 3,
+  RtMin = 4,
+  RtMax = 5,
+  RtSum = 6
+};
+enum RuntimeArgKind {
+  RtDirect = 0,
+  RtIndirect = 1,
+  RtStencil = 2,
+  RtMapArg = 3,
+  RtGlobal = 4,
+  RtReduction = 5
+};
+
+} // namespace opdc
+#endif

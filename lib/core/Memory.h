@@ -1,0 +1,24 @@
+// Memory.h - Aligned allocations for dats, maps and scratch buffers.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_LIB_CORE_MEMORY_H
+#define OPDC_LIB_CORE_MEMORY_H
+
+#include <cstddef>
+
+namespace opdc::rt {
+
+/// Alignment of every dat, map and scratch buffer (a cache line; also the
+/// widest vector register).
+constexpr std::size_t Alignment = 64;
+
+/// Allocates `bytes` (rounded up to Alignment, at least Alignment) aligned
+/// to Alignment and zero-fills it, in parallel for large buffers so pages
+/// are first touched by the threads that run the chunks over them. Fails
+/// with "out of memory allocating N bytes for <what>".
+void *allocZeroed(std::size_t bytes, const char *what);
+/// As allocZeroed without zero-filling.
+void *allocRaw(std::size_t bytes, const char *what);
+void freeAligned(void *p);
+
+} // namespace opdc::rt
+#endif

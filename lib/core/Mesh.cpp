@@ -1,0 +1,282 @@
+// Mesh.cpp - Sets, maps, blocks and dats: creation, layout, fill, swap.
+// SPDX-License-Identifier: Apache-2.0
+#include "core/Memory.h"
+#include "core/Objects.h"
+#include "core/Runtime.h"
+
+#include <cinttypes>
+#include <cstring>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace opdc::rt {
+namespace {
+// Every object lives until opd_rt_finalize; handles stay valid until then.
+struct Registry {
+  std::vector<std::unique_ptr<opd_set>> sets;
+  std::vector<std::unique_ptr<opd_map>> maps;
+  std::vector<std::unique_ptr<opd_dat>> dats;
+  std::vector<std::unique_ptr<opd_block>> blocks;
+};
+Registry &registry() {
+  static Registry r;
+  return r;
+}
+
+const char *nameOr(const char *name, const char *fallback) {
+  return name && *name ? name : fallback;
+}
+
+void requireSet(const opd_set *set, const char *what, const char *name) {
+  if (!set)
+    failf("internal error: %s '%s' has no set", what, name);
+}
+
+void checkDatType(int type, int dim, const char *name) {
+  if (type < OPD_BOOL || type > OPD_F64)
+    failf("dat '%s': unsupported element type %s", name, scalarName(type));
+  if (dim < 1)
+    failf("dat '%s': element dimension %d must be at least 1", name, dim);
+}
+} // namespace
+
+opd_set *newSet() {
+  registry().sets.push_back(std::make_unique<opd_set>());
+  return registry().sets.back().get();
+}
+opd_map *newMap() {
+  registry().maps.push_back(std::make_unique<opd_map>());
+  return registry().maps.back().get();
+}
+opd_dat *newDat() {
+  registry().dats.push_back(std::make_unique<opd_dat>());
+  return registry().dats.back().get();
+}
+opd_block *newBlock() {
+  registry().blocks.push_back(std::make_unique<opd_block>());
+  return registry().blocks.back().get();
+}
+
+void releaseObjects() {
+  Registry &r = registry();
+  for (auto &d : r.dats)
+    freeAligned(d->data);
+  for (auto &m : r.maps)
+    freeAligned(m->data);
+  r = Registry();
+}
+
+void checkMapIndices(opd_map *map, const char *file) {
+  if (map->checkedVersion == map->version)
+    return;
+  const int64_t n = map->from->size * map->arity;
+  const int64_t limit = map->to->size;
+  const int32_t *d = map->data;
+  for (int64_t i = 0; i < n; ++i) {
+    if (d[i] < 0 || d[i] >= limit) {
+      std::string where = file ? "file '" + std::string(file) + "', dataset '" +
+                                     map->name + "': "
+                               : "";
+      failf("%smap '%s' (%s -> %s): index %" PRId32 " at [%" PRId64 "][%" PRId64
+            "] is out of range for set '%s' of size %" PRId64,
+            where.c_str(), map->name.c_str(), map->from->name.c_str(),
+            map->to->name.c_str(), d[i], i / map->arity, i % map->arity,
+            map->to->name.c_str(), limit);
+    }
+  }
+  map->checkedVersion = map->version;
+}
+
+} // namespace opdc::rt
+
+int64_t opd_dat::interiorPoints() const {
+  if (set)
+    return set->size;
+  int64_t n = 1;
+  for (int d = 0; d < ndims; ++d)
+    n *= size[d];
+  return n;
+}
+
+std::string opd_dat::describe() const {
+  if (set)
+    return "dat '" + name + "' on set '" + set->name + "'";
+  return "dat '" + name + "' on block '" + (block ? block->name : "?") + "'";
+}
+
+using namespace opdc::rt;
+
+extern "C" {
+
+opd_set *opd_set_create(const char *name, int64_t size) {
+  name = nameOr(name, "<set>");
+  if (size < 0)
+    failf("set '%s': size %" PRId64 " is negative", name, size);
+  opd_set *s = newSet();
+  s->name = name;
+  s->size = size;
+  return s;
+}
+
+int64_t opd_set_size(const opd_set *set) { return set ? set->size : 0; }
+
+opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
+                        int arity) {
+  name = nameOr(name, "<map>");
+  requireSet(from, "map", name);
+  requireSet(to, "map", name);
+  if (arity < 1)
+    failf("map '%s': arity %d must be at least 1", name, arity);
+  opd_map *m = newMap();
+  m->name = name;
+  m->from = from;
+  m->to = to;
+  m->arity = arity;
+  std::string what = "map '" + m->name + "'";
+  m->data = static_cast<int32_t *>(allocZeroed(
+      std::size_t(from->size) * std::size_t(arity) * sizeof(int32_t),
+      what.c_str()));
+  return m;
+}
+
+int32_t *opd_map_data(opd_map *map) { return map ? map->data : nullptr; }
+
+opd_dat *opd_dat_create(const char *name, opd_set *set, opd_scalar type,
+                        int dim) {
+  name = nameOr(name, "<dat>");
+  requireSet(set, "dat", name);
+  checkDatType(type, dim, name);
+  opd_dat *d = newDat();
+  d->name = name;
+  d->set = set;
+  d->type = type;
+  d->dim = dim;
+  d->bytes = scalarBytes(type);
+  d->elements = set->size;
+  std::string what = d->describe();
+  d->data = allocZeroed(std::size_t(d->elements) * std::size_t(dim) *
+                            std::size_t(d->bytes),
+                        what.c_str());
+  return d;
+}
+
+opd_block *opd_block_create(const char *name, int dims) {
+  name = nameOr(name, "<block>");
+  if (dims < 1 || dims > 3)
+    failf("block '%s': %d dimensions, expected 1 to 3", name, dims);
+  opd_block *b = newBlock();
+  b->name = name;
+  b->dims = dims;
+  return b;
+}
+
+opd_dat *opd_block_dat_create(const char *name, opd_block *block,
+                              opd_scalar type, int dim, const int64_t *size,
+                              const int64_t *halo_minus,
+                              const int64_t *halo_plus, const int64_t *base) {
+  name = nameOr(name, "<dat>");
+  if (!block)
+    failf("internal error: dat '%s' has no block", name);
+  checkDatType(type, dim, name);
+  opd_dat *d = newDat();
+  d->name = name;
+  d->block = block;
+  d->type = type;
+  d->dim = dim;
+  d->bytes = scalarBytes(type);
+  d->ndims = block->dims;
+  int64_t points = 1;
+  for (int k = 0; k < d->ndims; ++k) {
+    d->size[k] = size ? size[k] : 0;
+    d->haloMinus[k] = halo_minus ? halo_minus[k] : 0;
+    d->haloPlus[k] = halo_plus ? halo_plus[k] : 0;
+    d->base[k] = base ? base[k] : 0;
+    if (d->size[k] < 0)
+      failf("dat '%s': size %" PRId64 " in dimension %d is negative", name,
+            d->size[k], k);
+    if (d->haloMinus[k] < 0 || d->haloPlus[k] < 0)
+      failf("dat '%s': negative halo depth in dimension %d", name, k);
+    d->stride[k] = points;
+    int64_t extent = d->size[k] + d->haloMinus[k] + d->haloPlus[k];
+    if (extent > 0 && points > INT64_MAX / extent)
+      failf("dat '%s': too many points", name);
+    points *= extent;
+  }
+  d->elements = points;
+  std::string what = d->describe();
+  d->data = allocZeroed(std::size_t(points) * std::size_t(dim) *
+                            std::size_t(d->bytes),
+                        what.c_str());
+  return d;
+}
+
+int64_t opd_dat_extent(const opd_dat *dat, int d) {
+  if (dat->set) {
+    if (d != 0)
+      failf("size(%s, %d): a set dat has one dimension", dat->name.c_str(), d);
+    return dat->set->size;
+  }
+  if (d < 0 || d >= dat->ndims)
+    failf("size(%s, %d): dimension out of range; the dat has %d",
+          dat->name.c_str(), d, dat->ndims);
+  return dat->size[d];
+}
+
+void *opd_dat_origin(opd_dat *dat, int64_t *strides) {
+  if (dat->set) {
+    if (strides)
+      strides[0] = 1;
+    return dat->data;
+  }
+  // Index (0, ..., 0) is (haloMinus - base) points past the first halo
+  // point in each dimension; with a large base it lies outside the
+  // allocation, which is fine as only in-range indices are dereferenced.
+  int64_t offset = 0;
+  for (int k = 0; k < dat->ndims; ++k) {
+    if (strides)
+      strides[k] = dat->stride[k];
+    offset += (dat->haloMinus[k] - dat->base[k]) * dat->stride[k];
+  }
+  auto origin = reinterpret_cast<uintptr_t>(dat->data) +
+                uintptr_t(offset * dat->elementBytes());
+  return reinterpret_cast<void *>(origin);
+}
+
+void *opd_dat_data(opd_dat *dat) { return dat ? dat->data : nullptr; }
+
+void opd_dat_fill(opd_dat *dat, const void *elem) {
+  const int64_t eb = dat->elementBytes();
+  char *p = static_cast<char *>(dat->data);
+  const int64_t n = dat->elements;
+  bool zero = true;
+  for (int64_t b = 0; b < eb; ++b)
+    zero = zero && static_cast<const char *>(elem)[b] == 0;
+  const int64_t chunks = (n + DirectChunkSize - 1) / DirectChunkSize;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t begin = c * DirectChunkSize;
+    int64_t end = begin + DirectChunkSize < n ? begin + DirectChunkSize : n;
+    if (zero) {
+      std::memset(p + begin * eb, 0, std::size_t((end - begin) * eb));
+      continue;
+    }
+    for (int64_t i = begin; i < end; ++i)
+      std::memcpy(p + i * eb, elem, std::size_t(eb));
+  }
+}
+
+void opd_dat_swap(opd_dat *a, opd_dat *b) {
+  bool same = a->type == b->type && a->dim == b->dim && a->set == b->set &&
+              a->block == b->block && a->elements == b->elements &&
+              a->ndims == b->ndims;
+  for (int k = 0; same && k < a->ndims; ++k)
+    same = a->size[k] == b->size[k] && a->haloMinus[k] == b->haloMinus[k] &&
+           a->haloPlus[k] == b->haloPlus[k] && a->base[k] == b->base[k];
+  if (!same)
+    failf("swap(%s, %s): the dats differ in shape, element type or halos",
+          a->name.c_str(), b->name.c_str());
+  std::swap(a->data, b->data);
+}
+
+} // extern "C"

@@ -1,0 +1,70 @@
+// Objects.h - The runtime's sets, maps, dats and blocks.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_LIB_CORE_OBJECTS_H
+#define OPDC_LIB_CORE_OBJECTS_H
+
+#include "opd_rt.h"
+
+#include <cstdint>
+#include <string>
+
+struct opd_set {
+  std::string name;
+  int64_t size = 0;
+};
+
+struct opd_map {
+  std::string name;
+  opd_set *from = nullptr;
+  opd_set *to = nullptr;
+  int arity = 1;
+  int32_t *data = nullptr; ///< from->size * arity entries, 64-byte aligned
+  /// Bumped whenever a loop may write the map (a map-direct out argument):
+  /// colouring plans and index checks built on an older version are stale.
+  uint64_t version = 0;
+  /// The version whose indices were last checked against `to` (~0: never).
+  uint64_t checkedVersion = ~uint64_t(0);
+};
+
+struct opd_block {
+  std::string name;
+  int dims = 1;
+};
+
+struct opd_dat {
+  std::string name;
+  opd_set *set = nullptr;     ///< set dats
+  opd_block *block = nullptr; ///< block dats
+  int type = OPD_F64;         ///< opd_scalar
+  int dim = 1;                ///< components per element
+  int bytes = 8;              ///< bytes per component
+  void *data = nullptr;       ///< 64-byte aligned; first halo point
+  int64_t elements = 0;       ///< allocated elements, halos included
+  // Block dats, one entry per block dimension (unused entries: 0 / 1).
+  int ndims = 0;
+  int64_t size[3] = {0, 0, 0};
+  int64_t haloMinus[3] = {0, 0, 0};
+  int64_t haloPlus[3] = {0, 0, 0};
+  int64_t base[3] = {0, 0, 0};
+  int64_t stride[3] = {1, 1, 1}; ///< in elements; stride[0] == 1
+
+  int64_t elementBytes() const { return int64_t(bytes) * dim; }
+  /// Interior points (set size for set dats).
+  int64_t interiorPoints() const;
+  /// "dat 'q' on set 'cells'" / "dat 'u' on block 'grid'".
+  std::string describe() const;
+};
+
+namespace opdc::rt {
+/// Registers (and takes ownership of) a new object.
+opd_set *newSet();
+opd_map *newMap();
+opd_dat *newDat();
+opd_block *newBlock();
+
+/// Checks every index of `map` against its target set (once per version);
+/// fails naming the map, the first bad index and its position, and `file`
+/// when the map came from one (nullptr otherwise).
+void checkMapIndices(opd_map *map, const char *file);
+} // namespace opdc::rt
+#endif

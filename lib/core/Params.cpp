@@ -1,0 +1,259 @@
+// Params.cpp - opd_rt_init: the command line of a compiled program.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Accepted: --NAME=VALUE for each param (a bool param also as bare --NAME,
+// meaning true), --threads=N, --profile, --help. Everything else, including
+// positional arguments, is an error pointing at --help. A repeated option
+// takes its last value. The runtime options' names are reserved.
+#include "core/Format.h"
+#include "core/Runtime.h"
+#include "opd_rt.h"
+
+#include <omp.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace opdc::rt {
+namespace {
+
+const char *typeLabel(int type) {
+  return type == OPD_STR ? "str" : scalarName(type);
+}
+
+[[noreturn]] void badValue(const std::string &option, const char *value,
+                           const char *expected) {
+  failf("invalid value '%s' for option '--%s': expected %s", value,
+        option.c_str(), expected);
+}
+
+[[noreturn]] void outOfRange(const std::string &option, const char *value,
+                             const char *type) {
+  failf("value '%s' for option '--%s' is out of range for %s", value,
+        option.c_str(), type);
+}
+
+bool parseInteger(const char *text, long long &out, bool &range) {
+  range = false;
+  if (!*text || std::isspace(static_cast<unsigned char>(*text)))
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  out = std::strtoll(text, &end, 10);
+  if (*end != '\0')
+    return false;
+  range = errno == ERANGE;
+  return true;
+}
+
+void setParam(const opd_param_desc &p, const char *value) {
+  std::string name = p.name;
+  switch (p.type) {
+  case OPD_I32:
+  case OPD_I64: {
+    long long v;
+    bool range;
+    const char *type = typeLabel(p.type);
+    if (!parseInteger(value, v, range))
+      badValue(name, value,
+               p.type == OPD_I32 ? "an i32 integer" : "an i64 integer");
+    if (range || (p.type == OPD_I32 && (v < INT32_MIN || v > INT32_MAX)))
+      outOfRange(name, value, type);
+    if (p.type == OPD_I32)
+      *static_cast<int32_t *>(p.storage) = int32_t(v);
+    else
+      *static_cast<int64_t *>(p.storage) = int64_t(v);
+    return;
+  }
+  case OPD_F32:
+  case OPD_F64: {
+    const char *expected =
+        p.type == OPD_F32 ? "an f32 number" : "an f64 number";
+    if (!*value || std::isspace(static_cast<unsigned char>(*value)))
+      badValue(name, value, expected);
+    errno = 0;
+    char *end = nullptr;
+    if (p.type == OPD_F32) {
+      float v = std::strtof(value, &end);
+      if (*end != '\0')
+        badValue(name, value, expected);
+      // Overflow only: a value that underflows to a denormal or zero is
+      // still the nearest float.
+      if (errno == ERANGE && std::isinf(v))
+        outOfRange(name, value, "f32");
+      *static_cast<float *>(p.storage) = v;
+    } else {
+      double v = std::strtod(value, &end);
+      if (*end != '\0')
+        badValue(name, value, expected);
+      if (errno == ERANGE && std::isinf(v))
+        outOfRange(name, value, "f64");
+      *static_cast<double *>(p.storage) = v;
+    }
+    return;
+  }
+  case OPD_BOOL: {
+    uint8_t v;
+    if (!std::strcmp(value, "true") || !std::strcmp(value, "1"))
+      v = 1;
+    else if (!std::strcmp(value, "false") || !std::strcmp(value, "0"))
+      v = 0;
+    else
+      badValue(name, value, "a bool (true, false, 1 or 0)");
+    *static_cast<uint8_t *>(p.storage) = v;
+    return;
+  }
+  case OPD_STR:
+    // argv outlives the program's use of it.
+    *static_cast<const char **>(p.storage) = value;
+    return;
+  }
+  failf("internal error: param '%s' has no type %d", p.name, int(p.type));
+}
+
+std::string defaultText(const opd_param_desc &p) {
+  char buf[64];
+  switch (p.type) {
+  case OPD_I32:
+    std::snprintf(buf, sizeof buf, "%" PRId32,
+                  *static_cast<const int32_t *>(p.storage));
+    return buf;
+  case OPD_I64:
+    std::snprintf(buf, sizeof buf, "%" PRId64,
+                  *static_cast<const int64_t *>(p.storage));
+    return buf;
+  case OPD_F32:
+    return formatF32(*static_cast<const float *>(p.storage));
+  case OPD_F64:
+    return formatF64(*static_cast<const double *>(p.storage));
+  case OPD_BOOL:
+    return *static_cast<const uint8_t *>(p.storage) ? "true" : "false";
+  case OPD_STR: {
+    const char *s = *static_cast<const char *const *>(p.storage);
+    std::string quoted(1, '"');
+    quoted += s ? s : "";
+    quoted += '"';
+    return quoted;
+  }
+  }
+  return "?";
+}
+
+[[noreturn]] void printHelp(const opd_param_desc *params, int nparams,
+                            const std::vector<std::string> &defaults) {
+  std::string out = "usage: " + std::string(programName()) + " [options]\n";
+  auto row = [&out](const std::string &left, const std::string &right) {
+    std::string line = "  " + left;
+    if (line.size() < 26)
+      line.resize(26, ' ');
+    else
+      line += "  ";
+    out += line + right + "\n";
+  };
+  if (nparams > 0) {
+    out += "\nparameters:\n";
+    for (int i = 0; i < nparams; ++i)
+      row("--" + std::string(params[i].name) + "=<" +
+              typeLabel(params[i].type) + ">",
+          "default: " + defaults[std::size_t(i)]);
+  }
+  out += "\nruntime options:\n";
+  row("--threads=<N>", "threads for parallel loops (default: "
+                       "OMP_NUM_THREADS, else all cores; now " +
+                           std::to_string(omp_get_max_threads()) + ")");
+  row("--profile", "print time and bandwidth per loop at exit");
+  row("--help", "print this help and exit");
+  std::fputs(out.c_str(), stdout);
+  std::fflush(stdout);
+  std::exit(0);
+}
+
+std::string baseName(const char *path) {
+  if (!path)
+    return "";
+  const char *slash = std::strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+} // namespace
+} // namespace opdc::rt
+
+using namespace opdc::rt;
+
+extern "C" void opd_rt_init(int argc, char **argv, const char *program,
+                            const opd_param_desc *params, int nparams) {
+  setProgramName(program && *program
+                     ? std::string(program)
+                     : baseName(argc > 0 && argv ? argv[0] : nullptr));
+  silenceHDF5();
+  setProfileRequested(false);
+  bool help = false;
+  int threads = 0;
+  // The defaults as declared, before options overwrite them.
+  std::vector<std::string> defaults;
+  bool wantsHelp = false;
+  for (int a = 1; a < argc; ++a)
+    wantsHelp = wantsHelp || !std::strcmp(argv[a], "--help");
+  for (int i = 0; wantsHelp && i < nparams; ++i)
+    defaults.push_back(defaultText(params[i]));
+  for (int a = 1; a < argc; ++a) {
+    const char *arg = argv[a];
+    if (std::strncmp(arg, "--", 2) != 0 || arg[2] == '\0' || arg[2] == '=') {
+      failf("unexpected argument '%s'; options are --name=value, see --help",
+            arg);
+    }
+    const char *eq = std::strchr(arg, '=');
+    std::string name = eq ? std::string(arg + 2, eq) : std::string(arg + 2);
+    const char *value = eq ? eq + 1 : nullptr;
+
+    if (name == "help" || name == "profile") {
+      if (value)
+        failf("option '--%s' takes no value", name.c_str());
+      if (name == "help")
+        help = true;
+      else
+        setProfileRequested(true);
+      continue;
+    }
+    if (name == "threads") {
+      if (!value)
+        failf("option '--threads' needs a value (--threads=<N>)");
+      long long v;
+      bool range;
+      if (!parseInteger(value, v, range))
+        badValue(name, value, "a positive integer");
+      if (range || v < 1 || v > 4096)
+        failf("value '%s' for option '--threads' is out of range: expected "
+              "1 to 4096",
+              value);
+      threads = int(v);
+      continue;
+    }
+    const opd_param_desc *param = nullptr;
+    for (int i = 0; i < nparams && !param; ++i)
+      if (params[i].name && name == params[i].name)
+        param = &params[i];
+    if (!param)
+      failf("unknown option '--%s'; see --help", name.c_str());
+    if (!value) {
+      if (param->type != OPD_BOOL)
+        failf("option '--%s' needs a value (--%s=<%s>)", name.c_str(),
+              name.c_str(), typeLabel(param->type));
+      value = "true";
+    }
+    setParam(*param, value);
+  }
+  if (threads > 0)
+    omp_set_num_threads(threads);
+  // --help after the other options: it shows the defaults, not the values
+  // given beside it, but a malformed option is still reported first.
+  if (help)
+    printHelp(params, nparams, defaults);
+}

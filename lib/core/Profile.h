@@ -1,0 +1,33 @@
+// Profile.h - The per-loop time and bandwidth table (--profile).
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_LIB_CORE_PROFILE_H
+#define OPDC_LIB_CORE_PROFILE_H
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace opdc::rt {
+
+/// Totals of every loop site with one name.
+struct ProfileRow {
+  std::string name;
+  int64_t calls = 0;
+  double seconds = 0;
+  double bytes = 0; ///< bytes moved, by the rule in exec/Loop.h
+};
+
+/// The rows of all loops run so far, one per loop name, in descending time
+/// (ties: by name).
+std::vector<ProfileRow> collectProfile();
+
+/// The table: a header, one line per row (name, calls, total seconds,
+/// average milliseconds, GB/s), then the total, in fixed columns.
+std::string formatProfile(const std::vector<ProfileRow> &rows, int threads);
+
+/// Prints formatProfile(collectProfile(), threads) to `out`.
+void printProfile(std::FILE *out);
+
+} // namespace opdc::rt
+#endif

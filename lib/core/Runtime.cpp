@@ -1,0 +1,150 @@
+// Runtime.cpp - Program lifecycle, errors, timers, threads and scratch.
+// SPDX-License-Identifier: Apache-2.0
+#include "core/Runtime.h"
+
+#include "core/Memory.h"
+#include "core/Profile.h"
+#include "opd_rt.h"
+
+#include <hdf5.h>
+#include <omp.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <vector>
+
+namespace opdc::rt {
+namespace {
+std::string &programNameStorage() {
+  static std::string name = "opd";
+  return name;
+}
+bool profileOn = false;
+
+struct Scratch {
+  void *data = nullptr;
+  std::size_t capacity = 0;
+};
+Scratch scratch;
+} // namespace
+
+const char *programName() { return programNameStorage().c_str(); }
+void setProgramName(const std::string &name) {
+  programNameStorage() = name.empty() ? "opd" : name;
+}
+
+void fail(const std::string &message) {
+  // Program output first, so the error follows it when both go to a file.
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: error: %s\n", programName(), message.c_str());
+  std::fflush(stderr);
+  // Status 1 without core or abort; exit() also flushes stdio.
+  std::exit(1);
+}
+
+void failf(const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  va_list copy;
+  va_copy(copy, ap);
+  int n = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::vector<char> text(n > 0 ? std::size_t(n) + 1 : 1, '\0');
+  std::vsnprintf(text.data(), text.size(), format, ap);
+  va_end(ap);
+  fail(text.data());
+}
+
+const char *scalarName(int type) {
+  switch (type) {
+  case OPD_BOOL:
+    return "bool";
+  case OPD_I32:
+    return "i32";
+  case OPD_I64:
+    return "i64";
+  case OPD_F32:
+    return "f32";
+  case OPD_F64:
+    return "f64";
+  case OPD_STR:
+    return "str";
+  }
+  return "<unknown type>";
+}
+
+int scalarBytes(int type) {
+  switch (type) {
+  case OPD_BOOL:
+    return 1;
+  case OPD_I32:
+  case OPD_F32:
+    return 4;
+  case OPD_I64:
+  case OPD_F64:
+    return 8;
+  }
+  failf("internal error: no element type %d for a dat", type);
+}
+
+bool profileRequested() { return profileOn; }
+void setProfileRequested(bool on) { profileOn = on; }
+
+void silenceHDF5() {
+  static bool done = false;
+  if (done)
+    return;
+  // Errors become our messages (each HDF5 call is checked); HDF5's own
+  // stack dumps would only confuse users.
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  done = true;
+}
+
+} // namespace opdc::rt
+
+using namespace opdc::rt;
+
+extern "C" {
+
+int opd_rt_finalize(void) {
+  if (profileRequested())
+    printProfile(stdout);
+  std::fflush(stdout);
+  releaseLoops();
+  releaseObjects();
+  freeAligned(scratch.data);
+  scratch = Scratch();
+  setProfileRequested(false);
+  return 0;
+}
+
+double opd_rt_wtime(void) {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+int opd_rt_threads(void) { return omp_get_max_threads(); }
+
+void opd_rt_fail(const char *message) {
+  fail(message ? message : "unknown error");
+}
+
+void *opd_rt_scratch(int64_t bytes) {
+  if (bytes < 0)
+    failf("internal error: negative scratch size %lld", (long long)bytes);
+  // Grow only: after the largest request, no loop allocates again.
+  if (std::size_t(bytes) > scratch.capacity || !scratch.data) {
+    std::size_t want =
+        std::size_t(bytes) < Alignment ? Alignment : std::size_t(bytes);
+    want = (want + Alignment - 1) / Alignment * Alignment;
+    freeAligned(scratch.data);
+    scratch.data = allocRaw(want, "reduction scratch");
+    scratch.capacity = want;
+  }
+  return scratch.data;
+}
+
+} // extern "C"

@@ -1,0 +1,310 @@
+// Loop.cpp - opd_loop_prepare / opd_loop_run and the loop registry.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The hot path is opd_loop_run plus the cache hit of opd_loop_prepare:
+// neither allocates nor locks; a chunk is one indirect call of the body.
+#include "exec/Loop.h"
+
+#include "core/Profile.h"
+#include "core/Runtime.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+
+namespace opdc::rt {
+namespace {
+std::vector<std::unique_ptr<opd_loop>> &loops() {
+  static std::vector<std::unique_ptr<opd_loop>> all;
+  return all;
+}
+
+bool sameArg(const opd_arg &a, const opd_arg &b) {
+  return a.dat == b.dat && a.map == b.map && a.idx == b.idx &&
+         a.kind == b.kind && a.mode == b.mode && a.bytes == b.bytes;
+}
+
+bool sameArgs(const opd_loop &loop, int nargs, const opd_arg *args) {
+  if (loop.args.size() != std::size_t(nargs) || (nargs > 0 && !args))
+    return false;
+  for (int i = 0; i < nargs; ++i)
+    if (!sameArg(loop.args[std::size_t(i)], args[i]))
+      return false;
+  return true;
+}
+
+bool writes(int mode) {
+  return mode == OPD_WRITE || mode == OPD_RW || mode == OPD_INC;
+}
+bool reads(int mode) { return mode != OPD_WRITE; }
+
+// Bumps the version of maps the loop may write (map arguments with a
+// writing mode), so plans and index checks over them are redone later.
+void touchWrittenMaps(int nargs, const opd_arg *args) {
+  for (int i = 0; i < nargs; ++i)
+    if (args[i].kind == OPD_ARG_MAP && args[i].map && writes(args[i].mode))
+      ++args[i].map->version;
+}
+
+void checkArgs(const char *name, int nargs, const opd_arg *args) {
+  if (nargs < 0 || (nargs > 0 && !args))
+    failf("internal error: loop '%s' has bad arguments", name);
+  for (int i = 0; i < nargs; ++i) {
+    const opd_arg &a = args[i];
+    bool needsDat = a.kind == OPD_ARG_DIRECT || a.kind == OPD_ARG_INDIRECT ||
+                    a.kind == OPD_ARG_STENCIL;
+    bool needsMap = a.kind == OPD_ARG_INDIRECT || a.kind == OPD_ARG_MAP;
+    if ((needsDat && !a.dat) || (needsMap && !a.map))
+      failf("internal error: loop '%s' argument %d lacks its dat or map", name,
+            i);
+    if (a.kind == OPD_ARG_INDIRECT && a.dat->set != a.map->to)
+      failf("internal error: loop '%s' argument %d: dat '%s' is not on the "
+            "target set of map '%s'",
+            name, i, a.dat->name.c_str(), a.map->name.c_str());
+    if (a.kind == OPD_ARG_INDIRECT && (a.idx < 0 || a.idx >= a.map->arity))
+      failf("internal error: loop '%s' argument %d: index %d of map '%s' "
+            "(arity %d)",
+            name, i, a.idx, a.map->name.c_str(), a.map->arity);
+  }
+}
+
+// Indirect maps must hold valid indices before a kernel dereferences them
+// (maps filled by the program are checked here, after each change).
+void checkIndirectMaps(int nargs, const opd_arg *args) {
+  for (int i = 0; i < nargs; ++i)
+    if (args[i].kind == OPD_ARG_INDIRECT &&
+        args[i].map->checkedVersion != args[i].map->version)
+      checkMapIndices(args[i].map, nullptr);
+}
+
+opd_loop *slotLoop(opd_loop **cache) {
+  if (cache && *cache)
+    return *cache;
+  loops().push_back(std::make_unique<opd_loop>());
+  opd_loop *loop = loops().back().get();
+  if (cache)
+    *cache = loop;
+  return loop;
+}
+
+void resetLoop(opd_loop *loop, const char *name, int nargs,
+               const opd_arg *args) {
+  loop->name = name;
+  loop->args.assign(args, args + nargs);
+  loop->plan = nullptr;
+}
+} // namespace
+
+double loopBytes(int64_t n, int nargs, const opd_arg *args) {
+  double total = 0;
+  // Dats: (dat, through a map?) -> read/write flags and (map, idx) pairs.
+  struct DatUse {
+    bool read = false, written = false;
+    std::vector<std::pair<const opd_map *, int32_t>> pairs;
+  };
+  std::map<std::pair<const opd_dat *, bool>, DatUse> dats;
+  std::map<const opd_map *, bool> maps; // -> read and written
+  for (int i = 0; i < nargs; ++i) {
+    const opd_arg &a = args[i];
+    switch (a.kind) {
+    case OPD_ARG_DIRECT:
+    case OPD_ARG_STENCIL:
+    case OPD_ARG_INDIRECT: {
+      DatUse &u = dats[{a.dat, a.kind == OPD_ARG_INDIRECT}];
+      u.read = u.read || reads(a.mode);
+      u.written = u.written || writes(a.mode);
+      if (a.kind == OPD_ARG_INDIRECT) {
+        std::pair<const opd_map *, int32_t> p{a.map, a.idx};
+        if (std::find(u.pairs.begin(), u.pairs.end(), p) == u.pairs.end())
+          u.pairs.push_back(p);
+        maps.emplace(a.map, false);
+      }
+      break;
+    }
+    case OPD_ARG_MAP: {
+      bool both = a.mode == OPD_RW || a.mode == OPD_INC;
+      maps[a.map] = maps[a.map] || both;
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  for (const auto &[key, use] : dats) {
+    const opd_dat *d = key.first;
+    double f = use.read && use.written ? 2.0 : 1.0;
+    double elements = double(n);
+    if (key.second) {
+      double reach = double(n) * double(use.pairs.size());
+      elements = std::min(double(d->interiorPoints()), reach);
+    }
+    total += double(d->elementBytes()) * elements * f;
+  }
+  for (const auto &[m, both] : maps)
+    total += 4.0 * m->arity * double(n) * (both ? 2.0 : 1.0);
+  return total;
+}
+
+} // namespace opdc::rt
+
+using namespace opdc::rt;
+
+namespace opdc::rt {
+std::vector<ProfileRow> collectProfile() {
+  std::vector<ProfileRow> rows;
+  for (const auto &loop : loops()) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const ProfileRow &r) {
+      return r.name == loop->name;
+    });
+    if (it == rows.end()) {
+      rows.push_back(ProfileRow{loop->name, 0, 0, 0});
+      it = rows.end() - 1;
+    }
+    it->calls += loop->calls;
+    it->seconds += loop->seconds;
+    it->bytes += loop->bytesPerCall * double(loop->calls);
+  }
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [](const ProfileRow &r) { return r.calls == 0; }),
+             rows.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const ProfileRow &a, const ProfileRow &b) {
+                     if (a.seconds != b.seconds)
+                       return a.seconds > b.seconds;
+                     return a.name < b.name;
+                   });
+  return rows;
+}
+
+void releaseLoops() {
+  loops().clear();
+  releasePlans();
+}
+} // namespace opdc::rt
+
+extern "C" {
+
+opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
+                           int nargs, const opd_arg *args) {
+  if (!name)
+    name = "<loop>";
+  if (!set)
+    failf("internal error: loop '%s' has no set", name);
+  opd_loop *loop = cache ? *cache : nullptr;
+  bool hit = loop && loop->set == set && !loop->block &&
+             sameArgs(*loop, nargs, args) && loop->name == name;
+  if (!hit)
+    checkArgs(name, nargs, args);
+  touchWrittenMaps(nargs, args);
+  checkIndirectMaps(nargs, args);
+  if (hit) {
+    if (loop->plan && !loop->plan->current()) {
+      refreshPlan(*loop->plan);
+      loop->nchunks = loop->plan->plan.nblocks;
+    }
+    return loop;
+  }
+
+  loop = slotLoop(cache);
+  resetLoop(loop, name, nargs, args);
+  loop->set = set;
+  loop->block = nullptr;
+  loop->ndims = 1;
+  loop->begin = 0;
+  loop->count = set->size;
+  std::vector<WrittenAccess> written;
+  for (int i = 0; i < nargs; ++i)
+    if (args[i].kind == OPD_ARG_INDIRECT && writes(args[i].mode))
+      written.push_back({args[i].map, args[i].idx});
+  for (const WrittenAccess &w : written)
+    if (w.map->from != set)
+      failf("internal error: loop '%s' over set '%s' uses map '%s' from set "
+            "'%s'",
+            name, set->name.c_str(), w.map->name.c_str(),
+            w.map->from->name.c_str());
+  if (written.empty()) {
+    loop->chunkSize = DirectChunkSize;
+    loop->nchunks = (set->size + DirectChunkSize - 1) / DirectChunkSize;
+  } else {
+    loop->plan = getPlan(set, std::move(written));
+    loop->chunkSize = loop->plan->plan.blockSize;
+    loop->nchunks = loop->plan->plan.nblocks;
+  }
+  loop->bytesPerCall = loopBytes(set->size, nargs, args);
+  return loop;
+}
+
+opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
+                                 opd_block *block, const int64_t *lo,
+                                 const int64_t *hi, int nargs,
+                                 const opd_arg *args) {
+  if (!name)
+    name = "<loop>";
+  if (!block || !lo || !hi)
+    failf("internal error: block loop '%s' lacks its block or range", name);
+  const int dims = block->dims;
+  opd_loop *loop = cache ? *cache : nullptr;
+  if (loop && loop->block == block && sameArgs(*loop, nargs, args) &&
+      std::equal(lo, lo + dims, loop->lo) &&
+      std::equal(hi, hi + dims, loop->hi) && loop->name == name)
+    return loop;
+
+  checkArgs(name, nargs, args);
+  loop = slotLoop(cache);
+  resetLoop(loop, name, nargs, args);
+  loop->set = nullptr;
+  loop->block = block;
+  loop->ndims = dims;
+  int64_t inner = 1;
+  for (int d = 0; d < 3; ++d) {
+    loop->lo[d] = d < dims ? lo[d] : 0;
+    loop->hi[d] = d < dims ? hi[d] : 0;
+    if (d < dims - 1)
+      inner *= std::max<int64_t>(0, hi[d] - lo[d]);
+  }
+  const int outer = dims - 1;
+  loop->begin = lo[outer];
+  loop->count = inner > 0 ? std::max<int64_t>(0, hi[outer] - lo[outer]) : 0;
+  loop->chunkSize =
+      std::max<int64_t>(1, BlockChunkPoints / std::max<int64_t>(1, inner));
+  loop->nchunks = (loop->count + loop->chunkSize - 1) / loop->chunkSize;
+  loop->bytesPerCall = loopBytes(loop->count * inner, nargs, args);
+  return loop;
+}
+
+int64_t opd_loop_chunks(const opd_loop *loop) { return loop->nchunks; }
+
+void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
+  const double t0 = opd_rt_wtime();
+  if (loop->plan) {
+    const Plan &p = loop->plan->plan;
+    const int64_t *offsets = p.colourOffsets.data();
+    const int64_t *blocks = p.blocks.data();
+    const int64_t n = p.setSize, bs = p.blockSize;
+    const int32_t ncolours = p.ncolours;
+    // One parallel region for all colours; the implicit barrier of each
+    // `omp for` separates them.
+#pragma omp parallel if (p.nblocks > 1)
+    for (int32_t c = 0; c < ncolours; ++c) {
+#pragma omp for schedule(static)
+      for (int64_t k = offsets[c]; k < offsets[c + 1]; ++k) {
+        const int64_t b = blocks[k];
+        const int64_t begin = b * bs;
+        body(ctx, begin, std::min(begin + bs, n), b);
+      }
+    }
+  } else {
+    const int64_t nchunks = loop->nchunks, cs = loop->chunkSize;
+    const int64_t first = loop->begin, last = loop->begin + loop->count;
+#pragma omp parallel for schedule(static) if (nchunks > 1)
+    for (int64_t c = 0; c < nchunks; ++c) {
+      const int64_t begin = first + c * cs;
+      body(ctx, begin, std::min(begin + cs, last), c);
+    }
+  }
+  loop->seconds += opd_rt_wtime() - t0;
+  ++loop->calls;
+}
+
+} // extern "C"

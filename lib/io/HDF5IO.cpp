@@ -1,0 +1,507 @@
+// HDF5IO.cpp - Sets, maps and dats in HDF5 files, in OP2's layout.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Layout (OP2's op_dump_to_hdf5 / op_fetch_data_hdf5_file; see
+// examples/airfoil/meshgen/README.md): every dataset in the root group; a
+// set is a 1-element integer dataset holding its size; a map is an integer
+// dataset [from size][arity]; a set dat is [set size][dim] with attributes
+// size (bytes per element, int[1]), dim (int[1]) and type (fixed-length C
+// string of strlen bytes: "double", "float", "int", "long long", "bool"). A
+// block dat is written without halos as [s(D-1)]...[s(0)][dim] (dimension 0
+// varies fastest, as in memory), with the same attributes.
+//
+// Reading converts compatible numeric types: any integer or float dataset
+// into f32/f64 (HDF5's conversion), integer datasets into i32/i64/bool with
+// a range check (bool: 0 or 1). Shapes must match; a dat with dim 1 also
+// accepts [n], a block dat also accepts the flattened [points][dim].
+// Every failure names the file and the dataset and says what was expected
+// and what was found.
+#include "core/Objects.h"
+#include "core/Runtime.h"
+
+#include <hdf5.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace opdc::rt {
+namespace {
+
+std::string shapeText(const std::vector<hsize_t> &dims) {
+  if (dims.empty())
+    return "a scalar";
+  std::string s;
+  for (hsize_t d : dims)
+    s += "[" + std::to_string((unsigned long long)d) + "]";
+  return s;
+}
+
+std::string shapeText(const std::vector<int64_t> &dims) {
+  std::vector<hsize_t> h(dims.begin(), dims.end());
+  return shapeText(h);
+}
+
+// "[i][c]" of flat position k in a dataset of shape dims.
+std::string positionText(int64_t k, const std::vector<hsize_t> &dims) {
+  if (dims.empty())
+    return "";
+  std::vector<int64_t> idx(dims.size(), 0);
+  for (std::size_t d = dims.size(); d-- > 0;) {
+    int64_t extent = dims[d] ? int64_t(dims[d]) : 1;
+    idx[d] = k % extent;
+    k /= extent;
+  }
+  std::string s;
+  for (int64_t i : idx)
+    s += "[" + std::to_string(i) + "]";
+  return s;
+}
+
+class File {
+public:
+  File(const char *path, bool create) : path_(path ? path : "") {
+    silenceHDF5();
+    if (!path || !*path)
+      fail("empty HDF5 file name");
+    if (create) {
+      id_ = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+      if (id_ < 0)
+        failf("cannot create HDF5 file '%s'", path);
+      return;
+    }
+    if (access(path, R_OK) != 0)
+      failf("cannot open HDF5 file '%s': %s", path, std::strerror(errno));
+    if (H5Fis_hdf5(path) <= 0)
+      failf("file '%s' is not an HDF5 file", path);
+    id_ = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (id_ < 0)
+      failf("cannot open HDF5 file '%s'", path);
+  }
+  ~File() {
+    if (id_ >= 0)
+      H5Fclose(id_);
+  }
+  File(const File &) = delete;
+  File &operator=(const File &) = delete;
+
+  void close() {
+    hid_t id = id_;
+    id_ = -1;
+    if (id >= 0 && H5Fclose(id) < 0)
+      failf("error closing HDF5 file '%s'", path_.c_str());
+  }
+  hid_t id() const { return id_; }
+  const char *path() const { return path_.c_str(); }
+
+private:
+  std::string path_;
+  hid_t id_ = -1;
+};
+
+class Dataset {
+public:
+  /// Opens dataset `name`; `forWhat` ("dat 'q' on set 'cells'") goes into
+  /// the messages.
+  Dataset(const File &file, const std::string &name, const std::string &forWhat)
+      : file_(file), name_(name), forWhat_(forWhat) {
+    htri_t exists = name.empty() || name.find('/') != std::string::npos
+                        ? 0
+                        : H5Lexists(file.id(), name.c_str(), H5P_DEFAULT);
+    if (exists <= 0)
+      failf("file '%s' has no dataset '%s' (for %s)", file.path(), name.c_str(),
+            forWhat.c_str());
+    id_ = H5Dopen2(file.id(), name.c_str(), H5P_DEFAULT);
+    if (id_ < 0)
+      failf("file '%s': '%s' is not a dataset (for %s)", file.path(),
+            name.c_str(), forWhat.c_str());
+    space_ = id_ >= 0 ? H5Dget_space(id_) : -1;
+    type_ = id_ >= 0 ? H5Dget_type(id_) : -1;
+    if (id_ < 0 || space_ < 0 || type_ < 0)
+      error("cannot open the dataset");
+    int rank = H5Sget_simple_extent_ndims(space_);
+    if (rank < 0)
+      error("cannot read the dataset's shape");
+    dims_.assign(std::size_t(rank), 0);
+    if (rank > 0)
+      H5Sget_simple_extent_dims(space_, dims_.data(), nullptr);
+    class_ = H5Tget_class(type_);
+    size_ = H5Tget_size(type_);
+    unsigned_ = class_ == H5T_INTEGER && H5Tget_sign(type_) == H5T_SGN_NONE;
+  }
+  ~Dataset() {
+    if (type_ >= 0)
+      H5Tclose(type_);
+    if (space_ >= 0)
+      H5Sclose(space_);
+    if (id_ >= 0)
+      H5Dclose(id_);
+  }
+  Dataset(const Dataset &) = delete;
+  Dataset &operator=(const Dataset &) = delete;
+
+  [[noreturn]] void error(const std::string &what) const {
+    failf("file '%s', dataset '%s': %s (for %s)", file_.path(), name_.c_str(),
+          what.c_str(), forWhat_.c_str());
+  }
+
+  const std::vector<hsize_t> &dims() const { return dims_; }
+  int64_t points() const {
+    int64_t n = 1;
+    for (hsize_t d : dims_)
+      n *= int64_t(d);
+    return n;
+  }
+
+  std::string typeText() const {
+    std::string bits = std::to_string(size_ * 8) + "-bit ";
+    switch (class_) {
+    case H5T_INTEGER:
+      return bits + (unsigned_ ? "unsigned integer" : "integer");
+    case H5T_FLOAT:
+      return bits + "float";
+    case H5T_STRING:
+      return "string";
+    case H5T_COMPOUND:
+      return "compound";
+    case H5T_ENUM:
+      return "enum";
+    case H5T_ARRAY:
+      return "array";
+    default:
+      return "non-numeric";
+    }
+  }
+
+  /// Requires one of the accepted shapes; the first is the one reported.
+  void checkShape(const std::vector<std::vector<int64_t>> &accepted) const {
+    for (const auto &shape : accepted) {
+      if (shape.size() != dims_.size())
+        continue;
+      bool same = true;
+      for (std::size_t d = 0; d < shape.size(); ++d)
+        same = same && int64_t(dims_[d]) == shape[d];
+      if (same)
+        return;
+    }
+    error("expected shape " + shapeText(accepted.front()) + ", found " +
+          shapeText(dims_));
+  }
+
+  /// Reads all values, converted to opd_scalar `type`, into `dest` (which
+  /// holds points() values of that type).
+  void readAs(int type, void *dest) const {
+    const int64_t n = points();
+    if (type == OPD_F64 || type == OPD_F32) {
+      if (class_ != H5T_INTEGER && class_ != H5T_FLOAT)
+        error(std::string("expected numeric data for ") + scalarName(type) +
+              ", found " + typeText());
+      read(type == OPD_F64 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT, dest);
+      return;
+    }
+    if (class_ != H5T_INTEGER)
+      error(std::string("expected integer data for ") + scalarName(type) +
+            ", found " + typeText());
+    // Direct when HDF5's conversion cannot overflow.
+    if (type == OPD_I64 && !(unsigned_ && size_ >= 8)) {
+      read(H5T_NATIVE_INT64, dest);
+      return;
+    }
+    if (type == OPD_I32 && (unsigned_ ? size_ < 4 : size_ <= 4)) {
+      read(H5T_NATIVE_INT32, dest);
+      return;
+    }
+    // Otherwise through 64 bits, checking each value.
+    const int64_t lo = type == OPD_I32    ? INT32_MIN
+                       : type == OPD_BOOL ? 0
+                                          : INT64_MIN;
+    const int64_t hi = type == OPD_I32    ? INT32_MAX
+                       : type == OPD_BOOL ? 1
+                                          : INT64_MAX;
+    std::vector<int64_t> tmp(static_cast<std::size_t>(n));
+    if (unsigned_ && size_ >= 8) {
+      std::vector<uint64_t> u(static_cast<std::size_t>(n));
+      read(H5T_NATIVE_UINT64, u.data());
+      for (int64_t k = 0; k < n; ++k) {
+        if (u[std::size_t(k)] > uint64_t(hi))
+          outOfRange(std::to_string(u[std::size_t(k)]), k, type);
+        tmp[std::size_t(k)] = int64_t(u[std::size_t(k)]);
+      }
+    } else {
+      read(H5T_NATIVE_INT64, tmp.data());
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      int64_t v = tmp[std::size_t(k)];
+      if (v < lo || v > hi)
+        outOfRange(std::to_string(v), k, type);
+      switch (type) {
+      case OPD_I32:
+        static_cast<int32_t *>(dest)[k] = int32_t(v);
+        break;
+      case OPD_I64:
+        static_cast<int64_t *>(dest)[k] = v;
+        break;
+      default:
+        static_cast<uint8_t *>(dest)[k] = uint8_t(v);
+        break;
+      }
+    }
+  }
+
+private:
+  void read(hid_t memType, void *dest) const {
+    if (points() == 0)
+      return;
+    if (H5Dread(id_, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, dest) < 0)
+      error("cannot read the data (" + typeText() + ")");
+  }
+
+  [[noreturn]] void outOfRange(const std::string &value, int64_t k,
+                               int type) const {
+    error("value " + value + " at " + positionText(k, dims_) +
+          (type == OPD_BOOL
+               ? " is not a bool (0 or 1)"
+               : std::string(" does not fit in ") + scalarName(type)));
+  }
+
+  const File &file_;
+  std::string name_, forWhat_;
+  hid_t id_ = -1, space_ = -1, type_ = -1;
+  std::vector<hsize_t> dims_;
+  H5T_class_t class_ = H5T_NO_CLASS;
+  std::size_t size_ = 0;
+  bool unsigned_ = false;
+};
+
+// Shapes a dat's dataset may have; the first is its canonical one.
+std::vector<std::vector<int64_t>> datShapes(const opd_dat *dat) {
+  std::vector<std::vector<int64_t>> shapes;
+  if (dat->set) {
+    shapes.push_back({dat->set->size, dat->dim});
+    if (dat->dim == 1)
+      shapes.push_back({dat->set->size});
+    return shapes;
+  }
+  std::vector<int64_t> grid;
+  for (int d = dat->ndims; d-- > 0;)
+    grid.push_back(dat->size[d]);
+  std::vector<int64_t> canonical = grid;
+  canonical.push_back(dat->dim);
+  shapes.push_back(canonical);
+  if (dat->dim == 1)
+    shapes.push_back(grid);
+  shapes.push_back({dat->interiorPoints(), dat->dim});
+  if (dat->dim == 1)
+    shapes.push_back({dat->interiorPoints()});
+  return shapes;
+}
+
+// Copies between a block dat's interior and a packed buffer (dimension 0
+// fastest), one contiguous row of size[0] elements at a time.
+void copyInterior(opd_dat *dat, void *packed, bool toDat) {
+  const int64_t eb = dat->elementBytes();
+  const int64_t rowBytes = dat->size[0] * eb;
+  const int64_t n1 = dat->ndims > 1 ? dat->size[1] : 1;
+  const int64_t n2 = dat->ndims > 2 ? dat->size[2] : 1;
+  char *base = static_cast<char *>(dat->data);
+  char *buf = static_cast<char *>(packed);
+  int64_t row = 0;
+  for (int64_t k = 0; k < n2; ++k) {
+    for (int64_t j = 0; j < n1; ++j, ++row) {
+      int64_t first = dat->haloMinus[0] * dat->stride[0] +
+                      (j + dat->haloMinus[1]) * dat->stride[1] +
+                      (k + dat->haloMinus[2]) * dat->stride[2];
+      char *in = base + first * eb;
+      char *out = buf + row * rowBytes;
+      if (toDat)
+        std::memcpy(in, out, std::size_t(rowBytes));
+      else
+        std::memcpy(out, in, std::size_t(rowBytes));
+    }
+  }
+}
+
+void readDat(const File &file, opd_dat *dat) {
+  Dataset ds(file, dat->name,
+             dat->describe() + " of " + scalarName(dat->type) + "[" +
+                 std::to_string(dat->dim) + "]");
+  ds.checkShape(datShapes(dat));
+  if (dat->set) {
+    ds.readAs(dat->type, dat->data);
+    return;
+  }
+  std::vector<char> packed(
+      std::size_t(dat->interiorPoints() * dat->elementBytes()));
+  ds.readAs(dat->type, packed.data());
+  copyInterior(dat, packed.data(), true);
+}
+
+hid_t memTypeOf(int type) {
+  switch (type) {
+  case OPD_F64:
+    return H5T_NATIVE_DOUBLE;
+  case OPD_F32:
+    return H5T_NATIVE_FLOAT;
+  case OPD_I32:
+    return H5T_NATIVE_INT;
+  case OPD_I64:
+    return H5T_NATIVE_LLONG;
+  default:
+    return H5T_NATIVE_UINT8;
+  }
+}
+
+// OP2's type names (op_dat->type), written into the "type" attribute.
+const char *op2TypeName(int type) {
+  switch (type) {
+  case OPD_F64:
+    return "double";
+  case OPD_F32:
+    return "float";
+  case OPD_I32:
+    return "int";
+  case OPD_I64:
+    return "long long";
+  default:
+    return "bool";
+  }
+}
+
+void writeDat(File &file, opd_dat *dat) {
+  auto failWrite = [&](const char *what) {
+    failf("cannot write %s of dataset '%s' to HDF5 file '%s'", what,
+          dat->name.c_str(), file.path());
+  };
+  const std::vector<int64_t> shape = datShapes(dat).front();
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
+  hid_t type = memTypeOf(dat->type);
+  hid_t dset = space < 0 ? -1
+                         : H5Dcreate2(file.id(), dat->name.c_str(), type, space,
+                                      H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (space >= 0)
+    H5Sclose(space);
+  if (dset < 0)
+    failWrite("the data");
+  herr_t status = 0;
+  if (dat->interiorPoints() > 0) {
+    if (dat->set) {
+      status = H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, dat->data);
+    } else {
+      std::vector<char> packed(
+          std::size_t(dat->interiorPoints() * dat->elementBytes()));
+      copyInterior(dat, packed.data(), false);
+      status =
+          H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data());
+    }
+  }
+  if (status < 0) {
+    H5Dclose(dset);
+    failWrite("the data");
+  }
+  // OP2's attributes: size = bytes per element, dim, type name.
+  const hsize_t one[1] = {1};
+  const int ints[2] = {int(dat->elementBytes()), dat->dim};
+  const char *intNames[2] = {"size", "dim"};
+  hid_t aspace = H5Screate_simple(1, one, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    hid_t attr = H5Acreate2(dset, intNames[i], H5T_NATIVE_INT, aspace,
+                            H5P_DEFAULT, H5P_DEFAULT);
+    status = attr < 0 ? -1 : H5Awrite(attr, H5T_NATIVE_INT, &ints[i]);
+    if (attr >= 0)
+      H5Aclose(attr);
+    if (status < 0) {
+      H5Sclose(aspace);
+      H5Dclose(dset);
+      failWrite("an attribute");
+    }
+  }
+  H5Sclose(aspace);
+  const char *name = op2TypeName(dat->type);
+  hid_t sspace = H5Screate(H5S_SCALAR);
+  hid_t stype = H5Tcopy(H5T_C_S1);
+  H5Tset_size(stype, std::strlen(name));
+  hid_t attr =
+      H5Acreate2(dset, "type", stype, sspace, H5P_DEFAULT, H5P_DEFAULT);
+  status = attr < 0 ? -1 : H5Awrite(attr, stype, name);
+  if (attr >= 0)
+    H5Aclose(attr);
+  H5Tclose(stype);
+  H5Sclose(sspace);
+  H5Dclose(dset);
+  if (status < 0)
+    failWrite("the 'type' attribute");
+}
+
+} // namespace
+} // namespace opdc::rt
+
+using namespace opdc::rt;
+
+extern "C" {
+
+opd_set *opd_set_from_file(const char *name, const char *file) {
+  File f(file, false);
+  std::string forWhat = "set '" + std::string(name ? name : "") + "'";
+  Dataset ds(f, name ? name : "", forWhat);
+  if (ds.points() != 1)
+    ds.error("expected one integer (the set size), found shape " +
+             shapeText(ds.dims()));
+  int64_t size = 0;
+  ds.readAs(OPD_I64, &size);
+  if (size < 0)
+    ds.error("the set size " + std::to_string(size) + " is negative");
+  f.close();
+  return opd_set_create(name, size);
+}
+
+opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
+                           int arity, const char *file) {
+  opd_map *map = opd_map_create(name, from, to, arity);
+  File f(file, false);
+  Dataset ds(f, map->name,
+             "map '" + map->name + "' (" + from->name + " -> " + to->name +
+                 ", arity " + std::to_string(arity) + ")");
+  std::vector<std::vector<int64_t>> shapes = {{from->size, arity}};
+  if (arity == 1)
+    shapes.push_back({from->size});
+  ds.checkShape(shapes);
+  ds.readAs(OPD_I32, map->data);
+  f.close();
+  ++map->version;
+  checkMapIndices(map, file);
+  return map;
+}
+
+opd_dat *opd_dat_from_file(const char *name, opd_set *set, opd_scalar type,
+                           int dim, const char *file) {
+  opd_dat *dat = opd_dat_create(name, set, type, dim);
+  File f(file, false);
+  readDat(f, dat);
+  f.close();
+  return dat;
+}
+
+void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < i; ++j)
+      if (dats[i]->name == dats[j]->name)
+        failf("cannot write dat '%s' twice to HDF5 file '%s'",
+              dats[i]->name.c_str(), file ? file : "");
+  File f(file, true);
+  for (int i = 0; i < n; ++i)
+    writeDat(f, dats[i]);
+  f.close();
+}
+
+void opd_dat_read(opd_dat *const *dats, int n, const char *file) {
+  File f(file, false);
+  for (int i = 0; i < n; ++i)
+    readDat(f, dats[i]);
+  f.close();
+}
+
+} // extern "C"

@@ -1,0 +1,379 @@
+// LoopTest.cpp - Chunked and coloured loop execution, caching, determinism.
+// SPDX-License-Identifier: Apache-2.0
+#include "exec/Loop.h"
+#include "core/Objects.h"
+#include "core/Runtime.h"
+#include "exec/Plan.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace opdc::rt;
+
+namespace {
+
+class LoopTest : public ::testing::Test {
+protected:
+  void TearDown() override {
+    opd_rt_finalize();
+    omp_set_num_threads(2);
+  }
+};
+
+struct Range {
+  int64_t begin, end, chunk;
+};
+struct Recorder {
+  std::vector<Range> ranges; // one slot per chunk
+  std::vector<int> visits;   // per element
+};
+void recordBody(void *ctx, int64_t begin, int64_t end, int64_t chunk) {
+  auto *r = static_cast<Recorder *>(ctx);
+  r->ranges[std::size_t(chunk)] = {begin, end, chunk};
+  for (int64_t i = begin; i < end; ++i)
+    ++r->visits[std::size_t(i)];
+}
+
+TEST_F(LoopTest, DirectLoopChunksAreFixed) {
+  opd_set *s = opd_set_create("s", 10000);
+  opd_dat *d = opd_dat_create("d", s, OPD_F64, 1);
+  opd_arg args[] = {{d, nullptr, 0, OPD_ARG_DIRECT, OPD_WRITE, 8}};
+  opd_loop *slot = nullptr;
+  opd_loop *l = opd_loop_prepare(&slot, "direct", s, 1, args);
+  EXPECT_EQ(slot, l);
+  ASSERT_EQ(opd_loop_chunks(l), 3);
+  EXPECT_EQ(DirectChunkSize, 4096);
+  Recorder r{std::vector<Range>(3), std::vector<int>(10000, 0)};
+  opd_loop_run(l, recordBody, &r);
+  EXPECT_EQ(r.ranges[0].begin, 0);
+  EXPECT_EQ(r.ranges[0].end, 4096);
+  EXPECT_EQ(r.ranges[1].begin, 4096);
+  EXPECT_EQ(r.ranges[2].begin, 8192);
+  EXPECT_EQ(r.ranges[2].end, 10000);
+  for (int v : r.visits)
+    ASSERT_EQ(v, 1);
+  // Same site, same arguments: the same handle, nothing rebuilt.
+  EXPECT_EQ(opd_loop_prepare(&slot, "direct", s, 1, args), l);
+}
+
+TEST_F(LoopTest, EmptySetRunsNothing) {
+  opd_set *s = opd_set_create("empty", 0);
+  opd_loop *slot = nullptr;
+  opd_loop *l = opd_loop_prepare(&slot, "none", s, 0, nullptr);
+  EXPECT_EQ(opd_loop_chunks(l), 0);
+  Recorder r;
+  opd_loop_run(l, recordBody, &r);
+}
+
+TEST_F(LoopTest, IndirectReadOnlyLoopIsDirect) {
+  opd_set *edges = opd_set_create("edges", 5000);
+  opd_set *nodes = opd_set_create("nodes", 10);
+  opd_map *m = opd_map_create("m", edges, nodes, 2);
+  opd_dat *x = opd_dat_create("x", nodes, OPD_F64, 2);
+  opd_arg args[] = {{x, m, 0, OPD_ARG_INDIRECT, OPD_READ, 16},
+                    {x, m, 1, OPD_ARG_INDIRECT, OPD_READ, 16}};
+  opd_loop *slot = nullptr;
+  opd_loop *l = opd_loop_prepare(&slot, "gather", edges, 2, args);
+  EXPECT_EQ(l->plan, nullptr);
+  EXPECT_EQ(opd_loop_chunks(l), 2);
+}
+
+// A random edges -> nodes mesh and an increment kernel.
+struct IncMesh {
+  opd_set *edges, *nodes;
+  opd_map *m;
+  opd_dat *w, *acc;
+};
+IncMesh makeIncMesh(int64_t ne, int64_t nn, uint64_t seed) {
+  IncMesh mesh;
+  mesh.edges = opd_set_create("edges", ne);
+  mesh.nodes = opd_set_create("nodes", nn);
+  mesh.m = opd_map_create("pedge", mesh.edges, mesh.nodes, 2);
+  mesh.w = opd_dat_create("w", mesh.edges, OPD_F64, 1);
+  mesh.acc = opd_dat_create("acc", mesh.nodes, OPD_F64, 1);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int32_t> pick(0, int32_t(nn - 1));
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  auto *w = static_cast<double *>(opd_dat_data(mesh.w));
+  for (int64_t e = 0; e < ne; ++e) {
+    mesh.m->data[2 * e] = pick(rng);
+    mesh.m->data[2 * e + 1] = pick(rng);
+    w[e] = val(rng) * std::pow(10.0, double(e % 17) - 8);
+  }
+  return mesh;
+}
+
+struct IncCtx {
+  const int32_t *map;
+  const double *w;
+  double *acc;
+  std::vector<int> *visits;
+  std::vector<int64_t> *chunkBegin;
+};
+void incBody(void *ctx, int64_t begin, int64_t end, int64_t chunk) {
+  auto *c = static_cast<IncCtx *>(ctx);
+  (*c->chunkBegin)[std::size_t(chunk)] = begin;
+  for (int64_t e = begin; e < end; ++e) {
+    ++(*c->visits)[std::size_t(e)];
+    c->acc[c->map[2 * e]] += c->w[e];
+    c->acc[c->map[2 * e + 1]] -= 0.5 * c->w[e];
+  }
+}
+
+std::vector<double> runInc(const IncMesh &mesh, opd_loop **slot) {
+  opd_arg args[] = {
+      {mesh.w, nullptr, 0, OPD_ARG_DIRECT, OPD_READ, 8},
+      {mesh.acc, mesh.m, 0, OPD_ARG_INDIRECT, OPD_INC, 8},
+      {mesh.acc, mesh.m, 1, OPD_ARG_INDIRECT, OPD_INC, 8},
+  };
+  opd_loop *l = opd_loop_prepare(slot, "inc", mesh.edges, 3, args);
+  double zero = 0;
+  opd_dat_fill(mesh.acc, &zero);
+  std::vector<int> visits(std::size_t(mesh.edges->size), 0);
+  std::vector<int64_t> begins(std::size_t(opd_loop_chunks(l)), -1);
+  IncCtx ctx{mesh.m->data, static_cast<const double *>(opd_dat_data(mesh.w)),
+             static_cast<double *>(opd_dat_data(mesh.acc)), &visits, &begins};
+  opd_loop_run(l, incBody, &ctx);
+  for (int v : visits)
+    EXPECT_EQ(v, 1);
+  // Chunk index = block index.
+  for (std::size_t b = 0; b < begins.size(); ++b)
+    EXPECT_EQ(begins[b], int64_t(b) * PlanBlockSize);
+  auto *acc = static_cast<double *>(opd_dat_data(mesh.acc));
+  return std::vector<double>(acc, acc + mesh.nodes->size);
+}
+
+TEST_F(LoopTest, ColouredIncrementMatchesSerialAndIsThreadIndependent) {
+  IncMesh mesh = makeIncMesh(200000, 30000, 11);
+  opd_loop *slot = nullptr;
+  omp_set_num_threads(1);
+  std::vector<double> one = runInc(mesh, &slot);
+  ASSERT_NE(slot->plan, nullptr);
+  EXPECT_EQ(opd_loop_chunks(slot),
+            (200000 + PlanBlockSize - 1) / PlanBlockSize);
+  omp_set_num_threads(2);
+  int64_t built = plansBuilt();
+  std::vector<double> two = runInc(mesh, &slot);
+  EXPECT_EQ(plansBuilt(), built) << "the cached plan is reused";
+  ASSERT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(double)),
+            0);
+  // Against a plain serial loop, up to rounding.
+  std::vector<double> serial(30000, 0.0);
+  auto *w = static_cast<const double *>(opd_dat_data(mesh.w));
+  for (int64_t e = 0; e < 200000; ++e) {
+    serial[std::size_t(mesh.m->data[2 * e])] += w[e];
+    serial[std::size_t(mesh.m->data[2 * e + 1])] -= 0.5 * w[e];
+  }
+  for (std::size_t i = 0; i < serial.size(); ++i)
+    ASSERT_NEAR(one[i], serial[i], 1e-9 * (1 + std::fabs(serial[i])));
+}
+
+struct SumCtx {
+  const double *a;
+  double *partials;
+};
+void sumBody(void *ctx, int64_t begin, int64_t end, int64_t chunk) {
+  auto *s = static_cast<SumCtx *>(ctx);
+  double acc = 0;
+  for (int64_t i = begin; i < end; ++i)
+    acc += s->a[i];
+  s->partials[chunk] = acc;
+}
+
+double chunkedSum(opd_set *s, opd_dat *a, opd_loop **slot) {
+  opd_arg args[] = {{a, nullptr, 0, OPD_ARG_DIRECT, OPD_READ, 8},
+                    {nullptr, nullptr, 0, OPD_ARG_REDUCTION, OPD_SUM, 8}};
+  opd_loop *l = opd_loop_prepare(slot, "sum", s, 2, args);
+  int64_t chunks = opd_loop_chunks(l);
+  auto *partials = static_cast<double *>(opd_rt_scratch(chunks * 8));
+  SumCtx ctx{static_cast<const double *>(opd_dat_data(a)), partials};
+  opd_loop_run(l, sumBody, &ctx);
+  double total = 0;
+  for (int64_t c = 0; c < chunks; ++c)
+    total += partials[c];
+  return total;
+}
+
+TEST_F(LoopTest, ReductionSameBitsWithOneAndTwoThreads) {
+  const int64_t n = 1000003;
+  opd_set *s = opd_set_create("s", n);
+  opd_dat *a = opd_dat_create("a", s, OPD_F64, 1);
+  auto *d = static_cast<double *>(opd_dat_data(a));
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  for (int64_t i = 0; i < n; ++i)
+    d[i] = val(rng) * std::pow(10.0, double(i % 23) - 11);
+  opd_loop *slot = nullptr;
+  omp_set_num_threads(1);
+  double one = chunkedSum(s, a, &slot);
+  omp_set_num_threads(2);
+  double two = chunkedSum(s, a, &slot);
+  EXPECT_EQ(std::memcmp(&one, &two, sizeof one), 0) << one << " vs " << two;
+}
+
+TEST_F(LoopTest, ColouredReductionSameBitsWithOneAndTwoThreads) {
+  IncMesh mesh = makeIncMesh(100000, 20000, 3);
+  opd_arg args[] = {{mesh.w, nullptr, 0, OPD_ARG_DIRECT, OPD_READ, 8},
+                    {mesh.acc, mesh.m, 0, OPD_ARG_INDIRECT, OPD_INC, 8},
+                    {nullptr, nullptr, 0, OPD_ARG_REDUCTION, OPD_SUM, 8}};
+  double results[2];
+  for (int t = 0; t < 2; ++t) {
+    omp_set_num_threads(t + 1);
+    opd_loop *slot = nullptr;
+    opd_loop *l = opd_loop_prepare(&slot, "wsum", mesh.edges, 3, args);
+    int64_t chunks = opd_loop_chunks(l);
+    auto *partials = static_cast<double *>(opd_rt_scratch(chunks * 8));
+    SumCtx ctx{static_cast<const double *>(opd_dat_data(mesh.w)), partials};
+    opd_loop_run(l, sumBody, &ctx);
+    results[t] = 0;
+    for (int64_t c = 0; c < chunks; ++c)
+      results[t] += partials[c];
+  }
+  EXPECT_EQ(std::memcmp(&results[0], &results[1], sizeof(double)), 0);
+}
+
+struct FillMapCtx {
+  int32_t *map;
+  int32_t shift, n;
+};
+void fillMapBody(void *ctx, int64_t begin, int64_t end, int64_t) {
+  auto *c = static_cast<FillMapCtx *>(ctx);
+  for (int64_t e = begin; e < end; ++e) {
+    c->map[2 * e] = int32_t((e + c->shift) % c->n);
+    c->map[2 * e + 1] = int32_t((e + c->shift + 1) % c->n);
+  }
+}
+
+TEST_F(LoopTest, MapWrittenByALoopInvalidatesItsPlan) {
+  const int32_t n = 5000;
+  opd_set *edges = opd_set_create("edges", n);
+  opd_set *nodes = opd_set_create("nodes", n);
+  opd_map *m = opd_map_create("ring", edges, nodes, 2);
+  opd_dat *w = opd_dat_create("w", edges, OPD_F64, 1);
+  opd_dat *acc = opd_dat_create("acc", nodes, OPD_F64, 1);
+  double one = 1.0;
+  opd_dat_fill(w, &one);
+  opd_loop *fillSlot = nullptr, *incSlot = nullptr;
+  IncMesh mesh{edges, nodes, m, w, acc};
+  for (int32_t shift : {0, 7}) {
+    opd_arg fargs[] = {{nullptr, m, 0, OPD_ARG_MAP, OPD_WRITE, 8}};
+    opd_loop *fl = opd_loop_prepare(&fillSlot, "fill", edges, 1, fargs);
+    FillMapCtx fc{m->data, shift, n};
+    opd_loop_run(fl, fillMapBody, &fc);
+    int64_t built = plansBuilt();
+    std::vector<double> acc1 = runInc(mesh, &incSlot);
+    EXPECT_EQ(plansBuilt(), built + 1) << "the map changed: new plan";
+    for (double v : acc1)
+      ASSERT_EQ(v, 0.5); // +1 from one edge, -0.5 from the other
+  }
+}
+
+TEST_F(LoopTest, ChangedArgumentsAtOneSiteRebuild) {
+  IncMesh mesh = makeIncMesh(3000, 1000, 2);
+  opd_loop *slot = nullptr;
+  opd_arg direct[] = {{mesh.w, nullptr, 0, OPD_ARG_DIRECT, OPD_RW, 8}};
+  opd_loop *l = opd_loop_prepare(&slot, "site", mesh.edges, 1, direct);
+  EXPECT_EQ(l->plan, nullptr);
+  opd_arg inc[] = {{mesh.acc, mesh.m, 0, OPD_ARG_INDIRECT, OPD_INC, 8}};
+  opd_loop *l2 = opd_loop_prepare(&slot, "site", mesh.edges, 1, inc);
+  EXPECT_EQ(l, l2) << "the handle stays valid";
+  EXPECT_NE(l2->plan, nullptr);
+  EXPECT_EQ(opd_loop_chunks(l2), (3000 + PlanBlockSize - 1) / PlanBlockSize);
+}
+
+TEST_F(LoopTest, BadProgramFilledMapIsReportedBeforeUse) {
+  opd_rt_init(0, nullptr, "rt", nullptr, 0);
+  opd_set *edges = opd_set_create("edges", 4);
+  opd_set *nodes = opd_set_create("nodes", 3);
+  opd_map *m = opd_map_create("pedge", edges, nodes, 2);
+  m->data[5] = -1;
+  opd_dat *x = opd_dat_create("x", nodes, OPD_F64, 1);
+  opd_arg args[] = {{x, m, 1, OPD_ARG_INDIRECT, OPD_READ, 8}};
+  opd_loop *slot = nullptr;
+  EXPECT_EXIT(opd_loop_prepare(&slot, "gather", edges, 1, args),
+              ::testing::ExitedWithCode(1),
+              ::testing::HasSubstr("rt: error: map 'pedge' (edges -> nodes): "
+                                   "index -1 at [2][1] is out of range for "
+                                   "set 'nodes' of size 3"));
+}
+
+// Block loops: chunks of whole outer-dimension indices.
+struct BlockRec {
+  std::vector<Range> ranges;
+};
+void blockBody(void *ctx, int64_t begin, int64_t end, int64_t chunk) {
+  static_cast<BlockRec *>(ctx)->ranges[std::size_t(chunk)] = {begin, end,
+                                                              chunk};
+}
+
+TEST_F(LoopTest, BlockLoopChunksOverOuterDimension) {
+  opd_block *b2 = opd_block_create("grid", 2);
+  int64_t lo[2] = {1, 2}, hi[2] = {101, 52};
+  opd_loop *slot = nullptr;
+  opd_loop *l =
+      opd_loop_prepare_block(&slot, "stencil", b2, lo, hi, 0, nullptr);
+  // 100 points per row: 40 rows per chunk; rows 2..51 give 2 chunks.
+  ASSERT_EQ(opd_loop_chunks(l), 2);
+  BlockRec r{std::vector<Range>(2)};
+  opd_loop_run(l, blockBody, &r);
+  EXPECT_EQ(r.ranges[0].begin, 2);
+  EXPECT_EQ(r.ranges[0].end, 42);
+  EXPECT_EQ(r.ranges[1].begin, 42);
+  EXPECT_EQ(r.ranges[1].end, 52);
+  EXPECT_EQ(opd_loop_prepare_block(&slot, "stencil", b2, lo, hi, 0, nullptr),
+            l);
+  // A new range at the same site is recomputed.
+  int64_t hi2[2] = {101, 200};
+  l = opd_loop_prepare_block(&slot, "stencil", b2, lo, hi2, 0, nullptr);
+  EXPECT_EQ(opd_loop_chunks(l), 5); // 198 rows / 40
+  int64_t empty[2] = {101, 2};
+  l = opd_loop_prepare_block(&slot, "stencil", b2, empty, hi, 0, nullptr);
+  EXPECT_EQ(opd_loop_chunks(l), 0);
+}
+
+TEST_F(LoopTest, BlockLoopOneAndThreeDimensions) {
+  opd_block *b1 = opd_block_create("line", 1);
+  int64_t lo1[1] = {-1}, hi1[1] = {10000};
+  opd_loop *s1 = nullptr;
+  opd_loop *l1 = opd_loop_prepare_block(&s1, "l1", b1, lo1, hi1, 0, nullptr);
+  ASSERT_EQ(opd_loop_chunks(l1), 3);
+  BlockRec r{std::vector<Range>(3)};
+  opd_loop_run(l1, blockBody, &r);
+  EXPECT_EQ(r.ranges[0].begin, -1);
+  EXPECT_EQ(r.ranges[0].end, 4095);
+  EXPECT_EQ(r.ranges[2].end, 10000);
+
+  opd_block *b3 = opd_block_create("cube", 3);
+  int64_t lo3[3] = {0, 0, 0}, hi3[3] = {100, 100, 30};
+  opd_loop *s3 = nullptr;
+  opd_loop *l3 = opd_loop_prepare_block(&s3, "l3", b3, lo3, hi3, 0, nullptr);
+  EXPECT_EQ(opd_loop_chunks(l3), 30); // one plane per chunk
+}
+
+TEST_F(LoopTest, BytesRule) {
+  opd_set *edges = opd_set_create("edges", 1000);
+  opd_set *nodes = opd_set_create("nodes", 300);
+  opd_map *m = opd_map_create("m", edges, nodes, 2);
+  opd_dat *x = opd_dat_create("x", nodes, OPD_F64, 2); // 16 B
+  opd_dat *r = opd_dat_create("r", nodes, OPD_F64, 1); // 8 B
+  opd_dat *q = opd_dat_create("q", edges, OPD_F32, 1); // 4 B
+  opd_arg args[] = {
+      {x, m, 0, OPD_ARG_INDIRECT, OPD_READ, 16},
+      {x, m, 1, OPD_ARG_INDIRECT, OPD_READ, 16},
+      {r, m, 0, OPD_ARG_INDIRECT, OPD_INC, 8},
+      {q, nullptr, 0, OPD_ARG_DIRECT, OPD_RW, 4},
+      {nullptr, nullptr, 0, OPD_ARG_GLOBAL, OPD_READ, 8},
+  };
+  // x: 16 * min(300, 2000) * 1; r: 8 * min(300, 1000) * 2; q: 4 * 1000 * 2;
+  // m once: 4 * 2 * 1000.
+  EXPECT_DOUBLE_EQ(loopBytes(1000, 5, args),
+                   16.0 * 300 + 8.0 * 300 * 2 + 4.0 * 1000 * 2 + 8000.0);
+}
+
+} // namespace

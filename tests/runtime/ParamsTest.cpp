@@ -1,0 +1,152 @@
+// ParamsTest.cpp - opd_rt_init: params, runtime options, --help, errors.
+// SPDX-License-Identifier: Apache-2.0
+#include "TestUtil.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+using opdc::rt::test::RunResult;
+using opdc::rt::test::runTestProgram;
+using ::testing::HasSubstr;
+
+namespace {
+
+TEST(Params, DefaultsWhenNoOptions) {
+  RunResult r = runTestProgram({"--threads=1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "n=7 big=1 threads=1\n0.5 0.25 false mesh.h5\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(Params, ThreadsFromEnvironmentUnlessGiven) {
+  setenv("OMP_NUM_THREADS", "1", 1);
+  RunResult env = runTestProgram({});
+  RunResult given = runTestProgram({"--threads=3"});
+  unsetenv("OMP_NUM_THREADS");
+  EXPECT_THAT(env.out, HasSubstr(" threads=1\n"));
+  EXPECT_THAT(given.out, HasSubstr(" threads=3\n"));
+}
+
+TEST(Params, EachTypeParses) {
+  RunResult r =
+      runTestProgram({"--n=-42", "--big=-9000000000", "--x=0.1", "--y=2.5e-3",
+                      "--flag=true", "--name=grid.h5", "--threads=2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "n=-42 big=-9000000000 threads=2\n0.1 0.0025 true grid.h5\n");
+}
+
+TEST(Params, BoolSpellings) {
+  EXPECT_THAT(runTestProgram({"--flag=1"}).out, HasSubstr(" true "));
+  EXPECT_THAT(runTestProgram({"--flag=0"}).out, HasSubstr(" false "));
+  EXPECT_THAT(runTestProgram({"--flag=false"}).out, HasSubstr(" false "));
+  EXPECT_THAT(runTestProgram({"--flag"}).out, HasSubstr(" true "));
+}
+
+TEST(Params, LastValueWins) {
+  RunResult r = runTestProgram({"--n=1", "--n=2"});
+  EXPECT_THAT(r.out, HasSubstr("n=2 "));
+}
+
+TEST(Params, EmptyStringAndLimits) {
+  RunResult r = runTestProgram(
+      {"--name=", "--n=2147483647", "--big=9223372036854775807", "--x=1e-50"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("n=2147483647 big=9223372036854775807"));
+  EXPECT_THAT(r.out, HasSubstr("0.0 0.25 false \n"));
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  std::string message;
+};
+
+class ParamsBad : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ParamsBad, FailsWithMessage) {
+  RunResult r = runTestProgram(GetParam().args);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "testprog: error: " + GetParam().message + "\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, ParamsBad,
+    ::testing::Values(
+        BadCase{{"--n=abc"},
+                "invalid value 'abc' for option '--n': expected an i32 "
+                "integer"},
+        BadCase{{"--n=12x"},
+                "invalid value '12x' for option '--n': expected an i32 "
+                "integer"},
+        BadCase{{"--n="},
+                "invalid value '' for option '--n': expected an i32 integer"},
+        BadCase{{"--n=3000000000"},
+                "value '3000000000' for option '--n' is out of range for i32"},
+        BadCase{{"--big=1.5"},
+                "invalid value '1.5' for option '--big': expected an i64 "
+                "integer"},
+        BadCase{{"--big=99999999999999999999"},
+                "value '99999999999999999999' for option '--big' is out of "
+                "range for i64"},
+        BadCase{{"--x=1e50"},
+                "value '1e50' for option '--x' is out of range for f32"},
+        BadCase{{"--x=fast"},
+                "invalid value 'fast' for option '--x': expected an f32 "
+                "number"},
+        BadCase{{"--y=1e999"},
+                "value '1e999' for option '--y' is out of range for f64"},
+        BadCase{{"--y= 1"},
+                "invalid value ' 1' for option '--y': expected an f64 number"},
+        BadCase{{"--flag=yes"},
+                "invalid value 'yes' for option '--flag': expected a bool "
+                "(true, false, 1 or 0)"},
+        BadCase{{"--n"}, "option '--n' needs a value (--n=<i32>)"},
+        BadCase{{"--bogus=1"}, "unknown option '--bogus'; see --help"},
+        BadCase{{"--bogus"}, "unknown option '--bogus'; see --help"},
+        BadCase{{"positional"},
+                "unexpected argument 'positional'; options are --name=value, "
+                "see --help"},
+        BadCase{{"-n=3"},
+                "unexpected argument '-n=3'; options are --name=value, see "
+                "--help"},
+        BadCase{{"--threads=0"},
+                "value '0' for option '--threads' is out of range: expected 1 "
+                "to 4096"},
+        BadCase{{"--threads=two"},
+                "invalid value 'two' for option '--threads': expected a "
+                "positive integer"},
+        BadCase{{"--threads"},
+                "option '--threads' needs a value (--threads=<N>)"},
+        BadCase{{"--profile=yes"}, "option '--profile' takes no value"},
+        BadCase{{"--help", "--bogus"},
+                "unknown option '--bogus'; see --help"}));
+
+TEST(Params, HelpListsParamsAndRuntimeOptions) {
+  RunResult r = runTestProgram({"--n=3", "--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, HasSubstr("usage: testprog [options]\n"));
+  // Defaults as declared, not the values given beside --help.
+  EXPECT_THAT(r.out, HasSubstr("  --n=<i32>               default: 7\n"));
+  EXPECT_THAT(r.out, HasSubstr("  --big=<i64>             default: 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("  --x=<f32>               default: 0.5\n"));
+  EXPECT_THAT(r.out, HasSubstr("  --y=<f64>               default: 0.25\n"));
+  EXPECT_THAT(r.out, HasSubstr("  --flag=<bool>           default: false\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr("  --name=<str>            default: \"mesh.h5\"\n"));
+  EXPECT_THAT(r.out, HasSubstr("runtime options:\n  --threads=<N> "));
+  EXPECT_THAT(r.out, HasSubstr("  --profile "));
+  EXPECT_THAT(r.out, HasSubstr("  --help "));
+}
+
+TEST(Params, RuntimeFailFlushesOutputFirst) {
+  RunResult r = runTestProgram({"--mode=fail"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "before\n");
+  EXPECT_EQ(r.err, "testprog: error: something went wrong\n");
+}
+
+} // namespace

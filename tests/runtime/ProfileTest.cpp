@@ -1,0 +1,76 @@
+// ProfileTest.cpp - The --profile table.
+// SPDX-License-Identifier: Apache-2.0
+#include "core/Profile.h"
+#include "TestUtil.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+using namespace opdc::rt;
+using ::testing::HasSubstr;
+
+namespace {
+
+TEST(Profile, FixedColumns) {
+  std::vector<ProfileRow> rows = {{"res_calc", 2000, 1.5, 3.0e9},
+                                  {"update", 2000, 0.5, 2.0e9}};
+  std::string text = formatProfile(rows, 4);
+  EXPECT_EQ(text, "\nprofile (4 threads)\n"
+                  "loop          calls      total s       avg ms       GB/s\n"
+                  "res_calc       2000     1.500000       0.7500       2.00\n"
+                  "update         2000     0.500000       0.2500       4.00\n"
+                  "--------------------------------------------------------\n"
+                  "total          4000     2.000000       0.5000       2.50\n");
+}
+
+TEST(Profile, ProgramPrintsTableAfterItsOutput) {
+  auto r = test::runTestProgram({"--mode=loops", "--profile", "--threads=2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // Three times a = 2a + degree from a = 1: 8 + 7 * degree per node, and
+  // the degrees add up to 2 * 9999: 80000 + 7 * 19998 = 219986.
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n') + 1), "total 219986.0\n");
+  EXPECT_THAT(r.out, HasSubstr("\nprofile (2 threads)\nloop "));
+  std::istringstream lines(r.out);
+  std::string line;
+  std::vector<std::string> names;
+  std::vector<double> seconds;
+  bool inTable = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind("loop ", 0) == 0) {
+      inTable = true;
+      continue;
+    }
+    if (!inTable || line.empty() || line[0] == '-')
+      continue;
+    std::istringstream fields(line);
+    std::string name;
+    long long calls;
+    double total;
+    fields >> name >> calls >> total;
+    names.push_back(name);
+    seconds.push_back(total);
+    if (name == "scale" || name == "increment") {
+      EXPECT_EQ(calls, 3) << line;
+    }
+    if (name == "sum") {
+      EXPECT_EQ(calls, 1) << line;
+    }
+    if (name == "total") {
+      EXPECT_EQ(calls, 7) << line;
+    }
+  }
+  ASSERT_EQ(names.size(), 4u) << r.out;
+  EXPECT_EQ(names.back(), "total");
+  EXPECT_GE(seconds[0], seconds[1]);
+  EXPECT_GE(seconds[1], seconds[2]);
+}
+
+TEST(Profile, NoTableWithoutTheOption) {
+  auto r = test::runTestProgram({"--mode=loops"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "total 219986.0\n");
+}
+
+} // namespace
