@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
-# quickstart.sh - Set up, build, and show opdc on the flagship example (Airfoil).
-# Until the CPU backend lands this checks the program and prints its Program
-# IR: every parallel loop with its access descriptors.
+# quickstart.sh - Set up, build, and run the flagship example: OP2's Airfoil on
+# OP2's own 720000-cell grid (generated bit-exactly if absent), 1000
+# iterations, with the rms history and the per-loop profile table.
+#
+# usage: scripts/quickstart.sh [airfoil options, e.g. --niter=100 --threads=1]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
-opdc="$root/build/bin/opdc"
-example="$root/examples/airfoil/airfoil.opd"
-echo "== opdc --check $example"
-"$opdc" --check "$example" && echo "ok: no errors"
-echo "== opdc --emit=ir $example"
-"$opdc" --emit=ir "$example"
+build="$root/build"
+work="$build/quickstart"
+mkdir -p "$work"
+cd "$work"
+if [[ ! -f new_grid.h5 ]]; then
+  echo "== generating OP2's NACA0012 grid (721801 nodes, 720000 cells)"
+  "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" --dat new_grid.dat --h5 new_grid.h5
+  sha256sum new_grid.dat
+fi
+echo "== opdc build examples/airfoil/airfoil.opd -o airfoil"
+"$build/bin/opdc" build "$root/examples/airfoil/airfoil.opd" -o airfoil
+echo "== ./airfoil --profile $*"
+./airfoil --profile "$@"
