@@ -921,6 +921,14 @@ Type Sema::checkIntrinsic(CallExpr &e, Intrinsic i) {
       return e.type;
     if (e.args[0]->type.isError())
       return e.type;
+    // The IR's select (and every backend's) chooses between scalars; an
+    // array select would need one per component, which the user can write.
+    if (!t.isScalar()) {
+      diags.error(e.args[1]->range,
+                  "'select' chooses between scalars, got '" + t.str() +
+                      "'; select each component");
+      return e.type;
+    }
     break;
   }
   case Intrinsic::Abs:

@@ -28,28 +28,43 @@ std::string special(double v) {
 }
 } // namespace
 
+namespace {
+// The shortest digits that read back to the same value (Python's repr
+// rule): fixed notation when the decimal exponent is in [-4, 16), else
+// scientific. "2500.0", "0.1", "1e-05", "1.5e+20".
+template <typename SameValue>
+std::string shortest(double v, int maxDigits, SameValue same) {
+  char buf[64];
+  int digits = 1;
+  for (; digits < maxDigits; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+    if (same(buf))
+      break;
+  }
+  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+  int exponent = std::atoi(std::strchr(buf, 'e') + 1);
+  if (exponent >= -4 && exponent < 16) {
+    int decimals = digits - 1 - exponent;
+    std::snprintf(buf, sizeof buf, "%.*f", decimals > 0 ? decimals : 0, v);
+  }
+  return keepFloatLook(buf);
+}
+} // namespace
+
 std::string formatF64(double v) {
   if (!std::isfinite(v))
     return special(v);
-  char buf[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v)
-      break;
-  }
-  return keepFloatLook(buf);
+  return shortest(v, 17, [v](const char *text) {
+    return std::strtod(text, nullptr) == v;
+  });
 }
 
 std::string formatF32(float v) {
   if (!std::isfinite(v))
     return special(double(v));
-  char buf[40];
-  for (int precision = 1; precision <= 9; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, double(v));
-    if (std::strtof(buf, nullptr) == v)
-      break;
-  }
-  return keepFloatLook(buf);
+  return shortest(double(v), 9, [v](const char *text) {
+    return std::strtof(text, nullptr) == v;
+  });
 }
 
 } // namespace opdc::rt

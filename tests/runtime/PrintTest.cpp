@@ -27,6 +27,11 @@ TEST(Print, F64Shortest) {
   EXPECT_EQ(formatF64(123456789.0), "123456789.0");
   EXPECT_EQ(formatF64(1e20), "1e+20");
   EXPECT_EQ(formatF64(2.5e-3), "0.0025");
+  // Python's repr rule: fixed notation for exponents in [-4, 16).
+  EXPECT_EQ(formatF64(2500.0), "2500.0");
+  EXPECT_EQ(formatF64(1.5e15), "1500000000000000.0");
+  EXPECT_EQ(formatF64(1e16), "1e+16");
+  EXPECT_EQ(formatF64(1.25e-4), "0.000125");
   EXPECT_EQ(formatF64(std::numeric_limits<double>::infinity()), "inf");
   EXPECT_EQ(formatF64(-std::numeric_limits<double>::infinity()), "-inf");
   EXPECT_EQ(formatF64(std::nan("")), "nan");
