@@ -52,31 +52,6 @@ using llvm::isa;
 
 namespace {
 
-std::string quoted(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-    case '\n':
-      out += "\\n";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '"':
-      out += "\\\"";
-      break;
-    case '\0':
-      out += "\\0";
-      break;
-    default:
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 std::string joinInts(const std::vector<int64_t> &v) {
   std::string s;
@@ -97,7 +72,7 @@ std::string inlineExpr(const Expr *e) {
   case ExprKind::BoolLit:
     return llvm::cast<BoolLitExpr>(e)->value ? "true" : "false";
   case ExprKind::StringLit:
-    return quoted(llvm::cast<StringLitExpr>(e)->value);
+    return quoteString(llvm::cast<StringLitExpr>(e)->value);
   case ExprKind::Name:
     return llvm::cast<NameExpr>(e)->name;
   case ExprKind::Unary: {
@@ -164,7 +139,7 @@ public:
     Indent in(*this);
     for (const ImportDecl &imp : m.imports) {
       line();
-      os << "import " << (imp.isPath ? quoted(imp.name) : imp.name);
+      os << "import " << (imp.isPath ? quoteString(imp.name) : imp.name);
       if (imp.resolved)
         os << " -> " << llvm::sys::path::filename(imp.resolved->path);
       loc(imp.range);
@@ -600,7 +575,7 @@ private:
       os << "bool " << (llvm::cast<BoolLitExpr>(e)->value ? "true" : "false");
       break;
     case ExprKind::StringLit:
-      os << "string " << quoted(llvm::cast<StringLitExpr>(e)->value);
+      os << "string " << quoteString(llvm::cast<StringLitExpr>(e)->value);
       break;
     case ExprKind::Name: {
       auto *n = llvm::cast<NameExpr>(e);

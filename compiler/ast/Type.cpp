@@ -52,6 +52,38 @@ std::string Type::str() const {
   return "?";
 }
 
+std::string quoteString(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    switch (ch) {
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\0':
+      out += "\\0";
+      break;
+    default:
+      if (ch < 0x20 || ch == 0x7f) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+        out += buf;
+      } else {
+        out += char(ch);
+      }
+    }
+  }
+  return out + "\"";
+}
+
 ConstValue ConstValue::ofInt(ScalarKind k, int64_t v) {
   ConstValue c;
   c.type = Type::scalarOf(k);
@@ -115,28 +147,8 @@ static std::string componentStr(const ConstValue &c, unsigned i) {
 
 std::string ConstValue::str() const {
   switch (type.kind) {
-  case Type::Kind::String: {
-    std::string out = "\"";
-    for (char ch : text) {
-      switch (ch) {
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      default:
-        out += ch;
-      }
-    }
-    return out + "\"";
-  }
+  case Type::Kind::String:
+    return quoteString(text);
   case Type::Kind::Scalar:
     return componentStr(*this, 0);
   case Type::Kind::Array: {

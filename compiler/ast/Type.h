@@ -60,6 +60,11 @@ struct Type {
   bool operator!=(const Type &o) const { return !(*this == o); }
 };
 
+/// \p s in double quotes, escaped the way the lexer reads strings back
+/// (newline, tab, backslash, quote, NUL) and other control bytes as \xNN:
+/// how every printer shows a string.
+std::string quoteString(const std::string &s);
+
 /// A compile-time value (folded const, param default, literal). Integers and
 /// bools live in `ints`, floats in `floats` (an f32 value is stored already
 /// rounded to single precision), one entry per component; strings in `text`.

@@ -148,44 +148,13 @@ std::string componentToString(const ConstValue &v, unsigned i) {
   return "?";
 }
 
-std::string quote(const std::string &s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    switch (ch) {
-    case '\n':
-      out += "\\n";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '"':
-      out += "\\\"";
-      break;
-    case '\0':
-      out += "\\0";
-      break;
-    default:
-      if (ch < 0x20 || ch == 0x7f) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\x%02x", ch);
-        out += buf;
-      } else {
-        out += char(ch);
-      }
-    }
-  }
-  return out + "\"";
-}
 
 } // namespace
 
 std::string constToString(const ConstValue &v) {
   switch (v.type.kind) {
   case Type::Kind::String:
-    return quote(v.text);
+    return quoteString(v.text);
   case Type::Kind::Scalar:
     return componentToString(v, 0);
   case Type::Kind::Array: {
@@ -634,7 +603,7 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
   case StmtKind::Print: {
     const auto &p = cast<PrintStmt>(s);
     if (p.formatted) {
-      os << "printf(" << quote(p.format);
+      os << "printf(" << quoteString(p.format);
       if (!p.args.empty())
         os << ", " << list(p.args);
       os << ")\n";
