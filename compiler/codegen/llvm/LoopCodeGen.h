@@ -11,7 +11,8 @@ struct ParLoopStmt;
 
 /// Emits \p loop at the current point of the host function \p host: the
 /// body function the runtime runs per chunk (kernel inlined into the
-/// element loop), and in the host the argument table, opd_loop_prepare,
+/// element loop, or into the compute loop of strips for increments through
+/// maps), and in the host the argument table, opd_loop_prepare,
 /// the context with the data pointers, reduction buffers, opd_loop_run and
 /// the combination of the reduction partials in chunk order.
 void emitParLoop(FunctionEmitter &host, const ir::ParLoopStmt &loop);
