@@ -15,7 +15,7 @@ cmake --build "$root/build-asan" -j "$jobs" --target opdc opd_rt opdc_frontend_f
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd "$root/build-asan" &&
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    ctest -j "$jobs" --output-on-failure --timeout 1500 -L "fuzz|lit|unit" -LE runtime)
+    ctest -j "$jobs" --output-on-failure --timeout 1500 -L "fuzz|lit|unit")
 # The runtime's death tests leave their allocations behind on purpose (the
 # process exits with status 1): no LeakSanitizer for them.
 (cd "$root/build-asan" &&
