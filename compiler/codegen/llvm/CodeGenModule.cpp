@@ -195,24 +195,6 @@ llvm::Function *CodeGenModule::function(const ir::Function *f) const {
   return it->second;
 }
 
-static int runtimeScalar(const Type &t) {
-  if (t.isString())
-    return RtStr;
-  switch (t.scalar) {
-  case ScalarKind::Bool:
-    return RtBool;
-  case ScalarKind::I32:
-    return RtI32;
-  case ScalarKind::I64:
-    return RtI64;
-  case ScalarKind::F32:
-    return RtF32;
-  case ScalarKind::F64:
-    return RtF64;
-  }
-  return RtF64;
-}
-
 void CodeGenModule::emitParams() {
   std::vector<llvm::Constant *> descs;
   for (const auto &p : program.params) {

@@ -24,22 +24,6 @@ namespace opdc {
 using llvm::cast;
 using namespace ir;
 
-static int runtimeScalar(ScalarKind k) {
-  switch (k) {
-  case ScalarKind::Bool:
-    return RtBool;
-  case ScalarKind::I32:
-    return RtI32;
-  case ScalarKind::I64:
-    return RtI64;
-  case ScalarKind::F32:
-    return RtF32;
-  case ScalarKind::F64:
-    return RtF64;
-  }
-  return RtF64;
-}
-
 void HostEmitter::emitMain(llvm::Constant *params, unsigned nparams) {
   createSlots();
   llvm::Value *table =
@@ -95,7 +79,7 @@ void HostEmitter::createMesh() {
 void HostEmitter::createDat(const ir::Dat &d) {
   auto i32 = [&](uint64_t v) { return llvm::ConstantInt::get(cgm.i32Ty, v); };
   llvm::Value *name = cgm.string(d.name);
-  llvm::Value *type = i32(runtimeScalar(d.scalar()));
+  llvm::Value *type = i32(runtimeScalar(Type::scalarOf(d.scalar())));
   llvm::Value *dim = i32(d.dim());
   llvm::Value *h;
   if (!d.structured()) {

@@ -81,4 +81,22 @@ RuntimeABI::RuntimeABI(llvm::Module &m) {
   printEnd = declare("opd_rt_print_end", voidTy, {});
 }
 
+int runtimeScalar(const Type &t) {
+  if (t.isString())
+    return RtStr;
+  switch (t.scalar) {
+  case ScalarKind::Bool:
+    return RtBool;
+  case ScalarKind::I32:
+    return RtI32;
+  case ScalarKind::I64:
+    return RtI64;
+  case ScalarKind::F32:
+    return RtF32;
+  case ScalarKind::F64:
+    return RtF64;
+  }
+  return RtF64;
+}
+
 } // namespace opdc

@@ -3,6 +3,8 @@
 #ifndef OPDC_CODEGEN_LLVM_RUNTIMEABI_H
 #define OPDC_CODEGEN_LLVM_RUNTIMEABI_H
 
+#include "ast/Type.h"
+
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Module.h"
 
@@ -45,6 +47,9 @@ enum RuntimeScalar {
   RtF64 = 4,
   RtStr = 5
 };
+/// The opd_scalar value of a dat or param element type (OPD_STR for str).
+int runtimeScalar(const opdc::Type &t);
+
 enum RuntimeAccess {
   RtRead = 0,
   RtWrite = 1,
