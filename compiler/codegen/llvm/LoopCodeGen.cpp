@@ -141,39 +141,39 @@ constexpr int64_t IncStripSize = 16;
 int runtimeKind(ArgKind k) {
   switch (k) {
   case ArgKind::Direct:
-    return RtDirect;
+    return OPD_ARG_DIRECT;
   case ArgKind::Indirect:
-    return RtIndirect;
+    return OPD_ARG_INDIRECT;
   case ArgKind::Stencil:
-    return RtStencil;
+    return OPD_ARG_STENCIL;
   case ArgKind::MapDirect:
-    return RtMapArg;
+    return OPD_ARG_MAP;
   case ArgKind::GlobalRead:
-    return RtGlobal;
+    return OPD_ARG_GLOBAL;
   case ArgKind::Reduction:
-    return RtReduction;
+    return OPD_ARG_REDUCTION;
   }
-  return RtDirect;
+  return OPD_ARG_DIRECT;
 }
 
 int runtimeMode(AccessMode m) {
   switch (m) {
   case AccessMode::Read:
-    return RtRead;
+    return OPD_READ;
   case AccessMode::Write:
-    return RtWrite;
+    return OPD_WRITE;
   case AccessMode::ReadWrite:
-    return RtRW;
+    return OPD_RW;
   case AccessMode::Inc:
-    return RtInc;
+    return OPD_INC;
   case AccessMode::Min:
-    return RtMin;
+    return OPD_MIN;
   case AccessMode::Max:
-    return RtMax;
+    return OPD_MAX;
   case AccessMode::Sum:
-    return RtSum;
+    return OPD_SUM;
   }
-  return RtRead;
+  return OPD_READ;
 }
 
 class LoopEmitter {

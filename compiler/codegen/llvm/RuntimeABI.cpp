@@ -83,20 +83,20 @@ RuntimeABI::RuntimeABI(llvm::Module &m) {
 
 int runtimeScalar(const Type &t) {
   if (t.isString())
-    return RtStr;
+    return OPD_STR;
   switch (t.scalar) {
   case ScalarKind::Bool:
-    return RtBool;
+    return OPD_BOOL;
   case ScalarKind::I32:
-    return RtI32;
+    return OPD_I32;
   case ScalarKind::I64:
-    return RtI64;
+    return OPD_I64;
   case ScalarKind::F32:
-    return RtF32;
+    return OPD_F32;
   case ScalarKind::F64:
-    return RtF64;
+    return OPD_F64;
   }
-  return RtF64;
+  return OPD_F64;
 }
 
 } // namespace opdc

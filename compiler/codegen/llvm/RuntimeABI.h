@@ -4,6 +4,7 @@
 #define OPDC_CODEGEN_LLVM_RUNTIMEABI_H
 
 #include "ast/Type.h"
+#include "opd_rt.h"
 
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Module.h"
@@ -38,35 +39,10 @@ struct RuntimeABI {
       printStr, printEnd;
 };
 
-/// opd_scalar / opd_access / opd_arg_kind values (part of the ABI).
-enum RuntimeScalar {
-  RtBool = 0,
-  RtI32 = 1,
-  RtI64 = 2,
-  RtF32 = 3,
-  RtF64 = 4,
-  RtStr = 5
-};
-/// The opd_scalar value of a dat or param element type (OPD_STR for str).
+/// The opd_scalar value (OPD_F64, ..., OPD_STR) of a dat or param element
+/// type. The ABI's enumerations come from opd_rt.h itself, so codegen and
+/// runtime cannot disagree on them.
 int runtimeScalar(const opdc::Type &t);
-
-enum RuntimeAccess {
-  RtRead = 0,
-  RtWrite = 1,
-  RtRW = 2,
-  RtInc = 3,
-  RtMin = 4,
-  RtMax = 5,
-  RtSum = 6
-};
-enum RuntimeArgKind {
-  RtDirect = 0,
-  RtIndirect = 1,
-  RtStencil = 2,
-  RtMapArg = 3,
-  RtGlobal = 4,
-  RtReduction = 5
-};
 
 } // namespace opdc
 #endif
