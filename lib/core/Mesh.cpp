@@ -142,17 +142,23 @@ opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
 
 int32_t *opd_map_data(opd_map *map) { return map ? map->data : nullptr; }
 
+// The fields every dat has, checked by the caller; storage comes after.
+static opd_dat *newDatOf(const char *name, opd_scalar type, int dim) {
+  opd_dat *d = newDat();
+  d->name = name;
+  d->type = type;
+  d->dim = dim;
+  d->bytes = scalarBytes(type);
+  return d;
+}
+
 opd_dat *opd_dat_create(const char *name, opd_set *set, opd_scalar type,
                         int dim) {
   name = nameOr(name, "<dat>");
   requireSet(set, "dat", name);
   checkDatType(type, dim, name);
-  opd_dat *d = newDat();
-  d->name = name;
+  opd_dat *d = newDatOf(name, type, dim);
   d->set = set;
-  d->type = type;
-  d->dim = dim;
-  d->bytes = scalarBytes(type);
   d->elements = set->size;
   std::string what = d->describe();
   d->data = allocZeroed(std::size_t(d->elements) * std::size_t(dim) *
@@ -179,12 +185,8 @@ opd_dat *opd_block_dat_create(const char *name, opd_block *block,
   if (!block)
     failf("internal error: dat '%s' has no block", name);
   checkDatType(type, dim, name);
-  opd_dat *d = newDat();
-  d->name = name;
+  opd_dat *d = newDatOf(name, type, dim);
   d->block = block;
-  d->type = type;
-  d->dim = dim;
-  d->bytes = scalarBytes(type);
   d->ndims = block->dims;
   int64_t points = 1;
   for (int k = 0; k < d->ndims; ++k) {
