@@ -44,6 +44,8 @@ Output and input:
 Diagnostics:
   -Werror             turn warnings into errors
   -Wno-NAME           disable the warning -WNAME
+  -Rpass=vectorize    report per loop whether its element loop was
+                      vectorised (SIMD width) or why not
   --error-limit=N     stop printing errors after N (default 50, 0 = no limit)
 
   --help              show this text
@@ -145,6 +147,14 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.warningsAsErrors = true;
     } else if (startsWith(a, "-Wno-") && a.size() > 5) {
       o.disabledWarnings.push_back(a.substr(5));
+    } else if (startsWith(a, "-Rpass=")) {
+      std::string pass = a.substr(7);
+      if (pass != "vectorize" && pass != "all") {
+        error = "unknown remark pass '" + pass +
+                "' for -Rpass; known: vectorize, all";
+        return std::nullopt;
+      }
+      o.remarks.push_back(pass);
     } else if (startsWith(a, "--error-limit=")) {
       std::string n = a.substr(14);
       char *end = nullptr;

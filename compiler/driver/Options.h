@@ -26,6 +26,7 @@ struct DriverOptions {
   bool showVersion = false;
   bool warningsAsErrors = false;     ///< -Werror
   std::vector<std::string> disabledWarnings; ///< -Wno-NAME
+  std::vector<std::string> remarks;          ///< -Rpass=NAME
   std::vector<std::string> importPaths;      ///< -I
   std::string stdlibDir;             ///< --stdlib-dir; empty: default
   unsigned errorLimit = 50;          ///< --error-limit

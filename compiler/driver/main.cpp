@@ -21,6 +21,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -172,14 +173,21 @@ int generate(const DriverOptions &opts, const ir::Program &program,
   auto module = generateLLVMModule(program, context, *tm, cg, diags);
   if (!module || diags.hasErrors())
     return ExitUserError;
+  std::optional<VectorizationRemarks> remarks;
+  if (diags.remarksEnabled("vectorize"))
+    remarks.emplace(context);
   if (opts.emit == EmitKind::LLVM) {
     // -O0 shows the module as generated, before even the always-inliner.
     if (opts.optLevel > 0)
       optimizeModule(*module, *tm, opts.optLevel);
+    if (remarks)
+      remarks->report(*module, opts.optLevel, diags);
     module->print(out->os(), nullptr);
     return ExitOk;
   }
   optimizeModule(*module, *tm, opts.optLevel);
+  if (remarks)
+    remarks->report(*module, opts.optLevel, diags);
 
   std::string stem = programStem(opts.input);
   if (opts.emit == EmitKind::Obj || opts.objectOnly) {
@@ -221,6 +229,8 @@ int compile(const DriverOptions &opts, const char *argv0) {
   diags.setErrorLimit(opts.errorLimit);
   for (auto &w : opts.disabledWarnings)
     diags.disableWarning(w);
+  for (auto &r : opts.remarks)
+    diags.enableRemarks(r);
 
   // Text goes to -o or stdout; object files and programs are written by
   // generate(), which checks their paths first.

@@ -448,7 +448,22 @@ void Sema::checkHalo(LoopStmt &s, LoopArg &a, BlockDecl &block) {
     return;
   if (s.hasRanges && int64_t(s.ranges.size()) != dims)
     return;
-  for (int64_t d = 0; d < dims; ++d) {
+  // Reads may reach into the halo at any stencil offset; written
+  // parameters (centre-only stencils, sema's gather rule) only where the
+  // loop range itself reaches.
+  bool written = a.param && a.param->mode != AccessMode::Read;
+  int64_t d = 0;
+  auto reportOutside = [&](int64_t index, int64_t depth, const char *side) {
+    diags.error(a.expr->range,
+                "stencil '" + st->name + "' " +
+                    (written ? "writes" : "reads") + " dat '" + dat->name +
+                    "' at index " + std::to_string(index) + " in dimension " +
+                    std::to_string(d) + ", outside its halo of depth " +
+                    std::to_string(depth) + "; shrink the loop range or "
+                    "declare a deeper " + side + "-side halo");
+    noteDeclared(dat);
+  };
+  for (d = 0; d < dims; ++d) {
     // The iteration range [lo, hi) in the dat's index space, where known.
     std::optional<int64_t> lo, hi, size;
     int64_t base = d < int64_t(dat->baseOffset.size()) ? dat->baseOffset[d] : 0;
@@ -475,24 +490,14 @@ void Sema::checkHalo(LoopStmt &s, LoopArg &a, BlockDecl &block) {
     }
     int64_t first = *lo + minOff;
     if (first < base - dat->haloM[d]) {
-      diags.error(a.expr->range,
-                  "stencil '" + st->name + "' reads dat '" + dat->name +
-                      "' at index " + std::to_string(first) + " in dimension " +
-                      std::to_string(d) + ", outside its halo of depth " +
-                      std::to_string(dat->haloM[d]));
-      noteDeclared(dat);
+      reportOutside(first, dat->haloM[d], "minus");
       return;
     }
     if (!hi || !size)
       continue;
     int64_t last = *hi - 1 + maxOff;
     if (last > base + *size - 1 + dat->haloP[d]) {
-      diags.error(a.expr->range,
-                  "stencil '" + st->name + "' reads dat '" + dat->name +
-                      "' at index " + std::to_string(last) + " in dimension " +
-                      std::to_string(d) + ", outside its halo of depth " +
-                      std::to_string(dat->haloP[d]));
-      noteDeclared(dat);
+      reportOutside(last, dat->haloP[d], "plus");
       return;
     }
   }

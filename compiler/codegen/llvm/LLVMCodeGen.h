@@ -55,6 +55,31 @@ generateLLVMModule(const ir::Program &program, llvm::LLVMContext &context,
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
                     unsigned optLevel);
 
+/// Name of the function metadata that tags a loop's body function with the
+/// loop's kernel name and source location: !{!"kernel", i32 buffer, i32 line,
+/// i32 column}.
+inline constexpr const char *LoopMetadataKind = "opd.loop";
+
+/// -Rpass=vectorize: collects the loop vectoriser's remarks while the module
+/// is optimised (construct before optimizeModule, on the module's context)
+/// and reports, per parallel loop at its source location, whether its
+/// element loop was vectorised and with which width, or why not.
+class VectorizationRemarks {
+public:
+  explicit VectorizationRemarks(llvm::LLVMContext &context);
+  ~VectorizationRemarks();
+  VectorizationRemarks(const VectorizationRemarks &) = delete;
+  VectorizationRemarks &operator=(const VectorizationRemarks &) = delete;
+  /// One remark of pass "vectorize" per loop, in source order.
+  void report(const llvm::Module &module, unsigned optLevel,
+              DiagnosticEngine &diags);
+
+private:
+  struct State;
+  llvm::LLVMContext &context;
+  std::unique_ptr<State> state;
+};
+
 /// Writes \p module as a native object file to \p out. Returns false with
 /// \p error set if the target cannot emit objects.
 bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &tm,

@@ -68,9 +68,11 @@
 
 #include "codegen/llvm/FunctionEmitter.h"
 #include "codegen/llvm/KernelCodeGen.h"
+#include "codegen/llvm/LLVMCodeGen.h"
 
 #include "support/Assert.h"
 #include "support/Diagnostics.h"
+#include "support/SourceManager.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/IR/Constants.h"
@@ -197,6 +199,7 @@ private:
   };
   Shape chooseShape() const;
   void layoutContext();
+  void tagWithLoop(llvm::Function &f);
   llvm::Function *emitBody(const KernelInterface &kernel, llvm::MDNode *group);
   /// The elements [begin, end) as strips (Shape::IncStrips).
   void emitIncStrips(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
@@ -406,12 +409,32 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
   bb.CreateCall(kernel.function, args);
 }
 
+void LoopEmitter::tagWithLoop(llvm::Function &f) {
+  // Remarks.cpp reports vectorisation per loop at this location.
+  unsigned buffer = 0, line = 0, col = 0;
+  if (loop.range.valid()) {
+    SourceManager &sm = cgm.diags.sources();
+    buffer = sm.bufferOf(loop.range.begin);
+    std::tie(line, col) = sm.lineAndColumn(loop.range.begin);
+  }
+  auto num = [&](unsigned v) {
+    return llvm::ConstantAsMetadata::get(
+        llvm::ConstantInt::get(cgm.i32Ty, v));
+  };
+  f.setMetadata(LoopMetadataKind,
+                llvm::MDNode::get(cgm.context,
+                                  {llvm::MDString::get(cgm.context,
+                                                       loop.kernel->name),
+                                   num(buffer), num(line), num(col)}));
+}
+
 llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
                                       llvm::MDNode *group) {
   llvm::Function *f = llvm::Function::Create(
       cgm.rt.bodyTy, llvm::GlobalValue::InternalLinkage,
       "opd_body_" + loop.kernel->name + "." + std::to_string(id), cgm.module);
   cgm.addFunctionAttributes(*f);
+  tagWithLoop(*f);
   llvm::Argument *ctxArg = f->getArg(0);
   ctxArg->setName("ctx");
   ctxArg->addAttr(llvm::Attribute::NoAlias);
