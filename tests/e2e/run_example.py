@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# run_example.py - Known-answer checks of the structured examples.
+# SPDX-License-Identifier: Apache-2.0
+#
+# Builds an example with `opdc build`, runs it at --threads=1 and
+# --threads=2 for each parameter set, requires the two outputs to be
+# identical (timing lines aside), and checks the numbers against the known
+# answer of that example:
+#
+#   poisson        the max error against the manufactured solution falls as
+#                  h^2: ratios between successive grids (h halved) in
+#                  [3.6, 4.4], and the finest error below 1e-3
+#   heat3d         the amplitude of the decaying Fourier mode against
+#                  exp(-3 pi^2 t): relative error below 3e-2 on every grid (9^3 to 33^3)
+#                  and second order under refinement
+#   shallow_water  total mass conserved to round-off, energy decreasing
+#
+# usage: run_example.py --opdc OPDC --source FILE.opd --work DIR --check NAME
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+
+def fail(message):
+    print("run_example: FAIL: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, cwd):
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if p.returncode != 0:
+        fail("%s exited with %d\nstdout:\n%s\nstderr:\n%s" %
+             (" ".join(cmd), p.returncode, p.stdout, p.stderr))
+    if p.stderr:
+        fail("%s wrote to stderr:\n%s" % (" ".join(cmd), p.stderr))
+    return p.stdout
+
+
+def stable(out):
+    """The output without its timing lines (the only run-dependent text)."""
+    return "\n".join(l for l in out.splitlines() if not l.startswith("time ="))
+
+
+def number(out, pattern, what):
+    m = re.findall(pattern, out, re.MULTILINE)
+    if not m:
+        fail("no %s in the output:\n%s" % (what, out))
+    return float(m[-1])
+
+
+def outputs(exe, work, argsets):
+    """Runs every parameter set at 1 and 2 threads; returns the outputs."""
+    result = []
+    for args in argsets:
+        one = run([exe] + args + ["--threads=1"], work)
+        two = run([exe] + args + ["--threads=2"], work)
+        if stable(one) != stable(two):
+            fail("%s: 1-thread and 2-thread outputs differ:\n%s\n---\n%s" %
+                 (" ".join(args), one, two))
+        print("$ %s %s\n%s" % (os.path.basename(exe), " ".join(args), one))
+        result.append(one)
+    return result
+
+
+def check_order(errors, what, lo=3.6, hi=4.4):
+    for coarse, fine in zip(errors, errors[1:]):
+        ratio = coarse / fine
+        print("%s ratio %.3f (%.3e / %.3e)" % (what, ratio, coarse, fine))
+        if not lo <= ratio <= hi:
+            fail("%s falls by %.3f under refinement, expected about 4 "
+                 "(second order)" % (what, ratio))
+
+
+def check_poisson(exe, work):
+    # Jacobi to convergence (about 2 n^2 ln(1/tol) / pi^2 sweeps).
+    grids = [(17, 4000), (33, 14000), (65, 50000)]
+    outs = outputs(exe, work, [["--nx=%d" % n, "--ny=%d" % n,
+                                "--niter=%d" % it, "--report=%d" % it]
+                               for n, it in grids])
+    errors = [number(o, r"max error vs exact\s*=\s*(\S+)", "max error")
+              for o in outs]
+    residuals = [number(o, r"final residual \(rms\)\s*=\s*(\S+)", "residual")
+                 for o in outs]
+    for (n, _), r in zip(grids, residuals):
+        if r > 1e-6:
+            fail("poisson %dx%d did not converge: residual %.3e" % (n, n, r))
+    check_order(errors, "poisson max error")
+    if errors[-1] > 1e-3:
+        fail("poisson error %.3e on the finest grid" % errors[-1])
+
+
+def check_heat3d(exe, work):
+    outs = outputs(exe, work, [["--n=%d" % n, "--tfinal=0.05", "--report=1000"]
+                               for n in (9, 17, 33)])
+    errors = []
+    for o in outs:
+        last = [l for l in o.splitlines() if re.match(r"\s+\d+\s+0\.05", l)]
+        if not last:
+            fail("no line for t = 0.05 in:\n%s" % o)
+        cols = last[-1].split()
+        amp, exact, rel = float(cols[2]), float(cols[3]), float(cols[4])
+        if abs(exact - 0.2275374) > 1e-6:  # exp(-3 pi^2 0.05)
+            fail("analytic amplitude %.6f, expected exp(-0.15 pi^2)" % exact)
+        if rel > 3e-2:
+            fail("heat3d amplitude %.6e vs exact %.6e: relative error %.3e"
+                 % (amp, exact, rel))
+        errors.append(rel)
+    check_order(errors, "heat3d amplitude error", 3.4, 4.6)
+
+
+def check_shallow_water(exe, work):
+    outs = outputs(exe, work, [["--nx=48", "--ny=40", "--tfinal=0.15",
+                                "--report=25"]])
+    out = outs[0]
+    for line in ("mass: conserved to round-off",
+                 "energy: decreasing at every summary"):
+        if line not in out:
+            fail("shallow_water: no '%s' in:\n%s" % (line, out))
+    drift = number(out, r"mass drift \|M - M0\| / M0 = (\S+)", "mass drift")
+    if drift > 1e-12:
+        fail("mass drift %.2e" % drift)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--opdc", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--check", required=True,
+                    choices=["poisson", "heat3d", "shallow_water"])
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    exe = os.path.join(a.work, a.check)
+    p = subprocess.run([a.opdc, "build", a.source, "-o", exe],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        fail("opdc build %s failed:\n%s%s" % (a.source, p.stdout, p.stderr))
+    globals()["check_" + a.check](exe, a.work)
+    print("run_example: %s OK" % a.check)
+
+
+if __name__ == "__main__":
+    main()
