@@ -37,5 +37,5 @@ IFS=, read -ra counts <<<"$threads"
 for t in "${counts[@]}"; do
   echo "== airfoil, $t thread(s), $niter iterations"
   ./airfoil --threads="$t" --niter="$niter" --profile >"airfoil-$t.txt"
-  python3 "$root/bench/airfoil/report.py" stream.txt "airfoil-$t.txt" "$t"
+  python3 "$root/bench/report.py" stream.txt "airfoil-$t.txt" "$t"
 done
