@@ -132,6 +132,14 @@ void opd_rt_fail(const char *message) {
   fail(message ? message : "unknown error");
 }
 
+void opd_rt_fail_outside(const char *message, int64_t index, int32_t dim,
+                         int64_t first, int64_t last) {
+  failf("%s at index %lld in dimension %d, outside its halo (valid indices "
+        "%lld .. %lld)",
+        message ? message : "loop", (long long)index, int(dim),
+        (long long)first, (long long)last);
+}
+
 void *opd_rt_scratch(int64_t bytes) {
   if (bytes < 0)
     failf("internal error: negative scratch size %lld", (long long)bytes);

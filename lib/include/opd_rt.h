@@ -91,6 +91,11 @@ double opd_rt_wtime(void);
 int opd_rt_threads(void);
 /** Aborts the program with "<program>: error: <message>" and status 1. */
 void opd_rt_fail(const char *message);
+/** Aborts like opd_rt_fail with "<message> at index <index> in dimension
+ *  <dim>, outside its halo (valid indices <first> .. <last>)": a block
+ *  loop whose range, known only at run time, reaches past a dat's halo. */
+void opd_rt_fail_outside(const char *message, int64_t index, int32_t dim,
+                         int64_t first, int64_t last);
 
 /*===-- Unstructured mesh --------------------------------------------------===*/
 

@@ -76,6 +76,7 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/MDBuilder.h"
 
 #include <functional>
 #include <map>
@@ -200,6 +201,9 @@ private:
   Shape chooseShape() const;
   void layoutContext();
   void tagWithLoop(llvm::Function &f);
+  void emitOutsideCheck(llvm::Value *failed, const std::string &what,
+                        llvm::Value *index, unsigned dim, llvm::Value *first,
+                        llvm::Value *last);
   llvm::Function *emitBody(const KernelInterface &kernel, llvm::MDNode *group);
   /// The elements [begin, end) as strips (Shape::IncStrips).
   void emitIncStrips(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
@@ -709,7 +713,6 @@ void LoopEmitter::emitHaloChecks() {
       continue;
     const Dat *dat = a.dat;
     llvm::Value *h = b.CreateLoad(cgm.ptrTy, cgm.handle(dat));
-    llvm::Value *bad = b.getFalse();
     for (unsigned d = 0; d < dims; ++d) {
       int64_t mn = 0, mx = 0;
       if (a.stencil)
@@ -727,19 +730,39 @@ void LoopEmitter::emitHaloChecks() {
           cgm.i64Ty, b.CreateConstInBoundsGEP2_32(arrTy, hiArr, 0, d));
       llvm::Value *ext = b.CreateCall(
           cgm.rt.datExtent, {h, llvm::ConstantInt::get(cgm.i32Ty, d)});
+      // Valid indices: [first, last]; the loop reaches [lo + mn, hi - 1 + mx].
       llvm::Value *first = i64(at(dat->base) - at(dat->haloMinus));
-      llvm::Value *limit =
-          b.CreateAdd(ext, i64(at(dat->base) + at(dat->haloPlus)));
-      llvm::Value *outside =
-          b.CreateOr(b.CreateICmpSLT(b.CreateAdd(lo, i64(mn)), first),
-                     b.CreateICmpSGT(b.CreateAdd(hi, i64(mx)), limit));
-      bad = b.CreateOr(bad, b.CreateAnd(b.CreateICmpSLT(lo, hi), outside));
+      llvm::Value *last =
+          b.CreateAdd(ext, i64(at(dat->base) + at(dat->haloPlus) - 1));
+      llvm::Value *nonEmpty = b.CreateICmpSLT(lo, hi);
+      llvm::Value *low = b.CreateAdd(lo, i64(mn));
+      llvm::Value *high = b.CreateAdd(hi, i64(mx - 1));
+      std::string what = cgm.location(loop.range) + ": loop '" +
+                         loop.kernel->name + "' over '" + loop.block->name +
+                         "' " + (a.mode == AccessMode::Read ? "reads" : "writes") +
+                         " dat '" + dat->name + "'";
+      emitOutsideCheck(b.CreateAnd(nonEmpty, b.CreateICmpSLT(low, first)), what,
+                       low, d, first, last);
+      emitOutsideCheck(b.CreateAnd(nonEmpty, b.CreateICmpSGT(high, last)), what,
+                       high, d, first, last);
     }
-    host.emitRuntimeCheck(bad, loop.range,
-                          "loop '" + loop.kernel->name + "' over '" +
-                              loop.block->name + "' reaches outside dat '" +
-                              dat->name + "' and its halo");
   }
+}
+
+void LoopEmitter::emitOutsideCheck(llvm::Value *failed, const std::string &what,
+                                   llvm::Value *index, unsigned dim,
+                                   llvm::Value *first, llvm::Value *last) {
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  auto *failBB = llvm::BasicBlock::Create(cgm.context, "halo.fail", f);
+  auto *okBB = llvm::BasicBlock::Create(cgm.context, "halo.ok", f);
+  llvm::MDBuilder md(cgm.context);
+  b.CreateCondBr(failed, failBB, okBB, md.createUnlikelyBranchWeights());
+  b.SetInsertPoint(failBB);
+  b.CreateCall(cgm.rt.failOutside,
+               {cgm.string(what), index,
+                llvm::ConstantInt::get(cgm.i32Ty, dim), first, last});
+  b.CreateUnreachable();
+  b.SetInsertPoint(okBB);
 }
 
 llvm::Value *LoopEmitter::emitPrepare() {

@@ -38,10 +38,12 @@ RuntimeABI::RuntimeABI(llvm::Module &m) {
   finalize = declare("opd_rt_finalize", i32, {});
   wtime = declare("opd_rt_wtime", f64, {});
   fail = declare("opd_rt_fail", voidTy, {ptr});
-  if (auto *f = llvm::dyn_cast<llvm::Function>(fail.getCallee())) {
-    f->addFnAttr(llvm::Attribute::NoReturn);
-    f->addFnAttr(llvm::Attribute::Cold);
-  }
+  failOutside = declare("opd_rt_fail_outside", voidTy, {ptr, i64, i32, i64, i64});
+  for (auto *callee : {&fail, &failOutside})
+    if (auto *f = llvm::dyn_cast<llvm::Function>(callee->getCallee())) {
+      f->addFnAttr(llvm::Attribute::NoReturn);
+      f->addFnAttr(llvm::Attribute::Cold);
+    }
 
   setCreate = declare("opd_set_create", ptr, {ptr, i64});
   setFromFile = declare("opd_set_from_file", ptr, {ptr, ptr});

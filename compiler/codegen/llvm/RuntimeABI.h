@@ -27,7 +27,7 @@ struct RuntimeABI {
   /// void (*opd_body)(void *ctx, int64_t begin, int64_t end, int64_t chunk)
   llvm::FunctionType *bodyTy;
 
-  llvm::FunctionCallee init, finalize, wtime, fail;
+  llvm::FunctionCallee init, finalize, wtime, fail, failOutside;
   llvm::FunctionCallee setCreate, setFromFile, setSize;
   llvm::FunctionCallee mapCreate, mapFromFile, mapData;
   llvm::FunctionCallee datCreate, datFromFile, datData, datFill, datSwap;
