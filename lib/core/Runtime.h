@@ -20,6 +20,15 @@ constexpr int64_t DirectChunkSize = 4096;
 /// max(1, DirectChunkSize / points per outer index) outer indices.
 constexpr int64_t BlockChunkPoints = DirectChunkSize;
 
+/// 3D block loops take more planes per chunk, because the generated body
+/// cache-blocks a chunk (tiles of dimension 1 outermost, planes inside, see
+/// compiler/codegen/llvm/LoopCodeGen.cpp) and reuses a plane only within
+/// its chunk: up to Block3DChunkPoints points, but at most 1/16 of the
+/// planes, so that even small grids give every thread work. Both depend on
+/// the grid alone, never on the thread count.
+constexpr int64_t Block3DChunkPoints = int64_t(1) << 20;
+constexpr int64_t Block3DMinChunks = 16;
+
 /// The program name used in messages ("<program>: error: ...").
 const char *programName();
 void setProgramName(const std::string &name);

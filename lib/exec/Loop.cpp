@@ -266,8 +266,13 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   const int outer = dims - 1;
   loop->begin = lo[outer];
   loop->count = inner > 0 ? std::max<int64_t>(0, hi[outer] - lo[outer]) : 0;
-  loop->chunkSize =
-      std::max<int64_t>(1, BlockChunkPoints / std::max<int64_t>(1, inner));
+  if (dims == 3)
+    loop->chunkSize = std::max<int64_t>(
+        1, std::min(Block3DChunkPoints / std::max<int64_t>(1, inner),
+                    loop->count / Block3DMinChunks));
+  else
+    loop->chunkSize =
+        std::max<int64_t>(1, BlockChunkPoints / std::max<int64_t>(1, inner));
   loop->nchunks = (loop->count + loop->chunkSize - 1) / loop->chunkSize;
   loop->bytesPerCall = loopBytes(loop->count * inner, nargs, args);
   return loop;

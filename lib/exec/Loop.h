@@ -10,7 +10,9 @@
 //    blocks; chunk index = block index;
 //  * block loops: chunks of whole outer-dimension indices (the last, largest
 //    stride dimension), max(1, BlockChunkPoints / points per outer index)
-//    of them per chunk; recomputed when the range changes.
+//    of them per chunk (3D: up to Block3DChunkPoints points and at most
+//    1/Block3DMinChunks of the planes, for the body's cache blocking);
+//    recomputed when the range changes.
 //
 // Bytes moved per call, for the profile's GB/s (n = iterations, i.e. the set
 // size or the points of a block range):
