@@ -554,14 +554,18 @@ llvm::Value *FunctionEmitter::emitLibmCall(const char *name, ScalarKind k,
   return b.CreateCall(callee, args);
 }
 
+// Floats: IEEE 754-2019 minimum/maximum (llvm.minimum/llvm.maximum): NaN
+// if either operand is NaN, -0 below +0. Unlike a compare-and-select, the
+// operation is commutative and associative even with NaNs and signed
+// zeros, so a min/max reduction gives the same bits in any order (chunk
+// order, vector lanes, ranks), and the vectoriser can reduce it in lanes.
 llvm::Value *FunctionEmitter::emitMinMax(bool isMin, ScalarKind k,
                                          llvm::Value *x, llvm::Value *y) {
-  llvm::Value *pick;
   if (isFloat(k))
-    pick = isMin ? b.CreateFCmpOLT(x, y) : b.CreateFCmpOGT(x, y);
-  else
-    pick = isMin ? b.CreateICmpSLT(x, y) : b.CreateICmpSGT(x, y);
-  return b.CreateSelect(pick, x, y);
+    return b.CreateBinaryIntrinsic(
+        isMin ? llvm::Intrinsic::minimum : llvm::Intrinsic::maximum, x, y);
+  return b.CreateBinaryIntrinsic(
+      isMin ? llvm::Intrinsic::smin : llvm::Intrinsic::smax, x, y);
 }
 
 llvm::Value *FunctionEmitter::emitSelect(const ir::IntrinsicExpr &e) {

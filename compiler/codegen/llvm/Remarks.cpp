@@ -112,6 +112,10 @@ std::string describeMissed(const std::string &reason, unsigned optLevel) {
   std::string r = reason;
   if (r.rfind("loop ", 0) == 0)
     r = r.substr(5);
+  // Advice about clang's pragmas does not apply to .opd programs.
+  size_t pragma = r.find(". Use #pragma");
+  if (pragma != std::string::npos)
+    r.erase(pragma);
   if (r.find("reorder floating-point") != std::string::npos)
     r += " (float reductions stay in source order, so results do not depend "
          "on the vector width)";
