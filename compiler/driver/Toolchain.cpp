@@ -79,7 +79,33 @@ std::string findCompiler(std::string &error) {
 
 } // namespace
 
+std::vector<std::string> runtimeFiles(const char *argv0) {
+  std::vector<std::string> tried, files;
+  std::string linkFile = findRuntimeLinkFile(argv0, tried);
+  if (linkFile.empty())
+    return files;
+  files.push_back(linkFile);
+  auto buffer = llvm::MemoryBuffer::getFile(linkFile);
+  if (!buffer)
+    return files;
+  llvm::SmallVector<llvm::StringRef, 16> lines;
+  (*buffer)->getBuffer().split(lines, '\n', -1, false);
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    if (llvm::sys::path::is_absolute(line) && line.ends_with(".a"))
+      files.push_back(line.str());
+  }
+  return files;
+}
+
 bool linkExecutable(const char *argv0, const std::string &object,
+                    const std::string &exe, const std::string &shownAs,
+                    std::string &error) {
+  return linkExecutable(argv0, std::vector<std::string>{object}, exe, shownAs,
+                        error);
+}
+
+bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
                     const std::string &exe, const std::string &shownAs,
                     std::string &error) {
   std::vector<std::string> tried;
@@ -117,7 +143,11 @@ bool linkExecutable(const char *argv0, const std::string &object,
   std::string cxx = findCompiler(error);
   if (cxx.empty())
     return false;
-  std::vector<llvm::StringRef> argv{cxx, object, "-o", exe};
+  std::vector<llvm::StringRef> argv{cxx};
+  for (const std::string &o : objects)
+    argv.push_back(o);
+  argv.push_back("-o");
+  argv.push_back(exe);
   for (const std::string &a : runtimeArgs)
     argv.push_back(a);
   std::string execError;
