@@ -57,6 +57,16 @@ std::string findRuntimeLinkFile(const char *argv0,
   return "";
 }
 
+/// A relative file name in a link file (not a flag) is relative to the link
+/// file's folder: the installed file names the archive beside it.
+std::string resolveLinkEntry(llvm::StringRef line, const std::string &linkFile) {
+  if (line.starts_with("-") || llvm::sys::path::is_absolute(line))
+    return line.str();
+  llvm::SmallString<256> p(llvm::sys::path::parent_path(linkFile));
+  llvm::sys::path::append(p, line);
+  return std::string(p);
+}
+
 std::string findCompiler(std::string &error) {
   std::string env = envOr("OPDC_CXX");
   if (!env.empty()) {
@@ -92,8 +102,9 @@ std::vector<std::string> runtimeFiles(const char *argv0) {
   (*buffer)->getBuffer().split(lines, '\n', -1, false);
   for (llvm::StringRef line : lines) {
     line = line.trim();
-    if (llvm::sys::path::is_absolute(line) && line.ends_with(".a"))
-      files.push_back(line.str());
+    std::string entry = resolveLinkEntry(line, linkFile);
+    if (llvm::sys::path::is_absolute(entry) && line.ends_with(".a"))
+      files.push_back(entry);
   }
   return files;
 }
@@ -130,14 +141,15 @@ bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
     line = line.trim();
     if (line.empty() || line.starts_with("#"))
       continue;
+    std::string entry = resolveLinkEntry(line, linkFile);
     // A file the runtime's build should have produced (the archive itself).
-    if (llvm::sys::path::is_absolute(line) && !line.starts_with("-") &&
-        !llvm::sys::fs::exists(line)) {
-      error = "the runtime library '" + line.str() + "' listed in '" +
+    if (llvm::sys::path::is_absolute(entry) && !line.starts_with("-") &&
+        !llvm::sys::fs::exists(entry)) {
+      error = "the runtime library '" + entry + "' listed in '" +
               linkFile + "' does not exist; build the 'opd_rt' target";
       return false;
     }
-    runtimeArgs.push_back(line.str());
+    runtimeArgs.push_back(entry);
   }
 
   std::string cxx = findCompiler(error);
