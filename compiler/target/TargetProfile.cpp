@@ -472,8 +472,12 @@ bool Loader::applyValue(const Key &key, const YAML::Node &v,
 
 void Loader::apply(const YAML::Node &map, const std::vector<Key> &keys,
                    const std::string &prefix, TargetProfile &p) {
+  std::set<std::string> done;
   for (auto it = map.begin(); it != map.end(); ++it) {
-    std::string name = it->first.Scalar();
+    YAML::Node keyNode = it->first;
+    if (!keyNode.IsScalar() || !done.insert(keyNode.Scalar()).second)
+      continue; // reported by checkSection
+    std::string name = keyNode.Scalar();
     const Key *key = nullptr;
     for (const Key &c : keys)
       if (c.name == name)
@@ -482,8 +486,11 @@ void Loader::apply(const YAML::Node &map, const std::vector<Key> &keys,
       continue;
     std::string dotted = prefix + name;
     if (key->kind == Kind::Section) {
+      YAML::Node section = it->second;
+      if (!section.IsMap())
+        continue; // reported by checkSection
       p.given.insert(dotted);
-      apply(it->second, key->children, dotted + ".", p);
+      apply(section, key->children, dotted + ".", p);
       continue;
     }
     if (applyValue(*key, it->second, dotted, p))
@@ -552,8 +559,10 @@ bool Loader::loadFile(const std::string &file, TargetProfile &out,
                     nodeKind(root));
     return restore(false);
   }
-  if (!checkSection(root, schema(), ""))
-    return restore(false);
+  // Shape problems do not stop the values from being checked: every
+  // problem of the file is reported in one run.
+  unsigned before = diags.errorCount();
+  checkSection(root, schema(), "");
 
   TargetProfile self;
   if (YAML::Node base = root["extends"]) {
@@ -582,7 +591,6 @@ bool Loader::loadFile(const std::string &file, TargetProfile &out,
     self.given.erase("name");
     self.given.erase("description");
   }
-  unsigned before = diags.errorCount();
   apply(root, schema(), "", self);
   if (diags.errorCount() != before)
     return restore(false);
