@@ -73,6 +73,9 @@ std::string buildStamp(const DriverOptions &opts, const TargetProfile *profile,
   for (const auto &dir : opts.importPaths)
     add("-I" + dir);
   add(stdlibDir);
+  // Every later option that changes the generated code or the link (a
+  // runtime variant, a backend) must be added here too, or a build with it
+  // would be taken for up to date.
   llvm::MD5::MD5Result r;
   md5.final(r);
   return r.digest().str().str();
