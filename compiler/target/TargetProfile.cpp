@@ -546,7 +546,7 @@ bool Loader::loadFile(const std::string &file, TargetProfile &out,
   YAML::Node root;
   try {
     root = YAML::Load(buffer.str());
-  } catch (const YAML::ParserException &e) {
+  } catch (const YAML::Exception &e) { // ParserException and the rest
     diags.error(at(e.mark), "malformed YAML: " + e.msg);
     return restore(false);
   }
