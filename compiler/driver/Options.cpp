@@ -10,6 +10,8 @@ const char *helpText() {
   return R"(usage: opdc [options] FILE.opd
        opdc build [options] FILE.opd [-o PROGRAM]
        opdc run [options] FILE.opd [-- PROGRAM-ARGUMENTS]
+       opdc link FILE.o... -o PROGRAM
+       opdc --print-target=NAME|FILE.yaml
 
 Compiles an .opd program (mesh-based scientific computation).
 
@@ -18,6 +20,8 @@ Commands:
                       .opd); with -c, to an object file only
   run                 build into a temporary directory, run the program with
                       the arguments after --, and exit with its status
+  link                link object files (from 'build -c') with the runtime
+                      into the program named by -o
 
 Stages:
   --check             parse and check the program; print only diagnostics
@@ -31,13 +35,26 @@ Stages:
 Code generation:
   -O0 -O1 -O2 -O3     optimisation level (default -O3)
   -c                  with build: stop after the object file
-  -march=CPU          compile for CPU (default native: this machine)
+  -march=CPU          compile for CPU (default native: this machine, or the
+                      target profile's cpu.name, which -march overrides)
+  --target=NAME|FILE  compile for a target profile (targets/NAME.yaml, a
+                      YAML file, or 'native'): triple, CPU, features, vector
+                      width and default thread count; see opd-target(5)
+  --target-dir=DIR    look for --target NAME in DIR first (repeatable)
+  --print-target=NAME|FILE
+                      print the resolved profile (after 'extends') and exit
   -ffp-contract=off|fast
                       fuse multiplies and adds into fma (fast) or keep every
                       rounding step of the source (off, the default)
 
 Output and input:
   -o FILE             write the output to FILE (--emit: instead of stdout)
+  -MD                 also write a make dependency file: the output depends
+                      on the program, every imported module and the profile
+  -MF FILE            name the dependency file (default: OUTPUT.d)
+  -B                  build even when the output is up to date (by default
+                      'opdc build' does nothing if the output is newer than
+                      every input, opdc and the runtime, with the same options)
   -I DIR              add DIR to the import search path (repeatable)
   --stdlib-dir=DIR    where 'import std.NAME' finds NAME.opd
 
@@ -77,6 +94,92 @@ const char *emitName(EmitKind k) {
   }
   return "";
 }
+/// Target profiles, dependency files, rebuild control and `link`. Returns 1
+/// when args[i] was one of these (i advanced past a separate value), 0 when
+/// not, -1 on error.
+int parseTargetOption(const std::vector<std::string> &args, size_t &i,
+                      DriverOptions &o, std::string &error) {
+  const std::string &a = args[i];
+  // --name=VALUE or --name VALUE.
+  auto valued = [&](const char *name, std::string &out) -> int {
+    std::string n = name;
+    if (startsWith(a, (n + "=").c_str())) {
+      out = a.substr(n.size() + 1);
+    } else if (a == n) {
+      if (i + 1 >= args.size()) {
+        error = "option '" + n + "' needs a value";
+        return -1;
+      }
+      out = args[++i];
+    } else {
+      return 0;
+    }
+    if (out.empty()) {
+      error = "option '" + n + "' needs a value";
+      return -1;
+    }
+    return 1;
+  };
+  int r;
+  if ((r = valued("--target", o.target)) != 0)
+    return r;
+  if ((r = valued("--print-target", o.printTarget)) != 0)
+    return r;
+  std::string dir;
+  if ((r = valued("--target-dir", dir)) != 0) {
+    if (r > 0)
+      o.targetDirs.push_back(dir);
+    return r;
+  }
+  if (a == "-MD") {
+    o.writeDepfile = true;
+    return 1;
+  }
+  if (a == "-MF") {
+    if (i + 1 >= args.size()) {
+      error = "option '-MF' needs a file name";
+      return -1;
+    }
+    o.depfile = args[++i];
+    return 1;
+  }
+  if (startsWith(a, "-MF") && a.size() > 3) {
+    o.depfile = a.substr(3);
+    return 1;
+  }
+  if (a == "-B") {
+    o.alwaysBuild = true;
+    return 1;
+  }
+  return 0;
+}
+
+/// Combinations of the options above that make no sense.
+bool checkTargetOptions(const DriverOptions &o, std::string &error) {
+  if (!o.depfile.empty() && !o.writeDepfile) {
+    error = "-MF names the dependency file that -MD writes; add -MD";
+    return false;
+  }
+  if (o.writeDepfile &&
+      !(o.command == Command::Build ||
+        (o.command == Command::Compile && o.emit == EmitKind::Obj))) {
+    error = "-MD needs an output file: use it with 'opdc build' or "
+            "--emit=obj";
+    return false;
+  }
+  if (o.command == Command::Link) {
+    if (o.linkInputs.empty()) {
+      error = "'opdc link' needs object files: opdc link FILE.o... -o PROGRAM";
+      return false;
+    }
+    if (o.output.empty() || o.output == "-") {
+      error = "'opdc link' needs the program's name: -o PROGRAM";
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 std::optional<DriverOptions>
@@ -95,6 +198,11 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       out = args[++i];
       return true;
     };
+    int target = parseTargetOption(args, i, o, error);
+    if (target < 0)
+      return std::nullopt;
+    if (target > 0)
+      continue;
     if (a == "--help" || a == "-h") {
       o.showHelp = true;
     } else if (a == "--version") {
@@ -199,13 +307,17 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.programArgs.assign(args.begin() + i + 1, args.end());
       break;
     } else if (o.command == Command::Compile && o.input.empty() &&
-               (a == "build" || a == "run")) {
-      o.command = a == "build" ? Command::Build : Command::Run;
+               (a == "build" || a == "run" || a == "link")) {
+      o.command = a == "build"  ? Command::Build
+                  : a == "run" ? Command::Run
+                               : Command::Link;
     } else if (a.size() > 1 && a[0] == '-') {
       error = "unknown option '" + a + "'; see 'opdc --help'";
       if (o.command == Command::Run)
         error += " (arguments for the program go after '--')";
       return std::nullopt;
+    } else if (o.command == Command::Link) {
+      o.linkInputs.push_back(a);
     } else {
       if (!o.input.empty()) {
         error = "more than one input file ('" + o.input + "' and '" + a +
@@ -215,7 +327,11 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.input = a;
     }
   }
-  if (o.showHelp || o.showVersion)
+  if (o.showHelp || o.showVersion || !o.printTarget.empty())
+    return o;
+  if (!checkTargetOptions(o, error))
+    return std::nullopt;
+  if (o.command == Command::Link)
     return o;
   if (o.input.empty()) {
     error = "no input file; usage: opdc [options] FILE.opd (see 'opdc --help')";

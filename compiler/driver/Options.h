@@ -12,8 +12,9 @@ namespace opdc {
 /// What the driver prints (--emit).
 enum class EmitKind { None, AST, IR, LLVM, Obj };
 
-/// The subcommand: none (check and print a stage), `build` or `run`.
-enum class Command { Compile, Build, Run };
+/// The subcommand: none (check and print a stage), `build`, `run`, or
+/// `link` (objects from `build -c` + the runtime -> a program).
+enum class Command { Compile, Build, Run, Link };
 
 struct DriverOptions {
   Command command = Command::Compile;
@@ -33,9 +34,17 @@ struct DriverOptions {
   // Code generation (build, run, --emit=llvm|obj):
   unsigned optLevel = 3;                ///< -O0 .. -O3
   bool objectOnly = false;              ///< build -c: stop after the object
-  std::string cpu = "native";           ///< -march=CPU
+  std::string cpu;                      ///< -march=CPU; empty: not given
   bool fpContract = false;              ///< -ffp-contract=fast
   std::vector<std::string> programArgs; ///< run: the arguments after --
+  // Targets and make-style builds (driver/Targets.cpp, driver/Depfile.cpp):
+  std::string target;                   ///< --target=NAME|FILE; empty: host
+  std::vector<std::string> targetDirs;  ///< --target-dir=DIR (searched first)
+  std::string printTarget;              ///< --print-target=NAME|FILE
+  bool writeDepfile = false;            ///< -MD
+  std::string depfile;                  ///< -MF FILE; empty: OUTPUT.d
+  bool alwaysBuild = false;             ///< -B: rebuild even if up to date
+  std::vector<std::string> linkInputs;  ///< link: the object files
 };
 
 /// Parses argv. On a bad command line returns nullopt and sets \p error to

@@ -57,6 +57,16 @@ std::string findRuntimeLinkFile(const char *argv0,
   return "";
 }
 
+/// A relative file name in a link file (not a flag) is relative to the link
+/// file's folder: the installed file names the archive beside it.
+std::string resolveLinkEntry(llvm::StringRef line, const std::string &linkFile) {
+  if (line.starts_with("-") || llvm::sys::path::is_absolute(line))
+    return line.str();
+  llvm::SmallString<256> p(llvm::sys::path::parent_path(linkFile));
+  llvm::sys::path::append(p, line);
+  return std::string(p);
+}
+
 std::string findCompiler(std::string &error) {
   std::string env = envOr("OPDC_CXX");
   if (!env.empty()) {
@@ -79,7 +89,34 @@ std::string findCompiler(std::string &error) {
 
 } // namespace
 
+std::vector<std::string> runtimeFiles(const char *argv0) {
+  std::vector<std::string> tried, files;
+  std::string linkFile = findRuntimeLinkFile(argv0, tried);
+  if (linkFile.empty())
+    return files;
+  files.push_back(linkFile);
+  auto buffer = llvm::MemoryBuffer::getFile(linkFile);
+  if (!buffer)
+    return files;
+  llvm::SmallVector<llvm::StringRef, 16> lines;
+  (*buffer)->getBuffer().split(lines, '\n', -1, false);
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    std::string entry = resolveLinkEntry(line, linkFile);
+    if (llvm::sys::path::is_absolute(entry) && line.ends_with(".a"))
+      files.push_back(entry);
+  }
+  return files;
+}
+
 bool linkExecutable(const char *argv0, const std::string &object,
+                    const std::string &exe, const std::string &shownAs,
+                    std::string &error) {
+  return linkExecutable(argv0, std::vector<std::string>{object}, exe, shownAs,
+                        error);
+}
+
+bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
                     const std::string &exe, const std::string &shownAs,
                     std::string &error) {
   std::vector<std::string> tried;
@@ -104,20 +141,25 @@ bool linkExecutable(const char *argv0, const std::string &object,
     line = line.trim();
     if (line.empty() || line.starts_with("#"))
       continue;
+    std::string entry = resolveLinkEntry(line, linkFile);
     // A file the runtime's build should have produced (the archive itself).
-    if (llvm::sys::path::is_absolute(line) && !line.starts_with("-") &&
-        !llvm::sys::fs::exists(line)) {
-      error = "the runtime library '" + line.str() + "' listed in '" +
+    if (llvm::sys::path::is_absolute(entry) && !line.starts_with("-") &&
+        !llvm::sys::fs::exists(entry)) {
+      error = "the runtime library '" + entry + "' listed in '" +
               linkFile + "' does not exist; build the 'opd_rt' target";
       return false;
     }
-    runtimeArgs.push_back(line.str());
+    runtimeArgs.push_back(entry);
   }
 
   std::string cxx = findCompiler(error);
   if (cxx.empty())
     return false;
-  std::vector<llvm::StringRef> argv{cxx, object, "-o", exe};
+  std::vector<llvm::StringRef> argv{cxx};
+  for (const std::string &o : objects)
+    argv.push_back(o);
+  argv.push_back("-o");
+  argv.push_back(exe);
   for (const std::string &a : runtimeArgs)
     argv.push_back(a);
   std::string execError;

@@ -24,6 +24,16 @@ bool linkExecutable(const char *argv0, const std::string &object,
                     const std::string &exe, const std::string &shownAs,
                     std::string &error);
 
+/// As above, for several objects (`opdc link`).
+bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
+                    const std::string &exe, const std::string &shownAs,
+                    std::string &error);
+
+/// The runtime's files an up-to-date program must be newer than: the link
+/// file linkExecutable would use and the absolute paths it lists (the
+/// archive). Empty when the runtime is not found.
+std::vector<std::string> runtimeFiles(const char *argv0);
+
 /// Runs \p program with \p args, waits for it, and returns its exit status
 /// (128 + the signal number if a signal ended it). Returns -1 with \p error
 /// set if it could not be started. opdc ignores SIGINT and SIGQUIT while it

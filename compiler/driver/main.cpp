@@ -1,6 +1,8 @@
 // main.cpp - The opdc driver: command line, stages, output, exit status.
 // SPDX-License-Identifier: Apache-2.0
+#include "driver/Depfile.h"
 #include "driver/Options.h"
+#include "driver/Targets.h"
 #include "driver/Toolchain.h"
 
 #include "ast/ASTPrinter.h"
@@ -156,13 +158,19 @@ bool installProgram(const std::string &from, const std::string &to,
   return !ec;
 }
 
+/// The file `opdc build` or --emit=obj writes.
+std::string outputPath(const DriverOptions &opts) {
+  if (!opts.output.empty())
+    return opts.output;
+  std::string stem = programStem(opts.input);
+  bool object = opts.objectOnly || opts.emit == EmitKind::Obj;
+  return object ? stem + ".o" : stem;
+}
+
 /// The CPU backend: LLVM IR, object, executable, or a run of it.
 int generate(const DriverOptions &opts, const ir::Program &program,
-             DiagnosticEngine &diags, Output *out, const char *argv0) {
-  CPUCodeGenOptions cg;
-  cg.optLevel = opts.optLevel;
-  cg.cpu = opts.cpu;
-  cg.fpContract = opts.fpContract;
+             DiagnosticEngine &diags, Output *out, const char *argv0,
+             const CPUCodeGenOptions &cg) {
   std::string error;
   auto tm = createCPUTargetMachine(cg, error);
   if (!tm) {
@@ -190,10 +198,9 @@ int generate(const DriverOptions &opts, const ir::Program &program,
     remarks->report(*module, opts.optLevel, diags);
 
   std::string stem = programStem(opts.input);
-  if (opts.emit == EmitKind::Obj || opts.objectOnly) {
-    std::string path = opts.output.empty() ? stem + ".o" : opts.output;
-    return writeObject(*module, *tm, path, diags) ? ExitOk : ExitUserError;
-  }
+  if (opts.emit == EmitKind::Obj || opts.objectOnly)
+    return writeObject(*module, *tm, outputPath(opts), diags) ? ExitOk
+                                                              : ExitUserError;
 
   TempDir tmp;
   if (!tmp.create(stem, error)) {
@@ -220,6 +227,36 @@ int generate(const DriverOptions &opts, const ir::Program &program,
     return ExitUserError;
   }
   return status;
+}
+
+/// What an output must also be newer than: this opdc, and for programs the
+/// runtime they link.
+std::vector<std::string> toolFiles(const DriverOptions &opts,
+                                   const char *argv0) {
+  std::vector<std::string> tools;
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&toolFiles));
+  if (!exe.empty())
+    tools.push_back(exe);
+  if (opts.command == Command::Build && !opts.objectOnly)
+    for (auto &f : runtimeFiles(argv0))
+      tools.push_back(f);
+  return tools;
+}
+
+/// -MD: the output's dependency file (-MF, default OUTPUT.d).
+int writeDepfileIfAsked(const DriverOptions &opts, const std::string &output,
+                        const std::vector<std::string> &inputs,
+                        DiagnosticEngine &diags) {
+  if (!opts.writeDepfile)
+    return ExitOk;
+  std::string path = opts.depfile.empty() ? output + ".d" : opts.depfile;
+  std::string error;
+  if (!writeDepfile(path, output, inputs, error)) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  return ExitOk;
 }
 
 int compile(const DriverOptions &opts, const char *argv0) {
@@ -274,6 +311,21 @@ int compile(const DriverOptions &opts, const char *argv0) {
     return ExitOk;
   }
 
+  bool profileOk = true;
+  auto profile = loadDriverTarget(opts, argv0, diags, profileOk);
+  if (!profileOk)
+    return ExitUserError;
+  const TargetProfile *target = profile ? &*profile : nullptr;
+  if (target && (opts.command == Command::Run ||
+                 (opts.command == Command::Build && !opts.objectOnly))) {
+    std::string error;
+    if (!canLinkHere(*target, error)) {
+      diags.error({}, error);
+      return ExitUserError;
+    }
+  }
+  unsigned firstProgramBuffer = sm.llvm().getNumBuffers() + 1;
+
   FrontendOptions fe;
   fe.importPaths = opts.importPaths;
   fe.stdlibDir =
@@ -281,6 +333,21 @@ int compile(const DriverOptions &opts, const char *argv0) {
   auto program = loadProgram(opts.input, sm, diags, fe);
   if (!program || diags.hasErrors())
     return ExitUserError;
+
+  // Make-style builds: nothing to do when the output is up to date.
+  bool makesFile = opts.command == Command::Build ||
+                   (opts.command == Command::Compile &&
+                    opts.emit == EmitKind::Obj);
+  std::string stamp, dest;
+  std::vector<std::string> inputs;
+  if (makesFile) {
+    dest = outputPath(opts);
+    stamp = buildStamp(opts, target, fe.stdlibDir);
+    inputs = buildInputs(programFiles(sm, firstProgramBuffer), target);
+    if (!opts.alwaysBuild &&
+        isUpToDate(dest, inputs, toolFiles(opts, argv0), stamp))
+      return writeDepfileIfAsked(opts, dest, inputs, diags);
+  }
   if (!analyzeProgram(*program, diags) || diags.hasErrors())
     return ExitUserError;
   if (opts.emit == EmitKind::AST) {
@@ -298,7 +365,40 @@ int compile(const DriverOptions &opts, const char *argv0) {
     printIR(*ir, out->os(), &sm);
     return ExitOk;
   }
-  return generate(opts, *ir, diags, out.get(), argv0);
+  CPUCodeGenOptions cg = cpuCodeGenOptions(opts, target, diags);
+  cg.buildStamp = stamp;
+  if (diags.hasErrors())
+    return ExitUserError;
+  int status = generate(opts, *ir, diags, out.get(), argv0, cg);
+  if (status != ExitOk || !makesFile)
+    return status;
+  return writeDepfileIfAsked(opts, dest, inputs, diags);
+}
+
+/// `opdc link OBJECT... -o PROGRAM`: the objects of `opdc build -c` and
+/// the runtime, linked by the same toolchain `opdc build` uses.
+int linkCommand(const DriverOptions &opts, const char *argv0) {
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  for (const auto &o : opts.linkInputs)
+    if (!llvm::sys::fs::exists(o)) {
+      diags.error({}, "no such object file '" + o + "'");
+      return ExitUserError;
+    }
+  if (!checkWritable(opts.output, diags))
+    return ExitUserError;
+  std::string error;
+  TempDir tmp;
+  if (!tmp.create(programStem(opts.output), error)) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  std::string exe = tmp.file(programStem(opts.output));
+  if (!linkExecutable(argv0, opts.linkInputs, exe, opts.output, error)) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  return installProgram(exe, opts.output, diags) ? ExitOk : ExitUserError;
 }
 
 } // namespace
@@ -320,5 +420,9 @@ int main(int argc, char **argv) {
                  << ")\n";
     return ExitOk;
   }
+  if (!opts->printTarget.empty())
+    return printTarget(*opts, argv[0]);
+  if (opts->command == Command::Link)
+    return linkCommand(*opts, argv[0]);
   return compile(*opts, argv[0]);
 }

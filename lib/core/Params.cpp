@@ -166,7 +166,8 @@ std::string defaultText(const opd_param_desc &p) {
   }
   out += "\nruntime options:\n";
   row("--threads=<N>", "threads for parallel loops (default: "
-                       "OMP_NUM_THREADS, else all cores; now " +
+                       "OMP_NUM_THREADS, else the target profile's, else "
+                       "all cores; now " +
                            std::to_string(omp_get_max_threads()) + ")");
   row("--profile", "print time and bandwidth per loop at exit");
   row("--help", "print this help and exit");
@@ -186,6 +187,14 @@ std::string baseName(const char *path) {
 } // namespace opdc::rt
 
 using namespace opdc::rt;
+
+namespace {
+int defaultThreads = 0; // opd_rt_set_default_threads; 0: none
+} // namespace
+
+extern "C" void opd_rt_set_default_threads(int n) {
+  defaultThreads = n >= 1 && n <= 4096 ? n : 0;
+}
 
 extern "C" void opd_rt_init(int argc, char **argv, const char *program,
                             const opd_param_desc *params, int nparams) {
@@ -249,6 +258,11 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
       value = "true";
     }
     setParam(*param, value);
+  }
+  if (threads == 0 && defaultThreads > 0) {
+    const char *env = std::getenv("OMP_NUM_THREADS");
+    if (!env || !*env)
+      threads = defaultThreads;
   }
   if (threads > 0)
     omp_set_num_threads(threads);

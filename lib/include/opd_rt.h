@@ -78,11 +78,17 @@ typedef struct opd_param_desc {
 } opd_param_desc;
 
 /** Parses the command line: the params, `--threads=N` (default:
- *  OMP_NUM_THREADS or all cores), `--profile` (print the per-loop table at
+ *  OMP_NUM_THREADS, else opd_rt_set_default_threads's value, else all
+ *  cores), `--profile` (print the per-loop table at
  *  exit), `--help` (lists params with their defaults, then exits 0). An
  *  unknown option or a malformed value is an error naming it. */
 void opd_rt_init(int argc, char **argv, const char *program,
                  const opd_param_desc *params, int nparams);
+/** The thread count loops use when neither `--threads=N` nor
+ *  OMP_NUM_THREADS is given (n >= 1; otherwise ignored). Generated code calls
+ *  it before opd_rt_init when the target profile (`opdc --target`) sets
+ *  backend.cpu.threads; programs built without one never call it. */
+void opd_rt_set_default_threads(int n);
 /** Prints the profile if requested, frees everything; returns 0. */
 int opd_rt_finalize(void);
 /** Seconds since an arbitrary point (monotonic). */

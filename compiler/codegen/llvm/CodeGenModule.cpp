@@ -34,6 +34,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 
 namespace opdc {
 
@@ -153,6 +154,9 @@ void CodeGenModule::addFunctionAttributes(llvm::Function &f) const {
   f.addFnAttr("target-cpu", targetMachine.getTargetCPU());
   if (!targetMachine.getTargetFeatureString().empty())
     f.addFnAttr("target-features", targetMachine.getTargetFeatureString());
+  if (options.preferVectorWidthBits)
+    f.addFnAttr("prefer-vector-width",
+                std::to_string(options.preferVectorWidthBits));
 }
 
 //===----------------------------------------------------------------------===//
@@ -278,6 +282,15 @@ void CodeGenModule::emitMain() {
 }
 
 bool CodeGenModule::emitProgram() {
+  if (!options.buildStamp.empty()) {
+    // Read back by the driver's up-to-date check (never by the program).
+    auto *text = llvm::ConstantDataArray::getString(
+        module.getContext(), "opdc-build:" + options.buildStamp + ";");
+    auto *g = new llvm::GlobalVariable(module, text->getType(), true,
+                                       llvm::GlobalValue::PrivateLinkage, text,
+                                       "opdc.build");
+    llvm::appendToUsed(module, {g});
+  }
   emitParams();
   emitHandles();
   declareFunctions();

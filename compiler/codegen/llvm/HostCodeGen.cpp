@@ -28,6 +28,16 @@ void HostEmitter::emitMain(llvm::Constant *params, unsigned nparams) {
   createSlots();
   llvm::Value *table =
       params ? params : llvm::ConstantPointerNull::get(cgm.ptrTy);
+  if (cgm.options.defaultThreads) {
+    // The target profile's backend.cpu.threads, declared only when used:
+    // opd_rt_init applies it when neither --threads nor OMP_NUM_THREADS is
+    // given.
+    auto setDefault = cgm.module.getOrInsertFunction(
+        "opd_rt_set_default_threads",
+        llvm::FunctionType::get(b.getVoidTy(), {cgm.i32Ty}, false));
+    b.CreateCall(setDefault, {llvm::ConstantInt::get(
+                                 cgm.i32Ty, cgm.options.defaultThreads)});
+  }
   b.CreateCall(cgm.rt.init, {llvmFn->getArg(0), llvmFn->getArg(1),
                              cgm.string(cgm.program.name), table,
                              llvm::ConstantInt::get(cgm.i32Ty, nparams)});

@@ -26,18 +26,33 @@ namespace ir {
 struct Program;
 } // namespace ir
 
-/// How the CPU backend compiles (from the driver's -O, -march, -ffp-contract).
+/// How the CPU backend compiles (from the driver's -O, -march, -ffp-contract
+/// and the target profile, --target).
 struct CPUCodeGenOptions {
   unsigned optLevel = 3;      ///< 0..3: the new pass manager's O0..O3
   std::string cpu = "native"; ///< an LLVM CPU name, or "native": the host's
   /// Allow fusing a multiply and an add into an fma (-ffp-contract=fast).
   /// Off by default: results keep the source's rounding step by step.
   bool fpContract = false;
+  /// The LLVM target triple; empty: the host's.
+  std::string triple;
+  /// LLVM features added to the CPU's ("+avx512f,-avx512bw"); ignored for
+  /// "native", which takes the host's.
+  std::string features;
+  /// "prefer-vector-width" in bits for every function (0: LLVM's choice
+  /// for the CPU; some CPUs otherwise stay at 256 bits despite AVX-512).
+  unsigned preferVectorWidthBits = 0;
+  /// Passed to opd_rt_set_default_threads before opd_rt_init (0: none).
+  unsigned defaultThreads = 0;
+  /// Embedded as the string "opdc-build:<stamp>" in the program, so the
+  /// driver can tell whether an output was built with the same options.
+  std::string buildStamp;
 };
 
-/// Creates the TargetMachine for the host's triple and \p options.cpu (with
-/// the host's features for "native"). Returns null with \p error set when
-/// LLVM has no target for the host or does not know the CPU.
+/// Creates the TargetMachine for \p options.triple (the host's when empty)
+/// and \p options.cpu (with the host's features for "native"; "native"
+/// is only valid for the host's triple). Returns null with \p error set
+/// when LLVM has no target for the triple or does not know the CPU.
 std::unique_ptr<llvm::TargetMachine>
 createCPUTargetMachine(const CPUCodeGenOptions &options, std::string &error);
 

@@ -1,9 +1,13 @@
 // Target.cpp - TargetMachine, optimisation pipeline and object emission.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Compiles for the machine opdc runs on (like -march=native): the host's
-// triple, CPU and features, so the vectoriser uses the widest vectors the
-// host has. -march=CPU names another CPU of the host's architecture.
+// Without a target profile, compiles for the machine opdc runs on (like
+// -march=native): the host's triple, CPU and features, so the vectoriser
+// uses the widest vectors the host has; -march=CPU names another CPU of the
+// host's architecture. With a profile (--target, resolved by the driver),
+// the triple, CPU name and features come from it; every target LLVM was
+// built with is registered, so objects and LLVM IR can be made for another
+// architecture (linking them needs that machine).
 //
 // Floating point: the TargetMachine never fuses a multiply and an add
 // (FPOpFusion::Strict) unless -ffp-contract=fast asked for it, and nothing
@@ -27,6 +31,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <mutex>
 
@@ -36,20 +41,32 @@ std::unique_ptr<llvm::TargetMachine>
 createCPUTargetMachine(const CPUCodeGenOptions &options, std::string &error) {
   static std::once_flag initOnce;
   std::call_once(initOnce, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
   });
 
-  std::string triple = llvm::sys::getProcessTriple();
+  bool host = options.triple.empty();
+  std::string triple = host ? llvm::sys::getProcessTriple() : options.triple;
   std::string lookupError;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, lookupError);
   if (!target) {
-    error = "no LLVM target for this machine (" + triple + "): " + lookupError;
+    error = "no LLVM target for " +
+            (host ? "this machine (" + triple + ")" : "'" + triple + "'") +
+            ": " + lookupError;
     return nullptr;
   }
 
-  std::string cpu = options.cpu, features;
+  std::string cpu = options.cpu, features = options.features;
+  if (cpu == "native" && !host &&
+      llvm::Triple(triple).getArch() !=
+          llvm::Triple(llvm::sys::getProcessTriple()).getArch()) {
+    error = "-march=native means this machine's CPU, which cannot run " +
+            triple + " code; name a CPU of that architecture";
+    return nullptr;
+  }
   if (cpu == "native") {
     cpu = llvm::sys::getHostCPUName().str();
     llvm::SubtargetFeatures f;
@@ -60,8 +77,14 @@ createCPUTargetMachine(const CPUCodeGenOptions &options, std::string &error) {
     std::unique_ptr<llvm::MCSubtargetInfo> sti(
         target->createMCSubtargetInfo(triple, "", ""));
     if (!sti || !sti->isCPUStringValid(cpu)) {
-      error = "unknown CPU '" + cpu + "' for -march on " + triple +
-              "; use 'native' or a CPU name LLVM knows (llc -mcpu=help)";
+      if (host)
+        error = "unknown CPU '" + cpu + "' for -march on " + triple +
+                "; use 'native' or a CPU name LLVM knows (llc -mcpu=help)";
+      else
+        error = "unknown CPU '" + cpu + "' for " + triple +
+                " (from -march or the target profile's cpu.name); use a "
+                "CPU name LLVM knows (llc -mtriple=" + triple +
+                " -mcpu=help)";
       return nullptr;
     }
   }

@@ -1,0 +1,122 @@
+// Targets.cpp - The driver's side of target profiles (--target, --print-target).
+// SPDX-License-Identifier: Apache-2.0
+//
+// The target library (compiler/target) reads and validates profiles; this
+// file finds them (the search path), prints them, and turns one into the
+// CPU backend's options. Precedence: -march=CPU overrides the profile's
+// cpu.name (the triple and features stay the profile's); without --target
+// opdc compiles for the host exactly as before profiles existed.
+#include "driver/Targets.h"
+
+#include "OpdcConfig.h"
+
+#include "codegen/llvm/LLVMCodeGen.h"
+#include "support/Diagnostics.h"
+#include "support/SourceManager.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+namespace opdc {
+
+TargetSearchPath targetSearchPath(const DriverOptions &opts,
+                                  const char *argv0) {
+  TargetSearchPath path;
+  path.dirs = opts.targetDirs;
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&targetSearchPath));
+  if (!exe.empty()) {
+    llvm::SmallString<256> dir(llvm::sys::path::parent_path(exe));
+    llvm::sys::path::append(dir, "..", "share", "opdc", "targets");
+    if (llvm::sys::fs::is_directory(dir)) {
+      path.dirs.push_back(std::string(dir));
+      return path;
+    }
+  }
+  path.dirs.push_back(OPDC_BUILD_TARGETS_DIR);
+  return path;
+}
+
+std::optional<TargetProfile> loadDriverTarget(const DriverOptions &opts,
+                                              const char *argv0,
+                                              DiagnosticEngine &diags,
+                                              bool &ok) {
+  ok = true;
+  if (opts.target.empty())
+    return std::nullopt;
+  auto profile =
+      loadTargetProfile(opts.target, targetSearchPath(opts, argv0), diags);
+  ok = profile.has_value();
+  return profile;
+}
+
+int printTarget(const DriverOptions &opts, const char *argv0) {
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  auto profile =
+      loadTargetProfile(opts.printTarget, targetSearchPath(opts, argv0), diags);
+  if (!profile)
+    return 1;
+  llvm::outs() << printTargetProfile(*profile);
+  return 0;
+}
+
+CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
+                                    const TargetProfile *profile,
+                                    DiagnosticEngine &diags) {
+  CPUCodeGenOptions cg;
+  cg.optLevel = opts.optLevel;
+  cg.fpContract = opts.fpContract;
+  cg.cpu = opts.cpu.empty() ? "native" : opts.cpu;
+  if (!profile)
+    return cg;
+  const TargetProfile &p = *profile;
+  bool host = p.name == "native" && p.files.empty();
+  if (!host) {
+    cg.triple = p.cpu.triple;
+    if (opts.cpu.empty())
+      cg.cpu = p.cpu.name;
+    std::string features;
+    for (const auto &f : p.cpu.features)
+      features += (features.empty() ? "" : ",") + f;
+    cg.features = features;
+  } else if (opts.cpu.empty()) {
+    cg.cpu = "native";
+  }
+  cg.preferVectorWidthBits = unsigned(p.cpu.vectorWidthBits);
+  cg.defaultThreads = unsigned(p.defaultThreads());
+  if (p.has("backend.cpu.indirect") && p.cpuBackend.indirect != "colouring")
+    diags.warning({},
+                  "target '" + p.name + "' asks for backend.cpu.indirect: " +
+                      p.cpuBackend.indirect +
+                      ", which the CPU backend does not implement yet; "
+                      "indirect increments use block colouring",
+                  "target-option");
+  if (p.has("backend.cpu.layout") && p.cpuBackend.layout != "aos")
+    diags.warning({},
+                  "target '" + p.name + "' asks for backend.cpu.layout: " +
+                      p.cpuBackend.layout +
+                      ", which the CPU backend does not implement yet; dats "
+                      "are stored element by element (aos)",
+                  "target-option");
+  return cg;
+}
+
+bool canLinkHere(const TargetProfile &profile, std::string &error) {
+  llvm::Triple target(profile.cpu.triple);
+  llvm::Triple host(llvm::sys::getProcessTriple());
+  if (target.getArch() == host.getArch() && target.getOS() == host.getOS())
+    return true;
+  error = "target '" + profile.name + "' is " + profile.cpu.triple +
+          ", but this machine is " + host.str() +
+          ": opdc cannot link or run programs for it here; make an object "
+          "with 'opdc build -c' (or --emit=obj) and link it with "
+          "'opdc link' on the target machine";
+  return false;
+}
+
+} // namespace opdc

@@ -1,0 +1,46 @@
+// Targets.h - The driver's side of target profiles (--target, --print-target).
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_DRIVER_TARGETS_H
+#define OPDC_DRIVER_TARGETS_H
+
+#include "driver/Options.h"
+#include "target/TargetProfile.h"
+
+#include <optional>
+#include <string>
+
+namespace opdc {
+class DiagnosticEngine;
+struct CPUCodeGenOptions;
+
+/// Where --target NAME is looked up: every --target-dir, then the installed
+/// <prefix>/share/opdc/targets next to this opdc, else the source tree's
+/// targets/ (a build-tree compiler).
+TargetSearchPath targetSearchPath(const DriverOptions &opts, const char *argv0);
+
+/// Loads the profile named by --target; nullopt when none was given.
+/// \p ok is false when one was given and could not be loaded (errors
+/// reported through \p diags).
+std::optional<TargetProfile> loadDriverTarget(const DriverOptions &opts,
+                                              const char *argv0,
+                                              DiagnosticEngine &diags,
+                                              bool &ok);
+
+/// `opdc --print-target=SPEC`: prints the resolved profile; exit status.
+int printTarget(const DriverOptions &opts, const char *argv0);
+
+/// The CPU backend's options from the command line and the profile:
+/// triple, features, vector width and threads from the profile; the CPU
+/// from -march if given, else the profile's cpu.name, else "native".
+/// Warns (through \p diags) about profile options the CPU backend does not
+/// implement yet.
+CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
+                                    const TargetProfile *profile,
+                                    DiagnosticEngine &diags);
+
+/// False with \p error set when \p profile's triple is not this machine's
+/// architecture (an executable for it cannot be linked or run here).
+bool canLinkHere(const TargetProfile &profile, std::string &error);
+
+} // namespace opdc
+#endif
