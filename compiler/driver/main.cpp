@@ -344,7 +344,8 @@ int compile(const DriverOptions &opts, const char *argv0) {
     dest = outputPath(opts);
     stamp = buildStamp(opts, target, fe.stdlibDir);
     inputs = buildInputs(programFiles(sm, firstProgramBuffer), target);
-    if (!opts.alwaysBuild &&
+    // Remarks (-Rpass) come from code generation: asking for them builds.
+    if (!opts.alwaysBuild && opts.remarks.empty() &&
         isUpToDate(dest, inputs, toolFiles(opts, argv0), stamp))
       return writeDepfileIfAsked(opts, dest, inputs, diags);
   }
