@@ -34,6 +34,7 @@ struct DriverOptions {
   bool objectOnly = false;              ///< build -c: stop after the object
   std::string cpu = "native";           ///< -march=CPU
   bool fpContract = false;              ///< -ffp-contract=fast
+  bool mpi = false; ///< --mpi: link the MPI runtime (opd_rt_mpi)
   std::vector<std::string> programArgs; ///< run: the arguments after --
 };
 

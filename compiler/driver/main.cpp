@@ -198,7 +198,8 @@ int generate(const DriverOptions &opts, const ir::Program &program,
   module.reset();
   std::string dest = opts.output.empty() ? stem : opts.output;
   if (!linkExecutable(argv0, object, exe,
-                      opts.command == Command::Build ? dest : stem, error)) {
+                      opts.command == Command::Build ? dest : stem, error,
+                      opts.mpi)) {
     diags.error({}, error);
     return ExitUserError;
   }

@@ -29,6 +29,15 @@ struct opd_map {
 struct opd_block {
   std::string name;
   int dims = 1;
+  // The block points this rank owns (core/Dist.h): [ownLo[d], ownHi[d]) in
+  // global indices, unbounded on a side where the rank is at the edge of
+  // the rank grid (edgeLo/edgeHi), so that edge ranks own the halos beyond
+  // the block's boundary too. Serially: everything, every side an edge.
+  bool decomposed = false;
+  int64_t ownLo[3] = {INT64_MIN / 4, INT64_MIN / 4, INT64_MIN / 4};
+  int64_t ownHi[3] = {INT64_MAX / 4, INT64_MAX / 4, INT64_MAX / 4};
+  bool edgeLo[3] = {true, true, true};
+  bool edgeHi[3] = {true, true, true};
 };
 
 struct opd_dat {
@@ -47,6 +56,20 @@ struct opd_dat {
   int64_t haloPlus[3] = {0, 0, 0};
   int64_t base[3] = {0, 0, 0};
   int64_t stride[3] = {1, 1, 1}; ///< in elements; stride[0] == 1
+  // Local storage of a block dat in global indices: dimension d holds
+  // [first[d], first[d] + stored[d]); the rank owns [ownFirst, ownLast),
+  // the rest is halo (the dat's declared halo at the block's edges, a copy
+  // of a neighbour's points, `depth` deep, between ranks).
+  int64_t first[3] = {0, 0, 0};
+  int64_t stored[3] = {1, 1, 1};
+  int64_t ownFirst[3] = {0, 0, 0};
+  int64_t ownLast[3] = {1, 1, 1};
+  int64_t depth[3] = {0, 0, 0};
+  // Halo state between ranks (dirty bits): the depth up to which the copies
+  // of neighbours' points are current, and whether the corners are too.
+  // A loop writing the dat sets haloValid to 0.
+  int64_t haloValid = INT64_MAX / 4;
+  bool cornersValid = true;
 
   int64_t elementBytes() const { return int64_t(bytes) * dim; }
   /// Interior points (set size for set dats).
@@ -66,5 +89,11 @@ opd_block *newBlock();
 /// fails naming the map, the first bad index and its position, and `file`
 /// when the map came from one (nullptr otherwise).
 void checkMapIndices(opd_map *map, const char *file);
+
+/// Copies the points of the global-index box [lo, hi) (one entry per block
+/// dimension) between a block dat's local storage and `buf`, packed with
+/// dimension 0 fastest. The box must lie inside the local storage.
+void copyBox(opd_dat *dat, const int64_t *lo, const int64_t *hi, char *buf,
+             bool toDat);
 } // namespace opdc::rt
 #endif

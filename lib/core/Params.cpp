@@ -5,6 +5,7 @@
 // meaning true), --threads=N, --profile, --help. Everything else, including
 // positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
+#include "core/Dist.h"
 #include "core/Format.h"
 #include "core/Runtime.h"
 #include "opd_rt.h"
@@ -170,9 +171,10 @@ std::string defaultText(const opd_param_desc &p) {
                            std::to_string(omp_get_max_threads()) + ")");
   row("--profile", "print time and bandwidth per loop at exit");
   row("--help", "print this help and exit");
-  std::fputs(out.c_str(), stdout);
+  if (dist::printer())
+    std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
-  std::exit(0);
+  dist::exitJob(0);
 }
 
 std::string baseName(const char *path) {
@@ -192,6 +194,7 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   setProgramName(program && *program
                      ? std::string(program)
                      : baseName(argc > 0 && argv ? argv[0] : nullptr));
+  dist::init();
   silenceHDF5();
   setProfileRequested(false);
   bool help = false;

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Runtime.h"
 
+#include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Profile.h"
 #include "opd_rt.h"
@@ -38,10 +39,12 @@ void setProgramName(const std::string &name) {
 void fail(const std::string &message) {
   // Program output first, so the error follows it when both go to a file.
   std::fflush(stdout);
-  std::fprintf(stderr, "%s: error: %s\n", programName(), message.c_str());
+  std::fprintf(stderr, "%s: error: %s%s\n", programName(),
+               dist::rankPrefix().c_str(), message.c_str());
   std::fflush(stderr);
-  // Status 1 without core or abort; exit() also flushes stdio.
-  std::exit(1);
+  // Status 1 without core or abort; exit() also flushes stdio. With many
+  // ranks, MPI_Abort ends the others too, so none waits forever.
+  dist::abortJob(1);
 }
 
 void failf(const char *format, ...) {
@@ -117,6 +120,7 @@ int opd_rt_finalize(void) {
   freeAligned(scratch.data);
   scratch = Scratch();
   setProfileRequested(false);
+  dist::finalize();
   return 0;
 }
 

@@ -5,6 +5,7 @@
 // neither allocates nor locks; a chunk is one indirect call of the body.
 #include "exec/Loop.h"
 
+#include "core/Dist.h"
 #include "core/Profile.h"
 #include "core/Runtime.h"
 
@@ -22,7 +23,9 @@ std::vector<std::unique_ptr<opd_loop>> &loops() {
 
 bool sameArg(const opd_arg &a, const opd_arg &b) {
   return a.dat == b.dat && a.map == b.map && a.idx == b.idx &&
-         a.kind == b.kind && a.mode == b.mode && a.bytes == b.bytes;
+         a.kind == b.kind && a.mode == b.mode && a.bytes == b.bytes &&
+         std::equal(a.lo, a.lo + 3, b.lo) && std::equal(a.hi, a.hi + 3, b.hi) &&
+         a.flags == b.flags;
 }
 
 bool sameArgs(const opd_loop &loop, int nargs, const opd_arg *args) {
@@ -164,6 +167,38 @@ std::vector<ProfileRow> collectProfile() {
     it->calls += loop->calls;
     it->seconds += loop->seconds;
     it->bytes += loop->bytesPerCall * double(loop->calls);
+    it->messages += loop->messages;
+    it->exchangeBytes += loop->exchangeBytes;
+    it->exchangeSeconds += loop->exchangeSeconds;
+  }
+  // Over ranks (every rank prepared the same loops in the same order):
+  // times as max and average, bytes and messages summed.
+  if (dist::ranks() > 1) {
+    const std::size_t n = rows.size();
+    std::vector<double> in(4 * n), mx(4 * n), sum(4 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      in[4 * i] = rows[i].seconds;
+      in[4 * i + 1] = rows[i].bytes;
+      in[4 * i + 2] = double(rows[i].messages);
+      in[4 * i + 3] = rows[i].exchangeSeconds;
+    }
+    dist::maxAndSum(in.data(), mx.data(), sum.data(), int(4 * n));
+    for (std::size_t i = 0; i < n; ++i) {
+      rows[i].seconds = mx[4 * i];
+      rows[i].secondsAvg = sum[4 * i] / dist::ranks();
+      rows[i].bytes = sum[4 * i + 1];
+      rows[i].messages = int64_t(sum[4 * i + 2]);
+      rows[i].exchangeSeconds = mx[4 * i + 3];
+    }
+    std::vector<double> eb(n), ebMax(n), ebSum(n);
+    for (std::size_t i = 0; i < n; ++i)
+      eb[i] = rows[i].exchangeBytes;
+    dist::maxAndSum(eb.data(), ebMax.data(), ebSum.data(), int(n));
+    for (std::size_t i = 0; i < n; ++i)
+      rows[i].exchangeBytes = ebSum[i];
+  } else {
+    for (ProfileRow &r : rows)
+      r.secondsAvg = r.seconds;
   }
   rows.erase(std::remove_if(rows.begin(), rows.end(),
                             [](const ProfileRow &r) { return r.calls == 0; }),
@@ -236,9 +271,8 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
 }
 
 opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
-                                 opd_block *block, const int64_t *lo,
-                                 const int64_t *hi, int nargs,
-                                 const opd_arg *args) {
+                                 opd_block *block, int64_t *lo, int64_t *hi,
+                                 int nargs, const opd_arg *args) {
   if (!name)
     name = "<loop>";
   if (!block || !lo || !hi)
@@ -246,9 +280,12 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   const int dims = block->dims;
   opd_loop *loop = cache ? *cache : nullptr;
   if (loop && loop->block == block && sameArgs(*loop, nargs, args) &&
-      std::equal(lo, lo + dims, loop->lo) &&
-      std::equal(hi, hi + dims, loop->hi) && loop->name == name)
+      std::equal(lo, lo + dims, loop->askedLo) &&
+      std::equal(hi, hi + dims, loop->askedHi) && loop->name == name) {
+    std::copy(loop->lo, loop->lo + dims, lo);
+    std::copy(loop->hi, loop->hi + dims, hi);
     return loop;
+  }
 
   checkArgs(name, nargs, args);
   loop = slotLoop(cache);
@@ -258,14 +295,26 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   loop->ndims = dims;
   int64_t inner = 1;
   for (int d = 0; d < 3; ++d) {
-    loop->lo[d] = d < dims ? lo[d] : 0;
-    loop->hi[d] = d < dims ? hi[d] : 0;
+    loop->askedLo[d] = d < dims ? lo[d] : 0;
+    loop->askedHi[d] = d < dims ? hi[d] : 0;
+    // Owner computes: the part of the range inside the rank's points.
+    int64_t l = loop->askedLo[d], h = loop->askedHi[d];
+    if (d < dims && l < h) {
+      l = std::max(l, block->ownLo[d]);
+      h = std::max(l, std::min(h, block->ownHi[d]));
+    }
+    loop->lo[d] = l;
+    loop->hi[d] = h;
+    if (d < dims) {
+      lo[d] = l;
+      hi[d] = h;
+    }
     if (d < dims - 1)
-      inner *= std::max<int64_t>(0, hi[d] - lo[d]);
+      inner *= std::max<int64_t>(0, h - l);
   }
   const int outer = dims - 1;
-  loop->begin = lo[outer];
-  loop->count = inner > 0 ? std::max<int64_t>(0, hi[outer] - lo[outer]) : 0;
+  loop->begin = loop->lo[outer];
+  loop->count = inner > 0 ? std::max<int64_t>(0, loop->hi[outer] - loop->lo[outer]) : 0;
   loop->chunkSize =
       std::max<int64_t>(1, BlockChunkPoints / std::max<int64_t>(1, inner));
   loop->nchunks = (loop->count + loop->chunkSize - 1) / loop->chunkSize;
@@ -277,6 +326,7 @@ int64_t opd_loop_chunks(const opd_loop *loop) { return loop->nchunks; }
 
 void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
   const double t0 = opd_rt_wtime();
+  dist::beforeLoop(loop);
   if (loop->plan) {
     const Plan &p = loop->plan->plan;
     const int64_t *offsets = p.colourOffsets.data();
@@ -303,8 +353,29 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
       body(ctx, begin, std::min(begin + cs, last), c);
     }
   }
+  dist::afterLoop(loop);
   loop->seconds += opd_rt_wtime() - t0;
   ++loop->calls;
+}
+
+namespace {
+void checkReduction(opd_scalar type, opd_access op, int dim) {
+  if (type < OPD_BOOL || type > OPD_F64 || dim < 1 ||
+      (op != OPD_SUM && op != OPD_MIN && op != OPD_MAX))
+    failf("internal error: reduction of %d %s with operation %d", dim,
+          scalarName(type), int(op));
+}
+} // namespace
+
+void opd_reduce_local(void *v, opd_scalar type, opd_access op, int dim) {
+  checkReduction(type, op, dim);
+  if (op == OPD_SUM && dist::rank() != 0)
+    std::memset(v, 0, std::size_t(scalarBytes(type)) * std::size_t(dim));
+}
+
+void opd_reduce_global(void *v, opd_scalar type, opd_access op, int dim) {
+  checkReduction(type, op, dim);
+  dist::allreduce(v, type, op, dim);
 }
 
 } // extern "C"

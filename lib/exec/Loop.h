@@ -38,6 +38,8 @@ struct opd_loop {
   opd_block *block = nullptr; ///< block loops
   std::vector<opd_arg> args;
   int ndims = 0;
+  /// Block loops: the range asked for (global) and the clipped one run here.
+  int64_t askedLo[3] = {0, 0, 0}, askedHi[3] = {0, 0, 0};
   int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   int64_t begin = 0;     ///< first iteration index (outer dimension's lo)
   int64_t count = 0;     ///< iterations of the chunked index
@@ -48,6 +50,11 @@ struct opd_loop {
   // Profile.
   int64_t calls = 0;
   double seconds = 0;
+  // Halo exchanges before this loop (distributed memory): messages sent,
+  // bytes sent, seconds spent waiting or packing.
+  int64_t messages = 0;
+  double exchangeBytes = 0;
+  double exchangeSeconds = 0;
 };
 
 namespace opdc::rt {

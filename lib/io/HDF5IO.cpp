@@ -16,6 +16,7 @@
 // accepts [n], a block dat also accepts the flattened [points][dim].
 // Every failure names the file and the dataset and says what was expected
 // and what was found.
+#include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
 
@@ -299,44 +300,16 @@ std::vector<std::vector<int64_t>> datShapes(const opd_dat *dat) {
   return shapes;
 }
 
-// Copies between a block dat's interior and a packed buffer (dimension 0
-// fastest), one contiguous row of size[0] elements at a time.
-void copyInterior(opd_dat *dat, void *packed, bool toDat) {
-  const int64_t eb = dat->elementBytes();
-  const int64_t rowBytes = dat->size[0] * eb;
-  const int64_t n1 = dat->ndims > 1 ? dat->size[1] : 1;
-  const int64_t n2 = dat->ndims > 2 ? dat->size[2] : 1;
-  char *base = static_cast<char *>(dat->data);
-  char *buf = static_cast<char *>(packed);
-  int64_t row = 0;
-  for (int64_t k = 0; k < n2; ++k) {
-    for (int64_t j = 0; j < n1; ++j, ++row) {
-      int64_t first = dat->haloMinus[0] * dat->stride[0] +
-                      (j + dat->haloMinus[1]) * dat->stride[1] +
-                      (k + dat->haloMinus[2]) * dat->stride[2];
-      char *in = base + first * eb;
-      char *out = buf + row * rowBytes;
-      if (toDat)
-        std::memcpy(in, out, std::size_t(rowBytes));
-      else
-        std::memcpy(out, in, std::size_t(rowBytes));
-    }
-  }
-}
-
 void readDat(const File &file, opd_dat *dat) {
   Dataset ds(file, dat->name,
              dat->describe() + " of " + scalarName(dat->type) + "[" +
                  std::to_string(dat->dim) + "]");
   ds.checkShape(datShapes(dat));
-  if (dat->set) {
-    ds.readAs(dat->type, dat->data);
-    return;
-  }
+  // The whole dataset in the global layout; each rank keeps its part.
   std::vector<char> packed(
       std::size_t(dat->interiorPoints() * dat->elementBytes()));
   ds.readAs(dat->type, packed.data());
-  copyInterior(dat, packed.data(), true);
+  dist::scatterImage(dat, packed.data());
 }
 
 hid_t memTypeOf(int type) {
@@ -370,7 +343,8 @@ const char *op2TypeName(int type) {
   }
 }
 
-void writeDat(File &file, opd_dat *dat) {
+// `packed`: the dat's interior in the global layout (dist::gatherImage).
+void writeDat(File &file, opd_dat *dat, const char *packed) {
   auto failWrite = [&](const char *what) {
     failf("cannot write %s of dataset '%s' to HDF5 file '%s'", what,
           dat->name.c_str(), file.path());
@@ -387,17 +361,8 @@ void writeDat(File &file, opd_dat *dat) {
   if (dset < 0)
     failWrite("the data");
   herr_t status = 0;
-  if (dat->interiorPoints() > 0) {
-    if (dat->set) {
-      status = H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, dat->data);
-    } else {
-      std::vector<char> packed(
-          std::size_t(dat->interiorPoints() * dat->elementBytes()));
-      copyInterior(dat, packed.data(), false);
-      status =
-          H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data());
-    }
-  }
+  if (dat->interiorPoints() > 0)
+    status = H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, packed);
   if (status < 0) {
     H5Dclose(dset);
     failWrite("the data");
@@ -491,10 +456,20 @@ void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
       if (dats[i]->name == dats[j]->name)
         failf("cannot write dat '%s' twice to HDF5 file '%s'",
               dats[i]->name.c_str(), file ? file : "");
-  File f(file, true);
+  // Every rank takes part in the gathers; only the writing rank (rank 0)
+  // touches the file, so the file is the same for any number of ranks.
+  std::vector<std::vector<char>> images(std::size_t(n > 0 ? n : 0));
+  bool writer = true;
   for (int i = 0; i < n; ++i)
-    writeDat(f, dats[i]);
-  f.close();
+    writer = dist::gatherImage(dats[i], images[std::size_t(i)]);
+  if (writer) {
+    File f(file, true);
+    for (int i = 0; i < n; ++i)
+      writeDat(f, dats[i], images[std::size_t(i)].data());
+    f.close();
+  }
+  // A later read on another rank sees the finished file.
+  dist::barrier();
 }
 
 void opd_dat_read(opd_dat *const *dats, int n, const char *file) {

@@ -726,11 +726,32 @@ llvm::Value *LoopEmitter::emitPrepare() {
   auto i32 = [&](int64_t v) {
     return llvm::ConstantInt::get(cgm.i32Ty, uint64_t(v), true);
   };
-  for (const AccessDescriptor &a : loop.args)
+  auto *i32x3 = llvm::ArrayType::get(cgm.i32Ty, 3);
+  for (const AccessDescriptor &a : loop.args) {
+    // A stencil's extent per dimension and whether it reads off the axes:
+    // the depth and shape of halo exchanges between ranks.
+    int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    int flags = 0;
+    if (a.kind == ArgKind::Stencil && a.stencil)
+      for (const auto &p : a.stencil->points) {
+        int offAxis = 0;
+        for (size_t d = 0; d < p.size() && d < 3; ++d) {
+          lo[d] = std::min(lo[d], p[d]);
+          hi[d] = std::max(hi[d], p[d]);
+          offAxis += p[d] != 0;
+        }
+        if (offAxis > 1)
+          flags |= OPD_STENCIL_DIAGONAL;
+      }
+    auto triple = [&](const int64_t *v) {
+      return llvm::ConstantArray::get(i32x3, {i32(v[0]), i32(v[1]), i32(v[2])});
+    };
     entries.push_back(llvm::ConstantStruct::get(
         cgm.rt.argTy,
         {null, null, i32(a.kind == ArgKind::Indirect ? a.mapIndex : 0),
-         i32(runtimeKind(a.kind)), i32(runtimeMode(a.mode)), i32(a.bytes)}));
+         i32(runtimeKind(a.kind)), i32(runtimeMode(a.mode)), i32(a.bytes),
+         triple(lo), triple(hi), i32(flags)}));
+  }
   auto *tableTy = llvm::ArrayType::get(cgm.rt.argTy, n);
   std::string suffix = std::to_string(id);
   auto *table = new llvm::GlobalVariable(
@@ -881,6 +902,14 @@ void LoopEmitter::combinePartials() {
       continue;
     Type elem = Type::scalarOf(a.scalar);
     llvm::Value *p = partialPtr[i];
+    // Across ranks: the variable's earlier value counts once (rank 0), the
+    // partials of every rank are combined after.
+    std::vector<llvm::Value *> reduceArgs{
+        hostElement(a, 0),
+        llvm::ConstantInt::get(cgm.i32Ty, runtimeScalar(elem)),
+        llvm::ConstantInt::get(cgm.i32Ty, runtimeMode(a.mode)),
+        llvm::ConstantInt::get(cgm.i32Ty, a.dim)};
+    b.CreateCall(cgm.rt.reduceLocal, reduceArgs);
     emitCountedLoop(
         b, llvm::ConstantInt::get(cgm.i64Ty, 0), chunks, nullptr,
         "partial.combine", [&](llvm::Value *c) {
@@ -900,6 +929,7 @@ void LoopEmitter::combinePartials() {
             host.storeValue(r, ptr, elem);
           }
         });
+    b.CreateCall(cgm.rt.reduceGlobal, reduceArgs);
   }
 }
 

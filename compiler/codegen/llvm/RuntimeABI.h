@@ -22,7 +22,7 @@ struct RuntimeABI {
   /// }
   llvm::StructType *paramDescTy;
   /// struct opd_arg { opd_dat *dat; opd_map *map; int32_t idx, kind, mode,
-  /// bytes; }
+  /// bytes; int32_t lo[3], hi[3]; int32_t flags; }
   llvm::StructType *argTy;
   /// void (*opd_body)(void *ctx, int64_t begin, int64_t end, int64_t chunk)
   llvm::FunctionType *bodyTy;
@@ -34,7 +34,7 @@ struct RuntimeABI {
   llvm::FunctionCallee datWrite, datRead;
   llvm::FunctionCallee blockCreate, blockDatCreate, datExtent, datOrigin;
   llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopChunks, loopRun;
-  llvm::FunctionCallee scratch;
+  llvm::FunctionCallee scratch, reduceLocal, reduceGlobal;
   llvm::FunctionCallee printf, printI64, printF64, printF32, printBool,
       printStr, printEnd;
 };

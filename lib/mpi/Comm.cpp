@@ -1,0 +1,107 @@
+// Comm.cpp - The MPI side of the distribution layer: start, stop, ranks,
+// errors, reductions.
+// SPDX-License-Identifier: Apache-2.0
+//
+// MPI is started in opd_rt_init with MPI_THREAD_FUNNELED (OpenMP threads
+// never call MPI; only the thread that runs main does) and finalized in
+// opd_rt_finalize. A program linked with opd_rt_mpi also runs without
+// mpirun, as a singleton of one rank. Errors print the rank and end the
+// whole job with MPI_Abort, so no rank waits forever for a failed one.
+#include "core/Dist.h"
+
+#include "core/Runtime.h"
+#include "mpi/Mpi.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace opdc::rt::dist {
+namespace {
+int myRank = 0, nRanks = 1;
+bool started = false, ended = false;
+} // namespace
+
+void init() {
+  if (started)
+    return;
+  int already = 0;
+  MPI_Initialized(&already);
+  if (!already) {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  }
+  started = true;
+  MPI_Comm_rank(MPI_COMM_WORLD, &myRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nRanks);
+}
+
+void finalize() {
+  if (!started || ended)
+    return;
+  std::fflush(stdout);
+  releaseStructured();
+  MPI_Finalize();
+  ended = true;
+}
+
+int rank() { return myRank; }
+int ranks() { return nRanks; }
+
+std::string rankPrefix() {
+  return nRanks > 1 ? "rank " + std::to_string(myRank) + ": " : "";
+}
+
+void abortJob(int status) {
+  if (started && !ended) {
+    if (nRanks > 1)
+      MPI_Abort(MPI_COMM_WORLD, status);
+    // One rank: leave MPI in order so that mpirun reports our status.
+    MPI_Finalize();
+    ended = true;
+  }
+  std::exit(status);
+}
+
+void exitJob(int status) {
+  finalize();
+  std::exit(status);
+}
+
+void barrier() {
+  if (started && !ended && nRanks > 1)
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+MPI_Datatype mpiType(int type) {
+  switch (type) {
+  case OPD_BOOL:
+    return MPI_UINT8_T;
+  case OPD_I32:
+    return MPI_INT32_T;
+  case OPD_I64:
+    return MPI_INT64_T;
+  case OPD_F32:
+    return MPI_FLOAT;
+  default:
+    return MPI_DOUBLE;
+  }
+}
+
+void allreduce(void *values, int type, int op, int n) {
+  if (nRanks == 1 || n <= 0)
+    return;
+  MPI_Op o = op == OPD_MIN ? MPI_MIN : op == OPD_MAX ? MPI_MAX : MPI_SUM;
+  MPI_Allreduce(MPI_IN_PLACE, values, n, mpiType(type), o, MPI_COMM_WORLD);
+}
+
+void maxAndSum(const double *in, double *max, double *sum, int n) {
+  if (nRanks == 1) {
+    for (int i = 0; i < n; ++i)
+      max[i] = sum[i] = in[i];
+    return;
+  }
+  MPI_Allreduce(in, max, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(in, sum, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+} // namespace opdc::rt::dist

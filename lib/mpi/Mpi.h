@@ -1,0 +1,28 @@
+// Mpi.h - Shared declarations of the MPI distribution layer (lib/mpi/).
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_LIB_MPI_MPI_H
+#define OPDC_LIB_MPI_MPI_H
+
+#include "core/Objects.h"
+
+#include <mpi.h>
+
+#include <vector>
+
+namespace opdc::rt::dist {
+/// The MPI datatype of an opd_scalar.
+MPI_Datatype mpiType(int type);
+/// Frees the Cartesian communicators of the blocks (before MPI_Finalize).
+void releaseStructured();
+/// Halo exchange of a block dat `depth` deep (corners too when asked);
+/// counts messages, bytes and seconds into the loop's profile entry.
+void exchangeBlockDat(opd_dat *dat, int64_t depth, bool corners,
+                      opd_loop *loop);
+/// Set loops over partitioned sets (mpi/Unstructured.cpp).
+void beforeSetLoop(opd_loop *loop);
+void afterSetLoop(opd_loop *loop);
+/// Set dats in HDF5 files, original numbering (mpi/Unstructured.cpp).
+bool gatherSetImage(opd_dat *dat, std::vector<char> &image);
+void scatterSetImage(opd_dat *dat, const char *image);
+} // namespace opdc::rt::dist
+#endif
