@@ -353,9 +353,14 @@ void writeDat(File &file, opd_dat *dat, const char *packed) {
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
   hid_t type = memTypeOf(dat->type);
+  // No modification times in the object headers: the same dats give the
+  // same bytes, whenever and on however many ranks they were written.
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_obj_track_times(dcpl, 0);
   hid_t dset = space < 0 ? -1
                          : H5Dcreate2(file.id(), dat->name.c_str(), type, space,
-                                      H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+                                      H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Pclose(dcpl);
   if (space >= 0)
     H5Sclose(space);
   if (dset < 0)
