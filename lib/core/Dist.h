@@ -54,8 +54,16 @@ void maxAndSum(const double *in, double *max, double *sum, int n);
 void decomposeBlock(opd_block *block, const int64_t *base,
                     const int64_t *size);
 
-/// Unstructured meshes: called when a map is created; may partition.
+/// Unstructured meshes: called when a set is created.
 void setCreated(opd_set *set);
+/// Partitions every set over the ranks, once, before the first set loop:
+/// owners, local numbering with halos, maps and dats in local form
+/// (lib/mpi/Partition.cpp, Halo.cpp). Marks the sets partitioned.
+void partitionSets();
+
+/// How the sets were partitioned ("" on one process or before any set
+/// loop), for the profile.
+std::string partitionDescription();
 
 /// Before and after opd_loop_run runs a loop's chunks: halo exchanges of
 /// the dats the loop reads beyond its own elements when they are stale,

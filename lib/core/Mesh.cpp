@@ -60,6 +60,25 @@ opd_block *newBlock() {
   return registry().blocks.back().get();
 }
 
+std::vector<opd_set *> allSets() {
+  std::vector<opd_set *> v;
+  for (auto &s : registry().sets)
+    v.push_back(s.get());
+  return v;
+}
+std::vector<opd_map *> allMaps() {
+  std::vector<opd_map *> v;
+  for (auto &m : registry().maps)
+    v.push_back(m.get());
+  return v;
+}
+std::vector<opd_dat *> allDats() {
+  std::vector<opd_dat *> v;
+  for (auto &d : registry().dats)
+    v.push_back(d.get());
+  return v;
+}
+
 void releaseObjects() {
   Registry &r = registry();
   for (auto &d : r.dats)
@@ -123,7 +142,7 @@ void copyBox(opd_dat *dat, const int64_t *lo, const int64_t *hi, char *buf,
 
 int64_t opd_dat::interiorPoints() const {
   if (set)
-    return set->size;
+    return set->globalSize;
   int64_t n = 1;
   for (int d = 0; d < ndims; ++d)
     n *= size[d];
@@ -146,12 +165,14 @@ opd_set *opd_set_create(const char *name, int64_t size) {
     failf("set '%s': size %" PRId64 " is negative", name, size);
   opd_set *s = newSet();
   s->name = name;
-  s->size = size;
+  s->size = s->globalSize = s->owned = s->execSize = s->core = size;
   dist::setCreated(s);
   return s;
 }
 
-int64_t opd_set_size(const opd_set *set) { return set ? set->size : 0; }
+int64_t opd_set_size(const opd_set *set) {
+  return set ? set->globalSize : 0;
+}
 
 opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
                         int arity) {
@@ -160,6 +181,10 @@ opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
   requireSet(to, "map", name);
   if (arity < 1)
     failf("map '%s': arity %d must be at least 1", name, arity);
+  if (dist::ranks() > 1 && (from->partitioned || to->partitioned))
+    failf("map '%s': maps must be created before the first loop when the "
+          "program runs on several ranks",
+          name);
   opd_map *m = newMap();
   m->name = name;
   m->from = from;
@@ -265,7 +290,7 @@ int64_t opd_dat_extent(const opd_dat *dat, int d) {
   if (dat->set) {
     if (d != 0)
       failf("size(%s, %d): a set dat has one dimension", dat->name.c_str(), d);
-    return dat->set->size;
+    return dat->set->globalSize;
   }
   if (d < 0 || d >= dat->ndims)
     failf("size(%s, %d): dimension out of range; the dat has %d",

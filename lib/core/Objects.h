@@ -7,10 +7,25 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 struct opd_set {
   std::string name;
+  /// Elements stored on this rank: [0, owned) its own, [owned, execSize)
+  /// the exec halo (other ranks' elements that reach one of ours through a
+  /// map: loops with indirect increments run them too), [execSize, size)
+  /// the non-exec halo (read only). On one rank all four are the global
+  /// size. See lib/mpi/Halo.cpp.
   int64_t size = 0;
+  int64_t globalSize = 0; ///< what size(set) means to the program
+  int64_t owned = 0;
+  int64_t execSize = 0;
+  /// [0, core): owned elements whose maps reach only owned elements (loops
+  /// run them while halo messages are in flight).
+  int64_t core = 0;
+  bool partitioned = false;
+  /// Global index of each stored element (empty: the identity).
+  std::vector<int64_t> globalIds;
 };
 
 struct opd_map {
@@ -89,6 +104,11 @@ opd_block *newBlock();
 /// fails naming the map, the first bad index and its position, and `file`
 /// when the map came from one (nullptr otherwise).
 void checkMapIndices(opd_map *map, const char *file);
+
+/// Every object created so far, in creation order.
+std::vector<opd_set *> allSets();
+std::vector<opd_map *> allMaps();
+std::vector<opd_dat *> allDats();
 
 /// Copies the points of the global-index box [lo, hi) (one entry per block
 /// dimension) between a block dat's local storage and `buf`, packed with

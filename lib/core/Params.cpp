@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Accepted: --NAME=VALUE for each param (a bool param also as bare --NAME,
-// meaning true), --threads=N, --profile, --help. Everything else, including
-// positional arguments, is an error pointing at --help. A repeated option
+// meaning true), --threads=N, --profile, --partition=metis|block (MPI
+// runtime; accepted and unused on one process), --help. Everything else,
+// including positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
 #include "core/Dist.h"
 #include "core/Format.h"
@@ -170,6 +171,8 @@ std::string defaultText(const opd_param_desc &p) {
                        "OMP_NUM_THREADS, else all cores; now " +
                            std::to_string(omp_get_max_threads()) + ")");
   row("--profile", "print time and bandwidth per loop at exit");
+  row("--partition=metis|block",
+      "how sets are split over MPI ranks (default: metis)");
   row("--help", "print this help and exit");
   if (dist::printer())
     std::fputs(out.c_str(), stdout);
@@ -197,6 +200,7 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   dist::init();
   silenceHDF5();
   setProfileRequested(false);
+  setPartitionMethod(PartitionMethod::Metis);
   bool help = false;
   int threads = 0;
   // The defaults as declared, before options overwrite them.
@@ -223,6 +227,16 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
         help = true;
       else
         setProfileRequested(true);
+      continue;
+    }
+    if (name == "partition") {
+      if (value && !std::strcmp(value, "metis"))
+        setPartitionMethod(PartitionMethod::Metis);
+      else if (value && !std::strcmp(value, "block"))
+        setPartitionMethod(PartitionMethod::Block);
+      else
+        failf("option '--partition' needs 'metis' or 'block' "
+              "(--partition=metis)");
       continue;
     }
     if (name == "threads") {

@@ -84,6 +84,9 @@ void printProfile(std::FILE *out) {
   // Every rank takes part in the reductions; rank 0 prints.
   std::string text =
       formatProfile(collectProfile(), opd_rt_threads(), dist::ranks());
+  const std::string partition = dist::partitionDescription();
+  if (!partition.empty())
+    text += "partition: " + partition + "\n";
   if (dist::printer())
     std::fputs(text.c_str(), out);
 }

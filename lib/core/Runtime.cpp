@@ -92,6 +92,12 @@ int scalarBytes(int type) {
   failf("internal error: no element type %d for a dat", type);
 }
 
+namespace {
+PartitionMethod partitioning = PartitionMethod::Metis;
+}
+PartitionMethod partitionMethod() { return partitioning; }
+void setPartitionMethod(PartitionMethod m) { partitioning = m; }
+
 bool profileRequested() { return profileOn; }
 void setProfileRequested(bool on) { profileOn = on; }
 

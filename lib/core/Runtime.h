@@ -40,6 +40,11 @@ int scalarBytes(int type);
 bool profileRequested();
 void setProfileRequested(bool on);
 
+/// How unstructured meshes are partitioned over ranks (--partition=).
+enum class PartitionMethod { Metis, Block };
+PartitionMethod partitionMethod();
+void setPartitionMethod(PartitionMethod m);
+
 /// Silences HDF5's own error stack printing (idempotent).
 void silenceHDF5();
 

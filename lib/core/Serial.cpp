@@ -32,6 +32,8 @@ void decomposeBlock(opd_block *block, const int64_t *, const int64_t *) {
   block->decomposed = true;
 }
 void setCreated(opd_set *) {}
+void partitionSets() {}
+std::string partitionDescription() { return ""; }
 
 void beforeLoop(opd_loop *) {}
 void afterLoop(opd_loop *) {}

@@ -226,6 +226,9 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
     name = "<loop>";
   if (!set)
     failf("internal error: loop '%s' has no set", name);
+  // On several ranks the first set loop distributes the mesh.
+  if (!set->partitioned)
+    dist::partitionSets();
   opd_loop *loop = cache ? *cache : nullptr;
   bool hit = loop && loop->set == set && !loop->block &&
              sameArgs(*loop, nargs, args) && loop->name == name;
@@ -247,7 +250,6 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   loop->block = nullptr;
   loop->ndims = 1;
   loop->begin = 0;
-  loop->count = set->size;
   std::vector<WrittenAccess> written;
   for (int i = 0; i < nargs; ++i)
     if (args[i].kind == OPD_ARG_INDIRECT && writes(args[i].mode))
@@ -258,15 +260,18 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
             "'%s'",
             name, set->name.c_str(), w.map->name.c_str(),
             w.map->from->name.c_str());
+  // Owner computes; with indirect writes the exec halo too, so that every
+  // owned target receives all its increments here (lib/mpi/Halo.cpp).
+  loop->count = written.empty() ? set->owned : set->execSize;
   if (written.empty()) {
     loop->chunkSize = DirectChunkSize;
-    loop->nchunks = (set->size + DirectChunkSize - 1) / DirectChunkSize;
+    loop->nchunks = (loop->count + DirectChunkSize - 1) / DirectChunkSize;
   } else {
     loop->plan = getPlan(set, std::move(written));
     loop->chunkSize = loop->plan->plan.blockSize;
     loop->nchunks = loop->plan->plan.nblocks;
   }
-  loop->bytesPerCall = loopBytes(set->size, nargs, args);
+  loop->bytesPerCall = loopBytes(loop->count, nargs, args);
   return loop;
 }
 

@@ -37,7 +37,7 @@ Plan buildPlan(int64_t setSize, int64_t blockSize,
   std::vector<opd_set *> targets;
   std::vector<int> group;
   for (const WrittenAccess &w : written) {
-    if (w.map->from->size != setSize)
+    if (w.map->from->execSize != setSize)
       failf("internal error: map '%s' does not start at the loop's set",
             w.map->name.c_str());
     checkMapIndices(w.map, nullptr);
@@ -112,7 +112,7 @@ bool PlanEntry::current() const {
 void refreshPlan(PlanEntry &entry) {
   if (entry.current())
     return;
-  entry.plan = buildPlan(entry.set->size, PlanBlockSize, entry.key);
+  entry.plan = buildPlan(entry.set->execSize, PlanBlockSize, entry.key);
   for (std::size_t i = 0; i < entry.key.size(); ++i)
     entry.versions[i] = entry.key[i].map->version;
 }
@@ -129,7 +129,7 @@ PlanEntry *getPlan(opd_set *set, std::vector<WrittenAccess> written) {
   auto e = std::make_unique<PlanEntry>();
   e->set = set;
   e->key = std::move(written);
-  e->plan = buildPlan(set->size, PlanBlockSize, e->key);
+  e->plan = buildPlan(set->execSize, PlanBlockSize, e->key);
   for (const WrittenAccess &w : e->key)
     e->versions.push_back(w.map->version);
   planCache().push_back(std::move(e));

@@ -281,9 +281,9 @@ private:
 std::vector<std::vector<int64_t>> datShapes(const opd_dat *dat) {
   std::vector<std::vector<int64_t>> shapes;
   if (dat->set) {
-    shapes.push_back({dat->set->size, dat->dim});
+    shapes.push_back({dat->set->globalSize, dat->dim});
     if (dat->dim == 1)
-      shapes.push_back({dat->set->size});
+      shapes.push_back({dat->set->globalSize});
     return shapes;
   }
   std::vector<int64_t> grid;

@@ -40,6 +40,7 @@ void finalize() {
     return;
   std::fflush(stdout);
   releaseStructured();
+  releaseUnstructured();
   MPI_Finalize();
   ended = true;
 }

@@ -7,6 +7,8 @@
 
 #include <mpi.h>
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace opdc::rt::dist {
@@ -21,6 +23,28 @@ void exchangeBlockDat(opd_dat *dat, int64_t depth, bool corners,
 /// Set loops over partitioned sets (mpi/Unstructured.cpp).
 void beforeSetLoop(opd_loop *loop);
 void afterSetLoop(opd_loop *loop);
+/// Exchange lists of a partitioned set, per neighbouring rank: local
+/// indices of owned elements to send, and of halo elements to receive into,
+/// both in the order agreed with that rank (mpi/Halo.cpp).
+struct Neighbour {
+  int rank = 0;
+  std::vector<int32_t> send, recv;
+};
+struct SetHalo {
+  std::vector<Neighbour> neighbours;
+};
+const SetHalo &setHalo(const opd_set *set);
+/// Halo exchange of a set dat (mpi/Exchange.cpp); counts into `loop`.
+void exchangeSetDat(opd_dat *dat, opd_loop *loop);
+void releaseUnstructured();
+
+/// The owning rank of every element of every set (global numbering).
+using Owners = std::map<const opd_set *, std::vector<int32_t>>;
+/// Partitions every set (mpi/Partition.cpp); `note` says how.
+Owners computeOwners(std::string &note);
+/// A description of the partition, for the profile ("" if none).
+const std::string &partitionNote();
+
 /// Set dats in HDF5 files, original numbering (mpi/Unstructured.cpp).
 bool gatherSetImage(opd_dat *dat, std::vector<char> &image);
 void scatterSetImage(opd_dat *dat, const char *image);
