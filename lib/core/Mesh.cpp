@@ -197,6 +197,10 @@ opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
   return m;
 }
 
+const int64_t *opd_set_global_ids(const opd_set *set) {
+  return set && !set->globalIds.empty() ? set->globalIds.data() : nullptr;
+}
+
 int32_t *opd_map_data(opd_map *map) { return map ? map->data : nullptr; }
 
 // The fields every dat has, checked by the caller; storage comes after.

@@ -98,7 +98,11 @@ opd_set *opd_set_create(const char *name, int64_t size);
 /** Size from the HDF5 dataset `name` of `file` (OP2's layout: a dataset
  *  holding one integer). */
 opd_set *opd_set_from_file(const char *name, const char *file);
+/** The global size (the same on every rank). */
 int64_t opd_set_size(const opd_set *set);
+/** Global index of each element this rank stores, for idx() in set loops;
+ *  NULL while local indices are the global ones (one process). */
+const int64_t *opd_set_global_ids(const opd_set *set);
 
 /** A zero-filled map the program fills (map passed as a direct argument). */
 opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,

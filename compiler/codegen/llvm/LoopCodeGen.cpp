@@ -69,6 +69,8 @@
 #include "codegen/llvm/FunctionEmitter.h"
 #include "codegen/llvm/KernelCodeGen.h"
 
+#include "ir/IRVisitor.h"
+
 #include "support/Assert.h"
 #include "support/Diagnostics.h"
 
@@ -226,6 +228,11 @@ private:
   };
   std::vector<Fields> fields;
   int loField = -1, hiField = -1;
+  /// Set loops whose kernel calls idx(): opd_set_global_ids (null on one
+  /// process), and in the body the same pointer, whether it is null, and a
+  /// dummy the load reads instead when it is.
+  int gidField = -1;
+  llvm::Value *gids = nullptr, *gidsNull = nullptr, *gidDummy = nullptr;
   llvm::StructType *ctxTy = nullptr;
 
   // Body-side values per argument.
@@ -241,6 +248,20 @@ private:
   llvm::Value *chunks = nullptr;
   std::vector<llvm::Value *> partialPtr;
 };
+
+/// Whether a kernel calls idx(): set loops then pass it the element's
+/// global index, which differs from the local one on several ranks.
+bool kernelUsesIdx(const Function &kernel) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visitIntrinsic(const IntrinsicExpr &e) override {
+      found = found || e.id == Intrinsic::Idx;
+      IRVisitor::visitIntrinsic(e);
+    }
+  } finder;
+  finder.visitFunction(kernel);
+  return finder.found;
+}
 
 bool isIndirectInc(const AccessDescriptor &a) {
   return a.kind == ArgKind::Indirect && a.mode == AccessMode::Inc;
@@ -334,6 +355,8 @@ void LoopEmitter::layoutContext() {
   if (loop.block) {
     loField = add(llvm::ArrayType::get(cgm.i64Ty, dims));
     hiField = add(llvm::ArrayType::get(cgm.i64Ty, dims));
+  } else if (kernelUsesIdx(*loop.kernel)) {
+    gidField = add(cgm.ptrTy);
   }
   ctxTy = llvm::StructType::create(cgm.context, types,
                                    "opd_ctx." + loop.kernel->name + "." +
@@ -401,8 +424,17 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
     if (kernel.strideParam[n] >= 0)
       for (unsigned d = 1; d < dims; ++d)
         args.push_back(strides[n][d - 1]);
-  for (llvm::Value *c : coords)
-    args.push_back(c);
+  if (gidField >= 0) {
+    // idx(0) of a set loop: the element's global index (branch-free, so
+    // the element loop still vectorises).
+    llvm::Value *at = bb.CreateSelect(
+        gidsNull, gidDummy, bb.CreateInBoundsGEP(cgm.i64Ty, gids, coords[0]));
+    llvm::Value *g = bb.CreateLoad(cgm.i64Ty, at, "gid");
+    args.push_back(bb.CreateSelect(gidsNull, coords[0], g));
+  } else {
+    for (llvm::Value *c : coords)
+      args.push_back(c);
+  }
   bb.CreateCall(kernel.function, args);
 }
 
@@ -442,6 +474,12 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       v = bb.CreateLoad(cgm.ptrTy, field(f), name);
     return v;
   };
+  if (gidField >= 0) {
+    gids = bb.CreateLoad(cgm.ptrTy, field(gidField), "gids");
+    gidsNull = bb.CreateIsNull(gids, "gids.null");
+    gidDummy = bb.CreateAlloca(cgm.i64Ty, nullptr, "gid.dummy");
+    bb.CreateStore(llvm::ConstantInt::get(cgm.i64Ty, 0), gidDummy);
+  }
   for (unsigned i = 0; i < n; ++i) {
     const AccessDescriptor &a = loop.args[i];
     const Fields &fl = fields[i];
@@ -846,6 +884,11 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
     b.CreateStore(b.CreateLoad(arrTy, loArr), field(loField));
     b.CreateStore(b.CreateLoad(arrTy, hiArr), field(hiField));
   }
+  if (gidField >= 0)
+    b.CreateStore(
+        b.CreateCall(cgm.rt.setGlobalIds,
+                     {b.CreateLoad(cgm.ptrTy, cgm.handle(loop.set))}),
+        field(gidField));
   partialPtr.assign(loop.args.size(), nullptr);
   if (!anyReduction)
     return;

@@ -47,6 +47,7 @@ RuntimeABI::RuntimeABI(llvm::Module &m) {
   setCreate = declare("opd_set_create", ptr, {ptr, i64});
   setFromFile = declare("opd_set_from_file", ptr, {ptr, ptr});
   setSize = declare("opd_set_size", i64, {ptr});
+  setGlobalIds = declare("opd_set_global_ids", ptr, {ptr});
 
   mapCreate = declare("opd_map_create", ptr, {ptr, ptr, ptr, i32});
   mapFromFile = declare("opd_map_from_file", ptr, {ptr, ptr, ptr, i32, ptr});

@@ -28,7 +28,7 @@ struct RuntimeABI {
   llvm::FunctionType *bodyTy;
 
   llvm::FunctionCallee init, finalize, wtime, fail;
-  llvm::FunctionCallee setCreate, setFromFile, setSize;
+  llvm::FunctionCallee setCreate, setFromFile, setSize, setGlobalIds;
   llvm::FunctionCallee mapCreate, mapFromFile, mapData;
   llvm::FunctionCallee datCreate, datFromFile, datData, datFill, datSwap;
   llvm::FunctionCallee datWrite, datRead;
