@@ -65,10 +65,13 @@ void partitionSets();
 /// loop), for the profile.
 std::string partitionDescription();
 
-/// Before and after opd_loop_run runs a loop's chunks: halo exchanges of
-/// the dats the loop reads beyond its own elements when they are stale,
-/// and the dirty marks of the dats it writes.
-void beforeLoop(opd_loop *loop);
+/// Around opd_loop_run's chunks: halo exchanges of the dats the loop reads
+/// beyond its own elements when they are stale, and the dirty marks of the
+/// dats it writes. startExchanges returns true when messages are still in
+/// flight: the loop then runs its core, calls finishExchanges, and runs
+/// the rest. (Block dats are exchanged at once: it returns false.)
+bool startExchanges(opd_loop *loop);
+void finishExchanges(opd_loop *loop);
 void afterLoop(opd_loop *loop);
 
 /// HDF5 output: fills `image` with the dat's interior in the global

@@ -35,7 +35,8 @@ void setCreated(opd_set *) {}
 void partitionSets() {}
 std::string partitionDescription() { return ""; }
 
-void beforeLoop(opd_loop *) {}
+bool startExchanges(opd_loop *) { return false; }
+void finishExchanges(opd_loop *) {}
 void afterLoop(opd_loop *) {}
 
 namespace {

@@ -239,7 +239,7 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   if (hit) {
     if (loop->plan && !loop->plan->current()) {
       refreshPlan(*loop->plan);
-      loop->nchunks = loop->plan->plan.nblocks;
+      loop->nchunks = loop->plan->plan.nblocks + loop->plan->rest.nblocks;
     }
     return loop;
   }
@@ -264,12 +264,18 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   // owned target receives all its increments here (lib/mpi/Halo.cpp).
   loop->count = written.empty() ? set->owned : set->execSize;
   if (written.empty()) {
-    loop->chunkSize = DirectChunkSize;
-    loop->nchunks = (loop->count + DirectChunkSize - 1) / DirectChunkSize;
+    // Chunks of the core prefix first, then of the rest (one process: the
+    // core is everything, so chunk c is [4096c, 4096(c+1)) as always).
+    const int64_t cs = DirectChunkSize;
+    loop->chunkSize = cs;
+    loop->coreCount = std::min(set->core, loop->count);
+    loop->coreChunks = (loop->coreCount + cs - 1) / cs;
+    loop->nchunks =
+        loop->coreChunks + (loop->count - loop->coreCount + cs - 1) / cs;
   } else {
     loop->plan = getPlan(set, std::move(written));
     loop->chunkSize = loop->plan->plan.blockSize;
-    loop->nchunks = loop->plan->plan.nblocks;
+    loop->nchunks = loop->plan->plan.nblocks + loop->plan->rest.nblocks;
   }
   loop->bytesPerCall = loopBytes(loop->count, nargs, args);
   return loop;
@@ -323,40 +329,66 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   loop->chunkSize =
       std::max<int64_t>(1, BlockChunkPoints / std::max<int64_t>(1, inner));
   loop->nchunks = (loop->count + loop->chunkSize - 1) / loop->chunkSize;
+  loop->coreCount = loop->count;
+  loop->coreChunks = loop->nchunks;
   loop->bytesPerCall = loopBytes(loop->count * inner, nargs, args);
   return loop;
 }
 
 int64_t opd_loop_chunks(const opd_loop *loop) { return loop->nchunks; }
 
+namespace {
+// Runs the blocks of `p` colour by colour; chunk index = `chunk0` + block.
+void runPlan(const Plan &p, int64_t chunk0, opd_body body, void *ctx) {
+  const int64_t *offsets = p.colourOffsets.data();
+  const int64_t *blocks = p.blocks.data();
+  const int64_t first = p.first, n = p.setSize, bs = p.blockSize;
+  const int32_t ncolours = p.ncolours;
+  // One parallel region for all colours; the implicit barrier of each
+  // `omp for` separates them.
+#pragma omp parallel if (p.nblocks > 1)
+  for (int32_t c = 0; c < ncolours; ++c) {
+#pragma omp for schedule(static)
+    for (int64_t k = offsets[c]; k < offsets[c + 1]; ++k) {
+      const int64_t b = blocks[k];
+      const int64_t begin = first + b * bs;
+      body(ctx, begin, std::min(begin + bs, n), chunk0 + b);
+    }
+  }
+}
+
+// Chunks [c0, c1) of a loop without a plan: the core chunks cover
+// [begin, begin + coreCount), the others the rest of the count.
+void runChunks(const opd_loop *loop, int64_t c0, int64_t c1, opd_body body,
+               void *ctx) {
+  const int64_t cs = loop->chunkSize, core = loop->coreChunks;
+  const int64_t first = loop->begin, last = loop->begin + loop->count;
+  const int64_t coreEnd = loop->begin + loop->coreCount;
+#pragma omp parallel for schedule(static) if (c1 - c0 > 1)
+  for (int64_t c = c0; c < c1; ++c) {
+    const int64_t begin = c < core ? first + c * cs : coreEnd + (c - core) * cs;
+    const int64_t end = std::min(begin + cs, c < core ? coreEnd : last);
+    body(ctx, begin, end, c);
+  }
+}
+} // namespace
+
 void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
   const double t0 = opd_rt_wtime();
-  dist::beforeLoop(loop);
+  // Halo exchanges the loop needs are posted first; the core (elements
+  // that reach no halo element) runs while they are in flight.
+  const bool inFlight = dist::startExchanges(loop);
   if (loop->plan) {
-    const Plan &p = loop->plan->plan;
-    const int64_t *offsets = p.colourOffsets.data();
-    const int64_t *blocks = p.blocks.data();
-    const int64_t n = p.setSize, bs = p.blockSize;
-    const int32_t ncolours = p.ncolours;
-    // One parallel region for all colours; the implicit barrier of each
-    // `omp for` separates them.
-#pragma omp parallel if (p.nblocks > 1)
-    for (int32_t c = 0; c < ncolours; ++c) {
-#pragma omp for schedule(static)
-      for (int64_t k = offsets[c]; k < offsets[c + 1]; ++k) {
-        const int64_t b = blocks[k];
-        const int64_t begin = b * bs;
-        body(ctx, begin, std::min(begin + bs, n), b);
-      }
-    }
+    const PlanEntry &e = *loop->plan;
+    runPlan(e.plan, 0, body, ctx);
+    if (inFlight)
+      dist::finishExchanges(loop);
+    runPlan(e.rest, e.plan.nblocks, body, ctx);
   } else {
-    const int64_t nchunks = loop->nchunks, cs = loop->chunkSize;
-    const int64_t first = loop->begin, last = loop->begin + loop->count;
-#pragma omp parallel for schedule(static) if (nchunks > 1)
-    for (int64_t c = 0; c < nchunks; ++c) {
-      const int64_t begin = first + c * cs;
-      body(ctx, begin, std::min(begin + cs, last), c);
-    }
+    runChunks(loop, 0, loop->coreChunks, body, ctx);
+    if (inFlight)
+      dist::finishExchanges(loop);
+    runChunks(loop, loop->coreChunks, loop->nchunks, body, ctx);
   }
   dist::afterLoop(loop);
   loop->seconds += opd_rt_wtime() - t0;

@@ -45,6 +45,11 @@ struct opd_loop {
   int64_t count = 0;     ///< iterations of the chunked index
   int64_t chunkSize = 1; ///< per chunk, except maybe the last
   int64_t nchunks = 0;
+  /// Loops without a plan: the first coreCount iterations (set loops: the
+  /// set's core) are chunks [0, coreChunks), run while halo messages are
+  /// in flight; the other chunks cover the rest. Block loops: everything.
+  int64_t coreCount = 0;
+  int64_t coreChunks = 0;
   opdc::rt::PlanEntry *plan = nullptr; ///< coloured loops
   double bytesPerCall = 0;
   // Profile.

@@ -36,6 +36,8 @@ struct WrittenAccess {
 };
 
 struct Plan {
+  int64_t first = 0;   ///< elements [first, setSize); block b starts at
+                       ///< first + b * blockSize
   int64_t setSize = 0;
   int64_t blockSize = 0;
   int64_t nblocks = 0;
@@ -52,6 +54,9 @@ struct Plan {
 /// (checkMapIndices).
 Plan buildPlan(int64_t setSize, int64_t blockSize,
                const std::vector<WrittenAccess> &written);
+/// The plan of elements [first, last) only.
+Plan buildPlan(int64_t first, int64_t last, int64_t blockSize,
+               const std::vector<WrittenAccess> &written);
 
 /// A cached plan: keyed by the set and its sorted written accesses, rebuilt
 /// when one of the maps changed (opd_map::version).
@@ -59,7 +64,13 @@ struct PlanEntry {
   opd_set *set = nullptr;
   std::vector<WrittenAccess> key;
   std::vector<uint64_t> versions; ///< of key[i].map when built
+  /// On several ranks, a set whose core (elements that reach no halo
+  /// element) is shorter than the elements loops run gets two plans:
+  /// `plan` for [0, core), run while halo messages are in flight, then
+  /// `rest` for [core, execSize). Otherwise `plan` covers [0, execSize)
+  /// and `rest` is empty.
   Plan plan;
+  Plan rest;
   /// True when no map of the key changed since the plan was built.
   bool current() const;
 };

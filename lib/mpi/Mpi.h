@@ -20,9 +20,10 @@ void releaseStructured();
 /// counts messages, bytes and seconds into the loop's profile entry.
 void exchangeBlockDat(opd_dat *dat, int64_t depth, bool corners,
                       opd_loop *loop);
-/// Set loops over partitioned sets (mpi/Unstructured.cpp).
-void beforeSetLoop(opd_loop *loop);
-void afterSetLoop(opd_loop *loop);
+/// Set loops over partitioned sets (mpi/Exchange.cpp): posts the
+/// exchanges the loop needs (true if any), then completes them.
+bool startSetExchanges(opd_loop *loop);
+void finishSetExchanges(opd_loop *loop);
 /// Exchange lists of a partitioned set, per neighbouring rank: local
 /// indices of owned elements to send, and of halo elements to receive into,
 /// both in the order agreed with that rank (mpi/Halo.cpp).
@@ -34,7 +35,8 @@ struct SetHalo {
   std::vector<Neighbour> neighbours;
 };
 const SetHalo &setHalo(const opd_set *set);
-/// Halo exchange of a set dat (mpi/Exchange.cpp); counts into `loop`.
+/// Halo exchange of one set dat, start to end (mpi/Exchange.cpp); counts
+/// into `loop`.
 void exchangeSetDat(opd_dat *dat, opd_loop *loop);
 void releaseUnstructured();
 
@@ -45,7 +47,7 @@ Owners computeOwners(std::string &note);
 /// A description of the partition, for the profile ("" if none).
 const std::string &partitionNote();
 
-/// Set dats in HDF5 files, original numbering (mpi/Unstructured.cpp).
+/// Set dats in HDF5 files, original numbering (mpi/Exchange.cpp).
 bool gatherSetImage(opd_dat *dat, std::vector<char> &image);
 void scatterSetImage(opd_dat *dat, const char *image);
 } // namespace opdc::rt::dist

@@ -211,14 +211,16 @@ void beforeBlockLoop(opd_loop *loop) {
 }
 } // namespace
 
-void beforeLoop(opd_loop *loop) {
+bool startExchanges(opd_loop *loop) {
   if (ranks() == 1)
-    return;
-  if (loop->block)
-    beforeBlockLoop(loop);
-  else
-    beforeSetLoop(loop);
+    return false;
+  if (!loop->block)
+    return startSetExchanges(loop);
+  beforeBlockLoop(loop);
+  return false;
 }
+
+void finishExchanges(opd_loop *loop) { finishSetExchanges(loop); }
 
 void afterLoop(opd_loop *loop) {
   for (const opd_arg &a : loop->args)
@@ -226,8 +228,6 @@ void afterLoop(opd_loop *loop) {
       a.dat->haloValid = 0;
       a.dat->cornersValid = false;
     }
-  if (!loop->block)
-    afterSetLoop(loop);
 }
 
 } // namespace opdc::rt::dist
