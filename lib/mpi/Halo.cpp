@@ -31,6 +31,7 @@
 #include "core/Runtime.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace opdc::rt::dist {
@@ -109,6 +110,7 @@ void partitionSets() {
   if (done || ranks() == 1)
     return;
   done = true;
+  const double t0 = opd_rt_wtime();
   const Owners owners = computeOwners(noteStorage());
   const std::vector<opd_set *> sets = allSets();
   const std::vector<opd_map *> maps = allMaps();
@@ -243,6 +245,12 @@ void partitionSets() {
     buildLists(s, ownerOf(s), g2l[s]);
     s->partitioned = true;
   }
+  double seconds = opd_rt_wtime() - t0;
+  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX,
+                MPI_COMM_WORLD);
+  char took[64];
+  std::snprintf(took, sizeof took, "; %.3f s at the first set loop", seconds);
+  noteStorage() += took;
 }
 
 void setCreated(opd_set *set) {

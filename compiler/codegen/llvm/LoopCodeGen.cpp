@@ -12,7 +12,14 @@
 //   partials: opd_rt_scratch(chunks * dim * bytes per reduction), every
 //             slot set to the identity of its operation
 //   opd_loop_run(loop, @opd_body_K.N, &ctx)
+//   opd_reduce_local(&v, ...)                  (MPI: a sum counts v once)
 //   v = v (+|min|max) partial[c] for c = 0, 1, ... in order
+//   opd_reduce_global(&v, ...)                 (MPI_Allreduce; else nothing)
+//
+// Block loops pass their range in lo/hi arrays that opd_loop_prepare_block
+// clips in place to the points the rank owns; the context takes the clipped
+// range. The opd_arg table also gives each stencil's extent per dimension
+// and whether it reads off-axis points (the runtime's halo exchanges).
 //
 // and a body function `void body(ctx, begin, end, chunk)` that loads the
 // pointers once and runs the element loop with the kernel (KernelCodeGen.cpp)
