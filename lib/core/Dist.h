@@ -42,6 +42,8 @@ std::string rankPrefix();
 [[noreturn]] void exitJob(int status);
 /// Waits for every rank.
 void barrier();
+/// Rank 0's `bytes` at `data` to every rank (in pieces below 2 GiB).
+void broadcast(void *data, int64_t bytes);
 
 /// In-place reduction of `n` values of `type` (opd_scalar) with `op`
 /// (OPD_SUM, OPD_MIN, OPD_MAX) over all ranks.
@@ -77,8 +79,8 @@ void afterLoop(opd_loop *loop);
 /// HDF5 output: fills `image` with the dat's interior in the global
 /// layout (original numbering) on the writing rank and returns true there.
 bool gatherImage(opd_dat *dat, std::vector<char> &image);
-/// HDF5 input: `image` (the whole interior, global layout, read by every
-/// rank) into the rank's part of the dat.
+/// HDF5 input: `image` (the whole interior, global layout, read by rank 0
+/// and broadcast) into the rank's part of the dat.
 void scatterImage(opd_dat *dat, const char *image);
 
 } // namespace opdc::rt::dist

@@ -300,16 +300,34 @@ std::vector<std::vector<int64_t>> datShapes(const opd_dat *dat) {
   return shapes;
 }
 
-void readDat(const File &file, opd_dat *dat) {
+// The whole dataset in the global layout (rank 0 reads it).
+void readImage(const File &file, opd_dat *dat, std::vector<char> &packed) {
   Dataset ds(file, dat->name,
              dat->describe() + " of " + scalarName(dat->type) + "[" +
                  std::to_string(dat->dim) + "]");
   ds.checkShape(datShapes(dat));
-  // The whole dataset in the global layout; each rank keeps its part.
-  std::vector<char> packed(
-      std::size_t(dat->interiorPoints() * dat->elementBytes()));
+  packed.resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
   ds.readAs(dat->type, packed.data());
-  dist::scatterImage(dat, packed.data());
+}
+
+// Reads dats from `file`: rank 0 opens it and reads each whole dataset,
+// every rank receives it (dist::broadcast) and keeps its part. An error on
+// rank 0 ends the job (the others wait in the broadcast until MPI_Abort).
+void readDats(opd_dat *const *dats, int n, const char *file) {
+  std::vector<std::vector<char>> images(std::size_t(n > 0 ? n : 0));
+  if (dist::rank() == 0) {
+    File f(file, false);
+    for (int i = 0; i < n; ++i)
+      readImage(f, dats[i], images[std::size_t(i)]);
+    f.close();
+  }
+  for (int i = 0; i < n; ++i) {
+    std::vector<char> &image = images[std::size_t(i)];
+    image.resize(std::size_t(dats[i]->interiorPoints() *
+                             dats[i]->elementBytes()));
+    dist::broadcast(image.data(), int64_t(image.size()));
+    dist::scatterImage(dats[i], image.data());
+  }
 }
 
 hid_t memTypeOf(int type) {
@@ -413,34 +431,41 @@ using namespace opdc::rt;
 
 extern "C" {
 
+// Meshes are read by rank 0 and broadcast (see readDats).
 opd_set *opd_set_from_file(const char *name, const char *file) {
-  File f(file, false);
-  std::string forWhat = "set '" + std::string(name ? name : "") + "'";
-  Dataset ds(f, name ? name : "", forWhat);
-  if (ds.points() != 1)
-    ds.error("expected one integer (the set size), found shape " +
-             shapeText(ds.dims()));
   int64_t size = 0;
-  ds.readAs(OPD_I64, &size);
-  if (size < 0)
-    ds.error("the set size " + std::to_string(size) + " is negative");
-  f.close();
+  if (dist::rank() == 0) {
+    File f(file, false);
+    std::string forWhat = "set '" + std::string(name ? name : "") + "'";
+    Dataset ds(f, name ? name : "", forWhat);
+    if (ds.points() != 1)
+      ds.error("expected one integer (the set size), found shape " +
+               shapeText(ds.dims()));
+    ds.readAs(OPD_I64, &size);
+    if (size < 0)
+      ds.error("the set size " + std::to_string(size) + " is negative");
+    f.close();
+  }
+  dist::broadcast(&size, sizeof size);
   return opd_set_create(name, size);
 }
 
 opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
                            int arity, const char *file) {
   opd_map *map = opd_map_create(name, from, to, arity);
-  File f(file, false);
-  Dataset ds(f, map->name,
-             "map '" + map->name + "' (" + from->name + " -> " + to->name +
-                 ", arity " + std::to_string(arity) + ")");
-  std::vector<std::vector<int64_t>> shapes = {{from->size, arity}};
-  if (arity == 1)
-    shapes.push_back({from->size});
-  ds.checkShape(shapes);
-  ds.readAs(OPD_I32, map->data);
-  f.close();
+  if (dist::rank() == 0) {
+    File f(file, false);
+    Dataset ds(f, map->name,
+               "map '" + map->name + "' (" + from->name + " -> " + to->name +
+                   ", arity " + std::to_string(arity) + ")");
+    std::vector<std::vector<int64_t>> shapes = {{from->size, arity}};
+    if (arity == 1)
+      shapes.push_back({from->size});
+    ds.checkShape(shapes);
+    ds.readAs(OPD_I32, map->data);
+    f.close();
+  }
+  dist::broadcast(map->data, from->size * arity * int64_t(sizeof(int32_t)));
   ++map->version;
   checkMapIndices(map, file);
   return map;
@@ -449,9 +474,7 @@ opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
 opd_dat *opd_dat_from_file(const char *name, opd_set *set, opd_scalar type,
                            int dim, const char *file) {
   opd_dat *dat = opd_dat_create(name, set, type, dim);
-  File f(file, false);
-  readDat(f, dat);
-  f.close();
+  readDats(&dat, 1, file);
   return dat;
 }
 
@@ -478,10 +501,7 @@ void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
 }
 
 void opd_dat_read(opd_dat *const *dats, int n, const char *file) {
-  File f(file, false);
-  for (int i = 0; i < n; ++i)
-    readDat(f, dats[i]);
-  f.close();
+  readDats(dats, n, file);
 }
 
 } // extern "C"

@@ -73,6 +73,17 @@ void barrier() {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+void broadcast(void *data, int64_t bytes) {
+  if (nRanks == 1)
+    return;
+  constexpr int64_t piece = int64_t(1) << 30;
+  char *p = static_cast<char *>(data);
+  for (int64_t done = 0; done < bytes; done += piece) {
+    const int64_t n = bytes - done < piece ? bytes - done : piece;
+    MPI_Bcast(p + done, int(n), MPI_BYTE, 0, MPI_COMM_WORLD);
+  }
+}
+
 MPI_Datatype mpiType(int type) {
   switch (type) {
   case OPD_BOOL:

@@ -6,8 +6,8 @@
 // dats as their interior [base, base + size), set dats in the original
 // numbering. Rank 0 gathers each rank's owned part (MPI_Gatherv of a box
 // header and the packed points) and writes the file alone; for reading,
-// every rank reads the whole dataset and keeps its part, so the files are
-// the same for 1, 2 or any number of ranks.
+// rank 0 reads the whole dataset, broadcasts it, and every rank keeps its
+// part, so the files are the same for 1, 2 or any number of ranks.
 #include "core/Dist.h"
 
 #include "core/Runtime.h"
