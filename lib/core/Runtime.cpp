@@ -27,6 +27,7 @@ bool profileOn = false;
 struct Scratch {
   void *data = nullptr;
   std::size_t capacity = 0;
+  std::size_t requested = 0; ///< bytes of the last opd_rt_scratch call
 };
 Scratch scratch;
 } // namespace
@@ -142,6 +143,17 @@ void opd_rt_fail(const char *message) {
   fail(message ? message : "unknown error");
 }
 
+} // extern "C"
+
+namespace opdc::rt {
+void *scratchInUse(std::size_t &bytes) {
+  bytes = scratch.data ? scratch.requested : 0;
+  return scratch.data;
+}
+} // namespace opdc::rt
+
+extern "C" {
+
 void *opd_rt_scratch(int64_t bytes) {
   if (bytes < 0)
     failf("internal error: negative scratch size %lld", (long long)bytes);
@@ -154,6 +166,7 @@ void *opd_rt_scratch(int64_t bytes) {
     scratch.data = allocRaw(want, "reduction scratch");
     scratch.capacity = want;
   }
+  scratch.requested = std::size_t(bytes);
   return scratch.data;
 }
 

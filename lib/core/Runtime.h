@@ -48,6 +48,10 @@ void setPartitionMethod(PartitionMethod m);
 /// Silences HDF5's own error stack printing (idempotent).
 void silenceHDF5();
 
+/// The reduction scratch and the bytes of its last request (the partials
+/// of the loop about to run).
+void *scratchInUse(std::size_t &bytes);
+
 /// Frees every object (sets, maps, dats, blocks, loops, plans, scratch);
 /// used by opd_rt_finalize.
 void releaseObjects();

@@ -81,6 +81,17 @@ void checkIndirectMaps(int nargs, const opd_arg *args) {
       checkMapIndices(args[i].map, nullptr);
 }
 
+int64_t planChunks(const PlanEntry &e) {
+  return e.plan.nblocks + e.rest.nblocks + e.halo.nblocks;
+}
+
+bool hasReduction(const opd_loop &loop) {
+  for (const opd_arg &a : loop.args)
+    if (a.kind == OPD_ARG_REDUCTION)
+      return true;
+  return false;
+}
+
 opd_loop *slotLoop(opd_loop **cache) {
   if (cache && *cache)
     return *cache;
@@ -239,7 +250,7 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   if (hit) {
     if (loop->plan && !loop->plan->current()) {
       refreshPlan(*loop->plan);
-      loop->nchunks = loop->plan->plan.nblocks + loop->plan->rest.nblocks;
+      loop->nchunks = planChunks(*loop->plan);
     }
     return loop;
   }
@@ -275,7 +286,7 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   } else {
     loop->plan = getPlan(set, std::move(written));
     loop->chunkSize = loop->plan->plan.blockSize;
-    loop->nchunks = loop->plan->plan.nblocks + loop->plan->rest.nblocks;
+    loop->nchunks = planChunks(*loop->plan);
   }
   loop->bytesPerCall = loopBytes(loop->count, nargs, args);
   return loop;
@@ -384,6 +395,21 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
     if (inFlight)
       dist::finishExchanges(loop);
     runPlan(e.rest, e.plan.nblocks, body, ctx);
+    if (e.halo.nblocks > 0) {
+      // The exec halo belongs to other ranks: its increments are needed
+      // here, its reduction partials are not (the owner counts them). The
+      // partials of every other chunk are final now, so the scratch is
+      // restored after the halo's chunks have written theirs.
+      std::size_t bytes = 0;
+      void *partials = hasReduction(*loop) ? scratchInUse(bytes) : nullptr;
+      static std::vector<char> saved;
+      if (partials)
+        saved.assign(static_cast<char *>(partials),
+                     static_cast<char *>(partials) + bytes);
+      runPlan(e.halo, e.plan.nblocks + e.rest.nblocks, body, ctx);
+      if (partials && bytes)
+        std::memcpy(partials, saved.data(), bytes);
+    }
   } else {
     runChunks(loop, 0, loop->coreChunks, body, ctx);
     if (inFlight)

@@ -113,10 +113,12 @@ void buildPlans(PlanEntry &e) {
   const opd_set *s = e.set;
   if (s->core < s->execSize) {
     e.plan = buildPlan(0, s->core, PlanBlockSize, e.key);
-    e.rest = buildPlan(s->core, s->execSize, PlanBlockSize, e.key);
+    e.rest = buildPlan(s->core, s->owned, PlanBlockSize, e.key);
+    e.halo = buildPlan(s->owned, s->execSize, PlanBlockSize, e.key);
   } else {
     e.plan = buildPlan(0, s->execSize, PlanBlockSize, e.key);
     e.rest = Plan();
+    e.halo = Plan();
   }
 }
 } // namespace

@@ -64,13 +64,14 @@ struct PlanEntry {
   opd_set *set = nullptr;
   std::vector<WrittenAccess> key;
   std::vector<uint64_t> versions; ///< of key[i].map when built
-  /// On several ranks, a set whose core (elements that reach no halo
-  /// element) is shorter than the elements loops run gets two plans:
-  /// `plan` for [0, core), run while halo messages are in flight, then
-  /// `rest` for [core, execSize). Otherwise `plan` covers [0, execSize)
-  /// and `rest` is empty.
+  /// On several ranks a set has up to three plans, run one after the
+  /// other: `plan` for [0, core) (elements that reach no halo element, run
+  /// while halo messages are in flight), `rest` for [core, owned) and
+  /// `halo` for the exec halo [owned, execSize). On one process `plan`
+  /// covers everything and the others are empty.
   Plan plan;
   Plan rest;
+  Plan halo;
   /// True when no map of the key changed since the plan was built.
   bool current() const;
 };

@@ -109,21 +109,15 @@ void exchangeSetDat(opd_dat *dat, opd_loop *loop) {
 }
 
 bool startSetExchanges(opd_loop *loop) {
-  bool runsHalo = false, reduces = false;
+  bool runsHalo = false;
   for (const opd_arg &a : loop->args) {
     if (a.kind == OPD_ARG_INDIRECT && writes(a.mode))
       runsHalo = true;
-    if (a.kind == OPD_ARG_REDUCTION)
-      reduces = true;
     if (a.kind == OPD_ARG_MAP)
       failf("loop '%s' passes map '%s' to its kernel; on several ranks maps "
             "hold local indices, so this runs on one rank only",
             loop->name.c_str(), a.map ? a.map->name.c_str() : "?");
   }
-  if (runsHalo && reduces)
-    failf("loop '%s' has both increments through maps and a reduction, "
-          "which does not run on several ranks yet; split the loop",
-          loop->name.c_str());
   const double t0 = opd_rt_wtime();
   for (const opd_arg &a : loop->args) {
     if (!a.dat || !a.dat->set)
