@@ -81,6 +81,13 @@ void checkIndirectMaps(int nargs, const opd_arg *args) {
       checkMapIndices(args[i].map, nullptr);
 }
 
+bool fillsMap(int nargs, const opd_arg *args) {
+  for (int i = 0; i < nargs; ++i)
+    if (args[i].kind == OPD_ARG_MAP && writes(args[i].mode))
+      return true;
+  return false;
+}
+
 int64_t planChunks(const PlanEntry &e) {
   return e.plan.nblocks + e.rest.nblocks + e.halo.nblocks;
 }
@@ -237,11 +244,15 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
     name = "<loop>";
   if (!set)
     failf("internal error: loop '%s' has no set", name);
-  // On several ranks the first set loop distributes the mesh.
-  if (!set->partitioned)
+  // On several ranks the first set loop distributes the mesh, except a
+  // loop that fills a map: it runs first, on every rank over the whole
+  // set, so that the partition sees the map (mpi/Partition.cpp).
+  if (!set->partitioned && !fillsMap(nargs, args))
     dist::partitionSets();
   opd_loop *loop = cache ? *cache : nullptr;
+  // A loop prepared before the partition ran over global elements.
   bool hit = loop && loop->set == set && !loop->block &&
+             loop->partitioned == set->partitioned &&
              sameArgs(*loop, nargs, args) && loop->name == name;
   if (!hit)
     checkArgs(name, nargs, args);
@@ -258,6 +269,7 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   loop = slotLoop(cache);
   resetLoop(loop, name, nargs, args);
   loop->set = set;
+  loop->partitioned = set->partitioned;
   loop->block = nullptr;
   loop->ndims = 1;
   loop->begin = 0;

@@ -35,6 +35,7 @@
 struct opd_loop {
   std::string name;
   opd_set *set = nullptr;     ///< set loops
+  bool partitioned = false;   ///< set loops: set->partitioned when prepared
   opd_block *block = nullptr; ///< block loops
   std::vector<opd_arg> args;
   int ndims = 0;

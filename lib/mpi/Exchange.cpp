@@ -109,13 +109,18 @@ void exchangeSetDat(opd_dat *dat, opd_loop *loop) {
 }
 
 bool startSetExchanges(opd_loop *loop) {
+  // Before the partition every rank holds (and runs) everything.
+  if (!loop->set->partitioned)
+    return false;
   bool runsHalo = false;
   for (const opd_arg &a : loop->args) {
     if (a.kind == OPD_ARG_INDIRECT && writes(a.mode))
       runsHalo = true;
-    if (a.kind == OPD_ARG_MAP)
-      failf("loop '%s' passes map '%s' to its kernel; on several ranks maps "
-            "hold local indices, so this runs on one rank only",
+    if (a.kind == OPD_ARG_MAP && loop->set->partitioned)
+      failf("loop '%s' passes map '%s' to its kernel after the mesh was "
+            "partitioned; on several ranks maps then hold local indices, so "
+            "only loops that fill maps before the other loops run on "
+            "several ranks",
             loop->name.c_str(), a.map ? a.map->name.c_str() : "?");
   }
   const double t0 = opd_rt_wtime();
