@@ -197,6 +197,23 @@ opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
   return m;
 }
 
+const int32_t *opd_map_values(opd_map *map) {
+  if (!map)
+    return nullptr;
+  const std::vector<int64_t> &ids = map->to->globalIds;
+  if (ids.empty())
+    return map->data;
+  if (map->valuesVersion != map->version) {
+    const int64_t n = map->from->size * map->arity;
+    map->values.resize(std::size_t(n));
+    for (int64_t k = 0; k < n; ++k)
+      map->values[std::size_t(k)] =
+          int32_t(ids[std::size_t(map->data[k])]);
+    map->valuesVersion = map->version;
+  }
+  return map->values.data();
+}
+
 const int64_t *opd_set_global_ids(const opd_set *set) {
   return set && !set->globalIds.empty() ? set->globalIds.data() : nullptr;
 }

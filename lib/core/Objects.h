@@ -39,6 +39,10 @@ struct opd_map {
   uint64_t version = 0;
   /// The version whose indices were last checked against `to` (~0: never).
   uint64_t checkedVersion = ~uint64_t(0);
+  /// opd_map_values once the target set is renumbered: global indices, and
+  /// the version they were computed for.
+  std::vector<int32_t> values;
+  uint64_t valuesVersion = ~uint64_t(0);
 };
 
 struct opd_block {

@@ -113,6 +113,11 @@ opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
                            int arity, const char *file);
 /** Element-contiguous: entry k of element i is data[i * arity + k]. */
 int32_t *opd_map_data(opd_map *map);
+/** The entries as the program sees them, for a map passed to a kernel to
+ *  read: global indices of the target set, laid out like opd_map_data
+ *  (which holds local indices on several ranks); opd_map_data itself on
+ *  one process. */
+const int32_t *opd_map_values(opd_map *map);
 
 opd_dat *opd_dat_create(const char *name, opd_set *set, opd_scalar type,
                         int dim);

@@ -232,6 +232,9 @@ private:
   // Context layout: field numbers per argument (-1: none).
   struct Fields {
     int base = -1, strides = -1, map = -1, value = -1, partials = -1;
+    /// `map` holds opd_map_values (a map the kernel reads), not
+    /// opd_map_data.
+    bool mapValues = false;
   };
   std::vector<Fields> fields;
   int loField = -1, hiField = -1;
@@ -333,6 +336,7 @@ void LoopEmitter::layoutContext() {
   // bases: map rows load once per element and strided map reads become
   // interleaved vector loads.
   std::map<const void *, std::pair<int, int>> shared;
+  std::map<const void *, int> mapValueFields;
   fields.resize(loop.args.size());
   for (unsigned i = 0; i < loop.args.size(); ++i) {
     const AccessDescriptor &a = loop.args[i];
@@ -348,7 +352,15 @@ void LoopEmitter::layoutContext() {
       f.base = it->second.first;
       f.strides = it->second.second;
     }
-    if (a.kind == ArgKind::Indirect || a.kind == ArgKind::MapDirect) {
+    if (a.kind == ArgKind::MapDirect && a.mode == AccessMode::Read) {
+      // The kernel reads the entries as values: global indices on every
+      // rank (opd_map_values), a field of their own.
+      auto it = mapValueFields.find(a.map);
+      if (it == mapValueFields.end())
+        it = mapValueFields.insert({a.map, add(cgm.ptrTy)}).first;
+      f.map = it->second;
+      f.mapValues = true;
+    } else if (a.kind == ArgKind::Indirect || a.kind == ArgKind::MapDirect) {
       auto it = shared.find(a.map);
       if (it == shared.end())
         it = shared.insert({a.map, {add(cgm.ptrTy), -1}}).first;
@@ -878,9 +890,10 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
       b.CreateStore(p, field(f.base));
     }
     if (f.map >= 0 && filled.insert(f.map).second)
-      b.CreateStore(b.CreateCall(cgm.rt.mapData,
-                                 {b.CreateLoad(cgm.ptrTy, cgm.handle(a.map))}),
-                    field(f.map));
+      b.CreateStore(
+          b.CreateCall(f.mapValues ? cgm.rt.mapValues : cgm.rt.mapData,
+                       {b.CreateLoad(cgm.ptrTy, cgm.handle(a.map))}),
+          field(f.map));
     if (f.value >= 0)
       host.storeValue(host.emitExpr(*a.value), field(f.value),
                       loop.kernel->kernelParams[i].type);

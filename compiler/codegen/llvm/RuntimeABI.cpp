@@ -52,6 +52,7 @@ RuntimeABI::RuntimeABI(llvm::Module &m) {
   mapCreate = declare("opd_map_create", ptr, {ptr, ptr, ptr, i32});
   mapFromFile = declare("opd_map_from_file", ptr, {ptr, ptr, ptr, i32, ptr});
   mapData = declare("opd_map_data", ptr, {ptr});
+  mapValues = declare("opd_map_values", ptr, {ptr});
 
   datCreate = declare("opd_dat_create", ptr, {ptr, ptr, i32, i32});
   datFromFile = declare("opd_dat_from_file", ptr, {ptr, ptr, i32, i32, ptr});

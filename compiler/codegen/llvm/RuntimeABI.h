@@ -29,7 +29,7 @@ struct RuntimeABI {
 
   llvm::FunctionCallee init, finalize, wtime, fail;
   llvm::FunctionCallee setCreate, setFromFile, setSize, setGlobalIds;
-  llvm::FunctionCallee mapCreate, mapFromFile, mapData;
+  llvm::FunctionCallee mapCreate, mapFromFile, mapData, mapValues;
   llvm::FunctionCallee datCreate, datFromFile, datData, datFill, datSwap;
   llvm::FunctionCallee datWrite, datRead;
   llvm::FunctionCallee blockCreate, blockDatCreate, datExtent, datOrigin;
