@@ -168,7 +168,8 @@ std::string defaultText(const opd_param_desc &p) {
   }
   out += "\nruntime options:\n";
   row("--threads=<N>", "threads for parallel loops (default: "
-                       "OMP_NUM_THREADS, else all cores; now " +
+                       "OMP_NUM_THREADS, else all cores, shared among the "
+                       "MPI ranks of a node; now " +
                            std::to_string(omp_get_max_threads()) + ")");
   row("--profile", "print time and bandwidth per loop at exit");
   row("--partition=metis|block",

@@ -12,8 +12,12 @@
 #include "core/Runtime.h"
 #include "mpi/Mpi.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 namespace opdc::rt::dist {
 namespace {
@@ -33,6 +37,22 @@ void init() {
   started = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &myRank);
   MPI_Comm_size(MPI_COMM_WORLD, &nRanks);
+  // Threads per rank when neither OMP_NUM_THREADS nor --threads says: the
+  // node's cores shared among the ranks on it (not all cores per rank,
+  // which would oversubscribe the node), at most the cores this rank may
+  // run on (mpirun's binding).
+  if (nRanks > 1 && !std::getenv("OMP_NUM_THREADS")) {
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, myRank,
+                        MPI_INFO_NULL, &node);
+    int local = 1;
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+    const int cores = int(std::thread::hardware_concurrency());
+    int threads = std::max(1, cores / std::max(1, local));
+    threads = std::min(threads, std::max(1, omp_get_num_procs()));
+    omp_set_num_threads(threads);
+  }
 }
 
 void finalize() {
