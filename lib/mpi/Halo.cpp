@@ -251,6 +251,16 @@ void partitionSets() {
   char took[64];
   std::snprintf(took, sizeof took, "; %.3f s at the first set loop", seconds);
   noteStorage() += took;
+  // Balance: the fewest and most elements a rank owns, per set.
+  std::string balance;
+  for (opd_set *s : sets) {
+    int64_t lo = s->owned, hi = s->owned;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    balance += (balance.empty() ? "" : ", ") + s->name + " " +
+               std::to_string(lo) + ".." + std::to_string(hi);
+  }
+  noteStorage() += "\n  owned per rank: " + balance;
 }
 
 void setCreated(opd_set *set) {
