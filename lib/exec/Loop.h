@@ -12,6 +12,12 @@
 //    stride dimension), max(1, BlockChunkPoints / points per outer index)
 //    of them per chunk; recomputed when the range changes.
 //
+// On several MPI ranks (core/Dist.h) set loops run the rank's elements: the
+// core first (chunks of [0, core), or the core plan) while halo messages
+// are in flight, then the rest (and the exec halo's plan for loops with
+// indirect writes); chunk indices continue across the parts. On one process
+// the core is the whole set, so the chunks are exactly the ones above.
+//
 // Bytes moved per call, for the profile's GB/s (n = iterations, i.e. the set
 // size or the points of a block range):
 //  * each distinct dat reached directly or through a stencil: bytes per
