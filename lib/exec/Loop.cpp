@@ -11,8 +11,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <memory>
+#include <vector>
 
 namespace opdc::rt {
 namespace {
@@ -79,6 +81,31 @@ void checkIndirectMaps(int nargs, const opd_arg *args) {
     if (args[i].kind == OPD_ARG_INDIRECT &&
         args[i].map->checkedVersion != args[i].map->version)
       checkMapIndices(args[i].map, nullptr);
+}
+
+// Segments from boundary pairs: {b0, e0, e1} is [b0, e0) then [e0, e1);
+// {b0, e0, b1, e1, b2, e2} three separate ranges. Empty ones are dropped;
+// nchunks follows.
+void setSegments(opd_loop *loop, std::initializer_list<int64_t> bounds) {
+  std::vector<int64_t> b(bounds);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  if (b.size() == 3)
+    ranges = {{b[0], b[1]}, {b[1], b[2]}};
+  else
+    ranges = {{b[0], b[1]}, {b[2], b[3]}, {b[4], b[5]}};
+  const int64_t cs = loop->chunkSize;
+  loop->nsegments = 0;
+  int64_t chunks = 0;
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    const auto [begin, end] = ranges[k];
+    // Segment 0 stays (maybe empty) so that it is always the core.
+    if (k > 0 && end <= begin)
+      continue;
+    opd_loop::Segment &s = loop->segments[loop->nsegments++];
+    s = {begin, std::max(begin, end), chunks};
+    chunks += (s.end - s.begin + cs - 1) / cs;
+  }
+  loop->nchunks = chunks;
 }
 
 bool fillsMap(int nargs, const opd_arg *args) {
@@ -289,12 +316,9 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   if (written.empty()) {
     // Chunks of the core prefix first, then of the rest (one process: the
     // core is everything, so chunk c is [4096c, 4096(c+1)) as always).
-    const int64_t cs = DirectChunkSize;
-    loop->chunkSize = cs;
-    loop->coreCount = std::min(set->core, loop->count);
-    loop->coreChunks = (loop->coreCount + cs - 1) / cs;
-    loop->nchunks =
-        loop->coreChunks + (loop->count - loop->coreCount + cs - 1) / cs;
+    loop->chunkSize = DirectChunkSize;
+    const int64_t core = std::min(set->core, loop->count);
+    setSegments(loop, {0, core, loop->count});
   } else {
     loop->plan = getPlan(set, std::move(written));
     loop->chunkSize = loop->plan->plan.blockSize;
@@ -351,9 +375,29 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   loop->count = inner > 0 ? std::max<int64_t>(0, loop->hi[outer] - loop->lo[outer]) : 0;
   loop->chunkSize =
       std::max<int64_t>(1, BlockChunkPoints / std::max<int64_t>(1, inner));
-  loop->nchunks = (loop->count + loop->chunkSize - 1) / loop->chunkSize;
-  loop->coreCount = loop->count;
-  loop->coreChunks = loop->nchunks;
+  // Outer indices whose stencils reach another rank's points (within the
+  // reach below ownLo or above ownHi of the outer dimension) run after the
+  // halo exchange, the others (the core) while it is in flight. One
+  // process: no other rank, so the core is the whole range.
+  int64_t reachLo = 0, reachHi = 0;
+  for (int i = 0; i < nargs; ++i)
+    if (args[i].kind == OPD_ARG_STENCIL && args[i].mode != OPD_WRITE) {
+      reachLo = std::max<int64_t>(reachLo, -args[i].lo[outer]);
+      reachHi = std::max<int64_t>(reachHi, args[i].hi[outer]);
+    }
+  const int64_t first = loop->begin, last = loop->begin + loop->count;
+  const int64_t coreLo =
+      block->edgeLo[outer]
+          ? first
+          : std::clamp(block->ownLo[outer] + reachLo, first, last);
+  const int64_t coreHi =
+      block->edgeHi[outer]
+          ? last
+          : std::clamp(block->ownHi[outer] - reachHi, coreLo, last);
+  if (coreLo == first)
+    setSegments(loop, {first, coreHi, last});
+  else
+    setSegments(loop, {coreLo, coreHi, first, coreLo, coreHi, last});
   loop->bytesPerCall = loopBytes(loop->count * inner, nargs, args);
   return loop;
 }
@@ -380,18 +424,15 @@ void runPlan(const Plan &p, int64_t chunk0, opd_body body, void *ctx) {
   }
 }
 
-// Chunks [c0, c1) of a loop without a plan: the core chunks cover
-// [begin, begin + coreCount), the others the rest of the count.
-void runChunks(const opd_loop *loop, int64_t c0, int64_t c1, opd_body body,
-               void *ctx) {
-  const int64_t cs = loop->chunkSize, core = loop->coreChunks;
-  const int64_t first = loop->begin, last = loop->begin + loop->count;
-  const int64_t coreEnd = loop->begin + loop->coreCount;
-#pragma omp parallel for schedule(static) if (c1 - c0 > 1)
-  for (int64_t c = c0; c < c1; ++c) {
-    const int64_t begin = c < core ? first + c * cs : coreEnd + (c - core) * cs;
-    const int64_t end = std::min(begin + cs, c < core ? coreEnd : last);
-    body(ctx, begin, end, c);
+// The chunks of segment `k` of a loop without a plan.
+void runSegment(const opd_loop *loop, int k, opd_body body, void *ctx) {
+  const opd_loop::Segment s = loop->segments[k];
+  const int64_t cs = loop->chunkSize;
+  const int64_t n = (s.end - s.begin + cs - 1) / cs;
+#pragma omp parallel for schedule(static) if (n > 1)
+  for (int64_t c = 0; c < n; ++c) {
+    const int64_t begin = s.begin + c * cs;
+    body(ctx, begin, std::min(begin + cs, s.end), s.chunk0 + c);
   }
 }
 } // namespace
@@ -423,10 +464,12 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
         std::memcpy(partials, saved.data(), bytes);
     }
   } else {
-    runChunks(loop, 0, loop->coreChunks, body, ctx);
+    if (loop->nsegments > 0)
+      runSegment(loop, 0, body, ctx);
     if (inFlight)
       dist::finishExchanges(loop);
-    runChunks(loop, loop->coreChunks, loop->nchunks, body, ctx);
+    for (int k = 1; k < loop->nsegments; ++k)
+      runSegment(loop, k, body, ctx);
   }
   dist::afterLoop(loop);
   loop->seconds += opd_rt_wtime() - t0;

@@ -52,11 +52,16 @@ struct opd_loop {
   int64_t count = 0;     ///< iterations of the chunked index
   int64_t chunkSize = 1; ///< per chunk, except maybe the last
   int64_t nchunks = 0;
-  /// Loops without a plan: the first coreCount iterations (set loops: the
-  /// set's core) are chunks [0, coreChunks), run while halo messages are
-  /// in flight; the other chunks cover the rest. Block loops: everything.
-  int64_t coreCount = 0;
-  int64_t coreChunks = 0;
+  /// Loops without a plan run up to three segments of iterations, each in
+  /// chunks of chunkSize numbered on from the previous segment's. Segment 0
+  /// (the core: set loops, the set's core elements; block loops, the outer
+  /// indices whose stencils reach no other rank's points) runs while halo
+  /// messages are in flight, the others after. One process: one segment.
+  struct Segment {
+    int64_t begin = 0, end = 0, chunk0 = 0;
+  };
+  Segment segments[3];
+  int nsegments = 0;
   opdc::rt::PlanEntry *plan = nullptr; ///< coloured loops
   double bytesPerCall = 0;
   // Profile.

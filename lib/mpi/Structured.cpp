@@ -20,7 +20,11 @@
 // and swap() keep them right). Dimension by dimension, each a round of
 // MPI_Isend/MPI_Irecv with both neighbours; when a stencil reads off-axis
 // points, the slabs of later dimensions include the halos of earlier ones,
-// which fills the corners.
+// which fills the corners. When the block is split along its outermost
+// dimension only (2 ranks, or a rank grid 1 x ... x p), the messages stay
+// in flight while the loop runs its core rows (those whose stencils reach
+// no other rank's points: exec/Loop.cpp), and complete before the rows
+// next to the neighbours.
 #include "core/Dist.h"
 
 #include "core/Runtime.h"
@@ -91,87 +95,132 @@ void decomposeBlock(opd_block *block, const int64_t *base,
   comms()[block] = c;
 }
 
+namespace {
+// One dimension of one dat's exchange: buffers, requests, the slab boxes.
+struct BlockPending {
+  opd_dat *dat = nullptr;
+  int d = 0;
+  int64_t depth = 0;
+  int64_t lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+  std::vector<char> sendLo, sendHi, recvLo, recvHi;
+  MPI_Request req[4];
+  int nreq = 0;
+  bool hasLo = false, hasHi = false;
+};
+std::vector<BlockPending> blockPending;
+std::size_t blockInFlight = 0;
+
+void slabBox(const BlockPending &p, int64_t from, int64_t to, int64_t *blo,
+             int64_t *bhi) {
+  std::copy(p.lo, p.lo + 3, blo);
+  std::copy(p.hi, p.hi + 3, bhi);
+  blo[p.d] = from;
+  bhi[p.d] = to;
+}
+
+// Posts dimension d of dat's exchange, `depth` deep; with `corners`, the
+// slab includes the halos of the dimensions before d.
+void postDim(opd_dat *dat, int d, int64_t depth, bool corners,
+             opd_loop *loop) {
+  const BlockComm &c = comms()[dat->block];
+  if (blockPending.size() <= blockInFlight)
+    blockPending.emplace_back();
+  BlockPending &p = blockPending[blockInFlight++];
+  p.dat = dat;
+  p.d = d;
+  p.depth = depth;
+  const int dims = dat->ndims;
+  int64_t points = 1;
+  for (int e = 0; e < 3; ++e) {
+    p.lo[e] = e < dims ? dat->ownFirst[e] : 0;
+    p.hi[e] = e < dims ? dat->ownLast[e] : 1;
+    if (e < dims && e != d && corners && e < d) {
+      if (!dat->block->edgeLo[e])
+        p.lo[e] -= depth;
+      if (!dat->block->edgeHi[e])
+        p.hi[e] += depth;
+    }
+    if (e != d)
+      points *= std::max<int64_t>(0, p.hi[e] - p.lo[e]);
+  }
+  const int64_t owned = dat->ownLast[d] - dat->ownFirst[d];
+  if (depth > owned)
+    failf("%s: a halo %" PRId64 " deep reaches past the %" PRId64
+          " points this rank owns in dimension %d; run on fewer ranks",
+          dat->describe().c_str(), depth, owned, d);
+  const std::size_t bytes = std::size_t(points * depth * dat->elementBytes());
+  const int count = int(bytes);
+  p.hasLo = c.lower[d] != MPI_PROC_NULL;
+  p.hasHi = c.upper[d] != MPI_PROC_NULL;
+  p.nreq = 0;
+  const int tagDown = 2 * d, tagUp = 2 * d + 1;
+  int64_t blo[3], bhi[3];
+  if (p.hasLo) {
+    p.recvLo.resize(bytes);
+    p.sendLo.resize(bytes);
+    MPI_Irecv(p.recvLo.data(), count, MPI_BYTE, c.lower[d], tagUp, c.cart,
+              &p.req[p.nreq++]);
+    slabBox(p, dat->ownFirst[d], dat->ownFirst[d] + depth, blo, bhi);
+    copyBox(dat, blo, bhi, p.sendLo.data(), false);
+    MPI_Isend(p.sendLo.data(), count, MPI_BYTE, c.lower[d], tagDown, c.cart,
+              &p.req[p.nreq++]);
+  }
+  if (p.hasHi) {
+    p.recvHi.resize(bytes);
+    p.sendHi.resize(bytes);
+    MPI_Irecv(p.recvHi.data(), count, MPI_BYTE, c.upper[d], tagDown, c.cart,
+              &p.req[p.nreq++]);
+    slabBox(p, dat->ownLast[d] - depth, dat->ownLast[d], blo, bhi);
+    copyBox(dat, blo, bhi, p.sendHi.data(), false);
+    MPI_Isend(p.sendHi.data(), count, MPI_BYTE, c.upper[d], tagUp, c.cart,
+              &p.req[p.nreq++]);
+  }
+  const int sent = int(p.hasLo) + int(p.hasHi);
+  loop->messages += sent;
+  loop->exchangeBytes += double(sent) * double(bytes);
+}
+
+// Waits for every posted dimension and unpacks the halos, in post order.
+void completeAll() {
+  for (std::size_t k = 0; k < blockInFlight; ++k) {
+    BlockPending &p = blockPending[k];
+    MPI_Waitall(p.nreq, p.req, MPI_STATUSES_IGNORE);
+    int64_t blo[3], bhi[3];
+    if (p.hasLo) {
+      slabBox(p, p.dat->ownFirst[p.d] - p.depth, p.dat->ownFirst[p.d], blo,
+              bhi);
+      copyBox(p.dat, blo, bhi, p.recvLo.data(), true);
+    }
+    if (p.hasHi) {
+      slabBox(p, p.dat->ownLast[p.d], p.dat->ownLast[p.d] + p.depth, blo,
+              bhi);
+      copyBox(p.dat, blo, bhi, p.recvHi.data(), true);
+    }
+  }
+  blockInFlight = 0;
+}
+} // namespace
+
 void exchangeBlockDat(opd_dat *dat, int64_t depth, bool corners,
                       opd_loop *loop) {
   const double t0 = opd_rt_wtime();
   const BlockComm &c = comms()[dat->block];
-  const int dims = dat->ndims;
-  const int64_t eb = dat->elementBytes();
-  static std::vector<char> sendLo, sendHi, recvLo, recvHi;
-  for (int d = 0; d < dims; ++d) {
+  // Dimension by dimension: the corners of a later dimension's slab come
+  // from the halos an earlier dimension just received.
+  for (int d = 0; d < dat->ndims; ++d) {
     if (c.pdims[d] == 1)
       continue;
-    // The slab's extent in the other dimensions.
-    int64_t lo[3], hi[3];
-    int64_t points = 1;
-    for (int e = 0; e < dims; ++e) {
-      lo[e] = dat->ownFirst[e];
-      hi[e] = dat->ownLast[e];
-      if (e != d && corners && e < d) {
-        if (!dat->block->edgeLo[e])
-          lo[e] -= depth;
-        if (!dat->block->edgeHi[e])
-          hi[e] += depth;
-      }
-      if (e != d)
-        points *= std::max<int64_t>(0, hi[e] - lo[e]);
-    }
-    const int64_t owned = dat->ownLast[d] - dat->ownFirst[d];
-    if (depth > owned)
-      failf("%s: a halo %" PRId64 " deep reaches past the %" PRId64
-            " points this rank owns in dimension %d; run on fewer ranks",
-            dat->describe().c_str(), depth, owned, d);
-    const std::size_t bytes = std::size_t(points * depth * eb);
-    const bool hasLo = c.lower[d] != MPI_PROC_NULL;
-    const bool hasHi = c.upper[d] != MPI_PROC_NULL;
-    for (auto *v : {&sendLo, &sendHi, &recvLo, &recvHi})
-      if (v->size() < bytes)
-        v->resize(bytes);
-    MPI_Request req[4];
-    int nreq = 0;
-    auto box = [&](int64_t from, int64_t to, int64_t *blo, int64_t *bhi) {
-      std::copy(lo, lo + 3, blo);
-      std::copy(hi, hi + 3, bhi);
-      blo[d] = from;
-      bhi[d] = to;
-    };
-    int64_t blo[3], bhi[3];
-    const int tagDown = 2 * d, tagUp = 2 * d + 1;
-    const int count = int(bytes);
-    if (hasLo) {
-      MPI_Irecv(recvLo.data(), count, MPI_BYTE, c.lower[d], tagUp, c.cart,
-                &req[nreq++]);
-      box(dat->ownFirst[d], dat->ownFirst[d] + depth, blo, bhi);
-      copyBox(dat, blo, bhi, sendLo.data(), false);
-      MPI_Isend(sendLo.data(), count, MPI_BYTE, c.lower[d], tagDown, c.cart,
-                &req[nreq++]);
-    }
-    if (hasHi) {
-      MPI_Irecv(recvHi.data(), count, MPI_BYTE, c.upper[d], tagDown, c.cart,
-                &req[nreq++]);
-      box(dat->ownLast[d] - depth, dat->ownLast[d], blo, bhi);
-      copyBox(dat, blo, bhi, sendHi.data(), false);
-      MPI_Isend(sendHi.data(), count, MPI_BYTE, c.upper[d], tagUp, c.cart,
-                &req[nreq++]);
-    }
-    MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
-    if (hasLo) {
-      box(dat->ownFirst[d] - depth, dat->ownFirst[d], blo, bhi);
-      copyBox(dat, blo, bhi, recvLo.data(), true);
-    }
-    if (hasHi) {
-      box(dat->ownLast[d], dat->ownLast[d] + depth, blo, bhi);
-      copyBox(dat, blo, bhi, recvHi.data(), true);
-    }
-    const int sent = int(hasLo) + int(hasHi);
-    loop->messages += sent;
-    loop->exchangeBytes += double(sent) * double(bytes);
+    postDim(dat, d, depth, corners, loop);
+    completeAll();
   }
   loop->exchangeSeconds += opd_rt_wtime() - t0;
 }
 
 namespace {
-void beforeBlockLoop(opd_loop *loop) {
+// Starts the exchanges a block loop needs. When the block is split along
+// its outermost dimension only, the messages are left in flight (true):
+// the loop's core rows need none of them. Otherwise they complete here.
+bool startBlockExchanges(opd_loop *loop) {
   // Per dat: the deepest read of the loop and whether it reads corners.
   std::vector<std::pair<opd_dat *, std::pair<int64_t, bool>>> need;
   for (const opd_arg &a : loop->args) {
@@ -200,14 +249,28 @@ void beforeBlockLoop(opd_loop *loop) {
       it->second = {std::max(it->second.first, k),
                     it->second.second || corners};
   }
+  const BlockComm &c = comms()[loop->block];
+  const int outer = loop->block->dims - 1;
+  bool outerOnly = true;
+  for (int d = 0; d < outer; ++d)
+    outerOnly = outerOnly && c.pdims[d] == 1;
+  bool posted = false;
+  const double t0 = opd_rt_wtime();
   for (auto &[dat, want] : need) {
     auto [k, corners] = want;
     if (dat->haloValid >= k && (!corners || dat->cornersValid))
       continue;
-    exchangeBlockDat(dat, k, corners, loop);
+    if (outerOnly && c.pdims[outer] > 1) {
+      postDim(dat, outer, k, corners, loop);
+      posted = true;
+    } else {
+      exchangeBlockDat(dat, k, corners, loop);
+    }
     dat->haloValid = k;
     dat->cornersValid = corners;
   }
+  loop->exchangeSeconds += opd_rt_wtime() - t0;
+  return posted;
 }
 } // namespace
 
@@ -216,11 +279,18 @@ bool startExchanges(opd_loop *loop) {
     return false;
   if (!loop->block)
     return startSetExchanges(loop);
-  beforeBlockLoop(loop);
-  return false;
+  return startBlockExchanges(loop);
 }
 
-void finishExchanges(opd_loop *loop) { finishSetExchanges(loop); }
+void finishExchanges(opd_loop *loop) {
+  if (!loop->block) {
+    finishSetExchanges(loop);
+    return;
+  }
+  const double t0 = opd_rt_wtime();
+  completeAll();
+  loop->exchangeSeconds += opd_rt_wtime() - t0;
+}
 
 void afterLoop(opd_loop *loop) {
   for (const opd_arg &a : loop->args)
