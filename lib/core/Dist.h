@@ -58,9 +58,10 @@ void decomposeBlock(opd_block *block, const int64_t *base,
 
 /// Unstructured meshes: called when a set is created.
 void setCreated(opd_set *set);
-/// Partitions every set over the ranks, once, before the first set loop:
-/// owners, local numbering with halos, maps and dats in local form
-/// (lib/mpi/Partition.cpp, Halo.cpp). Marks the sets partitioned.
+/// Partitions every set over the ranks, once, at the first set loop that
+/// does not fill a map: owners, local numbering with halos, maps and dats
+/// in local form (lib/mpi/Partition.cpp, Halo.cpp). Marks the sets
+/// partitioned. Nothing on one process.
 void partitionSets();
 
 /// How the sets were partitioned ("" on one process or before any set
@@ -71,7 +72,8 @@ std::string partitionDescription();
 /// beyond its own elements when they are stale, and the dirty marks of the
 /// dats it writes. startExchanges returns true when messages are still in
 /// flight: the loop then runs its core, calls finishExchanges, and runs
-/// the rest. (Block dats are exchanged at once: it returns false.)
+/// the rest. (Block dats stay in flight only when the block is split along
+/// its outermost dimension alone; otherwise they complete at once.)
 bool startExchanges(opd_loop *loop);
 void finishExchanges(opd_loop *loop);
 void afterLoop(opd_loop *loop);
