@@ -73,6 +73,7 @@ std::string buildStamp(const DriverOptions &opts, const TargetProfile *profile,
   for (const auto &dir : opts.importPaths)
     add("-I" + dir);
   add(stdlibDir);
+  add(opts.mpi ? "runtime=mpi" : "runtime=serial");
   // Every later option that changes the generated code or the link (a
   // runtime variant, a backend) must be added here too, or a build with it
   // would be taken for up to date.

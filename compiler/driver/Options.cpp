@@ -46,6 +46,8 @@ Code generation:
   -ffp-contract=off|fast
                       fuse multiplies and adds into fma (fast) or keep every
                       rounding step of the source (off, the default)
+  --mpi               with build or run: link the MPI runtime; the program
+                      runs under 'mpirun -np N' (or alone as one process)
 
 Output and input:
   -o FILE             write the output to FILE (--emit: instead of stdout)
@@ -298,6 +300,8 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
         return std::nullopt;
       }
       o.fpContract = v == "fast";
+    } else if (a == "--mpi") {
+      o.mpi = true;
     } else if (a == "--") {
       if (o.command != Command::Run) {
         error = "arguments after '--' go to the program, which only "
@@ -364,6 +368,11 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
   if (o.command == Command::Run && (!o.output.empty() || o.objectOnly)) {
     error = std::string("'opdc run' keeps nothing; ") +
             (o.objectOnly ? "-c" : "-o") + " needs 'opdc build'";
+    return std::nullopt;
+  }
+  if (o.mpi && o.command == Command::Compile) {
+    error = "--mpi chooses the runtime a program links; it needs 'opdc "
+            "build' or 'opdc run'";
     return std::nullopt;
   }
   if (o.objectOnly && o.command != Command::Build) {

@@ -36,24 +36,28 @@ std::string envOr(const char *name) {
 
 /// The runtime link file to use; \p tried collects the places looked at.
 std::string findRuntimeLinkFile(const char *argv0,
-                                std::vector<std::string> &tried) {
-  std::string env = envOr("OPDC_RUNTIME_LINK");
+                                std::vector<std::string> &tried, bool mpi) {
+  const char *envName = mpi ? "OPDC_RUNTIME_MPI_LINK" : "OPDC_RUNTIME_LINK";
+  const char *fileName = mpi ? "opd_rt_mpi_link.txt" : "opd_rt_link.txt";
+  const char *built =
+      mpi ? OPDC_BUILD_RUNTIME_MPI_LINK_FILE : OPDC_BUILD_RUNTIME_LINK_FILE;
+  std::string env = envOr(envName);
   if (!env.empty()) {
-    tried.push_back(env + " ($OPDC_RUNTIME_LINK)");
+    tried.push_back(env + " ($" + envName + ")");
     return llvm::sys::fs::exists(env) ? env : "";
   }
   std::string exe = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&findRuntimeLinkFile));
   if (!exe.empty()) {
     llvm::SmallString<256> p(llvm::sys::path::parent_path(exe));
-    llvm::sys::path::append(p, "..", "lib", "opdc", "opd_rt_link.txt");
+    llvm::sys::path::append(p, "..", "lib", "opdc", fileName);
     tried.push_back(std::string(p));
     if (llvm::sys::fs::exists(p))
       return std::string(p);
   }
-  tried.push_back(OPDC_BUILD_RUNTIME_LINK_FILE);
-  if (llvm::sys::fs::exists(OPDC_BUILD_RUNTIME_LINK_FILE))
-    return OPDC_BUILD_RUNTIME_LINK_FILE;
+  tried.push_back(built);
+  if (llvm::sys::fs::exists(built))
+    return built;
   return "";
 }
 
@@ -89,9 +93,9 @@ std::string findCompiler(std::string &error) {
 
 } // namespace
 
-std::vector<std::string> runtimeFiles(const char *argv0) {
+std::vector<std::string> runtimeFiles(const char *argv0, bool mpi) {
   std::vector<std::string> tried, files;
-  std::string linkFile = findRuntimeLinkFile(argv0, tried);
+  std::string linkFile = findRuntimeLinkFile(argv0, tried, mpi);
   if (linkFile.empty())
     return files;
   files.push_back(linkFile);
@@ -111,21 +115,23 @@ std::vector<std::string> runtimeFiles(const char *argv0) {
 
 bool linkExecutable(const char *argv0, const std::string &object,
                     const std::string &exe, const std::string &shownAs,
-                    std::string &error) {
+                    std::string &error, bool mpi) {
   return linkExecutable(argv0, std::vector<std::string>{object}, exe, shownAs,
-                        error);
+                        error, mpi);
 }
 
 bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
                     const std::string &exe, const std::string &shownAs,
-                    std::string &error) {
+                    std::string &error, bool mpi) {
   std::vector<std::string> tried;
-  std::string linkFile = findRuntimeLinkFile(argv0, tried);
+  std::string linkFile = findRuntimeLinkFile(argv0, tried, mpi);
+  const std::string target = mpi ? "opd_rt_mpi" : "opd_rt";
   if (linkFile.empty()) {
-    error = "the opdc runtime library was not found (looked for";
+    error = std::string("the opdc ") + (mpi ? "MPI " : "") +
+            "runtime library was not found (looked for";
     for (size_t i = 0; i < tried.size(); ++i)
       error += (i ? ", '" : " '") + tried[i] + "'";
-    error += "); build the 'opd_rt' target, or install opdc";
+    error += "); build the '" + target + "' target, or install opdc";
     return false;
   }
   auto buffer = llvm::MemoryBuffer::getFile(linkFile);
@@ -145,8 +151,8 @@ bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
     // A file the runtime's build should have produced (the archive itself).
     if (llvm::sys::path::is_absolute(entry) && !line.starts_with("-") &&
         !llvm::sys::fs::exists(entry)) {
-      error = "the runtime library '" + entry + "' listed in '" +
-              linkFile + "' does not exist; build the 'opd_rt' target";
+      error = "the runtime library '" + entry + "' listed in '" + linkFile +
+              "' does not exist; build the '" + target + "' target";
       return false;
     }
     runtimeArgs.push_back(entry);

@@ -14,7 +14,9 @@ namespace opdc {
 ///             `c++` on PATH;
 ///   runtime:  $OPDC_RUNTIME_LINK, else <bin>/../lib/opdc/opd_rt_link.txt
 ///             next to an installed opdc, else the build tree's file; one
-///             argument per line (the archive, then link flags).
+///             argument per line (the archive, then link flags). With
+///             \p mpi, the MPI runtime: $OPDC_RUNTIME_MPI_LINK, else
+///             opd_rt_mpi_link.txt in the same places.
 /// \p argv0 locates the installed layout; \p shownAs is the program's name
 /// in messages (the final output, not the temporary file linked). Returns
 /// false with \p error set (naming the file or command that failed) when
@@ -22,17 +24,17 @@ namespace opdc {
 /// stderr.
 bool linkExecutable(const char *argv0, const std::string &object,
                     const std::string &exe, const std::string &shownAs,
-                    std::string &error);
+                    std::string &error, bool mpi = false);
 
 /// As above, for several objects (`opdc link`).
 bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
                     const std::string &exe, const std::string &shownAs,
-                    std::string &error);
+                    std::string &error, bool mpi = false);
 
 /// The runtime's files an up-to-date program must be newer than: the link
 /// file linkExecutable would use and the absolute paths it lists (the
 /// archive). Empty when the runtime is not found.
-std::vector<std::string> runtimeFiles(const char *argv0);
+std::vector<std::string> runtimeFiles(const char *argv0, bool mpi = false);
 
 /// Runs \p program with \p args, waits for it, and returns its exit status
 /// (128 + the signal number if a signal ended it). Returns -1 with \p error

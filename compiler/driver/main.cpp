@@ -213,7 +213,8 @@ int generate(const DriverOptions &opts, const ir::Program &program,
   module.reset();
   std::string dest = opts.output.empty() ? stem : opts.output;
   if (!linkExecutable(argv0, object, exe,
-                      opts.command == Command::Build ? dest : stem, error)) {
+                      opts.command == Command::Build ? dest : stem, error,
+                      opts.mpi)) {
     diags.error({}, error);
     return ExitUserError;
   }
@@ -239,7 +240,7 @@ std::vector<std::string> toolFiles(const DriverOptions &opts,
   if (!exe.empty())
     tools.push_back(exe);
   if (opts.command == Command::Build && !opts.objectOnly)
-    for (auto &f : runtimeFiles(argv0))
+    for (auto &f : runtimeFiles(argv0, opts.mpi))
       tools.push_back(f);
   return tools;
 }
@@ -395,7 +396,8 @@ int linkCommand(const DriverOptions &opts, const char *argv0) {
     return ExitUserError;
   }
   std::string exe = tmp.file(programStem(opts.output));
-  if (!linkExecutable(argv0, opts.linkInputs, exe, opts.output, error)) {
+  if (!linkExecutable(argv0, opts.linkInputs, exe, opts.output, error,
+                      opts.mpi)) {
     diags.error({}, error);
     return ExitUserError;
   }

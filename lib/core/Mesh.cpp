@@ -1,9 +1,11 @@
 // Mesh.cpp - Sets, maps, blocks and dats: creation, layout, fill, swap.
 // SPDX-License-Identifier: Apache-2.0
+#include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstring>
 #include <memory>
@@ -58,6 +60,25 @@ opd_block *newBlock() {
   return registry().blocks.back().get();
 }
 
+std::vector<opd_set *> allSets() {
+  std::vector<opd_set *> v;
+  for (auto &s : registry().sets)
+    v.push_back(s.get());
+  return v;
+}
+std::vector<opd_map *> allMaps() {
+  std::vector<opd_map *> v;
+  for (auto &m : registry().maps)
+    v.push_back(m.get());
+  return v;
+}
+std::vector<opd_dat *> allDats() {
+  std::vector<opd_dat *> v;
+  for (auto &d : registry().dats)
+    v.push_back(d.get());
+  return v;
+}
+
 void releaseObjects() {
   Registry &r = registry();
   for (auto &d : r.dats)
@@ -88,11 +109,40 @@ void checkMapIndices(opd_map *map, const char *file) {
   map->checkedVersion = map->version;
 }
 
+void copyBox(opd_dat *dat, const int64_t *lo, const int64_t *hi, char *buf,
+             bool toDat) {
+  const int64_t eb = dat->elementBytes();
+  int64_t n[3] = {1, 1, 1}, off[3] = {0, 0, 0};
+  for (int k = 0; k < dat->ndims; ++k) {
+    n[k] = std::max<int64_t>(0, hi[k] - lo[k]);
+    off[k] = lo[k] - dat->first[k];
+    if (n[k] > 0 && (off[k] < 0 || off[k] + n[k] > dat->stored[k]))
+      failf("internal error: %s: box outside the local storage in "
+            "dimension %d",
+            dat->describe().c_str(), k);
+  }
+  if (n[0] == 0 || n[1] == 0 || n[2] == 0)
+    return;
+  const std::size_t rowBytes = std::size_t(n[0] * eb);
+  char *base = static_cast<char *>(dat->data);
+  for (int64_t k = 0; k < n[2]; ++k)
+    for (int64_t j = 0; j < n[1]; ++j) {
+      int64_t first = off[0] + (off[1] + j) * dat->stride[1] +
+                      (off[2] + k) * dat->stride[2];
+      char *local = base + first * eb;
+      if (toDat)
+        std::memcpy(local, buf, rowBytes);
+      else
+        std::memcpy(buf, local, rowBytes);
+      buf += rowBytes;
+    }
+}
+
 } // namespace opdc::rt
 
 int64_t opd_dat::interiorPoints() const {
   if (set)
-    return set->size;
+    return set->globalSize;
   int64_t n = 1;
   for (int d = 0; d < ndims; ++d)
     n *= size[d];
@@ -115,11 +165,14 @@ opd_set *opd_set_create(const char *name, int64_t size) {
     failf("set '%s': size %" PRId64 " is negative", name, size);
   opd_set *s = newSet();
   s->name = name;
-  s->size = size;
+  s->size = s->globalSize = s->owned = s->execSize = s->core = size;
+  dist::setCreated(s);
   return s;
 }
 
-int64_t opd_set_size(const opd_set *set) { return set ? set->size : 0; }
+int64_t opd_set_size(const opd_set *set) {
+  return set ? set->globalSize : 0;
+}
 
 opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
                         int arity) {
@@ -128,6 +181,10 @@ opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
   requireSet(to, "map", name);
   if (arity < 1)
     failf("map '%s': arity %d must be at least 1", name, arity);
+  if (dist::ranks() > 1 && (from->partitioned || to->partitioned))
+    failf("map '%s': maps must be created before the first loop when the "
+          "program runs on several ranks",
+          name);
   opd_map *m = newMap();
   m->name = name;
   m->from = from;
@@ -138,6 +195,27 @@ opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
       std::size_t(from->size) * std::size_t(arity) * sizeof(int32_t),
       what.c_str()));
   return m;
+}
+
+const int32_t *opd_map_values(opd_map *map) {
+  if (!map)
+    return nullptr;
+  const std::vector<int64_t> &ids = map->to->globalIds;
+  if (ids.empty())
+    return map->data;
+  if (map->valuesVersion != map->version) {
+    const int64_t n = map->from->size * map->arity;
+    map->values.resize(std::size_t(n));
+    for (int64_t k = 0; k < n; ++k)
+      map->values[std::size_t(k)] =
+          int32_t(ids[std::size_t(map->data[k])]);
+    map->valuesVersion = map->version;
+  }
+  return map->values.data();
+}
+
+const int64_t *opd_set_global_ids(const opd_set *set) {
+  return set && !set->globalIds.empty() ? set->globalIds.data() : nullptr;
 }
 
 int32_t *opd_map_data(opd_map *map) { return map ? map->data : nullptr; }
@@ -188,7 +266,6 @@ opd_dat *opd_block_dat_create(const char *name, opd_block *block,
   opd_dat *d = newDatOf(name, type, dim);
   d->block = block;
   d->ndims = block->dims;
-  int64_t points = 1;
   for (int k = 0; k < d->ndims; ++k) {
     d->size[k] = size ? size[k] : 0;
     d->haloMinus[k] = halo_minus ? halo_minus[k] : 0;
@@ -199,8 +276,25 @@ opd_dat *opd_block_dat_create(const char *name, opd_block *block,
             d->size[k], k);
     if (d->haloMinus[k] < 0 || d->haloPlus[k] < 0)
       failf("dat '%s': negative halo depth in dimension %d", name, k);
+  }
+  // The first dat of a block fixes how the block is split over ranks.
+  if (!block->decomposed)
+    dist::decomposeBlock(block, d->base, d->size);
+  int64_t points = 1;
+  for (int k = 0; k < d->ndims; ++k) {
+    // Owned: the rank's part of [base - haloMinus, base + size + haloPlus);
+    // between ranks a halo `depth` deep (at least 2, so stencils one or two
+    // points wide work on dats declared without a halo).
+    const int64_t lo = d->base[k] - d->haloMinus[k];
+    const int64_t hi = d->base[k] + d->size[k] + d->haloPlus[k];
+    d->ownFirst[k] = std::max(lo, block->ownLo[k]);
+    d->ownLast[k] = std::max(d->ownFirst[k], std::min(hi, block->ownHi[k]));
+    d->depth[k] = std::max<int64_t>({d->haloMinus[k], d->haloPlus[k], 2});
+    d->first[k] = d->ownFirst[k] - (block->edgeLo[k] ? 0 : d->depth[k]);
+    const int64_t last = d->ownLast[k] + (block->edgeHi[k] ? 0 : d->depth[k]);
+    d->stored[k] = last - d->first[k];
     d->stride[k] = points;
-    int64_t extent = d->size[k] + d->haloMinus[k] + d->haloPlus[k];
+    int64_t extent = d->stored[k];
     if (extent > 0 && points > INT64_MAX / extent)
       failf("dat '%s': too many points", name);
     points *= extent;
@@ -217,7 +311,7 @@ int64_t opd_dat_extent(const opd_dat *dat, int d) {
   if (dat->set) {
     if (d != 0)
       failf("size(%s, %d): a set dat has one dimension", dat->name.c_str(), d);
-    return dat->set->size;
+    return dat->set->globalSize;
   }
   if (d < 0 || d >= dat->ndims)
     failf("size(%s, %d): dimension out of range; the dat has %d",
@@ -231,14 +325,15 @@ void *opd_dat_origin(opd_dat *dat, int64_t *strides) {
       strides[0] = 1;
     return dat->data;
   }
-  // Index (0, ..., 0) is (haloMinus - base) points past the first halo
-  // point in each dimension; with a large base it lies outside the
-  // allocation, which is fine as only in-range indices are dereferenced.
+  // Index (0, ..., 0) is -first points past the first stored point in
+  // each dimension (global indices address the rank's storage); it may lie
+  // outside the allocation, which is fine as only stored indices are
+  // dereferenced.
   int64_t offset = 0;
   for (int k = 0; k < dat->ndims; ++k) {
     if (strides)
       strides[k] = dat->stride[k];
-    offset += (dat->haloMinus[k] - dat->base[k]) * dat->stride[k];
+    offset -= dat->first[k] * dat->stride[k];
   }
   auto origin = reinterpret_cast<uintptr_t>(dat->data) +
                 uintptr_t(offset * dat->elementBytes());
@@ -266,6 +361,9 @@ void opd_dat_fill(opd_dat *dat, const void *elem) {
     for (int64_t i = begin; i < end; ++i)
       std::memcpy(p + i * eb, elem, std::size_t(eb));
   }
+  // Every rank filled its halos with the same value.
+  dat->haloValid = INT64_MAX / 4;
+  dat->cornersValid = true;
 }
 
 void opd_dat_swap(opd_dat *a, opd_dat *b) {
@@ -279,6 +377,8 @@ void opd_dat_swap(opd_dat *a, opd_dat *b) {
     failf("swap(%s, %s): the dats differ in shape, element type or halos",
           a->name.c_str(), b->name.c_str());
   std::swap(a->data, b->data);
+  std::swap(a->haloValid, b->haloValid);
+  std::swap(a->cornersValid, b->cornersValid);
 }
 
 } // extern "C"

@@ -7,10 +7,25 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 struct opd_set {
   std::string name;
+  /// Elements stored on this rank: [0, owned) its own, [owned, execSize)
+  /// the exec halo (other ranks' elements that reach one of ours through a
+  /// map: loops with indirect increments run them too), [execSize, size)
+  /// the non-exec halo (read only). On one rank all four are the global
+  /// size. See lib/mpi/Halo.cpp.
   int64_t size = 0;
+  int64_t globalSize = 0; ///< what size(set) means to the program
+  int64_t owned = 0;
+  int64_t execSize = 0;
+  /// [0, core): owned elements whose maps reach only owned elements (loops
+  /// run them while halo messages are in flight).
+  int64_t core = 0;
+  bool partitioned = false;
+  /// Global index of each stored element (empty: the identity).
+  std::vector<int64_t> globalIds;
 };
 
 struct opd_map {
@@ -24,11 +39,24 @@ struct opd_map {
   uint64_t version = 0;
   /// The version whose indices were last checked against `to` (~0: never).
   uint64_t checkedVersion = ~uint64_t(0);
+  /// opd_map_values once the target set is renumbered: global indices, and
+  /// the version they were computed for.
+  std::vector<int32_t> values;
+  uint64_t valuesVersion = ~uint64_t(0);
 };
 
 struct opd_block {
   std::string name;
   int dims = 1;
+  // The block points this rank owns (core/Dist.h): [ownLo[d], ownHi[d]) in
+  // global indices, unbounded on a side where the rank is at the edge of
+  // the rank grid (edgeLo/edgeHi), so that edge ranks own the halos beyond
+  // the block's boundary too. Serially: everything, every side an edge.
+  bool decomposed = false;
+  int64_t ownLo[3] = {INT64_MIN / 4, INT64_MIN / 4, INT64_MIN / 4};
+  int64_t ownHi[3] = {INT64_MAX / 4, INT64_MAX / 4, INT64_MAX / 4};
+  bool edgeLo[3] = {true, true, true};
+  bool edgeHi[3] = {true, true, true};
 };
 
 struct opd_dat {
@@ -47,6 +75,20 @@ struct opd_dat {
   int64_t haloPlus[3] = {0, 0, 0};
   int64_t base[3] = {0, 0, 0};
   int64_t stride[3] = {1, 1, 1}; ///< in elements; stride[0] == 1
+  // Local storage of a block dat in global indices: dimension d holds
+  // [first[d], first[d] + stored[d]); the rank owns [ownFirst, ownLast),
+  // the rest is halo (the dat's declared halo at the block's edges, a copy
+  // of a neighbour's points, `depth` deep, between ranks).
+  int64_t first[3] = {0, 0, 0};
+  int64_t stored[3] = {1, 1, 1};
+  int64_t ownFirst[3] = {0, 0, 0};
+  int64_t ownLast[3] = {1, 1, 1};
+  int64_t depth[3] = {0, 0, 0};
+  // Halo state between ranks (dirty bits): the depth up to which the copies
+  // of neighbours' points are current, and whether the corners are too.
+  // A loop writing the dat sets haloValid to 0.
+  int64_t haloValid = INT64_MAX / 4;
+  bool cornersValid = true;
 
   int64_t elementBytes() const { return int64_t(bytes) * dim; }
   /// Interior points (set size for set dats).
@@ -66,5 +108,16 @@ opd_block *newBlock();
 /// fails naming the map, the first bad index and its position, and `file`
 /// when the map came from one (nullptr otherwise).
 void checkMapIndices(opd_map *map, const char *file);
+
+/// Every object created so far, in creation order.
+std::vector<opd_set *> allSets();
+std::vector<opd_map *> allMaps();
+std::vector<opd_dat *> allDats();
+
+/// Copies the points of the global-index box [lo, hi) (one entry per block
+/// dimension) between a block dat's local storage and `buf`, packed with
+/// dimension 0 fastest. The box must lie inside the local storage.
+void copyBox(opd_dat *dat, const int64_t *lo, const int64_t *hi, char *buf,
+             bool toDat);
 } // namespace opdc::rt
 #endif

@@ -2,9 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Accepted: --NAME=VALUE for each param (a bool param also as bare --NAME,
-// meaning true), --threads=N, --profile, --help. Everything else, including
-// positional arguments, is an error pointing at --help. A repeated option
+// meaning true), --threads=N, --profile, --partition=metis|block (MPI
+// runtime; accepted and unused on one process), --help. Everything else,
+// including positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
+#include "core/Dist.h"
 #include "core/Format.h"
 #include "core/Runtime.h"
 #include "opd_rt.h"
@@ -167,13 +169,17 @@ std::string defaultText(const opd_param_desc &p) {
   out += "\nruntime options:\n";
   row("--threads=<N>", "threads for parallel loops (default: "
                        "OMP_NUM_THREADS, else the target profile's, else "
-                       "all cores; now " +
+                       "all cores, shared among the MPI ranks of a node; "
+                       "now " +
                            std::to_string(omp_get_max_threads()) + ")");
   row("--profile", "print time and bandwidth per loop at exit");
+  row("--partition=metis|block",
+      "how sets are split over MPI ranks (default: metis)");
   row("--help", "print this help and exit");
-  std::fputs(out.c_str(), stdout);
+  if (dist::printer())
+    std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
-  std::exit(0);
+  dist::exitJob(0);
 }
 
 std::string baseName(const char *path) {
@@ -201,8 +207,10 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   setProgramName(program && *program
                      ? std::string(program)
                      : baseName(argc > 0 && argv ? argv[0] : nullptr));
+  dist::init();
   silenceHDF5();
   setProfileRequested(false);
+  setPartitionMethod(PartitionMethod::Metis);
   bool help = false;
   int threads = 0;
   // The defaults as declared, before options overwrite them.
@@ -229,6 +237,16 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
         help = true;
       else
         setProfileRequested(true);
+      continue;
+    }
+    if (name == "partition") {
+      if (value && !std::strcmp(value, "metis"))
+        setPartitionMethod(PartitionMethod::Metis);
+      else if (value && !std::strcmp(value, "block"))
+        setPartitionMethod(PartitionMethod::Block);
+      else
+        failf("option '--partition' needs 'metis' or 'block' "
+              "(--partition=metis)");
       continue;
     }
     if (name == "threads") {

@@ -1,5 +1,6 @@
 // Print.cpp - print()/printf() of compiled programs; float formatting.
 // SPDX-License-Identifier: Apache-2.0
+#include "core/Dist.h"
 #include "core/Format.h"
 #include "opd_rt.h"
 
@@ -80,7 +81,10 @@ void separator(int first) {
 
 extern "C" {
 
+// Output comes from rank 0 only (every rank computes the same values).
 int opd_rt_printf(const char *format, ...) {
+  if (!dist::printer())
+    return 0;
   va_list ap;
   va_start(ap, format);
   int n = std::vprintf(format, ap);
@@ -89,30 +93,43 @@ int opd_rt_printf(const char *format, ...) {
 }
 
 void opd_rt_print_i64(int64_t v, int first) {
+  if (!dist::printer())
+    return;
   separator(first);
   std::printf("%" PRId64, v);
 }
 
 void opd_rt_print_f64(double v, int first) {
+  if (!dist::printer())
+    return;
   separator(first);
   std::fputs(formatF64(v).c_str(), stdout);
 }
 
 void opd_rt_print_f32(float v, int first) {
+  if (!dist::printer())
+    return;
   separator(first);
   std::fputs(formatF32(v).c_str(), stdout);
 }
 
 void opd_rt_print_bool(int v, int first) {
+  if (!dist::printer())
+    return;
   separator(first);
   std::fputs(v ? "true" : "false", stdout);
 }
 
 void opd_rt_print_str(const char *v, int first) {
+  if (!dist::printer())
+    return;
   separator(first);
   std::fputs(v ? v : "", stdout);
 }
 
-void opd_rt_print_end(void) { std::fputc('\n', stdout); }
+void opd_rt_print_end(void) {
+  if (dist::printer())
+    std::fputc('\n', stdout);
+}
 
 } // extern "C"

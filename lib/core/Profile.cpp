@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Profile.h"
 
+#include "core/Dist.h"
+
 #include "opd_rt.h"
 
 #include <algorithm>
@@ -31,39 +33,62 @@ void appendf(std::string &out, const char *format, ...) {
   out.append(big.data(), std::size_t(n));
 }
 
-void appendRow(std::string &out, int width, const std::string &name,
-               int64_t calls, double seconds, double bytes) {
-  double avgMs = calls > 0 ? seconds * 1e3 / double(calls) : 0.0;
-  double gbs = seconds > 0 ? bytes / seconds * 1e-9 : 0.0;
-  appendf(out, "%-*s %10" PRId64 " %12.6f %12.4f %10.2f\n", width, name.c_str(),
-          calls, seconds, avgMs, gbs);
+void appendRow(std::string &out, int width, const ProfileRow &r, int ranks) {
+  double avgMs = r.calls > 0 ? r.seconds * 1e3 / double(r.calls) : 0.0;
+  double gbs = r.seconds > 0 ? r.bytes / r.seconds * 1e-9 : 0.0;
+  appendf(out, "%-*s %10" PRId64 " %12.6f %12.4f %10.2f", width,
+          r.name.c_str(), r.calls, r.seconds, avgMs, gbs);
+  if (ranks > 1)
+    appendf(out, " %12.6f %10" PRId64 " %10.3f %10.6f", r.secondsAvg,
+            r.messages, r.exchangeBytes * 1e-6, r.exchangeSeconds);
+  appendf(out, "\n");
 }
 } // namespace
 
-std::string formatProfile(const std::vector<ProfileRow> &rows, int threads) {
+std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
+                          int ranks) {
   int width = 5; // "total"
   for (const ProfileRow &r : rows)
     width = std::max(width, int(r.name.size()));
   std::string out;
-  appendf(out, "\nprofile (%d thread%s)\n", threads, threads == 1 ? "" : "s");
-  appendf(out, "%-*s %10s %12s %12s %10s\n", width, "loop", "calls", "total s",
+  if (ranks > 1)
+    appendf(out,
+            "\nprofile (%d ranks x %d thread%s; total s: max over ranks)\n",
+            ranks, threads, threads == 1 ? "" : "s");
+  else
+    appendf(out, "\nprofile (%d thread%s)\n", threads, threads == 1 ? "" : "s");
+  appendf(out, "%-*s %10s %12s %12s %10s", width, "loop", "calls", "total s",
           "avg ms", "GB/s");
-  int64_t calls = 0;
-  double seconds = 0, bytes = 0;
+  if (ranks > 1)
+    appendf(out, " %12s %10s %10s %10s", "avg s", "msgs", "MB sent",
+            "exch s");
+  appendf(out, "\n");
+  ProfileRow total{"total", 0, 0, 0};
   for (const ProfileRow &r : rows) {
-    appendRow(out, width, r.name, r.calls, r.seconds, r.bytes);
-    calls += r.calls;
-    seconds += r.seconds;
-    bytes += r.bytes;
+    appendRow(out, width, r, ranks);
+    total.calls += r.calls;
+    total.seconds += r.seconds;
+    total.bytes += r.bytes;
+    total.secondsAvg += r.secondsAvg;
+    total.messages += r.messages;
+    total.exchangeBytes += r.exchangeBytes;
+    total.exchangeSeconds += r.exchangeSeconds;
   }
-  appendf(out, "%s\n", std::string(std::size_t(width) + 48, '-').c_str());
-  appendRow(out, width, "total", calls, seconds, bytes);
+  appendf(out, "%s\n",
+          std::string(std::size_t(width) + (ranks > 1 ? 92 : 48), '-').c_str());
+  appendRow(out, width, total, ranks);
   return out;
 }
 
 void printProfile(std::FILE *out) {
-  std::string text = formatProfile(collectProfile(), opd_rt_threads());
-  std::fputs(text.c_str(), out);
+  // Every rank takes part in the reductions; rank 0 prints.
+  std::string text =
+      formatProfile(collectProfile(), opd_rt_threads(), dist::ranks());
+  const std::string partition = dist::partitionDescription();
+  if (!partition.empty())
+    text += "partition: " + partition + "\n";
+  if (dist::printer())
+    std::fputs(text.c_str(), out);
 }
 
 } // namespace opdc::rt

@@ -16,6 +16,11 @@ struct ProfileRow {
   int64_t calls = 0;
   double seconds = 0;
   double bytes = 0; ///< bytes moved, by the rule in exec/Loop.h
+  // Distributed memory (summed over ranks, times: max over ranks).
+  double secondsAvg = 0;      ///< average over ranks
+  int64_t messages = 0;       ///< halo exchange messages sent
+  double exchangeBytes = 0;   ///< bytes those messages carried
+  double exchangeSeconds = 0; ///< time in exchanges (part of `seconds`)
 };
 
 /// The rows of all loops run so far, one per loop name, in descending time
@@ -23,8 +28,12 @@ struct ProfileRow {
 std::vector<ProfileRow> collectProfile();
 
 /// The table: a header, one line per row (name, calls, total seconds,
-/// average milliseconds, GB/s), then the total, in fixed columns.
-std::string formatProfile(const std::vector<ProfileRow> &rows, int threads);
+/// average milliseconds, GB/s), then the total, in fixed columns. With more
+/// than one rank, total seconds are the max over ranks, and the columns
+/// "avg s" (average over ranks), "msgs", "MB sent" and "exch s" (time in
+/// halo exchanges, max over ranks) follow.
+std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
+                          int ranks = 1);
 
 /// Prints formatProfile(collectProfile(), threads) to `out`.
 void printProfile(std::FILE *out);

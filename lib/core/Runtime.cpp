@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Runtime.h"
 
+#include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Profile.h"
 #include "opd_rt.h"
@@ -26,6 +27,7 @@ bool profileOn = false;
 struct Scratch {
   void *data = nullptr;
   std::size_t capacity = 0;
+  std::size_t requested = 0; ///< bytes of the last opd_rt_scratch call
 };
 Scratch scratch;
 } // namespace
@@ -38,10 +40,12 @@ void setProgramName(const std::string &name) {
 void fail(const std::string &message) {
   // Program output first, so the error follows it when both go to a file.
   std::fflush(stdout);
-  std::fprintf(stderr, "%s: error: %s\n", programName(), message.c_str());
+  std::fprintf(stderr, "%s: error: %s%s\n", programName(),
+               dist::rankPrefix().c_str(), message.c_str());
   std::fflush(stderr);
-  // Status 1 without core or abort; exit() also flushes stdio.
-  std::exit(1);
+  // Status 1 without core or abort; exit() also flushes stdio. With many
+  // ranks, MPI_Abort ends the others too, so none waits forever.
+  dist::abortJob(1);
 }
 
 void failf(const char *format, ...) {
@@ -89,6 +93,12 @@ int scalarBytes(int type) {
   failf("internal error: no element type %d for a dat", type);
 }
 
+namespace {
+PartitionMethod partitioning = PartitionMethod::Metis;
+}
+PartitionMethod partitionMethod() { return partitioning; }
+void setPartitionMethod(PartitionMethod m) { partitioning = m; }
+
 bool profileRequested() { return profileOn; }
 void setProfileRequested(bool on) { profileOn = on; }
 
@@ -117,6 +127,7 @@ int opd_rt_finalize(void) {
   freeAligned(scratch.data);
   scratch = Scratch();
   setProfileRequested(false);
+  dist::finalize();
   return 0;
 }
 
@@ -139,6 +150,16 @@ void opd_rt_fail_outside(const char *message, int64_t index, int32_t dim,
         message ? message : "loop", (long long)index, int(dim),
         (long long)first, (long long)last);
 }
+} // extern "C"
+
+namespace opdc::rt {
+void *scratchInUse(std::size_t &bytes) {
+  bytes = scratch.data ? scratch.requested : 0;
+  return scratch.data;
+}
+} // namespace opdc::rt
+
+extern "C" {
 
 void *opd_rt_scratch(int64_t bytes) {
   if (bytes < 0)
@@ -152,6 +173,7 @@ void *opd_rt_scratch(int64_t bytes) {
     scratch.data = allocRaw(want, "reduction scratch");
     scratch.capacity = want;
   }
+  scratch.requested = std::size_t(bytes);
   return scratch.data;
 }
 

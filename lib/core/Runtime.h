@@ -49,8 +49,17 @@ int scalarBytes(int type);
 bool profileRequested();
 void setProfileRequested(bool on);
 
+/// How unstructured meshes are partitioned over ranks (--partition=).
+enum class PartitionMethod { Metis, Block };
+PartitionMethod partitionMethod();
+void setPartitionMethod(PartitionMethod m);
+
 /// Silences HDF5's own error stack printing (idempotent).
 void silenceHDF5();
+
+/// The reduction scratch and the bytes of its last request (the partials
+/// of the loop about to run).
+void *scratchInUse(std::size_t &bytes);
 
 /// Frees every object (sets, maps, dats, blocks, loops, plans, scratch);
 /// used by opd_rt_finalize.

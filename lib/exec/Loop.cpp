@@ -5,13 +5,16 @@
 // neither allocates nor locks; a chunk is one indirect call of the body.
 #include "exec/Loop.h"
 
+#include "core/Dist.h"
 #include "core/Profile.h"
 #include "core/Runtime.h"
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <memory>
+#include <vector>
 
 namespace opdc::rt {
 namespace {
@@ -22,7 +25,9 @@ std::vector<std::unique_ptr<opd_loop>> &loops() {
 
 bool sameArg(const opd_arg &a, const opd_arg &b) {
   return a.dat == b.dat && a.map == b.map && a.idx == b.idx &&
-         a.kind == b.kind && a.mode == b.mode && a.bytes == b.bytes;
+         a.kind == b.kind && a.mode == b.mode && a.bytes == b.bytes &&
+         std::equal(a.lo, a.lo + 3, b.lo) && std::equal(a.hi, a.hi + 3, b.hi) &&
+         a.flags == b.flags;
 }
 
 bool sameArgs(const opd_loop &loop, int nargs, const opd_arg *args) {
@@ -76,6 +81,49 @@ void checkIndirectMaps(int nargs, const opd_arg *args) {
     if (args[i].kind == OPD_ARG_INDIRECT &&
         args[i].map->checkedVersion != args[i].map->version)
       checkMapIndices(args[i].map, nullptr);
+}
+
+// Segments from boundary pairs: {b0, e0, e1} is [b0, e0) then [e0, e1);
+// {b0, e0, b1, e1, b2, e2} three separate ranges. Empty ones are dropped;
+// nchunks follows.
+void setSegments(opd_loop *loop, std::initializer_list<int64_t> bounds) {
+  std::vector<int64_t> b(bounds);
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  if (b.size() == 3)
+    ranges = {{b[0], b[1]}, {b[1], b[2]}};
+  else
+    ranges = {{b[0], b[1]}, {b[2], b[3]}, {b[4], b[5]}};
+  const int64_t cs = loop->chunkSize;
+  loop->nsegments = 0;
+  int64_t chunks = 0;
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    const auto [begin, end] = ranges[k];
+    // Segment 0 stays (maybe empty) so that it is always the core.
+    if (k > 0 && end <= begin)
+      continue;
+    opd_loop::Segment &s = loop->segments[loop->nsegments++];
+    s = {begin, std::max(begin, end), chunks};
+    chunks += (s.end - s.begin + cs - 1) / cs;
+  }
+  loop->nchunks = chunks;
+}
+
+bool fillsMap(int nargs, const opd_arg *args) {
+  for (int i = 0; i < nargs; ++i)
+    if (args[i].kind == OPD_ARG_MAP && writes(args[i].mode))
+      return true;
+  return false;
+}
+
+int64_t planChunks(const PlanEntry &e) {
+  return e.plan.nblocks + e.rest.nblocks + e.halo.nblocks;
+}
+
+bool hasReduction(const opd_loop &loop) {
+  for (const opd_arg &a : loop.args)
+    if (a.kind == OPD_ARG_REDUCTION)
+      return true;
+  return false;
 }
 
 opd_loop *slotLoop(opd_loop **cache) {
@@ -164,6 +212,38 @@ std::vector<ProfileRow> collectProfile() {
     it->calls += loop->calls;
     it->seconds += loop->seconds;
     it->bytes += loop->bytesPerCall * double(loop->calls);
+    it->messages += loop->messages;
+    it->exchangeBytes += loop->exchangeBytes;
+    it->exchangeSeconds += loop->exchangeSeconds;
+  }
+  // Over ranks (every rank prepared the same loops in the same order):
+  // times as max and average, bytes and messages summed.
+  if (dist::ranks() > 1) {
+    const std::size_t n = rows.size();
+    std::vector<double> in(4 * n), mx(4 * n), sum(4 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      in[4 * i] = rows[i].seconds;
+      in[4 * i + 1] = rows[i].bytes;
+      in[4 * i + 2] = double(rows[i].messages);
+      in[4 * i + 3] = rows[i].exchangeSeconds;
+    }
+    dist::maxAndSum(in.data(), mx.data(), sum.data(), int(4 * n));
+    for (std::size_t i = 0; i < n; ++i) {
+      rows[i].seconds = mx[4 * i];
+      rows[i].secondsAvg = sum[4 * i] / dist::ranks();
+      rows[i].bytes = sum[4 * i + 1];
+      rows[i].messages = int64_t(sum[4 * i + 2]);
+      rows[i].exchangeSeconds = mx[4 * i + 3];
+    }
+    std::vector<double> eb(n), ebMax(n), ebSum(n);
+    for (std::size_t i = 0; i < n; ++i)
+      eb[i] = rows[i].exchangeBytes;
+    dist::maxAndSum(eb.data(), ebMax.data(), ebSum.data(), int(n));
+    for (std::size_t i = 0; i < n; ++i)
+      rows[i].exchangeBytes = ebSum[i];
+  } else {
+    for (ProfileRow &r : rows)
+      r.secondsAvg = r.seconds;
   }
   rows.erase(std::remove_if(rows.begin(), rows.end(),
                             [](const ProfileRow &r) { return r.calls == 0; }),
@@ -191,8 +271,15 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
     name = "<loop>";
   if (!set)
     failf("internal error: loop '%s' has no set", name);
+  // On several ranks the first set loop distributes the mesh, except a
+  // loop that fills a map: it runs first, on every rank over the whole
+  // set, so that the partition sees the map (mpi/Partition.cpp).
+  if (!set->partitioned && !fillsMap(nargs, args))
+    dist::partitionSets();
   opd_loop *loop = cache ? *cache : nullptr;
+  // A loop prepared before the partition ran over global elements.
   bool hit = loop && loop->set == set && !loop->block &&
+             loop->partitioned == set->partitioned &&
              sameArgs(*loop, nargs, args) && loop->name == name;
   if (!hit)
     checkArgs(name, nargs, args);
@@ -201,7 +288,7 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   if (hit) {
     if (loop->plan && !loop->plan->current()) {
       refreshPlan(*loop->plan);
-      loop->nchunks = loop->plan->plan.nblocks;
+      loop->nchunks = planChunks(*loop->plan);
     }
     return loop;
   }
@@ -209,10 +296,10 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   loop = slotLoop(cache);
   resetLoop(loop, name, nargs, args);
   loop->set = set;
+  loop->partitioned = set->partitioned;
   loop->block = nullptr;
   loop->ndims = 1;
   loop->begin = 0;
-  loop->count = set->size;
   std::vector<WrittenAccess> written;
   for (int i = 0; i < nargs; ++i)
     if (args[i].kind == OPD_ARG_INDIRECT && writes(args[i].mode))
@@ -223,22 +310,27 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
             "'%s'",
             name, set->name.c_str(), w.map->name.c_str(),
             w.map->from->name.c_str());
+  // Owner computes; with indirect writes the exec halo too, so that every
+  // owned target receives all its increments here (lib/mpi/Halo.cpp).
+  loop->count = written.empty() ? set->owned : set->execSize;
   if (written.empty()) {
+    // Chunks of the core prefix first, then of the rest (one process: the
+    // core is everything, so chunk c is [4096c, 4096(c+1)) as always).
     loop->chunkSize = DirectChunkSize;
-    loop->nchunks = (set->size + DirectChunkSize - 1) / DirectChunkSize;
+    const int64_t core = std::min(set->core, loop->count);
+    setSegments(loop, {0, core, loop->count});
   } else {
     loop->plan = getPlan(set, std::move(written));
     loop->chunkSize = loop->plan->plan.blockSize;
-    loop->nchunks = loop->plan->plan.nblocks;
+    loop->nchunks = planChunks(*loop->plan);
   }
-  loop->bytesPerCall = loopBytes(set->size, nargs, args);
+  loop->bytesPerCall = loopBytes(loop->count, nargs, args);
   return loop;
 }
 
 opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
-                                 opd_block *block, const int64_t *lo,
-                                 const int64_t *hi, int nargs,
-                                 const opd_arg *args) {
+                                 opd_block *block, int64_t *lo, int64_t *hi,
+                                 int nargs, const opd_arg *args) {
   if (!name)
     name = "<loop>";
   if (!block || !lo || !hi)
@@ -246,9 +338,12 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   const int dims = block->dims;
   opd_loop *loop = cache ? *cache : nullptr;
   if (loop && loop->block == block && sameArgs(*loop, nargs, args) &&
-      std::equal(lo, lo + dims, loop->lo) &&
-      std::equal(hi, hi + dims, loop->hi) && loop->name == name)
+      std::equal(lo, lo + dims, loop->askedLo) &&
+      std::equal(hi, hi + dims, loop->askedHi) && loop->name == name) {
+    std::copy(loop->lo, loop->lo + dims, lo);
+    std::copy(loop->hi, loop->hi + dims, hi);
     return loop;
+  }
 
   checkArgs(name, nargs, args);
   loop = slotLoop(cache);
@@ -258,14 +353,27 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   loop->ndims = dims;
   int64_t inner = 1;
   for (int d = 0; d < 3; ++d) {
-    loop->lo[d] = d < dims ? lo[d] : 0;
-    loop->hi[d] = d < dims ? hi[d] : 0;
+    loop->askedLo[d] = d < dims ? lo[d] : 0;
+    loop->askedHi[d] = d < dims ? hi[d] : 0;
+    // Owner computes: the part of the range inside the rank's points.
+    int64_t l = loop->askedLo[d], h = loop->askedHi[d];
+    if (d < dims && l < h) {
+      l = std::max(l, block->ownLo[d]);
+      h = std::max(l, std::min(h, block->ownHi[d]));
+    }
+    loop->lo[d] = l;
+    loop->hi[d] = h;
+    if (d < dims) {
+      lo[d] = l;
+      hi[d] = h;
+    }
     if (d < dims - 1)
-      inner *= std::max<int64_t>(0, hi[d] - lo[d]);
+      inner *= std::max<int64_t>(0, h - l);
   }
   const int outer = dims - 1;
-  loop->begin = lo[outer];
-  loop->count = inner > 0 ? std::max<int64_t>(0, hi[outer] - lo[outer]) : 0;
+  loop->begin = loop->lo[outer];
+  loop->count =
+      inner > 0 ? std::max<int64_t>(0, loop->hi[outer] - loop->lo[outer]) : 0;
   if (dims == 3)
     loop->chunkSize = std::max<int64_t>(
         1, std::min(Block3DChunkPoints / std::max<int64_t>(1, inner),
@@ -273,43 +381,125 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   else
     loop->chunkSize =
         std::max<int64_t>(1, BlockChunkPoints / std::max<int64_t>(1, inner));
-  loop->nchunks = (loop->count + loop->chunkSize - 1) / loop->chunkSize;
+  // Outer indices whose stencils reach another rank's points (within the
+  // reach below ownLo or above ownHi of the outer dimension) run after the
+  // halo exchange, the others (the core) while it is in flight. One
+  // process: no other rank, so the core is the whole range.
+  int64_t reachLo = 0, reachHi = 0;
+  for (int i = 0; i < nargs; ++i)
+    if (args[i].kind == OPD_ARG_STENCIL && args[i].mode != OPD_WRITE) {
+      reachLo = std::max<int64_t>(reachLo, -args[i].lo[outer]);
+      reachHi = std::max<int64_t>(reachHi, args[i].hi[outer]);
+    }
+  const int64_t first = loop->begin, last = loop->begin + loop->count;
+  const int64_t coreLo =
+      block->edgeLo[outer]
+          ? first
+          : std::clamp(block->ownLo[outer] + reachLo, first, last);
+  const int64_t coreHi =
+      block->edgeHi[outer]
+          ? last
+          : std::clamp(block->ownHi[outer] - reachHi, coreLo, last);
+  if (coreLo == first)
+    setSegments(loop, {first, coreHi, last});
+  else
+    setSegments(loop, {coreLo, coreHi, first, coreLo, coreHi, last});
   loop->bytesPerCall = loopBytes(loop->count * inner, nargs, args);
   return loop;
 }
 
 int64_t opd_loop_chunks(const opd_loop *loop) { return loop->nchunks; }
 
-void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
-  const double t0 = opd_rt_wtime();
-  if (loop->plan) {
-    const Plan &p = loop->plan->plan;
-    const int64_t *offsets = p.colourOffsets.data();
-    const int64_t *blocks = p.blocks.data();
-    const int64_t n = p.setSize, bs = p.blockSize;
-    const int32_t ncolours = p.ncolours;
-    // One parallel region for all colours; the implicit barrier of each
-    // `omp for` separates them.
+namespace {
+// Runs the blocks of `p` colour by colour; chunk index = `chunk0` + block.
+void runPlan(const Plan &p, int64_t chunk0, opd_body body, void *ctx) {
+  const int64_t *offsets = p.colourOffsets.data();
+  const int64_t *blocks = p.blocks.data();
+  const int64_t first = p.first, n = p.setSize, bs = p.blockSize;
+  const int32_t ncolours = p.ncolours;
+  // One parallel region for all colours; the implicit barrier of each
+  // `omp for` separates them.
 #pragma omp parallel if (p.nblocks > 1)
-    for (int32_t c = 0; c < ncolours; ++c) {
+  for (int32_t c = 0; c < ncolours; ++c) {
 #pragma omp for schedule(static)
-      for (int64_t k = offsets[c]; k < offsets[c + 1]; ++k) {
-        const int64_t b = blocks[k];
-        const int64_t begin = b * bs;
-        body(ctx, begin, std::min(begin + bs, n), b);
-      }
-    }
-  } else {
-    const int64_t nchunks = loop->nchunks, cs = loop->chunkSize;
-    const int64_t first = loop->begin, last = loop->begin + loop->count;
-#pragma omp parallel for schedule(static) if (nchunks > 1)
-    for (int64_t c = 0; c < nchunks; ++c) {
-      const int64_t begin = first + c * cs;
-      body(ctx, begin, std::min(begin + cs, last), c);
+    for (int64_t k = offsets[c]; k < offsets[c + 1]; ++k) {
+      const int64_t b = blocks[k];
+      const int64_t begin = first + b * bs;
+      body(ctx, begin, std::min(begin + bs, n), chunk0 + b);
     }
   }
+}
+
+// The chunks of segment `k` of a loop without a plan.
+void runSegment(const opd_loop *loop, int k, opd_body body, void *ctx) {
+  const opd_loop::Segment s = loop->segments[k];
+  const int64_t cs = loop->chunkSize;
+  const int64_t n = (s.end - s.begin + cs - 1) / cs;
+#pragma omp parallel for schedule(static) if (n > 1)
+  for (int64_t c = 0; c < n; ++c) {
+    const int64_t begin = s.begin + c * cs;
+    body(ctx, begin, std::min(begin + cs, s.end), s.chunk0 + c);
+  }
+}
+} // namespace
+
+void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
+  const double t0 = opd_rt_wtime();
+  // Halo exchanges the loop needs are posted first; the core (elements
+  // that reach no halo element) runs while they are in flight.
+  const bool inFlight = dist::startExchanges(loop);
+  if (loop->plan) {
+    const PlanEntry &e = *loop->plan;
+    runPlan(e.plan, 0, body, ctx);
+    if (inFlight)
+      dist::finishExchanges(loop);
+    runPlan(e.rest, e.plan.nblocks, body, ctx);
+    if (e.halo.nblocks > 0) {
+      // The exec halo belongs to other ranks: its increments are needed
+      // here, its reduction partials are not (the owner counts them). The
+      // partials of every other chunk are final now, so the scratch is
+      // restored after the halo's chunks have written theirs.
+      std::size_t bytes = 0;
+      void *partials = hasReduction(*loop) ? scratchInUse(bytes) : nullptr;
+      static std::vector<char> saved;
+      if (partials)
+        saved.assign(static_cast<char *>(partials),
+                     static_cast<char *>(partials) + bytes);
+      runPlan(e.halo, e.plan.nblocks + e.rest.nblocks, body, ctx);
+      if (partials && bytes)
+        std::memcpy(partials, saved.data(), bytes);
+    }
+  } else {
+    if (loop->nsegments > 0)
+      runSegment(loop, 0, body, ctx);
+    if (inFlight)
+      dist::finishExchanges(loop);
+    for (int k = 1; k < loop->nsegments; ++k)
+      runSegment(loop, k, body, ctx);
+  }
+  dist::afterLoop(loop);
   loop->seconds += opd_rt_wtime() - t0;
   ++loop->calls;
+}
+
+namespace {
+void checkReduction(opd_scalar type, opd_access op, int dim) {
+  if (type < OPD_BOOL || type > OPD_F64 || dim < 1 ||
+      (op != OPD_SUM && op != OPD_MIN && op != OPD_MAX))
+    failf("internal error: reduction of %d %s with operation %d", dim,
+          scalarName(type), int(op));
+}
+} // namespace
+
+void opd_reduce_local(void *v, opd_scalar type, opd_access op, int dim) {
+  checkReduction(type, op, dim);
+  if (op == OPD_SUM && dist::rank() != 0)
+    std::memset(v, 0, std::size_t(scalarBytes(type)) * std::size_t(dim));
+}
+
+void opd_reduce_global(void *v, opd_scalar type, opd_access op, int dim) {
+  checkReduction(type, op, dim);
+  dist::allreduce(v, type, op, dim);
 }
 
 } // extern "C"

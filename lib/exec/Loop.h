@@ -14,6 +14,12 @@
 //    1/Block3DMinChunks of the planes, for the body's cache blocking);
 //    recomputed when the range changes.
 //
+// On several MPI ranks (core/Dist.h) set loops run the rank's elements: the
+// core first (chunks of [0, core), or the core plan) while halo messages
+// are in flight, then the rest (and the exec halo's plan for loops with
+// indirect writes); chunk indices continue across the parts. On one process
+// the core is the whole set, so the chunks are exactly the ones above.
+//
 // Bytes moved per call, for the profile's GB/s (n = iterations, i.e. the set
 // size or the points of a block range):
 //  * each distinct dat reached directly or through a stencil: bytes per
@@ -37,19 +43,37 @@
 struct opd_loop {
   std::string name;
   opd_set *set = nullptr;     ///< set loops
+  bool partitioned = false;   ///< set loops: set->partitioned when prepared
   opd_block *block = nullptr; ///< block loops
   std::vector<opd_arg> args;
   int ndims = 0;
+  /// Block loops: the range asked for (global) and the clipped one run here.
+  int64_t askedLo[3] = {0, 0, 0}, askedHi[3] = {0, 0, 0};
   int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   int64_t begin = 0;     ///< first iteration index (outer dimension's lo)
   int64_t count = 0;     ///< iterations of the chunked index
   int64_t chunkSize = 1; ///< per chunk, except maybe the last
   int64_t nchunks = 0;
+  /// Loops without a plan run up to three segments of iterations, each in
+  /// chunks of chunkSize numbered on from the previous segment's. Segment 0
+  /// (the core: set loops, the set's core elements; block loops, the outer
+  /// indices whose stencils reach no other rank's points) runs while halo
+  /// messages are in flight, the others after. One process: one segment.
+  struct Segment {
+    int64_t begin = 0, end = 0, chunk0 = 0;
+  };
+  Segment segments[3];
+  int nsegments = 0;
   opdc::rt::PlanEntry *plan = nullptr; ///< coloured loops
   double bytesPerCall = 0;
   // Profile.
   int64_t calls = 0;
   double seconds = 0;
+  // Halo exchanges before this loop (distributed memory): messages sent,
+  // bytes sent, seconds spent waiting or packing.
+  int64_t messages = 0;
+  double exchangeBytes = 0;
+  double exchangeSeconds = 0;
 };
 
 namespace opdc::rt {

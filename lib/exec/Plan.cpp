@@ -25,11 +25,17 @@ bool accessLess(const WrittenAccess &a, const WrittenAccess &b) {
 
 Plan buildPlan(int64_t setSize, int64_t blockSize,
                const std::vector<WrittenAccess> &written) {
+  return buildPlan(0, setSize, blockSize, written);
+}
+
+Plan buildPlan(int64_t first, int64_t setSize, int64_t blockSize,
+               const std::vector<WrittenAccess> &written) {
   ++builtCount;
   Plan p;
+  p.first = first;
   p.setSize = setSize;
   p.blockSize = blockSize;
-  p.nblocks = (setSize + blockSize - 1) / blockSize;
+  p.nblocks = (setSize - first + blockSize - 1) / blockSize;
   p.blockColour.assign(std::size_t(p.nblocks), -1);
 
   // One bit-mask work array per target set: every map into that set
@@ -37,7 +43,7 @@ Plan buildPlan(int64_t setSize, int64_t blockSize,
   std::vector<opd_set *> targets;
   std::vector<int> group;
   for (const WrittenAccess &w : written) {
-    if (w.map->from->size != setSize)
+    if (w.map->from->size < setSize)
       failf("internal error: map '%s' does not start at the loop's set",
             w.map->name.c_str());
     checkMapIndices(w.map, nullptr);
@@ -60,7 +66,7 @@ Plan buildPlan(int64_t setSize, int64_t blockSize,
     for (int64_t b = 0; b < p.nblocks; ++b) {
       if (p.blockColour[std::size_t(b)] >= 0)
         continue;
-      const int64_t begin = b * blockSize;
+      const int64_t begin = first + b * blockSize;
       const int64_t end = std::min(begin + blockSize, setSize);
       uint64_t mask = 0;
       for (std::size_t t = 0; t < written.size(); ++t) {
@@ -102,6 +108,21 @@ Plan buildPlan(int64_t setSize, int64_t blockSize,
   return p;
 }
 
+namespace {
+void buildPlans(PlanEntry &e) {
+  const opd_set *s = e.set;
+  if (s->core < s->execSize) {
+    e.plan = buildPlan(0, s->core, PlanBlockSize, e.key);
+    e.rest = buildPlan(s->core, s->owned, PlanBlockSize, e.key);
+    e.halo = buildPlan(s->owned, s->execSize, PlanBlockSize, e.key);
+  } else {
+    e.plan = buildPlan(0, s->execSize, PlanBlockSize, e.key);
+    e.rest = Plan();
+    e.halo = Plan();
+  }
+}
+} // namespace
+
 bool PlanEntry::current() const {
   for (std::size_t i = 0; i < key.size(); ++i)
     if (key[i].map->version != versions[i])
@@ -112,7 +133,7 @@ bool PlanEntry::current() const {
 void refreshPlan(PlanEntry &entry) {
   if (entry.current())
     return;
-  entry.plan = buildPlan(entry.set->size, PlanBlockSize, entry.key);
+  buildPlans(entry);
   for (std::size_t i = 0; i < entry.key.size(); ++i)
     entry.versions[i] = entry.key[i].map->version;
 }
@@ -129,7 +150,7 @@ PlanEntry *getPlan(opd_set *set, std::vector<WrittenAccess> written) {
   auto e = std::make_unique<PlanEntry>();
   e->set = set;
   e->key = std::move(written);
-  e->plan = buildPlan(set->size, PlanBlockSize, e->key);
+  buildPlans(*e);
   for (const WrittenAccess &w : e->key)
     e->versions.push_back(w.map->version);
   planCache().push_back(std::move(e));

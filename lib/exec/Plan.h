@@ -36,6 +36,8 @@ struct WrittenAccess {
 };
 
 struct Plan {
+  int64_t first = 0;   ///< elements [first, setSize); block b starts at
+                       ///< first + b * blockSize
   int64_t setSize = 0;
   int64_t blockSize = 0;
   int64_t nblocks = 0;
@@ -52,6 +54,9 @@ struct Plan {
 /// (checkMapIndices).
 Plan buildPlan(int64_t setSize, int64_t blockSize,
                const std::vector<WrittenAccess> &written);
+/// The plan of elements [first, last) only.
+Plan buildPlan(int64_t first, int64_t last, int64_t blockSize,
+               const std::vector<WrittenAccess> &written);
 
 /// A cached plan: keyed by the set and its sorted written accesses, rebuilt
 /// when one of the maps changed (opd_map::version).
@@ -59,7 +64,14 @@ struct PlanEntry {
   opd_set *set = nullptr;
   std::vector<WrittenAccess> key;
   std::vector<uint64_t> versions; ///< of key[i].map when built
+  /// On several ranks a set has up to three plans, run one after the
+  /// other: `plan` for [0, core) (elements that reach no halo element, run
+  /// while halo messages are in flight), `rest` for [core, owned) and
+  /// `halo` for the exec halo [owned, execSize). On one process `plan`
+  /// covers everything and the others are empty.
   Plan plan;
+  Plan rest;
+  Plan halo;
   /// True when no map of the key changed since the plan was built.
   bool current() const;
 };

@@ -109,7 +109,11 @@ opd_set *opd_set_create(const char *name, int64_t size);
 /** Size from the HDF5 dataset `name` of `file` (OP2's layout: a dataset
  *  holding one integer). */
 opd_set *opd_set_from_file(const char *name, const char *file);
+/** The global size (the same on every rank). */
 int64_t opd_set_size(const opd_set *set);
+/** Global index of each element this rank stores, for idx() in set loops;
+ *  NULL while local indices are the global ones (one process). */
+const int64_t *opd_set_global_ids(const opd_set *set);
 
 /** A zero-filled map the program fills (map passed as a direct argument). */
 opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
@@ -120,6 +124,11 @@ opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
                            int arity, const char *file);
 /** Element-contiguous: entry k of element i is data[i * arity + k]. */
 int32_t *opd_map_data(opd_map *map);
+/** The entries as the program sees them, for a map passed to a kernel to
+ *  read: global indices of the target set, laid out like opd_map_data
+ *  (which holds local indices on several ranks); opd_map_data itself on
+ *  one process. */
+const int32_t *opd_map_values(opd_map *map);
 
 opd_dat *opd_dat_create(const char *name, opd_set *set, opd_scalar type,
                         int dim);
@@ -162,8 +171,13 @@ void opd_dat_read(opd_dat *const *dats, int n, const char *file);
 
 /*===-- Parallel loops -----------------------------------------------------===*/
 
+/** opd_arg.flags: the stencil reads a point off the axes (a corner or
+ *  diagonal neighbour), so halo exchanges must fill the corners too. */
+#define OPD_STENCIL_DIAGONAL 1
+
 /** One loop argument as the runtime sees it (halo exchange, colouring,
- *  byte counts for the profile). */
+ *  byte counts for the profile). The fields after `bytes` were added for
+ *  distributed memory; they only extend the struct. */
 typedef struct opd_arg {
   opd_dat *dat; /* DIRECT, INDIRECT, STENCIL */
   opd_map *map; /* INDIRECT, MAP */
@@ -171,6 +185,12 @@ typedef struct opd_arg {
   int32_t kind; /* opd_arg_kind */
   int32_t mode; /* opd_access */
   int32_t bytes; /* bytes per element */
+  /* STENCIL: the smallest and largest offset of the stencil's points per
+   * block dimension (0 for unused dimensions and other kinds), and
+   * OPD_STENCIL_DIAGONAL; the depth and shape of halo exchanges. */
+  int32_t lo[3];
+  int32_t hi[3];
+  int32_t flags;
 } opd_arg;
 
 /** The body of a loop: runs elements [begin, end) of the iteration space
@@ -185,30 +205,43 @@ typedef void (*opd_body)(void *ctx, int64_t begin, int64_t end,
  *  buffers. The handle stays valid for the whole run. */
 opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
                            int nargs, const opd_arg *args);
-/** As opd_loop_prepare for a block loop over [lo[d], hi[d]) per dimension. */
+/** As opd_loop_prepare for a block loop over [lo[d], hi[d]) per dimension
+ *  (global indices). The range is clipped in place to the points this rank
+ *  owns (the whole range on one process; possibly empty on many ranks), and
+ *  the generated code runs the clipped range. */
 opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
-                                 opd_block *block, const int64_t *lo,
-                                 const int64_t *hi, int nargs,
-                                 const opd_arg *args);
+                                 opd_block *block, int64_t *lo, int64_t *hi,
+                                 int nargs, const opd_arg *args);
 /** Number of chunks (reduction slots) of the prepared loop. */
 int64_t opd_loop_chunks(const opd_loop *loop);
 /** Runs the body over every chunk in parallel (colour by colour when
  *  coloured) and accounts the time and bytes to the loop's profile entry. */
 void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
+/** Reductions across ranks, around the generated code's combination of a
+ *  loop's chunk partials into the reduction variable `v` (`dim` values of
+ *  `type`, `op` OPD_SUM, OPD_MIN or OPD_MAX):
+ *    opd_reduce_local(v)   before: on ranks other than 0 a sum starts
+ *                          from 0, so the variable's earlier value counts
+ *                          once;
+ *    opd_reduce_global(v)  after: MPI_Allreduce in place.
+ *  Both do nothing on one process. */
+void opd_reduce_local(void *v, opd_scalar type, opd_access op, int dim);
+void opd_reduce_global(void *v, opd_scalar type, opd_access op, int dim);
 /** Scratch memory for reduction partials, valid until the next call;
  *  64-byte aligned, contents unspecified (each chunk writes its slot). */
 void *opd_rt_scratch(int64_t bytes);
 
 /*===-- Output -------------------------------------------------------------===*/
 
-/** printf-style output (on rank 0 once MPI lands); sema has checked the
+/** printf-style output (on rank 0 only); sema has checked the
  *  format against the arguments, f32 arguments arrive promoted to double,
  *  bool as int. */
 int opd_rt_printf(const char *format, ...);
 
-/** `print(a, b, c)`: values separated by one space, then a newline. Floats
- *  print in the shortest form that reads back to the same value ("0.1",
- *  "1e-05", "3.0"), f32 with float precision; bools as true/false. */
+/** `print(a, b, c)` (rank 0 only): values separated by one space, then a
+ *  newline. Floats print in the shortest form that reads back to the same
+ *  value ("0.1", "1e-05", "3.0"), f32 with float precision; bools as
+ *  true/false. */
 void opd_rt_print_i64(int64_t v, int first);
 void opd_rt_print_f64(double v, int first);
 void opd_rt_print_f32(float v, int first);

@@ -16,6 +16,7 @@
 // accepts [n], a block dat also accepts the flattened [points][dim].
 // Every failure names the file and the dataset and says what was expected
 // and what was found.
+#include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
 
@@ -280,9 +281,9 @@ private:
 std::vector<std::vector<int64_t>> datShapes(const opd_dat *dat) {
   std::vector<std::vector<int64_t>> shapes;
   if (dat->set) {
-    shapes.push_back({dat->set->size, dat->dim});
+    shapes.push_back({dat->set->globalSize, dat->dim});
     if (dat->dim == 1)
-      shapes.push_back({dat->set->size});
+      shapes.push_back({dat->set->globalSize});
     return shapes;
   }
   std::vector<int64_t> grid;
@@ -299,44 +300,34 @@ std::vector<std::vector<int64_t>> datShapes(const opd_dat *dat) {
   return shapes;
 }
 
-// Copies between a block dat's interior and a packed buffer (dimension 0
-// fastest), one contiguous row of size[0] elements at a time.
-void copyInterior(opd_dat *dat, void *packed, bool toDat) {
-  const int64_t eb = dat->elementBytes();
-  const int64_t rowBytes = dat->size[0] * eb;
-  const int64_t n1 = dat->ndims > 1 ? dat->size[1] : 1;
-  const int64_t n2 = dat->ndims > 2 ? dat->size[2] : 1;
-  char *base = static_cast<char *>(dat->data);
-  char *buf = static_cast<char *>(packed);
-  int64_t row = 0;
-  for (int64_t k = 0; k < n2; ++k) {
-    for (int64_t j = 0; j < n1; ++j, ++row) {
-      int64_t first = dat->haloMinus[0] * dat->stride[0] +
-                      (j + dat->haloMinus[1]) * dat->stride[1] +
-                      (k + dat->haloMinus[2]) * dat->stride[2];
-      char *in = base + first * eb;
-      char *out = buf + row * rowBytes;
-      if (toDat)
-        std::memcpy(in, out, std::size_t(rowBytes));
-      else
-        std::memcpy(out, in, std::size_t(rowBytes));
-    }
-  }
-}
-
-void readDat(const File &file, opd_dat *dat) {
+// The whole dataset in the global layout (rank 0 reads it).
+void readImage(const File &file, opd_dat *dat, std::vector<char> &packed) {
   Dataset ds(file, dat->name,
              dat->describe() + " of " + scalarName(dat->type) + "[" +
                  std::to_string(dat->dim) + "]");
   ds.checkShape(datShapes(dat));
-  if (dat->set) {
-    ds.readAs(dat->type, dat->data);
-    return;
-  }
-  std::vector<char> packed(
-      std::size_t(dat->interiorPoints() * dat->elementBytes()));
+  packed.resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
   ds.readAs(dat->type, packed.data());
-  copyInterior(dat, packed.data(), true);
+}
+
+// Reads dats from `file`: rank 0 opens it and reads each whole dataset,
+// every rank receives it (dist::broadcast) and keeps its part. An error on
+// rank 0 ends the job (the others wait in the broadcast until MPI_Abort).
+void readDats(opd_dat *const *dats, int n, const char *file) {
+  std::vector<std::vector<char>> images(std::size_t(n > 0 ? n : 0));
+  if (dist::rank() == 0) {
+    File f(file, false);
+    for (int i = 0; i < n; ++i)
+      readImage(f, dats[i], images[std::size_t(i)]);
+    f.close();
+  }
+  for (int i = 0; i < n; ++i) {
+    std::vector<char> &image = images[std::size_t(i)];
+    image.resize(std::size_t(dats[i]->interiorPoints() *
+                             dats[i]->elementBytes()));
+    dist::broadcast(image.data(), int64_t(image.size()));
+    dist::scatterImage(dats[i], image.data());
+  }
 }
 
 hid_t memTypeOf(int type) {
@@ -370,7 +361,8 @@ const char *op2TypeName(int type) {
   }
 }
 
-void writeDat(File &file, opd_dat *dat) {
+// `packed`: the dat's interior in the global layout (dist::gatherImage).
+void writeDat(File &file, opd_dat *dat, const char *packed) {
   auto failWrite = [&](const char *what) {
     failf("cannot write %s of dataset '%s' to HDF5 file '%s'", what,
           dat->name.c_str(), file.path());
@@ -379,25 +371,21 @@ void writeDat(File &file, opd_dat *dat) {
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
   hid_t type = memTypeOf(dat->type);
+  // No modification times in the object headers: the same dats give the
+  // same bytes, whenever and on however many ranks they were written.
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_obj_track_times(dcpl, 0);
   hid_t dset = space < 0 ? -1
                          : H5Dcreate2(file.id(), dat->name.c_str(), type, space,
-                                      H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+                                      H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Pclose(dcpl);
   if (space >= 0)
     H5Sclose(space);
   if (dset < 0)
     failWrite("the data");
   herr_t status = 0;
-  if (dat->interiorPoints() > 0) {
-    if (dat->set) {
-      status = H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, dat->data);
-    } else {
-      std::vector<char> packed(
-          std::size_t(dat->interiorPoints() * dat->elementBytes()));
-      copyInterior(dat, packed.data(), false);
-      status =
-          H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, packed.data());
-    }
-  }
+  if (dat->interiorPoints() > 0)
+    status = H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, packed);
   if (status < 0) {
     H5Dclose(dset);
     failWrite("the data");
@@ -443,34 +431,41 @@ using namespace opdc::rt;
 
 extern "C" {
 
+// Meshes are read by rank 0 and broadcast (see readDats).
 opd_set *opd_set_from_file(const char *name, const char *file) {
-  File f(file, false);
-  std::string forWhat = "set '" + std::string(name ? name : "") + "'";
-  Dataset ds(f, name ? name : "", forWhat);
-  if (ds.points() != 1)
-    ds.error("expected one integer (the set size), found shape " +
-             shapeText(ds.dims()));
   int64_t size = 0;
-  ds.readAs(OPD_I64, &size);
-  if (size < 0)
-    ds.error("the set size " + std::to_string(size) + " is negative");
-  f.close();
+  if (dist::rank() == 0) {
+    File f(file, false);
+    std::string forWhat = "set '" + std::string(name ? name : "") + "'";
+    Dataset ds(f, name ? name : "", forWhat);
+    if (ds.points() != 1)
+      ds.error("expected one integer (the set size), found shape " +
+               shapeText(ds.dims()));
+    ds.readAs(OPD_I64, &size);
+    if (size < 0)
+      ds.error("the set size " + std::to_string(size) + " is negative");
+    f.close();
+  }
+  dist::broadcast(&size, sizeof size);
   return opd_set_create(name, size);
 }
 
 opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
                            int arity, const char *file) {
   opd_map *map = opd_map_create(name, from, to, arity);
-  File f(file, false);
-  Dataset ds(f, map->name,
-             "map '" + map->name + "' (" + from->name + " -> " + to->name +
-                 ", arity " + std::to_string(arity) + ")");
-  std::vector<std::vector<int64_t>> shapes = {{from->size, arity}};
-  if (arity == 1)
-    shapes.push_back({from->size});
-  ds.checkShape(shapes);
-  ds.readAs(OPD_I32, map->data);
-  f.close();
+  if (dist::rank() == 0) {
+    File f(file, false);
+    Dataset ds(f, map->name,
+               "map '" + map->name + "' (" + from->name + " -> " + to->name +
+                   ", arity " + std::to_string(arity) + ")");
+    std::vector<std::vector<int64_t>> shapes = {{from->size, arity}};
+    if (arity == 1)
+      shapes.push_back({from->size});
+    ds.checkShape(shapes);
+    ds.readAs(OPD_I32, map->data);
+    f.close();
+  }
+  dist::broadcast(map->data, from->size * arity * int64_t(sizeof(int32_t)));
   ++map->version;
   checkMapIndices(map, file);
   return map;
@@ -479,9 +474,7 @@ opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
 opd_dat *opd_dat_from_file(const char *name, opd_set *set, opd_scalar type,
                            int dim, const char *file) {
   opd_dat *dat = opd_dat_create(name, set, type, dim);
-  File f(file, false);
-  readDat(f, dat);
-  f.close();
+  readDats(&dat, 1, file);
   return dat;
 }
 
@@ -491,17 +484,24 @@ void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
       if (dats[i]->name == dats[j]->name)
         failf("cannot write dat '%s' twice to HDF5 file '%s'",
               dats[i]->name.c_str(), file ? file : "");
-  File f(file, true);
+  // Every rank takes part in the gathers; only the writing rank (rank 0)
+  // touches the file, so the file is the same for any number of ranks.
+  std::vector<std::vector<char>> images(std::size_t(n > 0 ? n : 0));
+  bool writer = true;
   for (int i = 0; i < n; ++i)
-    writeDat(f, dats[i]);
-  f.close();
+    writer = dist::gatherImage(dats[i], images[std::size_t(i)]);
+  if (writer) {
+    File f(file, true);
+    for (int i = 0; i < n; ++i)
+      writeDat(f, dats[i], images[std::size_t(i)].data());
+    f.close();
+  }
+  // A later read on another rank sees the finished file.
+  dist::barrier();
 }
 
 void opd_dat_read(opd_dat *const *dats, int n, const char *file) {
-  File f(file, false);
-  for (int i = 0; i < n; ++i)
-    readDat(f, dats[i]);
-  f.close();
+  readDats(dats, n, file);
 }
 
 } // extern "C"

@@ -337,6 +337,38 @@ TEST_F(LoopTest, BlockLoopChunksOverOuterDimension) {
   EXPECT_EQ(opd_loop_chunks(l), 0);
 }
 
+// One process: the distributed-memory entry points change nothing.
+TEST_F(LoopTest, OneProcessOwnsEverything) {
+  opd_block *b2 = opd_block_create("grid", 2);
+  const int64_t size[2] = {7, 5}, halo[2] = {1, 1}, base[2] = {0, 0};
+  opd_dat *u = opd_block_dat_create("u", b2, OPD_F64, 1, size, halo, halo,
+                                    base);
+  // The range is left as asked, halo included.
+  int64_t lo[2] = {-1, 0}, hi[2] = {8, 6};
+  opd_loop *slot = nullptr;
+  opd_loop_prepare_block(&slot, "all", b2, lo, hi, 0, nullptr);
+  EXPECT_EQ(lo[0], -1);
+  EXPECT_EQ(hi[0], 8);
+  EXPECT_EQ(hi[1], 6);
+  // Storage starts at the first halo point, as before.
+  int64_t strides[2];
+  auto *origin = static_cast<char *>(opd_dat_origin(u, strides));
+  EXPECT_EQ(origin + (-1 - 1 * strides[1]) * 8,
+            static_cast<char *>(opd_dat_data(u)));
+  // Reductions are already global; sums keep their value.
+  double v[2] = {1.5, -2.0};
+  opd_reduce_local(v, OPD_F64, OPD_SUM, 2);
+  opd_reduce_global(v, OPD_F64, OPD_SUM, 2);
+  EXPECT_EQ(v[0], 1.5);
+  EXPECT_EQ(v[1], -2.0);
+  // Sets keep their numbering: no global ids, maps read as stored.
+  opd_set *s = opd_set_create("s", 3);
+  opd_map *m = opd_map_create("m", s, s, 1);
+  EXPECT_EQ(opd_set_size(s), 3);
+  EXPECT_EQ(opd_set_global_ids(s), nullptr);
+  EXPECT_EQ(opd_map_values(m), opd_map_data(m));
+}
+
 TEST_F(LoopTest, BlockLoopOneAndThreeDimensions) {
   opd_block *b1 = opd_block_create("line", 1);
   int64_t lo1[1] = {-1}, hi1[1] = {10000};

@@ -25,6 +25,31 @@ TEST(Profile, FixedColumns) {
                   "total          4000     2.000000       0.5000       2.50\n");
 }
 
+TEST(Profile, RanksColumns) {
+  // With several ranks: max over ranks in "total s", then the average over
+  // ranks, halo messages, megabytes sent and time in exchanges.
+  ProfileRow a{"res_calc", 100, 2.0, 4.0e9};
+  a.secondsAvg = 1.5;
+  a.messages = 398;
+  a.exchangeBytes = 2.5e6;
+  a.exchangeSeconds = 0.25;
+  ProfileRow b{"update", 100, 1.0, 1.0e9};
+  b.secondsAvg = 1.0;
+  std::string text = formatProfile({a, b}, 1, 2);
+  EXPECT_EQ(text,
+            "\nprofile (2 ranks x 1 thread; total s: max over ranks)\n"
+            "loop          calls      total s       avg ms       GB/s"
+            "        avg s       msgs    MB sent     exch s\n"
+            "res_calc        100     2.000000      20.0000       2.00"
+            "     1.500000        398      2.500   0.250000\n"
+            "update          100     1.000000      10.0000       1.00"
+            "     1.000000          0      0.000   0.000000\n" +
+                std::string(100, '-') +
+                "\n"
+                "total           200     3.000000      15.0000       1.67"
+                "     2.500000        398      2.500   0.250000\n");
+}
+
 TEST(Profile, ProgramPrintsTableAfterItsOutput) {
   auto r = test::runTestProgram({"--mode=loops", "--profile", "--threads=2"});
   ASSERT_EQ(r.status, 0) << r.err;

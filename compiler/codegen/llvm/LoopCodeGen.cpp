@@ -12,7 +12,14 @@
 //   partials: opd_rt_scratch(chunks * dim * bytes per reduction), every
 //             slot set to the identity of its operation
 //   opd_loop_run(loop, @opd_body_K.N, &ctx)
+//   opd_reduce_local(&v, ...)                  (MPI: a sum counts v once)
 //   v = v (+|min|max) partial[c] for c = 0, 1, ... in order
+//   opd_reduce_global(&v, ...)                 (MPI_Allreduce; else nothing)
+//
+// Block loops pass their range in lo/hi arrays that opd_loop_prepare_block
+// clips in place to the points the rank owns; the context takes the clipped
+// range. The opd_arg table also gives each stencil's extent per dimension
+// and whether it reads off-axis points (the runtime's halo exchanges).
 //
 // and a body function `void body(ctx, begin, end, chunk)` that loads the
 // pointers once and runs the element loop with the kernel (KernelCodeGen.cpp)
@@ -69,6 +76,8 @@
 #include "codegen/llvm/FunctionEmitter.h"
 #include "codegen/llvm/KernelCodeGen.h"
 #include "codegen/llvm/LLVMCodeGen.h"
+
+#include "ir/IRVisitor.h"
 
 #include "support/Assert.h"
 #include "support/Diagnostics.h"
@@ -235,9 +244,17 @@ private:
   // Context layout: field numbers per argument (-1: none).
   struct Fields {
     int base = -1, strides = -1, map = -1, value = -1, partials = -1;
+    /// `map` holds opd_map_values (a map the kernel reads), not
+    /// opd_map_data.
+    bool mapValues = false;
   };
   std::vector<Fields> fields;
   int loField = -1, hiField = -1;
+  /// Set loops whose kernel calls idx(): opd_set_global_ids (null on one
+  /// process), and in the body the same pointer, whether it is null, and a
+  /// dummy the load reads instead when it is.
+  int gidField = -1;
+  llvm::Value *gids = nullptr, *gidsNull = nullptr, *gidDummy = nullptr;
   llvm::StructType *ctxTy = nullptr;
 
   // Body-side values per argument.
@@ -253,6 +270,20 @@ private:
   llvm::Value *chunks = nullptr;
   std::vector<llvm::Value *> partialPtr;
 };
+
+/// Whether a kernel calls idx(): set loops then pass it the element's
+/// global index, which differs from the local one on several ranks.
+bool kernelUsesIdx(const Function &kernel) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visitIntrinsic(const IntrinsicExpr &e) override {
+      found = found || e.id == Intrinsic::Idx;
+      IRVisitor::visitIntrinsic(e);
+    }
+  } finder;
+  finder.visitFunction(kernel);
+  return finder.found;
+}
 
 bool isIndirectInc(const AccessDescriptor &a) {
   return a.kind == ArgKind::Indirect && a.mode == AccessMode::Inc;
@@ -317,6 +348,7 @@ void LoopEmitter::layoutContext() {
   // bases: map rows load once per element and strided map reads become
   // interleaved vector loads.
   std::map<const void *, std::pair<int, int>> shared;
+  std::map<const void *, int> mapValueFields;
   fields.resize(loop.args.size());
   for (unsigned i = 0; i < loop.args.size(); ++i) {
     const AccessDescriptor &a = loop.args[i];
@@ -332,7 +364,15 @@ void LoopEmitter::layoutContext() {
       f.base = it->second.first;
       f.strides = it->second.second;
     }
-    if (a.kind == ArgKind::Indirect || a.kind == ArgKind::MapDirect) {
+    if (a.kind == ArgKind::MapDirect && a.mode == AccessMode::Read) {
+      // The kernel reads the entries as values: global indices on every
+      // rank (opd_map_values), a field of their own.
+      auto it = mapValueFields.find(a.map);
+      if (it == mapValueFields.end())
+        it = mapValueFields.insert({a.map, add(cgm.ptrTy)}).first;
+      f.map = it->second;
+      f.mapValues = true;
+    } else if (a.kind == ArgKind::Indirect || a.kind == ArgKind::MapDirect) {
       auto it = shared.find(a.map);
       if (it == shared.end())
         it = shared.insert({a.map, {add(cgm.ptrTy), -1}}).first;
@@ -346,6 +386,8 @@ void LoopEmitter::layoutContext() {
   if (loop.block) {
     loField = add(llvm::ArrayType::get(cgm.i64Ty, dims));
     hiField = add(llvm::ArrayType::get(cgm.i64Ty, dims));
+  } else if (kernelUsesIdx(*loop.kernel)) {
+    gidField = add(cgm.ptrTy);
   }
   ctxTy = llvm::StructType::create(cgm.context, types,
                                    "opd_ctx." + loop.kernel->name + "." +
@@ -413,8 +455,17 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
     if (kernel.strideParam[n] >= 0)
       for (unsigned d = 1; d < dims; ++d)
         args.push_back(strides[n][d - 1]);
-  for (llvm::Value *c : coords)
-    args.push_back(c);
+  if (gidField >= 0) {
+    // idx(0) of a set loop: the element's global index (branch-free, so
+    // the element loop still vectorises).
+    llvm::Value *at = bb.CreateSelect(
+        gidsNull, gidDummy, bb.CreateInBoundsGEP(cgm.i64Ty, gids, coords[0]));
+    llvm::Value *g = bb.CreateLoad(cgm.i64Ty, at, "gid");
+    args.push_back(bb.CreateSelect(gidsNull, coords[0], g));
+  } else {
+    for (llvm::Value *c : coords)
+      args.push_back(c);
+  }
   bb.CreateCall(kernel.function, args);
 }
 
@@ -474,6 +525,12 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       v = bb.CreateLoad(cgm.ptrTy, field(f), name);
     return v;
   };
+  if (gidField >= 0) {
+    gids = bb.CreateLoad(cgm.ptrTy, field(gidField), "gids");
+    gidsNull = bb.CreateIsNull(gids, "gids.null");
+    gidDummy = bb.CreateAlloca(cgm.i64Ty, nullptr, "gid.dummy");
+    bb.CreateStore(llvm::ConstantInt::get(cgm.i64Ty, 0), gidDummy);
+  }
   for (unsigned i = 0; i < n; ++i) {
     const AccessDescriptor &a = loop.args[i];
     const Fields &fl = fields[i];
@@ -807,11 +864,32 @@ llvm::Value *LoopEmitter::emitPrepare() {
   auto i32 = [&](int64_t v) {
     return llvm::ConstantInt::get(cgm.i32Ty, uint64_t(v), true);
   };
-  for (const AccessDescriptor &a : loop.args)
+  auto *i32x3 = llvm::ArrayType::get(cgm.i32Ty, 3);
+  for (const AccessDescriptor &a : loop.args) {
+    // A stencil's extent per dimension and whether it reads off the axes:
+    // the depth and shape of halo exchanges between ranks.
+    int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    int flags = 0;
+    if (a.kind == ArgKind::Stencil && a.stencil)
+      for (const auto &p : a.stencil->points) {
+        int offAxis = 0;
+        for (size_t d = 0; d < p.size() && d < 3; ++d) {
+          lo[d] = std::min(lo[d], p[d]);
+          hi[d] = std::max(hi[d], p[d]);
+          offAxis += p[d] != 0;
+        }
+        if (offAxis > 1)
+          flags |= OPD_STENCIL_DIAGONAL;
+      }
+    auto triple = [&](const int64_t *v) {
+      return llvm::ConstantArray::get(i32x3, {i32(v[0]), i32(v[1]), i32(v[2])});
+    };
     entries.push_back(llvm::ConstantStruct::get(
         cgm.rt.argTy,
         {null, null, i32(a.kind == ArgKind::Indirect ? a.mapIndex : 0),
-         i32(runtimeKind(a.kind)), i32(runtimeMode(a.mode)), i32(a.bytes)}));
+         i32(runtimeKind(a.kind)), i32(runtimeMode(a.mode)), i32(a.bytes),
+         triple(lo), triple(hi), i32(flags)}));
+  }
   auto *tableTy = llvm::ArrayType::get(cgm.rt.argTy, n);
   std::string suffix = std::to_string(id);
   auto *table = new llvm::GlobalVariable(
@@ -893,9 +971,10 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
       b.CreateStore(p, field(f.base));
     }
     if (f.map >= 0 && filled.insert(f.map).second)
-      b.CreateStore(b.CreateCall(cgm.rt.mapData,
-                                 {b.CreateLoad(cgm.ptrTy, cgm.handle(a.map))}),
-                    field(f.map));
+      b.CreateStore(
+          b.CreateCall(f.mapValues ? cgm.rt.mapValues : cgm.rt.mapData,
+                       {b.CreateLoad(cgm.ptrTy, cgm.handle(a.map))}),
+          field(f.map));
     if (f.value >= 0)
       host.storeValue(host.emitExpr(*a.value), field(f.value),
                       loop.kernel->kernelParams[i].type);
@@ -906,6 +985,11 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
     b.CreateStore(b.CreateLoad(arrTy, loArr), field(loField));
     b.CreateStore(b.CreateLoad(arrTy, hiArr), field(hiField));
   }
+  if (gidField >= 0)
+    b.CreateStore(
+        b.CreateCall(cgm.rt.setGlobalIds,
+                     {b.CreateLoad(cgm.ptrTy, cgm.handle(loop.set))}),
+        field(gidField));
   partialPtr.assign(loop.args.size(), nullptr);
   if (!anyReduction)
     return;
@@ -962,6 +1046,14 @@ void LoopEmitter::combinePartials() {
       continue;
     Type elem = Type::scalarOf(a.scalar);
     llvm::Value *p = partialPtr[i];
+    // Across ranks: the variable's earlier value counts once (rank 0), the
+    // partials of every rank are combined after.
+    std::vector<llvm::Value *> reduceArgs{
+        hostElement(a, 0),
+        llvm::ConstantInt::get(cgm.i32Ty, runtimeScalar(elem)),
+        llvm::ConstantInt::get(cgm.i32Ty, runtimeMode(a.mode)),
+        llvm::ConstantInt::get(cgm.i32Ty, a.dim)};
+    b.CreateCall(cgm.rt.reduceLocal, reduceArgs);
     emitCountedLoop(
         b, llvm::ConstantInt::get(cgm.i64Ty, 0), chunks, nullptr,
         "partial.combine", [&](llvm::Value *c) {
@@ -981,6 +1073,7 @@ void LoopEmitter::combinePartials() {
             host.storeValue(r, ptr, elem);
           }
         });
+    b.CreateCall(cgm.rt.reduceGlobal, reduceArgs);
   }
 }
 

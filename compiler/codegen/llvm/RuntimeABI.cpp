@@ -21,8 +21,9 @@ RuntimeABI::RuntimeABI(llvm::Module &m) {
   auto *voidTy = llvm::Type::getVoidTy(c);
 
   paramDescTy = llvm::StructType::create(c, {ptr, i32, ptr}, "opd_param_desc");
-  argTy =
-      llvm::StructType::create(c, {ptr, ptr, i32, i32, i32, i32}, "opd_arg");
+  auto *i32x3 = llvm::ArrayType::get(i32, 3);
+  argTy = llvm::StructType::create(
+      c, {ptr, ptr, i32, i32, i32, i32, i32x3, i32x3, i32}, "opd_arg");
   bodyTy = llvm::FunctionType::get(voidTy, {ptr, i64, i64, i64}, false);
 
   auto declare = [&](const char *name, llvm::Type *ret,
@@ -48,10 +49,12 @@ RuntimeABI::RuntimeABI(llvm::Module &m) {
   setCreate = declare("opd_set_create", ptr, {ptr, i64});
   setFromFile = declare("opd_set_from_file", ptr, {ptr, ptr});
   setSize = declare("opd_set_size", i64, {ptr});
+  setGlobalIds = declare("opd_set_global_ids", ptr, {ptr});
 
   mapCreate = declare("opd_map_create", ptr, {ptr, ptr, ptr, i32});
   mapFromFile = declare("opd_map_from_file", ptr, {ptr, ptr, ptr, i32, ptr});
   mapData = declare("opd_map_data", ptr, {ptr});
+  mapValues = declare("opd_map_values", ptr, {ptr});
 
   datCreate = declare("opd_dat_create", ptr, {ptr, ptr, i32, i32});
   datFromFile = declare("opd_dat_from_file", ptr, {ptr, ptr, i32, i32, ptr});
@@ -73,6 +76,8 @@ RuntimeABI::RuntimeABI(llvm::Module &m) {
   loopChunks = declare("opd_loop_chunks", i64, {ptr});
   loopRun = declare("opd_loop_run", voidTy, {ptr, ptr, ptr});
   scratch = declare("opd_rt_scratch", ptr, {i64});
+  reduceLocal = declare("opd_reduce_local", voidTy, {ptr, i32, i32, i32});
+  reduceGlobal = declare("opd_reduce_global", voidTy, {ptr, i32, i32, i32});
 
   printf = declare("opd_rt_printf", i32, {ptr}, /*vararg=*/true);
   printI64 = declare("opd_rt_print_i64", voidTy, {i64, i32});

@@ -22,19 +22,19 @@ struct RuntimeABI {
   /// }
   llvm::StructType *paramDescTy;
   /// struct opd_arg { opd_dat *dat; opd_map *map; int32_t idx, kind, mode,
-  /// bytes; }
+  /// bytes; int32_t lo[3], hi[3]; int32_t flags; }
   llvm::StructType *argTy;
   /// void (*opd_body)(void *ctx, int64_t begin, int64_t end, int64_t chunk)
   llvm::FunctionType *bodyTy;
 
   llvm::FunctionCallee init, finalize, wtime, fail, failOutside;
-  llvm::FunctionCallee setCreate, setFromFile, setSize;
-  llvm::FunctionCallee mapCreate, mapFromFile, mapData;
+  llvm::FunctionCallee setCreate, setFromFile, setSize, setGlobalIds;
+  llvm::FunctionCallee mapCreate, mapFromFile, mapData, mapValues;
   llvm::FunctionCallee datCreate, datFromFile, datData, datFill, datSwap;
   llvm::FunctionCallee datWrite, datRead;
   llvm::FunctionCallee blockCreate, blockDatCreate, datExtent, datOrigin;
   llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopChunks, loopRun;
-  llvm::FunctionCallee scratch;
+  llvm::FunctionCallee scratch, reduceLocal, reduceGlobal;
   llvm::FunctionCallee printf, printI64, printF64, printF32, printBool,
       printStr, printEnd;
 };

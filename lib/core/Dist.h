@@ -1,0 +1,89 @@
+// Dist.h - The runtime's distribution layer: one process, or many with MPI.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Everything that differs between a program running as one process and the
+// same program running on many MPI ranks goes through these functions. The
+// rest of the runtime (core/, io/, exec/) is compiled once and linked into
+// both variants:
+//   * opd_rt:     core/Serial.cpp implements them for one process (ranks()
+//                 is 1, every block range and set is owned whole, exchanges
+//                 and reductions do nothing);
+//   * opd_rt_mpi: lib/mpi/*.cpp implement them over MPI (`opdc build --mpi`).
+// Generated code is the same for both; see lib/README.md, "Many processes".
+#ifndef OPDC_LIB_CORE_DIST_H
+#define OPDC_LIB_CORE_DIST_H
+
+#include "core/Objects.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct opd_loop;
+
+namespace opdc::rt::dist {
+
+/// Starts the communication layer (MPI_Init_thread); first thing of
+/// opd_rt_init. Idempotent.
+void init();
+/// Ends it (MPI_Finalize); last thing of opd_rt_finalize.
+void finalize();
+/// This process's rank and the number of ranks (0 and 1 serially).
+int rank();
+int ranks();
+/// Whether this rank prints (rank 0).
+inline bool printer() { return rank() == 0; }
+/// "rank R: " when there is more than one rank, else "" (error messages).
+std::string rankPrefix();
+/// Ends the whole job after an error was printed: exit(status) serially,
+/// MPI_Abort on every rank otherwise (no rank is left waiting).
+[[noreturn]] void abortJob(int status);
+/// Ends every rank normally with `status` (--help).
+[[noreturn]] void exitJob(int status);
+/// Waits for every rank.
+void barrier();
+/// Rank 0's `bytes` at `data` to every rank (in pieces below 2 GiB).
+void broadcast(void *data, int64_t bytes);
+
+/// In-place reduction of `n` values of `type` (opd_scalar) with `op`
+/// (OPD_SUM, OPD_MIN, OPD_MAX) over all ranks.
+void allreduce(void *values, int type, int op, int n);
+/// Element-wise max and sum over ranks of `n` doubles (profile).
+void maxAndSum(const double *in, double *max, double *sum, int n);
+
+/// Structured meshes: fills `block`'s owned range (ownLo/ownHi, edge flags)
+/// from the global index range [base, base + size) of its first dat.
+void decomposeBlock(opd_block *block, const int64_t *base,
+                    const int64_t *size);
+
+/// Unstructured meshes: called when a set is created.
+void setCreated(opd_set *set);
+/// Partitions every set over the ranks, once, at the first set loop that
+/// does not fill a map: owners, local numbering with halos, maps and dats
+/// in local form (lib/mpi/Partition.cpp, Halo.cpp). Marks the sets
+/// partitioned. Nothing on one process.
+void partitionSets();
+
+/// How the sets were partitioned ("" on one process or before any set
+/// loop), for the profile.
+std::string partitionDescription();
+
+/// Around opd_loop_run's chunks: halo exchanges of the dats the loop reads
+/// beyond its own elements when they are stale, and the dirty marks of the
+/// dats it writes. startExchanges returns true when messages are still in
+/// flight: the loop then runs its core, calls finishExchanges, and runs
+/// the rest. (Block dats stay in flight only when the block is split along
+/// its outermost dimension alone; otherwise they complete at once.)
+bool startExchanges(opd_loop *loop);
+void finishExchanges(opd_loop *loop);
+void afterLoop(opd_loop *loop);
+
+/// HDF5 output: fills `image` with the dat's interior in the global
+/// layout (original numbering) on the writing rank and returns true there.
+bool gatherImage(opd_dat *dat, std::vector<char> &image);
+/// HDF5 input: `image` (the whole interior, global layout, read by rank 0
+/// and broadcast) into the rank's part of the dat.
+void scatterImage(opd_dat *dat, const char *image);
+
+} // namespace opdc::rt::dist
+#endif

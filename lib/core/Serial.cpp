@@ -1,0 +1,78 @@
+// Serial.cpp - The distribution layer (core/Dist.h) of a single process.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Linked into opd_rt only (opd_rt_mpi has lib/mpi/ instead): one rank owns
+// every set element and every block point, there is nothing to exchange,
+// and reductions are already global.
+#include "core/Dist.h"
+
+#include "core/Runtime.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace opdc::rt::dist {
+
+void init() {}
+void finalize() {}
+int rank() { return 0; }
+int ranks() { return 1; }
+std::string rankPrefix() { return ""; }
+void abortJob(int status) { std::exit(status); }
+void exitJob(int status) { std::exit(status); }
+void barrier() {}
+void broadcast(void *, int64_t) {}
+
+void allreduce(void *, int, int, int) {}
+void maxAndSum(const double *in, double *max, double *sum, int n) {
+  for (int i = 0; i < n; ++i)
+    max[i] = sum[i] = in[i];
+}
+
+void decomposeBlock(opd_block *block, const int64_t *, const int64_t *) {
+  block->decomposed = true;
+}
+void setCreated(opd_set *) {}
+void partitionSets() {}
+std::string partitionDescription() { return ""; }
+
+bool startExchanges(opd_loop *) { return false; }
+void finishExchanges(opd_loop *) {}
+void afterLoop(opd_loop *) {}
+
+namespace {
+void interiorBox(const opd_dat *dat, int64_t *lo, int64_t *hi) {
+  for (int k = 0; k < dat->ndims; ++k) {
+    lo[k] = dat->base[k];
+    hi[k] = dat->base[k] + dat->size[k];
+  }
+}
+} // namespace
+
+bool gatherImage(opd_dat *dat, std::vector<char> &image) {
+  image.resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
+  if (dat->set) {
+    if (!image.empty())
+      std::memcpy(image.data(), dat->data, image.size());
+    return true;
+  }
+  int64_t lo[3], hi[3];
+  interiorBox(dat, lo, hi);
+  copyBox(dat, lo, hi, image.data(), false);
+  return true;
+}
+
+void scatterImage(opd_dat *dat, const char *image) {
+  const std::size_t bytes =
+      std::size_t(dat->interiorPoints() * dat->elementBytes());
+  if (dat->set) {
+    if (bytes)
+      std::memcpy(dat->data, image, bytes);
+    return;
+  }
+  int64_t lo[3], hi[3];
+  interiorBox(dat, lo, hi);
+  copyBox(dat, lo, hi, const_cast<char *>(image), true);
+}
+
+} // namespace opdc::rt::dist

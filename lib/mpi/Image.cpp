@@ -1,0 +1,128 @@
+// Image.cpp - Whole dats in the global layout for HDF5 (MPI): gathers for
+// writing, the rank's share of what was read.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Files hold dats in the global layout whatever the number of ranks: block
+// dats as their interior [base, base + size), set dats in the original
+// numbering. Rank 0 gathers each rank's owned part (MPI_Gatherv of a box
+// header and the packed points) and writes the file alone; for reading,
+// rank 0 reads the whole dataset, broadcasts it, and every rank keeps its
+// part, so the files are the same for 1, 2 or any number of ranks.
+#include "core/Dist.h"
+
+#include "core/Runtime.h"
+#include "mpi/Mpi.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace opdc::rt::dist {
+namespace {
+
+// The part of the interior this rank owns: [lo, hi) per dimension.
+bool ownedInterior(const opd_dat *dat, int64_t *lo, int64_t *hi) {
+  bool any = true;
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = 0;
+    hi[k] = 1;
+  }
+  for (int k = 0; k < dat->ndims; ++k) {
+    lo[k] = std::max(dat->ownFirst[k], dat->base[k]);
+    hi[k] = std::min(dat->ownLast[k], dat->base[k] + dat->size[k]);
+    if (hi[k] <= lo[k]) {
+      hi[k] = lo[k];
+      any = false;
+    }
+  }
+  return any;
+}
+
+// Copies the box [lo, hi) between the packed global interior `image` and
+// the packed box buffer `buf`.
+void boxOfImage(const opd_dat *dat, const int64_t *lo, const int64_t *hi,
+                char *image, char *buf, bool toImage) {
+  const int64_t eb = dat->elementBytes();
+  int64_t n[3] = {1, 1, 1}, off[3] = {0, 0, 0}, ext[3] = {1, 1, 1};
+  for (int k = 0; k < dat->ndims; ++k) {
+    n[k] = hi[k] - lo[k];
+    off[k] = lo[k] - dat->base[k];
+    ext[k] = dat->size[k];
+  }
+  if (n[0] <= 0 || n[1] <= 0 || n[2] <= 0)
+    return;
+  const std::size_t row = std::size_t(n[0] * eb);
+  for (int64_t k = 0; k < n[2]; ++k)
+    for (int64_t j = 0; j < n[1]; ++j) {
+      int64_t at = off[0] + ext[0] * ((off[1] + j) + ext[1] * (off[2] + k));
+      char *g = image + at * eb;
+      if (toImage)
+        std::memcpy(g, buf, row);
+      else
+        std::memcpy(buf, g, row);
+      buf += row;
+    }
+}
+
+int64_t boxPoints(const int64_t *lo, const int64_t *hi) {
+  return (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]);
+}
+} // namespace
+
+bool gatherImage(opd_dat *dat, std::vector<char> &image) {
+  if (dat->set)
+    return gatherSetImage(dat, image);
+  const int64_t eb = dat->elementBytes();
+  int64_t box[6];
+  ownedInterior(dat, box, box + 3);
+  std::vector<char> mine(std::size_t(boxPoints(box, box + 3) * eb));
+  copyBox(dat, box, box + 3, mine.data(), false);
+  const bool root = rank() == 0;
+  std::vector<int64_t> boxes(root ? std::size_t(6 * ranks()) : 0);
+  MPI_Gather(box, 6, MPI_INT64_T, boxes.data(), 6, MPI_INT64_T, 0,
+             MPI_COMM_WORLD);
+  std::vector<int> counts(root ? std::size_t(ranks()) : 0),
+      displs(root ? std::size_t(ranks()) : 0);
+  std::vector<char> all;
+  if (root) {
+    int64_t total = 0;
+    for (int r = 0; r < ranks(); ++r) {
+      const int64_t *b = &boxes[std::size_t(6 * r)];
+      int64_t bytes = boxPoints(b, b + 3) * eb;
+      if (total + bytes > INT32_MAX)
+        failf("%s: more than 2 GiB to gather for writing",
+              dat->describe().c_str());
+      counts[std::size_t(r)] = int(bytes);
+      displs[std::size_t(r)] = int(total);
+      total += bytes;
+    }
+    all.resize(std::size_t(total));
+  }
+  MPI_Gatherv(mine.data(), int(mine.size()), MPI_BYTE, all.data(),
+              counts.data(), displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (!root)
+    return false;
+  image.assign(std::size_t(dat->interiorPoints() * eb), 0);
+  for (int r = 0; r < ranks(); ++r) {
+    const int64_t *b = &boxes[std::size_t(6 * r)];
+    boxOfImage(dat, b, b + 3, image.data(), all.data() + displs[std::size_t(r)],
+               true);
+  }
+  return true;
+}
+
+void scatterImage(opd_dat *dat, const char *image) {
+  if (dat->set) {
+    scatterSetImage(dat, image);
+    return;
+  }
+  int64_t box[6];
+  ownedInterior(dat, box, box + 3);
+  std::vector<char> mine(
+      std::size_t(boxPoints(box, box + 3) * dat->elementBytes()));
+  boxOfImage(dat, box, box + 3, const_cast<char *>(image), mine.data(), false);
+  copyBox(dat, box, box + 3, mine.data(), true);
+  dat->haloValid = 0;
+  dat->cornersValid = false;
+}
+
+} // namespace opdc::rt::dist

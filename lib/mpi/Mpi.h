@@ -1,0 +1,54 @@
+// Mpi.h - Shared declarations of the MPI distribution layer (lib/mpi/).
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_LIB_MPI_MPI_H
+#define OPDC_LIB_MPI_MPI_H
+
+#include "core/Objects.h"
+
+#include <mpi.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace opdc::rt::dist {
+/// The MPI datatype of an opd_scalar.
+MPI_Datatype mpiType(int type);
+/// Frees the Cartesian communicators of the blocks (before MPI_Finalize).
+void releaseStructured();
+/// Halo exchange of a block dat `depth` deep (corners too when asked);
+/// counts messages, bytes and seconds into the loop's profile entry.
+void exchangeBlockDat(opd_dat *dat, int64_t depth, bool corners,
+                      opd_loop *loop);
+/// Set loops over partitioned sets (mpi/Exchange.cpp): posts the
+/// exchanges the loop needs (true if any), then completes them.
+bool startSetExchanges(opd_loop *loop);
+void finishSetExchanges(opd_loop *loop);
+/// Exchange lists of a partitioned set, per neighbouring rank: local
+/// indices of owned elements to send, and of halo elements to receive into,
+/// both in the order agreed with that rank (mpi/Halo.cpp).
+struct Neighbour {
+  int rank = 0;
+  std::vector<int32_t> send, recv;
+};
+struct SetHalo {
+  std::vector<Neighbour> neighbours;
+};
+const SetHalo &setHalo(const opd_set *set);
+/// Halo exchange of one set dat, start to end (mpi/Exchange.cpp); counts
+/// into `loop`.
+void exchangeSetDat(opd_dat *dat, opd_loop *loop);
+void releaseUnstructured();
+
+/// The owning rank of every element of every set (global numbering).
+using Owners = std::map<const opd_set *, std::vector<int32_t>>;
+/// Partitions every set (mpi/Partition.cpp); `note` says how.
+Owners computeOwners(std::string &note);
+/// A description of the partition, for the profile ("" if none).
+const std::string &partitionNote();
+
+/// Set dats in HDF5 files, original numbering (mpi/Exchange.cpp).
+bool gatherSetImage(opd_dat *dat, std::vector<char> &image);
+void scatterSetImage(opd_dat *dat, const char *image);
+} // namespace opdc::rt::dist
+#endif

@@ -1,0 +1,303 @@
+// Structured.cpp - Block meshes over a Cartesian grid of ranks: the
+// decomposition, halo exchanges with dirty bits, loop hooks.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Decomposition: the first dat created on a block fixes it. MPI_Dims_create
+// factors the rank count over the block's dimensions, the largest factor on
+// the outermost dimension (contiguous slabs); MPI_Cart_create (not
+// periodic, no reordering) gives each rank its coordinates. Along dimension
+// d with p ranks, rank c owns the global indices [cut(c), cut(c+1)) with
+// cut(c) = base + size*c/p of that first dat, except that the first rank's
+// range is unbounded below and the last rank's above: the points beyond
+// the block's boundary (a dat's declared halo) belong to the edge ranks, so
+// boundary loops run exactly there. Every dat of the block stores its part
+// of the owned range plus a halo `depth` deep on the sides facing another
+// rank (core/Mesh.cpp), and generated code addresses it in global indices.
+//
+// Exchanges: before a loop, each dat it reads through a stencil reaching k
+// points away is exchanged k deep unless its halo copies are still valid
+// that deep (dirty bits: a loop writing the dat invalidates them; fill()
+// and swap() keep them right). Dimension by dimension, each a round of
+// MPI_Isend/MPI_Irecv with both neighbours; when a stencil reads off-axis
+// points, the slabs of later dimensions include the halos of earlier ones,
+// which fills the corners. When the block is split along its outermost
+// dimension only (2 ranks, or a rank grid 1 x ... x p), the messages stay
+// in flight while the loop runs its core rows (those whose stencils reach
+// no other rank's points: exec/Loop.cpp), and complete before the rows
+// next to the neighbours.
+#include "core/Dist.h"
+
+#include "core/Runtime.h"
+#include "exec/Loop.h"
+#include "mpi/Mpi.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <map>
+#include <vector>
+
+namespace opdc::rt::dist {
+namespace {
+
+struct BlockComm {
+  MPI_Comm cart = MPI_COMM_NULL;
+  int pdims[3] = {1, 1, 1};
+  int coords[3] = {0, 0, 0};
+  int lower[3] = {MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL};
+  int upper[3] = {MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL};
+};
+std::map<const opd_block *, BlockComm> &comms() {
+  static std::map<const opd_block *, BlockComm> all;
+  return all;
+}
+
+bool writes(int mode) {
+  return mode == OPD_WRITE || mode == OPD_RW || mode == OPD_INC;
+}
+
+} // namespace
+
+void releaseStructured() {
+  for (auto &[block, c] : comms())
+    if (c.cart != MPI_COMM_NULL)
+      MPI_Comm_free(&c.cart);
+  comms().clear();
+}
+
+void decomposeBlock(opd_block *block, const int64_t *base,
+                    const int64_t *size) {
+  block->decomposed = true;
+  if (ranks() == 1)
+    return;
+  const int dims = block->dims;
+  int factors[3] = {0, 0, 0};
+  MPI_Dims_create(ranks(), dims, factors); // non-increasing
+  BlockComm c;
+  for (int d = 0; d < dims; ++d)
+    c.pdims[d] = factors[dims - 1 - d];
+  int periods[3] = {0, 0, 0};
+  MPI_Cart_create(MPI_COMM_WORLD, dims, c.pdims, periods, 0, &c.cart);
+  MPI_Cart_coords(c.cart, rank(), dims, c.coords);
+  for (int d = 0; d < dims; ++d) {
+    MPI_Cart_shift(c.cart, d, 1, &c.lower[d], &c.upper[d]);
+    const int64_t p = c.pdims[d], k = c.coords[d];
+    if (size[d] < p)
+      failf("block '%s' cannot be split over %d ranks: dimension %d of its "
+            "first dat has %" PRId64 " points for %" PRId64
+            " ranks along it; run on fewer ranks",
+            block->name.c_str(), ranks(), d, size[d], p);
+    auto cut = [&](int64_t i) { return base[d] + size[d] * i / p; };
+    block->edgeLo[d] = k == 0;
+    block->edgeHi[d] = k == p - 1;
+    block->ownLo[d] = k == 0 ? INT64_MIN / 4 : cut(k);
+    block->ownHi[d] = k == p - 1 ? INT64_MAX / 4 : cut(k + 1);
+  }
+  comms()[block] = c;
+}
+
+namespace {
+// One dimension of one dat's exchange: buffers, requests, the slab boxes.
+struct BlockPending {
+  opd_dat *dat = nullptr;
+  int d = 0;
+  int64_t depth = 0;
+  int64_t lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+  std::vector<char> sendLo, sendHi, recvLo, recvHi;
+  MPI_Request req[4];
+  int nreq = 0;
+  bool hasLo = false, hasHi = false;
+};
+std::vector<BlockPending> blockPending;
+std::size_t blockInFlight = 0;
+
+void slabBox(const BlockPending &p, int64_t from, int64_t to, int64_t *blo,
+             int64_t *bhi) {
+  std::copy(p.lo, p.lo + 3, blo);
+  std::copy(p.hi, p.hi + 3, bhi);
+  blo[p.d] = from;
+  bhi[p.d] = to;
+}
+
+// Posts dimension d of dat's exchange, `depth` deep; with `corners`, the
+// slab includes the halos of the dimensions before d.
+void postDim(opd_dat *dat, int d, int64_t depth, bool corners,
+             opd_loop *loop) {
+  const BlockComm &c = comms()[dat->block];
+  if (blockPending.size() <= blockInFlight)
+    blockPending.emplace_back();
+  BlockPending &p = blockPending[blockInFlight++];
+  p.dat = dat;
+  p.d = d;
+  p.depth = depth;
+  const int dims = dat->ndims;
+  int64_t points = 1;
+  for (int e = 0; e < 3; ++e) {
+    p.lo[e] = e < dims ? dat->ownFirst[e] : 0;
+    p.hi[e] = e < dims ? dat->ownLast[e] : 1;
+    if (e < dims && e != d && corners && e < d) {
+      if (!dat->block->edgeLo[e])
+        p.lo[e] -= depth;
+      if (!dat->block->edgeHi[e])
+        p.hi[e] += depth;
+    }
+    if (e != d)
+      points *= std::max<int64_t>(0, p.hi[e] - p.lo[e]);
+  }
+  const int64_t owned = dat->ownLast[d] - dat->ownFirst[d];
+  if (depth > owned)
+    failf("%s: a halo %" PRId64 " deep reaches past the %" PRId64
+          " points this rank owns in dimension %d; run on fewer ranks",
+          dat->describe().c_str(), depth, owned, d);
+  const std::size_t bytes = std::size_t(points * depth * dat->elementBytes());
+  const int count = int(bytes);
+  p.hasLo = c.lower[d] != MPI_PROC_NULL;
+  p.hasHi = c.upper[d] != MPI_PROC_NULL;
+  p.nreq = 0;
+  const int tagDown = 2 * d, tagUp = 2 * d + 1;
+  int64_t blo[3], bhi[3];
+  if (p.hasLo) {
+    p.recvLo.resize(bytes);
+    p.sendLo.resize(bytes);
+    MPI_Irecv(p.recvLo.data(), count, MPI_BYTE, c.lower[d], tagUp, c.cart,
+              &p.req[p.nreq++]);
+    slabBox(p, dat->ownFirst[d], dat->ownFirst[d] + depth, blo, bhi);
+    copyBox(dat, blo, bhi, p.sendLo.data(), false);
+    MPI_Isend(p.sendLo.data(), count, MPI_BYTE, c.lower[d], tagDown, c.cart,
+              &p.req[p.nreq++]);
+  }
+  if (p.hasHi) {
+    p.recvHi.resize(bytes);
+    p.sendHi.resize(bytes);
+    MPI_Irecv(p.recvHi.data(), count, MPI_BYTE, c.upper[d], tagDown, c.cart,
+              &p.req[p.nreq++]);
+    slabBox(p, dat->ownLast[d] - depth, dat->ownLast[d], blo, bhi);
+    copyBox(dat, blo, bhi, p.sendHi.data(), false);
+    MPI_Isend(p.sendHi.data(), count, MPI_BYTE, c.upper[d], tagUp, c.cart,
+              &p.req[p.nreq++]);
+  }
+  const int sent = int(p.hasLo) + int(p.hasHi);
+  loop->messages += sent;
+  loop->exchangeBytes += double(sent) * double(bytes);
+}
+
+// Waits for every posted dimension and unpacks the halos, in post order.
+void completeAll() {
+  for (std::size_t k = 0; k < blockInFlight; ++k) {
+    BlockPending &p = blockPending[k];
+    MPI_Waitall(p.nreq, p.req, MPI_STATUSES_IGNORE);
+    int64_t blo[3], bhi[3];
+    if (p.hasLo) {
+      slabBox(p, p.dat->ownFirst[p.d] - p.depth, p.dat->ownFirst[p.d], blo,
+              bhi);
+      copyBox(p.dat, blo, bhi, p.recvLo.data(), true);
+    }
+    if (p.hasHi) {
+      slabBox(p, p.dat->ownLast[p.d], p.dat->ownLast[p.d] + p.depth, blo,
+              bhi);
+      copyBox(p.dat, blo, bhi, p.recvHi.data(), true);
+    }
+  }
+  blockInFlight = 0;
+}
+} // namespace
+
+void exchangeBlockDat(opd_dat *dat, int64_t depth, bool corners,
+                      opd_loop *loop) {
+  const double t0 = opd_rt_wtime();
+  const BlockComm &c = comms()[dat->block];
+  // Dimension by dimension: the corners of a later dimension's slab come
+  // from the halos an earlier dimension just received.
+  for (int d = 0; d < dat->ndims; ++d) {
+    if (c.pdims[d] == 1)
+      continue;
+    postDim(dat, d, depth, corners, loop);
+    completeAll();
+  }
+  loop->exchangeSeconds += opd_rt_wtime() - t0;
+}
+
+namespace {
+// Starts the exchanges a block loop needs. When the block is split along
+// its outermost dimension only, the messages are left in flight (true):
+// the loop's core rows need none of them. Otherwise they complete here.
+bool startBlockExchanges(opd_loop *loop) {
+  // Per dat: the deepest read of the loop and whether it reads corners.
+  std::vector<std::pair<opd_dat *, std::pair<int64_t, bool>>> need;
+  for (const opd_arg &a : loop->args) {
+    if (!a.dat || !a.dat->block || a.mode == OPD_WRITE)
+      continue;
+    int64_t k = 0;
+    for (int d = 0; d < a.dat->ndims; ++d) {
+      const int64_t reach = std::max<int64_t>(-a.lo[d], a.hi[d]);
+      if (reach > a.dat->depth[d] &&
+          !(a.dat->block->edgeLo[d] && a.dat->block->edgeHi[d]))
+        failf("loop '%s' reads %s %" PRId64 " points away in dimension %d, "
+              "deeper than its halo between ranks (%" PRId64
+              "); declare the dat with 'halo %" PRId64 "'",
+              loop->name.c_str(), a.dat->describe().c_str(), reach, d,
+              a.dat->depth[d], reach);
+      k = std::max(k, reach);
+    }
+    if (k == 0)
+      continue;
+    const bool corners = (a.flags & OPD_STENCIL_DIAGONAL) != 0;
+    auto it = std::find_if(need.begin(), need.end(),
+                           [&](const auto &n) { return n.first == a.dat; });
+    if (it == need.end())
+      need.push_back({a.dat, {k, corners}});
+    else
+      it->second = {std::max(it->second.first, k),
+                    it->second.second || corners};
+  }
+  const BlockComm &c = comms()[loop->block];
+  const int outer = loop->block->dims - 1;
+  bool outerOnly = true;
+  for (int d = 0; d < outer; ++d)
+    outerOnly = outerOnly && c.pdims[d] == 1;
+  bool posted = false;
+  const double t0 = opd_rt_wtime();
+  for (auto &[dat, want] : need) {
+    auto [k, corners] = want;
+    if (dat->haloValid >= k && (!corners || dat->cornersValid))
+      continue;
+    if (outerOnly && c.pdims[outer] > 1) {
+      postDim(dat, outer, k, corners, loop);
+      posted = true;
+    } else {
+      exchangeBlockDat(dat, k, corners, loop);
+    }
+    dat->haloValid = k;
+    dat->cornersValid = corners;
+  }
+  loop->exchangeSeconds += opd_rt_wtime() - t0;
+  return posted;
+}
+} // namespace
+
+bool startExchanges(opd_loop *loop) {
+  if (ranks() == 1)
+    return false;
+  if (!loop->block)
+    return startSetExchanges(loop);
+  return startBlockExchanges(loop);
+}
+
+void finishExchanges(opd_loop *loop) {
+  if (!loop->block) {
+    finishSetExchanges(loop);
+    return;
+  }
+  const double t0 = opd_rt_wtime();
+  completeAll();
+  loop->exchangeSeconds += opd_rt_wtime() - t0;
+}
+
+void afterLoop(opd_loop *loop) {
+  for (const opd_arg &a : loop->args)
+    if (a.dat && writes(a.mode)) {
+      a.dat->haloValid = 0;
+      a.dat->cornersValid = false;
+    }
+}
+
+} // namespace opdc::rt::dist

@@ -1,0 +1,52 @@
+# AirfoilMessages.cmake - Halo messages per Airfoil iteration on 2 ranks,
+# from the --profile table (see CMakeLists.txt).
+# SPDX-License-Identifier: Apache-2.0
+#
+# What the access descriptors require: res_calc reads q and adt through
+# pecell, and loops wrote both since the previous exchange (update writes
+# q, adt_calc writes adt), so each res_calc call exchanges both dats: one
+# message per dat from each of the 2 ranks to the other, 4 per call, except
+# the first call, where q is still as read from the file (2). bres_calc
+# reads the same dats through pbecell right after res_calc: still clean,
+# no message. adt_calc reads x through pcell, never written: no message.
+# update and save_soln are direct: no message.
+cmake_minimum_required(VERSION 3.25)
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+execute_process(COMMAND ${MESHGEN} --I=20 --J=30 --h5 ${WORK}/mesh.h5
+  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "mesh generation failed (${rc}): ${err}")
+endif()
+execute_process(COMMAND ${OPDC} build --mpi ${SOURCE} -o ${WORK}/airfoil
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "opdc build --mpi failed (${rc}):\n${out}${err}")
+endif()
+set(niter 25)
+execute_process(
+  COMMAND ${MPIEXEC} ${MPIFLAGS} -np 2 ${WORK}/airfoil --meshfile=mesh.h5
+          --niter=${niter} --threads=1 --profile
+  WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+  ERROR_VARIABLE err TIMEOUT 120)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "mpirun -np 2 failed (${rc}):\n${out}${err}")
+endif()
+message(STATUS "${out}")
+math(EXPR calls "2 * ${niter}")
+math(EXPR want "4 * ${calls} - 2")
+foreach(loop res_calc bres_calc adt_calc update save_soln)
+  if(NOT out MATCHES "\n${loop} +([0-9]+) +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +([0-9]+)")
+    message(FATAL_ERROR "no profile row for ${loop}")
+  endif()
+  set(msgs ${CMAKE_MATCH_2})
+  set(expected 0)
+  if(loop STREQUAL "res_calc")
+    set(expected ${want})
+  endif()
+  if(NOT msgs EQUAL expected)
+    message(FATAL_ERROR "${loop}: ${msgs} messages in ${CMAKE_MATCH_1} calls, "
+                        "expected ${expected}")
+  endif()
+  message(STATUS "${loop}: ${msgs} messages in ${CMAKE_MATCH_1} calls")
+endforeach()

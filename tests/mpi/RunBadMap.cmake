@@ -1,0 +1,29 @@
+# RunBadMap.cmake - A map out of its target set, on 2 ranks (see
+# CMakeLists.txt): the error names the map and the first bad index, the job
+# ends with a failure status, nothing hangs.
+# SPDX-License-Identifier: Apache-2.0
+cmake_minimum_required(VERSION 3.25)
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+execute_process(COMMAND ${BADMESH} ${WORK}/bad.h5 RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "writing the bad mesh failed (${rc})")
+endif()
+execute_process(COMMAND ${OPDC} build --mpi ${SOURCE} -o ${WORK}/badmap
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "opdc build --mpi failed (${rc}):\n${out}${err}")
+endif()
+execute_process(COMMAND ${MPIEXEC} ${MPIFLAGS} -np 2 ${WORK}/badmap --threads=1
+  WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+  ERROR_VARIABLE err TIMEOUT 60)
+message(STATUS "status ${rc}\n${out}${err}")
+if(rc EQUAL 0 OR NOT rc MATCHES "^[0-9]+$")
+  message(FATAL_ERROR "expected a failure status, got '${rc}'")
+endif()
+if(NOT err MATCHES "badmap: error: rank [01]: file 'bad.h5', dataset 'pcell': map 'pcell' \\(cells -> nodes\\): index 7 at \\[1\\]\\[0\\] is out of range for set 'nodes' of size 4")
+  message(FATAL_ERROR "no error naming map 'pcell' and index 7 at [1][0]")
+endif()
+if(out MATCHES "not reached")
+  message(FATAL_ERROR "the program went on")
+endif()
