@@ -11,18 +11,10 @@
 # no message. adt_calc reads x through pcell, never written: no message.
 # update and save_soln are direct: no message.
 cmake_minimum_required(VERSION 3.25)
-file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
-execute_process(COMMAND ${MESHGEN} --I=20 --J=30 --h5 ${WORK}/mesh.h5
-  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "mesh generation failed (${rc}): ${err}")
-endif()
-execute_process(COMMAND ${OPDC} build --mpi ${SOURCE} -o ${WORK}/airfoil
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "opdc build --mpi failed (${rc}):\n${out}${err}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
+mpi_test_fresh_workdir()
+mpi_test_step("mesh generation" ${MESHGEN} --I=20 --J=30 --h5 ${WORK}/mesh.h5)
+mpi_test_step("opdc build --mpi" ${OPDC} build --mpi ${SOURCE} -o ${WORK}/airfoil)
 set(niter 25)
 execute_process(
   COMMAND ${MPIEXEC} ${MPIFLAGS} -np 2 ${WORK}/airfoil --meshfile=mesh.h5

@@ -3,17 +3,10 @@
 # ends with a failure status, nothing hangs.
 # SPDX-License-Identifier: Apache-2.0
 cmake_minimum_required(VERSION 3.25)
-file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
-execute_process(COMMAND ${BADMESH} ${WORK}/bad.h5 RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "writing the bad mesh failed (${rc})")
-endif()
-execute_process(COMMAND ${OPDC} build --mpi ${SOURCE} -o ${WORK}/badmap
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "opdc build --mpi failed (${rc}):\n${out}${err}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
+mpi_test_fresh_workdir()
+mpi_test_step("writing the bad mesh" ${BADMESH} ${WORK}/bad.h5)
+mpi_test_step("opdc build --mpi" ${OPDC} build --mpi ${SOURCE} -o ${WORK}/badmap)
 execute_process(COMMAND ${MPIEXEC} ${MPIFLAGS} -np 2 ${WORK}/badmap --threads=1
   WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE out
   ERROR_VARIABLE err TIMEOUT 60)

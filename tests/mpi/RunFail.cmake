@@ -1,13 +1,9 @@
 # RunFail.cmake - A failing rank ends the job cleanly (see CMakeLists.txt).
 # SPDX-License-Identifier: Apache-2.0
 cmake_minimum_required(VERSION 3.25)
-file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
-execute_process(COMMAND ${OPDC} build --mpi ${SOURCE} -o ${WORK}/fail
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "opdc build --mpi failed (${rc}):\n${out}${err}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
+mpi_test_fresh_workdir()
+mpi_test_step("opdc build --mpi" ${OPDC} build --mpi ${SOURCE} -o ${WORK}/fail)
 foreach(np 1 2 4)
   math(EXPR last "${np} - 1")
   # No hang: the timeout would report it.

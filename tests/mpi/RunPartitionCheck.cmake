@@ -2,13 +2,9 @@
 # at 1, 2, 3 and 4 ranks, METIS and block partitions (see CMakeLists.txt).
 # SPDX-License-Identifier: Apache-2.0
 cmake_minimum_required(VERSION 3.25)
-file(REMOVE_RECURSE ${WORK})
-file(MAKE_DIRECTORY ${WORK})
-execute_process(COMMAND ${MESHGEN} --I=20 --J=30 --h5 ${WORK}/mesh.h5
-  RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "mesh generation failed (${rc}): ${err}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
+mpi_test_fresh_workdir()
+mpi_test_step("mesh generation" ${MESHGEN} --I=20 --J=30 --h5 ${WORK}/mesh.h5)
 foreach(method metis block)
   foreach(np 1 2 3 4)
     execute_process(
