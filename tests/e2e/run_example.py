@@ -123,13 +123,16 @@ def check_shallow_water(exe, work):
         fail("mass drift %.2e" % drift)
 
 
+CHECKS = {"poisson": check_poisson, "heat3d": check_heat3d,
+          "shallow_water": check_shallow_water}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--opdc", required=True)
     ap.add_argument("--source", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--check", required=True,
-                    choices=["poisson", "heat3d", "shallow_water"])
+    ap.add_argument("--check", required=True, choices=sorted(CHECKS))
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     exe = os.path.join(a.work, a.check)
@@ -137,7 +140,7 @@ def main():
                        capture_output=True, text=True)
     if p.returncode != 0:
         fail("opdc build %s failed:\n%s%s" % (a.source, p.stdout, p.stderr))
-    globals()["check_" + a.check](exe, a.work)
+    CHECKS[a.check](exe, a.work)
     print("run_example: %s OK" % a.check)
 
 

@@ -81,13 +81,19 @@ void FunctionEmitter::startDeadBlock() {
 
 void FunctionEmitter::emitRuntimeCheck(llvm::Value *failed, SourceRange where,
                                        const llvm::Twine &message) {
-  auto *failBB = llvm::BasicBlock::Create(cgm.context, "check.fail", llvmFn);
-  auto *okBB = llvm::BasicBlock::Create(cgm.context, "check.ok", llvmFn);
+  std::string text = (cgm.location(where) + ": " + message).str();
+  emitFailIf(failed, cgm.rt.fail, {cgm.string(text)}, "check");
+}
+
+void FunctionEmitter::emitFailIf(llvm::Value *failed, llvm::FunctionCallee fail,
+                                 llvm::ArrayRef<llvm::Value *> args,
+                                 const llvm::Twine &name) {
+  auto *failBB = llvm::BasicBlock::Create(cgm.context, name + ".fail", llvmFn);
+  auto *okBB = llvm::BasicBlock::Create(cgm.context, name + ".ok", llvmFn);
   llvm::MDBuilder md(cgm.context);
   b.CreateCondBr(failed, failBB, okBB, md.createUnlikelyBranchWeights());
   b.SetInsertPoint(failBB);
-  std::string text = (cgm.location(where) + ": " + message).str();
-  b.CreateCall(cgm.rt.fail, {cgm.string(text)});
+  b.CreateCall(fail, args);
   b.CreateUnreachable();
   b.SetInsertPoint(okBB);
 }

@@ -57,6 +57,10 @@ public:
   /// Calls opd_rt_fail with "<location>: <message>" when \p failed is true.
   void emitRuntimeCheck(llvm::Value *failed, SourceRange where,
                         const llvm::Twine &message);
+  /// When \p failed is true, calls the noreturn runtime function \p fail
+  /// with \p args in a cold block NAME.fail; goes on in NAME.ok.
+  void emitFailIf(llvm::Value *failed, llvm::FunctionCallee fail,
+                  llvm::ArrayRef<llvm::Value *> args, const llvm::Twine &name);
 
   /// `op` on two scalars of kind \p k (Add..Rem; C semantics for integer
   /// division, checked for zero).

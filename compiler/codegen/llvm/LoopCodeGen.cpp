@@ -85,7 +85,6 @@
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/IR/Constants.h"
-#include "llvm/IR/MDBuilder.h"
 
 #include <functional>
 #include <map>
@@ -215,9 +214,6 @@ private:
   Shape chooseShape() const;
   void layoutContext();
   void tagWithLoop(llvm::Function &f);
-  void emitOutsideCheck(llvm::Value *failed, const std::string &what,
-                        llvm::Value *index, unsigned dim, llvm::Value *first,
-                        llvm::Value *last);
   llvm::Function *emitBody(const KernelInterface &kernel, llvm::MDNode *group);
   /// The elements [begin, end) as strips (Shape::IncStrips).
   void emitIncStrips(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
@@ -805,6 +801,11 @@ void LoopEmitter::emitHaloChecks() {
       continue;
     const Dat *dat = a.dat;
     llvm::Value *h = b.CreateLoad(cgm.ptrTy, cgm.handle(dat));
+    llvm::Value *what = cgm.string(
+        cgm.location(loop.range) + ": loop '" + loop.kernel->name +
+        "' over '" + loop.block->name + "' " +
+        (a.mode == AccessMode::Read ? "reads" : "writes") + " dat '" +
+        dat->name + "'");
     for (unsigned d = 0; d < dims; ++d) {
       int64_t mn = 0, mx = 0;
       if (a.stencil)
@@ -829,32 +830,14 @@ void LoopEmitter::emitHaloChecks() {
       llvm::Value *nonEmpty = b.CreateICmpSLT(lo, hi);
       llvm::Value *low = b.CreateAdd(lo, i64(mn));
       llvm::Value *high = b.CreateAdd(hi, i64(mx - 1));
-      std::string what = cgm.location(loop.range) + ": loop '" +
-                         loop.kernel->name + "' over '" + loop.block->name +
-                         "' " + (a.mode == AccessMode::Read ? "reads" : "writes") +
-                         " dat '" + dat->name + "'";
-      emitOutsideCheck(b.CreateAnd(nonEmpty, b.CreateICmpSLT(low, first)), what,
-                       low, d, first, last);
-      emitOutsideCheck(b.CreateAnd(nonEmpty, b.CreateICmpSGT(high, last)), what,
-                       high, d, first, last);
+      llvm::Value *dim = llvm::ConstantInt::get(cgm.i32Ty, d);
+      host.emitFailIf(b.CreateAnd(nonEmpty, b.CreateICmpSLT(low, first)),
+                      cgm.rt.failOutside, {what, low, dim, first, last}, "halo");
+      host.emitFailIf(b.CreateAnd(nonEmpty, b.CreateICmpSGT(high, last)),
+                      cgm.rt.failOutside, {what, high, dim, first, last},
+                      "halo");
     }
   }
-}
-
-void LoopEmitter::emitOutsideCheck(llvm::Value *failed, const std::string &what,
-                                   llvm::Value *index, unsigned dim,
-                                   llvm::Value *first, llvm::Value *last) {
-  llvm::Function *f = b.GetInsertBlock()->getParent();
-  auto *failBB = llvm::BasicBlock::Create(cgm.context, "halo.fail", f);
-  auto *okBB = llvm::BasicBlock::Create(cgm.context, "halo.ok", f);
-  llvm::MDBuilder md(cgm.context);
-  b.CreateCondBr(failed, failBB, okBB, md.createUnlikelyBranchWeights());
-  b.SetInsertPoint(failBB);
-  b.CreateCall(cgm.rt.failOutside,
-               {cgm.string(what), index,
-                llvm::ConstantInt::get(cgm.i32Ty, dim), first, last});
-  b.CreateUnreachable();
-  b.SetInsertPoint(okBB);
 }
 
 llvm::Value *LoopEmitter::emitPrepare() {

@@ -27,7 +27,10 @@
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
+#include <tuple>
 
 namespace opdc {
 
