@@ -89,20 +89,21 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   }
   cg.preferVectorWidthBits = unsigned(p.cpu.vectorWidthBits);
   cg.defaultThreads = unsigned(p.defaultThreads());
-  if (p.has("backend.cpu.indirect") && p.cpuBackend.indirect != "colouring")
-    diags.warning({},
-                  "target '" + p.name + "' asks for backend.cpu.indirect: " +
-                      p.cpuBackend.indirect +
-                      ", which the CPU backend does not implement yet; "
-                      "indirect increments use block colouring",
-                  "target-option");
-  if (p.has("backend.cpu.layout") && p.cpuBackend.layout != "aos")
-    diags.warning({},
-                  "target '" + p.name + "' asks for backend.cpu.layout: " +
-                      p.cpuBackend.layout +
-                      ", which the CPU backend does not implement yet; dats "
-                      "are stored element by element (aos)",
-                  "target-option");
+  // Options the CPU backend accepts but does not implement yet.
+  auto unimplemented = [&](const char *key, const std::string &value,
+                           const char *implemented, const char *instead) {
+    if (p.has(std::string("backend.cpu.") + key) && value != implemented)
+      diags.warning({},
+                    "target '" + p.name + "' asks for backend.cpu." + key +
+                        ": " + value +
+                        ", which the CPU backend does not implement yet; " +
+                        instead,
+                    "target-option");
+  };
+  unimplemented("indirect", p.cpuBackend.indirect, "colouring",
+                "indirect increments use block colouring");
+  unimplemented("layout", p.cpuBackend.layout, "aos",
+                "dats are stored element by element (aos)");
   return cg;
 }
 
