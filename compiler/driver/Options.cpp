@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/Options.h"
 
+#include "passes/PassPipeline.h"
+
 #include <cstdlib>
 
 namespace opdc {
@@ -31,6 +33,16 @@ Stages:
   --emit=llvm         print the LLVM IR of the CPU program (optimised; raw
                       with -O0)
   --emit=obj          write the CPU program's object file (default FILE.o)
+
+IR passes (run between lowering and code generation; see opdc(1)):
+  --passes=LIST       run these passes, comma-separated, in this order,
+                      instead of the default pipeline ('--passes=' runs none)
+  --list-passes       list the passes, marking the default pipeline's
+  --print-after=NAME  print the IR to stderr after pass NAME ('all': after
+                      every pass; repeatable)
+  --verify-each       check the IR after every pass (internal errors)
+  --time-passes       print each pass's wall time to stderr
+  --stats             print the passes' counters to stderr
 
 Code generation:
   -O0 -O1 -O2 -O3     optimisation level (default -O3)
@@ -65,6 +77,8 @@ Diagnostics:
   -Wno-NAME           disable the warning -WNAME
   -Rpass=vectorize    report per loop whether its element loop was
                       vectorised (SIMD width) or why not
+  -Rpass=PASS         remarks of IR pass PASS (e.g. -Rpass=inline: each call
+                      inlined or why not); -Rpass=all: every remark
   --error-limit=N     stop printing errors after N (default 50, 0 = no limit)
 
   --help              show this text
@@ -259,12 +273,38 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.disabledWarnings.push_back(a.substr(5));
     } else if (startsWith(a, "-Rpass=")) {
       std::string pass = a.substr(7);
-      if (pass != "vectorize" && pass != "all") {
-        error = "unknown remark pass '" + pass +
-                "' for -Rpass; known: vectorize, all";
+      if (pass != "vectorize" && pass != "all" && !findPass(pass)) {
+        std::string known = "vectorize";
+        for (const PassInfo &p : registeredPasses())
+          known += std::string(", ") + p.name;
+        error = "unknown remark pass '" + pass + "' for -Rpass; known: " +
+                known + ", all";
         return std::nullopt;
       }
       o.remarks.push_back(pass);
+    } else if (startsWith(a, "--passes=") || a == "--passes") {
+      if (a == "--passes") {
+        error = "option '--passes' needs a value: --passes=NAME,NAME "
+                "(or '--passes=' for none)";
+        return std::nullopt;
+      }
+      std::string list = a.substr(9);
+      if (!parsePassList(list, error))
+        return std::nullopt;
+      o.passes = list;
+    } else if (startsWith(a, "--print-after=")) {
+      std::string name = a.substr(14);
+      if (!isPrintAfterName(name, error))
+        return std::nullopt;
+      o.printAfter.push_back(name);
+    } else if (a == "--verify-each") {
+      o.verifyEach = true;
+    } else if (a == "--time-passes") {
+      o.timePasses = true;
+    } else if (a == "--stats") {
+      o.stats = true;
+    } else if (a == "--list-passes") {
+      o.listPasses = true;
     } else if (startsWith(a, "--error-limit=")) {
       std::string n = a.substr(14);
       char *end = nullptr;
@@ -331,7 +371,7 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.input = a;
     }
   }
-  if (o.showHelp || o.showVersion || !o.printTarget.empty())
+  if (o.showHelp || o.showVersion || o.listPasses || !o.printTarget.empty())
     return o;
   if (!checkTargetOptions(o, error))
     return std::nullopt;

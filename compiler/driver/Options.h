@@ -46,6 +46,13 @@ struct DriverOptions {
   std::string depfile;                  ///< -MF FILE; empty: OUTPUT.d
   bool alwaysBuild = false;             ///< -B: rebuild even if up to date
   std::vector<std::string> linkInputs;  ///< link: the object files
+  // The IR pass pipeline (compiler/passes/PassPipeline.h):
+  std::optional<std::string> passes;    ///< --passes=LIST; none: the default
+  std::vector<std::string> printAfter;  ///< --print-after=NAME|all
+  bool verifyEach = false;              ///< --verify-each
+  bool timePasses = false;              ///< --time-passes
+  bool stats = false;                   ///< --stats
+  bool listPasses = false;              ///< --list-passes
 };
 
 /// Parses argv. On a bad command line returns nullopt and sets \p error to

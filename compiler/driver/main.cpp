@@ -10,7 +10,9 @@
 #include "frontend/Parser.h"
 #include "ir/IRPrinter.h"
 #include "lower/Lower.h"
+#include "passes/PassPipeline.h"
 #include "sema/Sema.h"
+#include "support/Assert.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 
@@ -23,6 +25,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -260,6 +263,43 @@ int writeDepfileIfAsked(const DriverOptions &opts, const std::string &output,
   return ExitOk;
 }
 
+/// The IR pass pipeline between lowering and code generation.
+bool runPasses(const DriverOptions &opts, ir::Program &program,
+               DiagnosticEngine &diags, const TargetProfile *target,
+               const SourceManager &sm) {
+  PassPipelineOptions po;
+  if (opts.passes) {
+    std::string error;
+    auto list = parsePassList(*opts.passes, error);
+    OPDC_ASSERT(list, "--passes was checked by the command line parser");
+    po.passes = *list;
+  }
+  po.printAfter = opts.printAfter;
+  po.verifyEach = opts.verifyEach;
+  po.timePasses = opts.timePasses;
+  po.stats = opts.stats;
+  PassStatistics stats;
+  PassContext ctx{diags, stats, target};
+  bool ok = runPassPipeline(program, po, ctx, llvm::errs(), llvm::errs(), &sm);
+  return ok && !diags.hasErrors();
+}
+
+/// --list-passes: every pass, in pipeline order.
+int listPasses() {
+  std::vector<const PassInfo *> defaults = defaultPipeline();
+  llvm::outs() << "IR passes, in pipeline order (* = in the default "
+                  "pipeline):\n";
+  for (const PassInfo &p : registeredPasses()) {
+    bool inDefault =
+        std::find(defaults.begin(), defaults.end(), &p) != defaults.end();
+    llvm::outs() << (inDefault ? "  * " : "    ") << p.name;
+    for (size_t n = std::string(p.name).size(); n < 20; ++n)
+      llvm::outs() << ' ';
+    llvm::outs() << p.summary << "\n";
+  }
+  return ExitOk;
+}
+
 int compile(const DriverOptions &opts, const char *argv0) {
   SourceManager sm;
   DiagnosticEngine diags(sm);
@@ -363,6 +403,8 @@ int compile(const DriverOptions &opts, const char *argv0) {
   auto ir = lowerProgram(*program, diags);
   if (!ir || diags.hasErrors())
     return ExitUserError;
+  if (!runPasses(opts, *ir, diags, target, sm))
+    return ExitUserError;
   if (opts.emit == EmitKind::IR) {
     printIR(*ir, out->os(), &sm);
     return ExitOk;
@@ -423,6 +465,8 @@ int main(int argc, char **argv) {
                  << ")\n";
     return ExitOk;
   }
+  if (opts->listPasses)
+    return listPasses();
   if (!opts->printTarget.empty())
     return printTarget(*opts, argv[0]);
   if (opts->command == Command::Link)

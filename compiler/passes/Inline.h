@@ -1,0 +1,21 @@
+// Inline.h - Inline fn calls into the kernels and fns that make them.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_PASSES_INLINE_H
+#define OPDC_PASSES_INLINE_H
+
+#include "passes/Pass.h"
+
+namespace opdc {
+
+/// Pass "inline". Replaces every call of a fn made from a kernel or a fn by
+/// the fn's body, so that later passes (kernel differentiation, fusion, the
+/// CUDA backend's kernels) see one straight body per kernel. Calls stay
+/// where evaluating them early would change what runs: in a while
+/// condition, in the right operand of && or ||, in an arm of select, and
+/// calls of fns that return from inside a loop. Each call inlined or not is
+/// a remark (-Rpass=inline) and a counter (--stats); fns no longer called
+/// from anywhere are removed. Returns true when anything changed.
+bool inlineCalls(ir::Program &program, PassContext &ctx);
+
+} // namespace opdc
+#endif

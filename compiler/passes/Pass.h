@@ -1,0 +1,76 @@
+// Pass.h - What every Program IR pass sees: its context and its statistics.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A pass rewrites the Program IR into Program IR (never code): new kernels,
+// dats, loops and host statements that the backends compile like any
+// others. Each pass lives in one .h/.cpp pair of this folder, exposes one
+// entry point of the PassFn shape and is listed once, in pipeline order, in
+// PassPipeline.cpp. Its kebab-case name is used everywhere: --passes,
+// --print-after, -Rpass=NAME remarks, --stats counters and its test folder
+// tests/lit/passes/NAME/.
+#ifndef OPDC_PASSES_PASS_H
+#define OPDC_PASSES_PASS_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
+namespace opdc {
+class DiagnosticEngine;
+struct TargetProfile;
+namespace ir {
+struct Program;
+} // namespace ir
+
+/// Named counters the passes bump (calls inlined, loops fused, ...), printed
+/// by --stats. Every counter has a description fixed by its first use.
+class PassStatistics {
+public:
+  /// Adds \p n to counter \p name of pass \p pass.
+  void add(const std::string &pass, const std::string &name,
+           const std::string &description, int64_t n = 1);
+  /// The counter's value (0 when never bumped).
+  int64_t get(const std::string &pass, const std::string &name) const;
+  /// LLVM's -stats layout, sorted by pass then counter:
+  ///   `      3 inline - calls inlined`
+  void print(llvm::raw_ostream &os) const;
+  bool empty() const { return counters.empty(); }
+
+private:
+  struct Counter {
+    int64_t value = 0;
+    std::string description;
+  };
+  std::map<std::pair<std::string, std::string>, Counter> counters;
+};
+
+/// What a pass may use besides the IR it rewrites.
+struct PassContext {
+  /// Errors (a derivative that cannot be built), warnings and remarks
+  /// (-Rpass=NAME), located in the .opd source.
+  DiagnosticEngine &diags;
+  PassStatistics &stats;
+  /// The target profile (cost models), or null when compiling for the host
+  /// without --target.
+  const TargetProfile *target = nullptr;
+};
+
+/// A pass's entry point: rewrites \p program, returns true when it changed
+/// anything. User-facing problems go to ctx.diags; the pipeline stops after
+/// a pass that reported an error.
+using PassFn = bool (*)(ir::Program &program, PassContext &ctx);
+
+/// One registered pass.
+struct PassInfo {
+  const char *name;    ///< kebab-case, e.g. "inline"
+  const char *summary; ///< one line for --list-passes
+  PassFn run;
+};
+
+} // namespace opdc
+#endif

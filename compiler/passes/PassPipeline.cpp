@@ -1,0 +1,202 @@
+// PassPipeline.cpp - The pass registry and the loop that runs the pipeline.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The registry below is the one list of passes: their order is the order of
+// the default pipeline (for the passes in it) and of --list-passes. Adding
+// a pass is one line here plus its .h/.cpp pair and its test folder.
+#include "passes/PassPipeline.h"
+
+#include "passes/Inline.h"
+
+#include "ir/IRPrinter.h"
+#include "ir/Verifier.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace opdc {
+
+namespace {
+struct Registered {
+  PassInfo info;
+  bool inDefault; ///< run when --passes is not given
+};
+
+// In pipeline order, one line each.
+const std::vector<Registered> &registry() {
+  static const std::vector<Registered> passes = {
+      {{"inline", "inline fn calls into kernels and fns", inlineCalls}, false},
+  };
+  return passes;
+}
+
+std::string knownPasses() {
+  std::string list;
+  for (const PassInfo &p : registeredPasses())
+    list += (list.empty() ? "" : ", ") + std::string(p.name);
+  return list;
+}
+
+#ifdef NDEBUG
+constexpr bool AssertionsOn = false;
+#else
+constexpr bool AssertionsOn = true;
+#endif
+} // namespace
+
+const std::vector<PassInfo> &registeredPasses() {
+  static const std::vector<PassInfo> infos = [] {
+    std::vector<PassInfo> v;
+    for (const Registered &r : registry())
+      v.push_back(r.info);
+    return v;
+  }();
+  return infos;
+}
+
+const PassInfo *findPass(const std::string &name) {
+  for (const PassInfo &p : registeredPasses())
+    if (name == p.name)
+      return &p;
+  return nullptr;
+}
+
+std::vector<const PassInfo *> defaultPipeline() {
+  std::vector<const PassInfo *> passes;
+  const std::vector<PassInfo> &infos = registeredPasses();
+  for (size_t i = 0; i < infos.size(); ++i)
+    if (registry()[i].inDefault)
+      passes.push_back(&infos[i]);
+  return passes;
+}
+
+std::optional<std::vector<const PassInfo *>>
+parsePassList(const std::string &list, std::string &error) {
+  std::vector<const PassInfo *> passes;
+  if (list.empty())
+    return passes;
+  size_t start = 0;
+  while (true) {
+    size_t comma = list.find(',', start);
+    std::string name = list.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start);
+    const PassInfo *p = findPass(name);
+    if (!p) {
+      error = name.empty() ? "empty pass name in --passes='" + list + "'"
+                           : "unknown pass '" + name + "' in --passes";
+      error += "; known passes: " + knownPasses();
+      return std::nullopt;
+    }
+    passes.push_back(p);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return passes;
+}
+
+bool isPrintAfterName(const std::string &name, std::string &error) {
+  if (name == "all" || findPass(name))
+    return true;
+  error = "unknown pass '" + name + "' for --print-after; known passes: " +
+          knownPasses() + " (or 'all')";
+  return false;
+}
+
+bool runPassPipeline(ir::Program &program, const PassPipelineOptions &options,
+                     PassContext &ctx, llvm::raw_ostream &dump,
+                     llvm::raw_ostream &report, const SourceManager *sm) {
+  std::vector<const PassInfo *> passes =
+      options.passes ? *options.passes : defaultPipeline();
+  auto printAfter = [&](const char *name) {
+    const auto &want = options.printAfter;
+    return std::find(want.begin(), want.end(), "all") != want.end() ||
+           std::find(want.begin(), want.end(), name) != want.end();
+  };
+  struct Timing {
+    const char *name;
+    double seconds;
+  };
+  std::vector<Timing> timings;
+  bool ok = true;
+  for (const PassInfo *pass : passes) {
+    auto t0 = std::chrono::steady_clock::now();
+    pass->run(program, ctx);
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - t0)
+                         .count();
+    timings.push_back({pass->name, seconds});
+    if (ctx.diags.hasErrors()) {
+      ok = false;
+      break;
+    }
+    if (options.verifyEach || AssertionsOn) {
+      std::string why;
+      if (!verifyIR(program, why)) {
+        if (!why.empty() && why.back() == '\n')
+          why.pop_back();
+        ctx.diags.error({}, "internal compiler error: pass '" +
+                                std::string(pass->name) +
+                                "' produced invalid IR:\n" + why);
+        ok = false;
+        break;
+      }
+    }
+    if (printAfter(pass->name)) {
+      dump << "; *** IR after " << pass->name << " ***\n";
+      printIR(program, dump, sm);
+    }
+  }
+  if (options.timePasses) {
+    double total = 0;
+    for (const Timing &t : timings)
+      total += t.seconds;
+    report << "===-------------------------------------------------------===\n"
+           << "                    opdc pass execution time\n"
+           << "===-------------------------------------------------------===\n"
+           << "  Wall time (s)   Pass\n";
+    for (const Timing &t : timings)
+      report << llvm::format("  %13.6f   ", t.seconds) << t.name << "\n";
+    report << llvm::format("  %13.6f   ", total) << "total (" << timings.size()
+           << (timings.size() == 1 ? " pass" : " passes") << ")\n";
+  }
+  if (options.stats) {
+    report << "===-------------------------------------------------------===\n"
+           << "                    opdc pass statistics\n"
+           << "===-------------------------------------------------------===\n";
+    if (ctx.stats.empty())
+      report << "  (no counters: no pass changed anything)\n";
+    ctx.stats.print(report);
+  }
+  return ok;
+}
+
+//===----------------------------------------------------------------------===//
+// PassStatistics
+//===----------------------------------------------------------------------===//
+
+void PassStatistics::add(const std::string &pass, const std::string &name,
+                         const std::string &description, int64_t n) {
+  Counter &c = counters[{pass, name}];
+  if (c.description.empty())
+    c.description = description;
+  c.value += n;
+}
+
+int64_t PassStatistics::get(const std::string &pass,
+                            const std::string &name) const {
+  auto it = counters.find({pass, name});
+  return it == counters.end() ? 0 : it->second.value;
+}
+
+void PassStatistics::print(llvm::raw_ostream &os) const {
+  for (const auto &[key, c] : counters)
+    os << llvm::format("%8lld", static_cast<long long>(c.value)) << " "
+       << key.first << " - " << c.description << "\n";
+}
+
+} // namespace opdc

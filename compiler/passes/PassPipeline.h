@@ -1,0 +1,56 @@
+// PassPipeline.h - The ordered list of IR passes between lowering and codegen.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_PASSES_PASSPIPELINE_H
+#define OPDC_PASSES_PASSPIPELINE_H
+
+#include "passes/Pass.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opdc {
+class SourceManager;
+
+/// How the driver runs the pipeline (--passes, --print-after, --verify-each,
+/// --time-passes, --stats).
+struct PassPipelineOptions {
+  /// Passes to run, in this order; nullopt: the default pipeline.
+  std::optional<std::vector<const PassInfo *>> passes;
+  /// Print the IR after these passes ("all": after every pass).
+  std::vector<std::string> printAfter;
+  /// Run the IR verifier after every pass (always on in builds with
+  /// assertions).
+  bool verifyEach = false;
+  /// Print each pass's wall time when the pipeline ends.
+  bool timePasses = false;
+  /// Print the passes' counters when the pipeline ends.
+  bool stats = false;
+};
+
+/// Every pass opdc has, in the order the default pipeline would run them.
+const std::vector<PassInfo> &registeredPasses();
+/// The registered pass named \p name, or null.
+const PassInfo *findPass(const std::string &name);
+/// The passes run when --passes is not given.
+std::vector<const PassInfo *> defaultPipeline();
+
+/// Parses a --passes value: pass names separated by commas, run in the order
+/// given; an empty string is the empty pipeline. On an unknown or empty name
+/// returns nullopt with \p error naming it and listing the known passes.
+std::optional<std::vector<const PassInfo *>>
+parsePassList(const std::string &list, std::string &error);
+/// Checks a --print-after value: a registered pass or "all".
+bool isPrintAfterName(const std::string &name, std::string &error);
+
+/// Runs the pipeline over \p program. IR printed by --print-after goes to
+/// \p dump, preceded by `; *** IR after NAME ***`; timings and statistics go
+/// to \p report. Returns false when a pass reported an error (the pipeline
+/// stops there) or when the verifier rejects the IR after a pass (reported
+/// as an internal compiler error naming the pass).
+bool runPassPipeline(ir::Program &program, const PassPipelineOptions &options,
+                     PassContext &ctx, llvm::raw_ostream &dump,
+                     llvm::raw_ostream &report, const SourceManager *sm);
+
+} // namespace opdc
+#endif
