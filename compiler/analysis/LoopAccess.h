@@ -22,12 +22,13 @@
 //               same sequence of additions as the plain loop (LLVM:
 //               strips; GPU: colouring or atomics).
 //   Sequential  anything else that lets one element see another element's
-//               writes; the reason names the first such argument pair:
-//                 loop k over edges (q[m[0]] out)          IndirectWriteNotInc
-//                 loop k over edges (r[m[0]] inc, r read)  IncrementedDatShared
-//                 loop k over edges (m out, q[m[0]] read)  MapWrittenWhileIndirected
-//                 loop k over nodes (q out, q[m[0]] read)  WrittenDatReadIndirectly
-//                 loop k over grid (u out, u @ cross read) WrittenDatReadAtOffset
+//               writes; the reason names the first argument that causes
+//               it (SequentialReason):
+//                 q[m[0]] out                      IndirectWriteNotInc
+//                 r[m[0]] inc beside r read        IncrementedDatShared
+//                 map m out beside q[m[0]] read    MapWrittenWhileIndirected
+//                 q out beside q[m[0]] read        WrittenDatReadIndirectly
+//                 u out beside u @ cross read      WrittenDatReadAtOffset
 //
 // Stencil extent. Per stencil argument and dimension, the least and
 // greatest offset, and whether some point lies off the axes (in more than

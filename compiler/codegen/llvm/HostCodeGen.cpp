@@ -33,8 +33,9 @@ void HostEmitter::emitMain(llvm::Constant *params, unsigned nparams) {
     // The target profile's backend.cpu.threads, declared only when used:
     // opd_rt_init applies it when neither --threads nor OMP_NUM_THREADS is
     // given.
-    b.CreateCall(cgm.rt.setDefaultThreads(),
-                 {llvm::ConstantInt::get(cgm.i32Ty, cgm.options.defaultThreads)});
+    b.CreateCall(
+        cgm.rt.setDefaultThreads(),
+        {llvm::ConstantInt::get(cgm.i32Ty, cgm.options.defaultThreads)});
   }
   b.CreateCall(cgm.rt.init, {llvmFn->getArg(0), llvmFn->getArg(1),
                              cgm.string(cgm.program.name), table,

@@ -225,9 +225,9 @@ llvm::Value *LoopEmitter::emitPrepare() {
     // exchanges between ranks.
     RuntimeArgEntry e = runtimeArgEntry(loop.args[i], access.args[i]);
     entries.push_back(llvm::ConstantStruct::get(
-        cgm.rt.argTy, {null, null, i32(e.idx), i32(e.kind), i32(e.mode),
-                       i32(e.bytes), triple(e.lo), triple(e.hi),
-                       i32(e.flags)}));
+        cgm.rt.argTy,
+        {null, null, i32(e.idx), i32(e.kind), i32(e.mode), i32(e.bytes),
+         triple(e.lo), triple(e.hi), i32(e.flags)}));
   }
   auto *tableTy = llvm::ArrayType::get(cgm.rt.argTy, n);
   std::string suffix = std::to_string(id);
