@@ -96,12 +96,24 @@ void Sema::checkLoop(LoopStmt &s) {
     noteDeclared(k);
     return;
   }
+  unsigned errorsBefore = diags.errorCount();
   for (size_t i = 0; i < s.args.size(); ++i) {
     LoopArg &a = s.args[i];
     a.param = k->params[i].get();
     if (a.expr)
       checkLoopArg(s, a, *a.param, set, block);
   }
+  // A loop over the whole block takes its range from the extent of its
+  // first dat; `loop k over grid (total)` with only a reduction has none.
+  // An argument that failed its checks may have been meant as a dat, so
+  // this is only said of loops whose arguments are all sound.
+  if (block && !s.hasRanges && diags.errorCount() == errorsBefore &&
+      std::none_of(s.args.begin(), s.args.end(),
+                   [](const LoopArg &a) { return a.dat != nullptr; }))
+    diags.error(s.range, "loop '" + k->name + "' over the whole block '" +
+                             block->name +
+                             "' has no dat argument to take its extent "
+                             "from; give the range explicitly");
   int64_t dims = set ? 1 : block->dims;
   if (dims == 0)
     return;

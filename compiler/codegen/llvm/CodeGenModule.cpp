@@ -17,9 +17,10 @@
 // non-recursive, and inlining them into kernels is what lets loops
 // vectorise); procs are internal and left to the inliner's judgement; main
 // is the C entry point. Kernels and loop bodies are emitted per loop by
-// KernelCodeGen.cpp and LoopCodeGen.cpp.
+// KernelCodeGen.cpp, LoopBody.cpp and LoopHost.cpp.
 #include "codegen/llvm/CodeGenModule.h"
 
+#include "codegen/common/RuntimeMapping.h"
 #include "codegen/llvm/FunctionEmitter.h"
 #include "codegen/llvm/HostCodeGen.h"
 

@@ -11,6 +11,7 @@
 // would; print() passes every integer as int64_t.
 #include "codegen/llvm/HostCodeGen.h"
 
+#include "codegen/common/RuntimeMapping.h"
 #include "codegen/llvm/LoopCodeGen.h"
 
 #include "support/Assert.h"
@@ -32,11 +33,9 @@ void HostEmitter::emitMain(llvm::Constant *params, unsigned nparams) {
     // The target profile's backend.cpu.threads, declared only when used:
     // opd_rt_init applies it when neither --threads nor OMP_NUM_THREADS is
     // given.
-    auto setDefault = cgm.module.getOrInsertFunction(
-        "opd_rt_set_default_threads",
-        llvm::FunctionType::get(b.getVoidTy(), {cgm.i32Ty}, false));
-    b.CreateCall(setDefault, {llvm::ConstantInt::get(
-                                 cgm.i32Ty, cgm.options.defaultThreads)});
+    b.CreateCall(
+        cgm.rt.setDefaultThreads(),
+        {llvm::ConstantInt::get(cgm.i32Ty, cgm.options.defaultThreads)});
   }
   b.CreateCall(cgm.rt.init, {llvmFn->getArg(0), llvmFn->getArg(1),
                              cgm.string(cgm.program.name), table,

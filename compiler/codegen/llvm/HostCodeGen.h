@@ -9,7 +9,7 @@ namespace opdc {
 
 /// Emits main and procs: the kernel language plus loops, printing, dat I/O,
 /// swap and size(). Runs on one thread; parallel loops hand their bodies to
-/// the runtime (LoopCodeGen.cpp).
+/// the runtime (LoopHost.cpp).
 class HostEmitter : public FunctionEmitter {
 public:
   using FunctionEmitter::FunctionEmitter;

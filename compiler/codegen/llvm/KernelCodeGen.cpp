@@ -11,7 +11,7 @@
 // the increments to res1 cannot change q1 or x1 (other dats), so loads of
 // q1 may move across them; res1 and res2 may be the same cell for some
 // edge, so nothing is assumed between them. The function is internal and
-// alwaysinline; the loop body (LoopCodeGen.cpp) calls it per element.
+// alwaysinline; the loop body (LoopBody.cpp) calls it per element.
 //
 // The "noalias where legal" facts are attached as scoped alias metadata
 // rather than as noalias parameters: a noalias parameter only speaks for

@@ -27,7 +27,7 @@ struct ParLoopStmt;
 /// element (direct, indirect, the centre of a stencil), the map's row
 /// (map-direct), a private copy of a global-read value, the chunk's
 /// reduction accumulator, or, for increments through maps, the element's
-/// row of the body's strip buffer (LoopCodeGen.cpp); accesses to that row
+/// row of the body's strip buffer (LoopBody.cpp); accesses to that row
 /// are tagged as accesses to the dat, which it never overlaps. Each dat
 /// argument of a block loop is followed by the strides, in components, of
 /// dimensions 1.. (dimension 0 is unit stride); the coordinates are the set

@@ -11,7 +11,7 @@
 
 namespace opdc {
 
-RuntimeABI::RuntimeABI(llvm::Module &m) {
+RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   llvm::LLVMContext &c = m.getContext();
   auto *ptr = llvm::PointerType::get(c, 0);
   auto *i32 = llvm::Type::getInt32Ty(c);
@@ -88,22 +88,12 @@ RuntimeABI::RuntimeABI(llvm::Module &m) {
   printEnd = declare("opd_rt_print_end", voidTy, {});
 }
 
-int runtimeScalar(const Type &t) {
-  if (t.isString())
-    return OPD_STR;
-  switch (t.scalar) {
-  case ScalarKind::Bool:
-    return OPD_BOOL;
-  case ScalarKind::I32:
-    return OPD_I32;
-  case ScalarKind::I64:
-    return OPD_I64;
-  case ScalarKind::F32:
-    return OPD_F32;
-  case ScalarKind::F64:
-    return OPD_F64;
-  }
-  return OPD_F64;
+llvm::FunctionCallee RuntimeABI::setDefaultThreads() {
+  llvm::LLVMContext &c = module.getContext();
+  return module.getOrInsertFunction(
+      "opd_rt_set_default_threads",
+      llvm::FunctionType::get(llvm::Type::getVoidTy(c),
+                              {llvm::Type::getInt32Ty(c)}, false));
 }
 
 } // namespace opdc

@@ -3,7 +3,6 @@
 #ifndef OPDC_CODEGEN_LLVM_RUNTIMEABI_H
 #define OPDC_CODEGEN_LLVM_RUNTIMEABI_H
 
-#include "ast/Type.h"
 #include "opd_rt.h"
 
 #include "llvm/IR/DerivedTypes.h"
@@ -12,11 +11,16 @@
 namespace opdc {
 
 /// The runtime's C ABI (lib/include/opd_rt.h) as LLVM declarations and
-/// types. Every function generated code may call is declared once, up front,
-/// so a call site never guesses a signature; enum arguments are i32 and
-/// pointers to runtime objects are opaque `ptr`.
+/// types. Every function generated code may call is declared here and
+/// nowhere else, so a call site never guesses a signature; enum arguments
+/// are i32 and pointers to runtime objects are opaque `ptr`. The values of
+/// the ABI's enumerations come from codegen/common/RuntimeMapping.h.
 struct RuntimeABI {
   explicit RuntimeABI(llvm::Module &m);
+
+  /// opd_rt_set_default_threads, declared on first use only: modules of
+  /// programs without a default thread count do not mention it.
+  llvm::FunctionCallee setDefaultThreads();
 
   /// struct opd_param_desc { const char *name; opd_scalar type; void *storage;
   /// }
@@ -37,12 +41,10 @@ struct RuntimeABI {
   llvm::FunctionCallee scratch, reduceLocal, reduceGlobal;
   llvm::FunctionCallee printf, printI64, printF64, printF32, printBool,
       printStr, printEnd;
-};
 
-/// The opd_scalar value (OPD_F64, ..., OPD_STR) of a dat or param element
-/// type. The ABI's enumerations come from opd_rt.h itself, so codegen and
-/// runtime cannot disagree on them.
-int runtimeScalar(const opdc::Type &t);
+private:
+  llvm::Module &module;
+};
 
 } // namespace opdc
 #endif

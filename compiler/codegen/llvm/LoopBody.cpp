@@ -1,0 +1,478 @@
+// LoopBody.cpp - Parallel loops: the body function the runtime runs per chunk.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A loop `loop K over S (args)` gets a body function
+// `void body(ctx, begin, end, chunk)` (the host side is LoopHost.cpp) that
+// loads the pointers once and runs the element loop with the kernel
+// (KernelCodeGen.cpp) inlined. The runtime fixes the chunks independently
+// of the thread count and every chunk writes its own partial, so combining
+// the partials in chunk order gives bitwise the same result for any number
+// of threads.
+//
+// Addresses: direct  base + i*dim;  indirect  base + map[i*arity+k]*dim;
+// block dats  origin + (i + j*s1 + k*s2)*dim, the origin and strides from
+// opd_dat_origin, dimension 0 innermost and unit stride. Data pointers are
+// fetched at every execution because swap() exchanges dat storage.
+//
+// Vectorisation: when no element can touch another element's data (no
+// increments through maps, no written dat also read through a map or at a
+// stencil offset), the innermost element loop is declared parallel with
+// llvm.loop.parallel_accesses over an access group carried by every dat and
+// map access, so the vectoriser needs no run-time alias checks. Reduction
+// accumulators are private to the body and outside the group; float sums
+// stay in order (no reassociation) and therefore scalar. The race class of
+// analyzeLoopAccess() (analysis/LoopAccess.h) is the one place that
+// decides, with the reasons.
+//
+// Indirect increments: two elements of one block may increment the same
+// target, so their element loop cannot be declared parallel. When a loop's
+// only writes that reach other elements are increments through maps, and no
+// other argument touches the incremented dats (RaceClass::IncStrips), the
+// body runs its elements in strips of IncStripSize elements:
+//   for s in [begin, end) step S, len = min(S, end - s):
+//     for j in [0, len), declared parallel:               (compute)
+//       buf_a[j][0..dim) = -0.0   (0 for integers)   per indirect inc arg a
+//       kernel(..., &buf_a[j][0] in place of a's element, ...)
+//     for j in [0, len), elements in order:               (apply)
+//       per indirect inc argument a, in argument order, k = 0 .. dim-1:
+//         dat_a[map_a[(s+j)*arity + idx_a]*dim + k] += buf_a[j][k]
+//
+// The compute loop vectorises (reads through maps become gathers); the
+// apply loop is short and scalar (or SLP-vectorised per element).
+// -0.0 is the identity of float addition: -0.0 + f is f for every f
+// (+0.0 would turn f = -0.0 into +0.0), -0.0 - f is exactly -f, and
+// x + (-f) is x - f. So when a kernel increments each component at most
+// once per invocation (Airfoil's do), every target receives exactly the
+// additions of the plain element loop, in the same order, and results are
+// bitwise the same. Otherwise rounding may differ from the plain loop, in
+// a way that is still deterministic and independent of the thread count
+// (strips lie inside the runtime's fixed blocks):
+//   * a kernel incrementing one component twice (`r += a ... r += b`) adds
+//     the rounded a + b to the target instead of a, then b;
+//   * when two indirect increment arguments of one element reach the same
+//     target, their increments apply in argument order, not kernel order.
+// Integer increments wrap and so are exact in any order. A component the
+#include "codegen/llvm/LoopEmitter.h"
+
+#include "codegen/common/Identities.h"
+#include "codegen/llvm/LLVMCodeGen.h"
+
+#include "support/Assert.h"
+#include "support/Diagnostics.h"
+#include "support/SourceManager.h"
+
+#include "llvm/IR/Constants.h"
+
+#include <functional>
+#include <map>
+
+namespace opdc {
+
+using namespace ir;
+
+namespace {
+
+/// Points per plane of one cache-blocking tile of a 3D loop: a 7-point
+/// sweep keeps three planes of the read dat and one of the written dat per
+/// tile, 4 x 16384 x 8 bytes = 512 KiB, well inside a 1-2 MiB L2.
+constexpr int64_t StencilTilePoints = 16384;
+
+/// Elements per strip of a loop with indirect increments. Airfoil's
+/// res_calc on OP2's 720K-cell grid, AVX2 (VF 4), ms per call, best of 3:
+///   1 thread:  unstripped 14.9; S = 8: 15.5, 16: 11.5, 32: 11.7, 64: 12.1,
+///              128: 13.3
+///   2 threads: unstripped 7.3; S = 16: 5.5, 32: 5.8
+/// Forcing an interleave count of 2 on the compute loop, copying the
+/// gathered elements into strip buffers first (vector loads instead of
+/// gathers in the compute loop), or a constant trip count for full strips
+/// gained nothing measurable.
+constexpr int64_t IncStripSize = 16;
+
+} // namespace
+
+void emitCountedLoop(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
+                     llvm::MDNode *loopID, const llvm::Twine &name,
+                     llvm::function_ref<void(llvm::Value *)> body,
+                     int64_t step) {
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext &c = f->getContext();
+  llvm::BasicBlock *pre = b.GetInsertBlock();
+  auto *loopBB = llvm::BasicBlock::Create(c, name, f);
+  auto *exitBB = llvm::BasicBlock::Create(c, name + ".end");
+  b.CreateCondBr(b.CreateICmpSLT(lo, hi), loopBB, exitBB);
+  b.SetInsertPoint(loopBB);
+  llvm::PHINode *v = b.CreatePHI(lo->getType(), 2, name + ".i");
+  v->addIncoming(lo, pre);
+  body(v);
+  llvm::Value *next =
+      b.CreateAdd(v, llvm::ConstantInt::get(lo->getType(), uint64_t(step)), "",
+                  /*HasNUW=*/true, /*HasNSW=*/true);
+  llvm::BranchInst *latch =
+      b.CreateCondBr(b.CreateICmpSLT(next, hi), loopBB, exitBB);
+  if (loopID)
+    latch->setMetadata(llvm::LLVMContext::MD_loop, loopID);
+  v->addIncoming(next, b.GetInsertBlock());
+  exitBB->insertInto(f);
+  b.SetInsertPoint(exitBB);
+}
+
+llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group) {
+  std::vector<llvm::Metadata *> ops{nullptr};
+  ops.push_back(
+      llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.mustprogress")));
+  if (group)
+    ops.push_back(llvm::MDNode::get(
+        c, {llvm::MDString::get(c, "llvm.loop.parallel_accesses"), group}));
+  llvm::MDNode *id = llvm::MDNode::getDistinct(c, ops);
+  id->replaceOperandWith(0, id);
+  return id;
+}
+
+void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
+                                 const KernelInterface &kernel,
+                                 const std::vector<llvm::Value *> &coords,
+                                 llvm::MDNode *group) {
+  auto i64 = [&](int64_t v) {
+    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
+  };
+  std::vector<llvm::Value *> args;
+  llvm::Value *i = coords[0];
+  for (unsigned n = 0; n < loop.args.size(); ++n) {
+    const AccessDescriptor &a = loop.args[n];
+    llvm::Type *elemTy = cgm.memType(a.scalar);
+    switch (a.kind) {
+    case ArgKind::Direct:
+    case ArgKind::Stencil:
+      if (loop.block) {
+        // (c0 + c1*s1 + c2*s2) components, strides already scaled by dim.
+        llvm::Value *off = bb.CreateMul(coords[0], i64(a.dim));
+        for (unsigned d = 1; d < dims; ++d)
+          off = bb.CreateAdd(off, bb.CreateMul(coords[d], strides[n][d - 1]));
+        args.push_back(bb.CreateInBoundsGEP(elemTy, base[n], off));
+      } else {
+        args.push_back(
+            bb.CreateInBoundsGEP(elemTy, base[n], bb.CreateMul(i, i64(a.dim))));
+      }
+      break;
+    case ArgKind::Indirect: {
+      if (incBuffer[n]) {
+        args.push_back(incBuffer[n]);
+        break;
+      }
+      llvm::Value *slot =
+          bb.CreateAdd(bb.CreateMul(i, i64(a.map->arity)), i64(a.mapIndex));
+      llvm::LoadInst *target = bb.CreateLoad(
+          cgm.i32Ty, bb.CreateInBoundsGEP(cgm.i32Ty, mapData[n], slot));
+      target->setMetadata(llvm::LLVMContext::MD_tbaa, cgm.tbaaMap);
+      if (group)
+        target->setMetadata(llvm::LLVMContext::MD_access_group, group);
+      llvm::Value *t = bb.CreateSExt(target, cgm.i64Ty);
+      args.push_back(
+          bb.CreateInBoundsGEP(elemTy, base[n], bb.CreateMul(t, i64(a.dim))));
+      break;
+    }
+    case ArgKind::MapDirect:
+      args.push_back(bb.CreateInBoundsGEP(cgm.i32Ty, mapData[n],
+                                          bb.CreateMul(i, i64(a.map->arity))));
+      break;
+    case ArgKind::GlobalRead:
+    case ArgKind::Reduction:
+      args.push_back(argPtr[n]);
+      break;
+    }
+  }
+  for (unsigned n = 0; n < loop.args.size(); ++n)
+    if (kernel.strideParam[n] >= 0)
+      for (unsigned d = 1; d < dims; ++d)
+        args.push_back(strides[n][d - 1]);
+  if (gidField >= 0) {
+    // idx(0) of a set loop: the element's global index (branch-free, so
+    // the element loop still vectorises).
+    llvm::Value *at = bb.CreateSelect(
+        gidsNull, gidDummy, bb.CreateInBoundsGEP(cgm.i64Ty, gids, coords[0]));
+    llvm::Value *g = bb.CreateLoad(cgm.i64Ty, at, "gid");
+    args.push_back(bb.CreateSelect(gidsNull, coords[0], g));
+  } else {
+    for (llvm::Value *c : coords)
+      args.push_back(c);
+  }
+  bb.CreateCall(kernel.function, args);
+}
+
+void LoopEmitter::tagWithLoop(llvm::Function &f) {
+  // Remarks.cpp reports vectorisation per loop at this location.
+  unsigned buffer = 0, line = 0, col = 0;
+  if (loop.range.valid()) {
+    SourceManager &sm = cgm.diags.sources();
+    buffer = sm.bufferOf(loop.range.begin);
+    std::tie(line, col) = sm.lineAndColumn(loop.range.begin);
+  }
+  auto num = [&](unsigned v) {
+    return llvm::ConstantAsMetadata::get(
+        llvm::ConstantInt::get(cgm.i32Ty, v));
+  };
+  f.setMetadata(LoopMetadataKind,
+                llvm::MDNode::get(cgm.context,
+                                  {llvm::MDString::get(cgm.context,
+                                                       loop.kernel->name),
+                                   num(buffer), num(line), num(col)}));
+}
+
+llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
+                                      llvm::MDNode *group) {
+  llvm::Function *f = llvm::Function::Create(
+      cgm.rt.bodyTy, llvm::GlobalValue::InternalLinkage,
+      "opd_body_" + loop.kernel->name + "." + std::to_string(id), cgm.module);
+  cgm.addFunctionAttributes(*f);
+  tagWithLoop(*f);
+  llvm::Argument *ctxArg = f->getArg(0);
+  ctxArg->setName("ctx");
+  ctxArg->addAttr(llvm::Attribute::NoAlias);
+  ctxArg->addAttr(llvm::Attribute::NoCapture);
+  ctxArg->addAttr(llvm::Attribute::ReadOnly);
+  llvm::Value *begin = f->getArg(1), *end = f->getArg(2), *chunk = f->getArg(3);
+  begin->setName("begin");
+  end->setName("end");
+  chunk->setName("chunk");
+
+  auto *entry = llvm::BasicBlock::Create(cgm.context, "entry", f);
+  llvm::IRBuilder<> bb(entry);
+  auto field = [&](int n) { return bb.CreateStructGEP(ctxTy, ctxArg, n); };
+
+  size_t n = loop.args.size();
+  base.assign(n, nullptr);
+  mapData.assign(n, nullptr);
+  argPtr.assign(n, nullptr);
+  incBuffer.assign(n, nullptr);
+  strides.assign(n, {});
+  std::vector<std::pair<llvm::Value *, llvm::Value *>> accumulators(n);
+  // Shared fields are loaded once.
+  std::map<int, llvm::Value *> loadedPtr;
+  std::map<int, std::vector<llvm::Value *>> loadedStrides;
+  auto loadPtr = [&](int f, const char *name) {
+    llvm::Value *&v = loadedPtr[f];
+    if (!v)
+      v = bb.CreateLoad(cgm.ptrTy, field(f), name);
+    return v;
+  };
+  if (gidField >= 0) {
+    gids = bb.CreateLoad(cgm.ptrTy, field(gidField), "gids");
+    gidsNull = bb.CreateIsNull(gids, "gids.null");
+    gidDummy = bb.CreateAlloca(cgm.i64Ty, nullptr, "gid.dummy");
+    bb.CreateStore(llvm::ConstantInt::get(cgm.i64Ty, 0), gidDummy);
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    const AccessDescriptor &a = loop.args[i];
+    const Fields &fl = fields[i];
+    if (fl.base >= 0)
+      base[i] = loadPtr(fl.base, "base");
+    if (fl.strides >= 0) {
+      std::vector<llvm::Value *> &st = loadedStrides[fl.strides];
+      if (st.empty()) {
+        auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims - 1);
+        for (unsigned d = 1; d < dims; ++d)
+          st.push_back(bb.CreateLoad(
+              cgm.i64Ty,
+              bb.CreateConstInBoundsGEP2_32(arrTy, field(fl.strides), 0, d - 1),
+              "stride"));
+      }
+      strides[i] = st;
+    }
+    if (fl.map >= 0)
+      mapData[i] = loadPtr(fl.map, "map");
+    if (fl.value >= 0) {
+      // A private copy: loads from it cannot alias any dat store, so the
+      // value stays in registers for the whole chunk.
+      llvm::Type *t = ctxTy->getElementType(unsigned(fl.value));
+      llvm::AllocaInst *copy = bb.CreateAlloca(t, nullptr, "global");
+      bb.CreateStore(bb.CreateLoad(t, field(fl.value)), copy);
+      argPtr[i] = copy;
+    }
+    if (fl.partials >= 0) {
+      // The chunk's accumulator starts from its partial slot (the
+      // identity) and is stored back once at the end of the chunk.
+      auto *accTy = llvm::ArrayType::get(cgm.memType(a.scalar), a.dim);
+      llvm::AllocaInst *acc = bb.CreateAlloca(accTy, nullptr, "acc");
+      llvm::Value *partials = bb.CreateLoad(cgm.ptrTy, field(fl.partials));
+      llvm::Value *slot = bb.CreateInBoundsGEP(
+          cgm.memType(a.scalar), partials,
+          bb.CreateMul(chunk, llvm::ConstantInt::get(cgm.i64Ty, a.dim)),
+          "partial");
+      bb.CreateStore(bb.CreateLoad(accTy, slot), acc);
+      accumulators[i] = {acc, slot};
+      argPtr[i] = acc;
+    }
+  }
+  rangeLo.clear();
+  rangeHi.clear();
+  if (loop.block) {
+    auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims);
+    for (unsigned d = 0; d < dims; ++d) {
+      rangeLo.push_back(bb.CreateLoad(
+          cgm.i64Ty, bb.CreateConstInBoundsGEP2_32(arrTy, field(loField), 0, d),
+          "lo"));
+      rangeHi.push_back(bb.CreateLoad(
+          cgm.i64Ty, bb.CreateConstInBoundsGEP2_32(arrTy, field(hiField), 0, d),
+          "hi"));
+    }
+  }
+
+  // The loop nest: the outermost dimension over [begin, end), the others
+  // over their ranges, dimension 0 innermost. 3D loops are cache-blocked:
+  // dimension 1 runs in tiles of about StencilTilePoints points per plane,
+  // tiles outermost, so that while dimension 2 advances, the planes a
+  // stencil reads (k-1, k, k+1 of the tile) stay in the L2 cache instead of
+  // being fetched again from memory or L3 (whole 256^2 planes do not fit).
+  std::vector<llvm::Value *> coords(dims, nullptr);
+  llvm::Value *tileLo = nullptr, *tileHi = nullptr;
+  std::function<void(unsigned)> level = [&](unsigned d) {
+    bool outer = d == dims - 1;
+    bool inner = d == 0;
+    llvm::Value *lo = outer ? begin : rangeLo[d];
+    llvm::Value *hi = outer ? end : rangeHi[d];
+    if (d == 1 && tileLo) {
+      lo = tileLo;
+      hi = tileHi;
+    }
+    llvm::MDNode *idMD = makeLoopID(cgm.context, inner ? group : nullptr);
+    emitCountedLoop(bb, lo, hi, idMD, "dim" + std::to_string(d),
+                    [&](llvm::Value *v) {
+                      coords[d] = v;
+                      if (inner)
+                        emitKernelCall(bb, kernel, coords, group);
+                      else
+                        level(d - 1);
+                    });
+  };
+  if (access.race == RaceClass::IncStrips) {
+    emitIncStrips(bb, kernel, group, begin, end);
+  } else if (dims == 3) {
+    auto i64 = [&](int64_t v) {
+      return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
+    };
+    llvm::Value *row = bb.CreateSub(rangeHi[0], rangeLo[0]);
+    row = bb.CreateSelect(bb.CreateICmpSGT(row, i64(1)), row, i64(1));
+    llvm::Value *tile = bb.CreateSDiv(i64(StencilTilePoints), row);
+    tile = bb.CreateSelect(bb.CreateICmpSGT(tile, i64(1)), tile, i64(1),
+                           "tile");
+    llvm::Value *span = bb.CreateSub(rangeHi[1], rangeLo[1]);
+    llvm::Value *ntiles = bb.CreateSDiv(
+        bb.CreateAdd(span, bb.CreateSub(tile, i64(1))), tile, "ntiles");
+    emitCountedLoop(bb, i64(0), ntiles, makeLoopID(cgm.context, nullptr),
+                    "tile1", [&](llvm::Value *t) {
+                      tileLo = bb.CreateAdd(rangeLo[1], bb.CreateMul(t, tile));
+                      llvm::Value *e = bb.CreateAdd(tileLo, tile);
+                      tileHi = bb.CreateSelect(
+                          bb.CreateICmpSLT(e, rangeHi[1]), e, rangeHi[1]);
+                      level(dims - 1);
+                    });
+  } else {
+    level(dims - 1);
+  }
+
+  for (unsigned i = 0; i < n; ++i) {
+    auto [acc, slot] = accumulators[i];
+    if (!acc)
+      continue;
+    auto *accTy = llvm::cast<llvm::AllocaInst>(acc)->getAllocatedType();
+    bb.CreateStore(bb.CreateLoad(accTy, acc), slot);
+  }
+  bb.CreateRetVoid();
+  return f;
+}
+
+void LoopEmitter::emitIncStrips(llvm::IRBuilder<> &bb,
+                                const KernelInterface &kernel,
+                                llvm::MDNode *group, llvm::Value *begin,
+                                llvm::Value *end) {
+  OPDC_ASSERT(!loop.block, "indirect increments in a block loop");
+  auto i64 = [&](int64_t v) {
+    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
+  };
+  // One buffer [IncStripSize][dim] per indirect increment, allocated in the
+  // entry block (where bb still is).
+  std::vector<unsigned> incs;
+  std::vector<llvm::Value *> buffer(loop.args.size(), nullptr);
+  for (unsigned n = 0; n < loop.args.size(); ++n) {
+    const AccessDescriptor &a = loop.args[n];
+    if (!access.args[n].indirectInc)
+      continue;
+    incs.push_back(n);
+    auto *bufTy =
+        llvm::ArrayType::get(cgm.memType(a.scalar), IncStripSize * a.dim);
+    llvm::AllocaInst *buf = bb.CreateAlloca(bufTy, nullptr, "inc.buf");
+    buf->setAlignment(llvm::Align(64));
+    buffer[n] = buf;
+  }
+  // Element j's row of argument n's buffer.
+  auto row = [&](unsigned n, llvm::Value *j) {
+    const AccessDescriptor &a = loop.args[n];
+    return bb.CreateInBoundsGEP(cgm.memType(a.scalar), buffer[n],
+                                bb.CreateMul(j, i64(a.dim)), "inc.row");
+  };
+
+  // (1) The kernels of a strip, independent of one another: each starts
+  // from rows holding the identity of addition and increments them.
+  auto compute = [&](llvm::Value *s, llvm::Value *j) {
+    for (unsigned n : incs) {
+      const AccessDescriptor &a = loop.args[n];
+      llvm::Type *t = cgm.memType(a.scalar);
+      llvm::Constant *zero = identityConstant(incrementIdentity(a.scalar), t);
+      incBuffer[n] = row(n, j);
+      for (unsigned k = 0; k < a.dim; ++k) {
+        llvm::StoreInst *st = bb.CreateStore(
+            zero, bb.CreateConstInBoundsGEP1_32(t, incBuffer[n], k));
+        st->setMetadata(llvm::LLVMContext::MD_tbaa, cgm.tbaaDat);
+        st->setMetadata(llvm::LLVMContext::MD_access_group, group);
+      }
+    }
+    emitKernelCall(bb, kernel, {bb.CreateAdd(s, j, "", true, true)}, group);
+    for (unsigned n : incs)
+      incBuffer[n] = nullptr;
+  };
+
+  // (2) The increments, element by element in order, arguments in argument
+  // order, components in order.
+  auto apply = [&](llvm::Value *s, llvm::Value *j) {
+    llvm::Value *i = bb.CreateAdd(s, j, "", true, true);
+    for (unsigned n : incs) {
+      const AccessDescriptor &a = loop.args[n];
+      llvm::Type *t = cgm.memType(a.scalar);
+      llvm::Value *slot =
+          bb.CreateAdd(bb.CreateMul(i, i64(a.map->arity)), i64(a.mapIndex));
+      llvm::LoadInst *target = bb.CreateLoad(
+          cgm.i32Ty, bb.CreateInBoundsGEP(cgm.i32Ty, mapData[n], slot));
+      target->setMetadata(llvm::LLVMContext::MD_tbaa, cgm.tbaaMap);
+      llvm::Value *elem = bb.CreateInBoundsGEP(
+          t, base[n],
+          bb.CreateMul(bb.CreateSExt(target, cgm.i64Ty), i64(a.dim)));
+      llvm::Value *inc = row(n, j);
+      for (unsigned k = 0; k < a.dim; ++k) {
+        llvm::Value *p = bb.CreateConstInBoundsGEP1_32(t, elem, k);
+        llvm::LoadInst *old = bb.CreateLoad(t, p);
+        old->setMetadata(llvm::LLVMContext::MD_tbaa, cgm.tbaaDat);
+        llvm::Value *d =
+            bb.CreateLoad(t, bb.CreateConstInBoundsGEP1_32(t, inc, k));
+        llvm::Value *sum =
+            isFloat(a.scalar) ? bb.CreateFAdd(old, d) : bb.CreateAdd(old, d);
+        bb.CreateStore(sum, p)->setMetadata(llvm::LLVMContext::MD_tbaa,
+                                            cgm.tbaaDat);
+      }
+    }
+  };
+
+  auto strip = [&](llvm::Value *s) {
+    llvm::Value *left = bb.CreateSub(end, s);
+    llvm::Value *len =
+        bb.CreateSelect(bb.CreateICmpSLT(left, i64(IncStripSize)), left,
+                        i64(IncStripSize), "strip.len");
+    emitCountedLoop(bb, i64(0), len, makeLoopID(cgm.context, group),
+                    "strip.compute", [&](llvm::Value *j) { compute(s, j); });
+    emitCountedLoop(bb, i64(0), len, makeLoopID(cgm.context, nullptr),
+                    "strip.apply", [&](llvm::Value *j) { apply(s, j); });
+  };
+  emitCountedLoop(bb, begin, end, makeLoopID(cgm.context, nullptr), "strip",
+                  strip, IncStripSize);
+}
+
+} // namespace opdc

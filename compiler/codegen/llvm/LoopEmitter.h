@@ -1,0 +1,106 @@
+// LoopEmitter.h - One parallel loop's code: shared by LoopHost and LoopBody.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Internal to the LLVM backend. LoopHost.cpp emits the host side (argument
+// table, context, opd_loop_run, reduction partials) and LoopBody.cpp the
+// body function the runtime calls per chunk; both work on one LoopEmitter,
+// which holds the loop's analysis (analysis/LoopAccess.h) and the context
+// layout that connects the two sides.
+#ifndef OPDC_CODEGEN_LLVM_LOOPEMITTER_H
+#define OPDC_CODEGEN_LLVM_LOOPEMITTER_H
+
+#include "codegen/llvm/FunctionEmitter.h"
+#include "codegen/llvm/KernelCodeGen.h"
+
+#include "analysis/LoopAccess.h"
+#include "codegen/common/Identities.h"
+#include "ir/IR.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/IR/IRBuilder.h"
+
+#include <vector>
+
+namespace opdc {
+
+/// for (v = lo; v < hi; v += step) body(v) at \p b's insertion point, which
+/// is left after the loop. \p loopID goes on the latch branch.
+void emitCountedLoop(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
+                     llvm::MDNode *loopID, const llvm::Twine &name,
+                     llvm::function_ref<void(llvm::Value *)> body,
+                     int64_t step = 1);
+
+/// A distinct loop ID: `!{self, !{"llvm.loop.mustprogress"}}`, plus
+/// `!{"llvm.loop.parallel_accesses", group}` when \p group is given.
+llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group);
+
+/// \p v as a constant of \p t, the memory type of a scalar.
+llvm::Constant *identityConstant(IdentityValue v, llvm::Type *t);
+
+class LoopEmitter {
+public:
+  LoopEmitter(FunctionEmitter &host, const ir::ParLoopStmt &loop);
+
+  /// The body function, then the host code at the host's insertion point.
+  void emit();
+
+private:
+  // LoopHost.cpp
+  void layoutContext();
+  void emitRanges();
+  void emitHaloChecks();
+  llvm::Value *emitPrepare();
+  void emitContext(llvm::Value *loopHandle);
+  void combinePartials();
+  llvm::Value *hostElement(const ir::AccessDescriptor &a, unsigned k);
+
+  // LoopBody.cpp
+  void tagWithLoop(llvm::Function &f);
+  llvm::Function *emitBody(const KernelInterface &kernel, llvm::MDNode *group);
+  /// The elements [begin, end) as strips (RaceClass::IncStrips).
+  void emitIncStrips(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
+                     llvm::MDNode *group, llvm::Value *begin, llvm::Value *end);
+  /// Pointers and values the kernel receives at coordinates \p coords.
+  void emitKernelCall(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
+                      const std::vector<llvm::Value *> &coords,
+                      llvm::MDNode *group);
+
+  FunctionEmitter &host;
+  CodeGenModule &cgm;
+  llvm::IRBuilder<> &b;
+  const ir::ParLoopStmt &loop;
+  const LoopAccess access;
+  unsigned id, dims;
+
+  // Context layout: field numbers per argument (-1: none).
+  struct Fields {
+    int base = -1, strides = -1, map = -1, value = -1, partials = -1;
+    /// `map` holds opd_map_values (a map the kernel reads), not
+    /// opd_map_data.
+    bool mapValues = false;
+  };
+  std::vector<Fields> fields;
+  int loField = -1, hiField = -1;
+  /// Set loops whose kernel calls idx(): opd_set_global_ids (null on one
+  /// process), and in the body the same pointer, whether it is null, and a
+  /// dummy the load reads instead when it is.
+  int gidField = -1;
+  llvm::Value *gids = nullptr, *gidsNull = nullptr, *gidDummy = nullptr;
+  llvm::StructType *ctxTy = nullptr;
+
+  // Body-side values per argument.
+  std::vector<llvm::Value *> base, mapData, argPtr;
+  /// Per argument: where the kernel increments instead of the dat element
+  /// (the element's row of the strip buffer), or null.
+  std::vector<llvm::Value *> incBuffer;
+  std::vector<std::vector<llvm::Value *>> strides;
+  std::vector<llvm::Value *> rangeLo, rangeHi;
+
+  // Host-side values.
+  llvm::Value *loArr = nullptr, *hiArr = nullptr, *ctx = nullptr;
+  llvm::Value *chunks = nullptr;
+  std::vector<llvm::Value *> partialPtr;
+};
+
+} // namespace opdc
+#endif

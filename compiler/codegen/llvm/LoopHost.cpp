@@ -1,0 +1,429 @@
+// LoopHost.cpp - Parallel loops: context, argument table, host call.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A loop `loop K over S (args)` becomes, in the host:
+//
+//   @opd_args.N   static opd_arg table (kind, mode, map index, bytes are
+//                 constants; dat and map handles are stored before each call)
+//   @opd_loop.N   the runtime's cache slot for the loop handle
+//   loop = opd_loop_prepare(&@opd_loop.N, "K", S, n, @opd_args.N)
+//   ctx  = { data pointers, strides, map rows, global values, partials,
+//            block ranges }                       (a stack struct)
+//   partials: opd_rt_scratch(chunks * dim * bytes per reduction), every
+//             slot set to the identity of its operation
+//   opd_loop_run(loop, @opd_body_K.N, &ctx)    (body: LoopBody.cpp)
+//   opd_reduce_local(&v, ...)                  (MPI: a sum counts v once)
+//   v = v (+|min|max) partial[c] for c = 0, 1, ... in order
+//   opd_reduce_global(&v, ...)                 (MPI_Allreduce; else nothing)
+//
+// Block loops pass their range in lo/hi arrays that opd_loop_prepare_block
+// clips in place to the points the rank owns; the context takes the clipped
+// range. The opd_arg table also gives each stencil's extent per dimension
+// and whether it reads off-axis points (the runtime's halo exchanges).
+//
+// What the loop's arguments allow (race class, stencil extents, the dat of
+// a whole-block range, which arguments share a dat or map, idx use) comes
+// from analyzeLoopAccess() (analysis/LoopAccess.h); the runtime's values
+// and identities from codegen/common.
+
+#include "codegen/llvm/LoopCodeGen.h"
+#include "codegen/llvm/LoopEmitter.h"
+
+#include "codegen/common/Identities.h"
+#include "codegen/common/RuntimeMapping.h"
+#include "codegen/llvm/LLVMCodeGen.h"
+
+#include "support/Assert.h"
+
+#include "llvm/IR/Constants.h"
+
+#include <set>
+
+namespace opdc {
+
+using namespace ir;
+
+llvm::Constant *identityConstant(IdentityValue v, llvm::Type *t) {
+  switch (v) {
+  case IdentityValue::Zero:
+    return llvm::Constant::getNullValue(t);
+  case IdentityValue::NegativeZero:
+    return llvm::ConstantFP::getNegativeZero(t);
+  case IdentityValue::PlusInf:
+  case IdentityValue::MinusInf:
+    return llvm::ConstantFP::getInfinity(t, v == IdentityValue::MinusInf);
+  case IdentityValue::IntMax:
+  case IdentityValue::IntMin: {
+    unsigned bits = llvm::cast<llvm::IntegerType>(t)->getBitWidth();
+    return llvm::ConstantInt::get(t->getContext(),
+                                  v == IdentityValue::IntMax
+                                      ? llvm::APInt::getSignedMaxValue(bits)
+                                      : llvm::APInt::getSignedMinValue(bits));
+  }
+  }
+  OPDC_UNREACHABLE("unknown identity value");
+}
+
+LoopEmitter::LoopEmitter(FunctionEmitter &host, const ParLoopStmt &loop)
+    : host(host), cgm(host.cgm), b(host.b), loop(loop),
+      access(analyzeLoopAccess(loop)), id(cgm.newLoopId()),
+      dims(loop.block ? loop.block->dims : 1) {}
+
+void LoopEmitter::layoutContext() {
+  std::vector<llvm::Type *> types;
+  auto add = [&](llvm::Type *t) {
+    types.push_back(t);
+    return int(types.size() - 1);
+  };
+  // One field per entry of the analysis's field plan, numbered in the
+  // order of the first argument using it: arguments on the same dat or map
+  // share it (see LoopAccess.h).
+  std::vector<std::pair<int, int>> datFields(access.dats.size(), {-1, -1});
+  std::vector<int> mapFields(access.maps.size(), -1);
+  std::vector<int> valueFields(access.mapValues.size(), -1);
+  fields.resize(loop.args.size());
+  for (unsigned i = 0; i < loop.args.size(); ++i) {
+    const AccessDescriptor &a = loop.args[i];
+    const ArgAccess &acc = access.args[i];
+    Fields &f = fields[i];
+    if (acc.datField >= 0) {
+      auto &[datBase, datStrides] = datFields[unsigned(acc.datField)];
+      if (datBase < 0) {
+        datBase = add(cgm.ptrTy);
+        if (loop.block && dims > 1)
+          datStrides = add(llvm::ArrayType::get(cgm.i64Ty, dims - 1));
+      }
+      f.base = datBase;
+      f.strides = datStrides;
+    }
+    if (acc.mapValuesField >= 0) {
+      // The kernel reads the entries as values: global indices on every
+      // rank (opd_map_values).
+      int &field = valueFields[unsigned(acc.mapValuesField)];
+      if (field < 0)
+        field = add(cgm.ptrTy);
+      f.map = field;
+      f.mapValues = true;
+    } else if (acc.mapField >= 0) {
+      int &field = mapFields[unsigned(acc.mapField)];
+      if (field < 0)
+        field = add(cgm.ptrTy);
+      f.map = field;
+    }
+    if (a.kind == ArgKind::GlobalRead)
+      f.value = add(cgm.storageType(loop.kernel->kernelParams[i].type));
+    if (a.kind == ArgKind::Reduction)
+      f.partials = add(cgm.ptrTy);
+  }
+  if (loop.block) {
+    loField = add(llvm::ArrayType::get(cgm.i64Ty, dims));
+    hiField = add(llvm::ArrayType::get(cgm.i64Ty, dims));
+  } else if (access.usesIdx) {
+    gidField = add(cgm.ptrTy);
+  }
+  ctxTy = llvm::StructType::create(cgm.context, types,
+                                   "opd_ctx." + loop.kernel->name + "." +
+                                       std::to_string(id));
+}
+
+//===----------------------------------------------------------------------===//
+// Host side
+//===----------------------------------------------------------------------===//
+
+void LoopEmitter::emitRanges() {
+  if (!loop.block)
+    return;
+  auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims);
+  loArr = host.createTemp(arrTy, "lo");
+  hiArr = host.createTemp(arrTy, "hi");
+  auto store = [&](llvm::Value *arr, unsigned d, llvm::Value *v) {
+    b.CreateStore(b.CreateSExt(v, cgm.i64Ty),
+                  b.CreateConstInBoundsGEP2_32(arrTy, arr, 0, d));
+  };
+  if (!loop.ranges.empty()) {
+    for (unsigned d = 0; d < dims; ++d) {
+      store(loArr, d, host.emitExpr(*loop.ranges[d].lo));
+      store(hiArr, d, host.emitExpr(*loop.ranges[d].hi));
+    }
+    return;
+  }
+  // The whole block: the extent of the loop's first dat, from its base.
+  // Sema rejects a whole-block loop without a dat argument.
+  const Dat *dat = access.extentDat;
+  OPDC_ASSERT(dat, "a loop over a whole block without a dat argument");
+  llvm::Value *h = b.CreateLoad(cgm.ptrTy, cgm.handle(dat));
+  for (unsigned d = 0; d < dims; ++d) {
+    auto *lo = llvm::ConstantInt::get(
+        cgm.i64Ty, uint64_t(d < dat->base.size() ? dat->base[d] : 0), true);
+    llvm::Value *ext = b.CreateCall(cgm.rt.datExtent,
+                                    {h, llvm::ConstantInt::get(cgm.i32Ty, d)});
+    store(loArr, d, lo);
+    store(hiArr, d, b.CreateAdd(lo, ext));
+  }
+}
+
+void LoopEmitter::emitHaloChecks() {
+  // A range computed at run time may reach beyond a dat's halo; stop with
+  // the loop's location instead of reading or writing outside its storage.
+  auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims);
+  auto i64 = [&](int64_t v) {
+    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
+  };
+  for (unsigned i = 0; i < loop.args.size(); ++i) {
+    const AccessDescriptor &a = loop.args[i];
+    if (!a.usesDat())
+      continue;
+    const ArgAccess &acc = access.args[i];
+    const Dat *dat = a.dat;
+    llvm::Value *h = b.CreateLoad(cgm.ptrTy, cgm.handle(dat));
+    llvm::Value *what = cgm.string(
+        cgm.location(loop.range) + ": loop '" + loop.kernel->name +
+        "' over '" + loop.block->name + "' " +
+        (a.mode == AccessMode::Read ? "reads" : "writes") + " dat '" +
+        dat->name + "'");
+    for (unsigned d = 0; d < dims; ++d) {
+      int64_t mn = acc.lo[d], mx = acc.hi[d];
+      auto at = [&](const std::vector<int64_t> &v) {
+        return d < v.size() ? v[d] : 0;
+      };
+      llvm::Value *lo = b.CreateLoad(
+          cgm.i64Ty, b.CreateConstInBoundsGEP2_32(arrTy, loArr, 0, d));
+      llvm::Value *hi = b.CreateLoad(
+          cgm.i64Ty, b.CreateConstInBoundsGEP2_32(arrTy, hiArr, 0, d));
+      llvm::Value *ext = b.CreateCall(
+          cgm.rt.datExtent, {h, llvm::ConstantInt::get(cgm.i32Ty, d)});
+      // Valid indices: [first, last]; the loop reaches [lo + mn, hi - 1 + mx].
+      llvm::Value *first = i64(at(dat->base) - at(dat->haloMinus));
+      llvm::Value *last =
+          b.CreateAdd(ext, i64(at(dat->base) + at(dat->haloPlus) - 1));
+      llvm::Value *nonEmpty = b.CreateICmpSLT(lo, hi);
+      llvm::Value *low = b.CreateAdd(lo, i64(mn));
+      llvm::Value *high = b.CreateAdd(hi, i64(mx - 1));
+      llvm::Value *dim = llvm::ConstantInt::get(cgm.i32Ty, d);
+      host.emitFailIf(b.CreateAnd(nonEmpty, b.CreateICmpSLT(low, first)),
+                      cgm.rt.failOutside, {what, low, dim, first, last}, "halo");
+      host.emitFailIf(b.CreateAnd(nonEmpty, b.CreateICmpSGT(high, last)),
+                      cgm.rt.failOutside, {what, high, dim, first, last},
+                      "halo");
+    }
+  }
+}
+
+llvm::Value *LoopEmitter::emitPrepare() {
+  size_t n = loop.args.size();
+  std::vector<llvm::Constant *> entries;
+  llvm::Constant *null = llvm::ConstantPointerNull::get(cgm.ptrTy);
+  auto i32 = [&](int64_t v) {
+    return llvm::ConstantInt::get(cgm.i32Ty, uint64_t(v), true);
+  };
+  auto *i32x3 = llvm::ArrayType::get(cgm.i32Ty, 3);
+  auto triple = [&](const std::array<int32_t, 3> &v) {
+    return llvm::ConstantArray::get(i32x3, {i32(v[0]), i32(v[1]), i32(v[2])});
+  };
+  for (unsigned i = 0; i < n; ++i) {
+    // The stencil's extent and shape give the depth and shape of halo
+    // exchanges between ranks.
+    RuntimeArgEntry e = runtimeArgEntry(loop.args[i], access.args[i]);
+    entries.push_back(llvm::ConstantStruct::get(
+        cgm.rt.argTy,
+        {null, null, i32(e.idx), i32(e.kind), i32(e.mode), i32(e.bytes),
+         triple(e.lo), triple(e.hi), i32(e.flags)}));
+  }
+  auto *tableTy = llvm::ArrayType::get(cgm.rt.argTy, n);
+  std::string suffix = std::to_string(id);
+  auto *table = new llvm::GlobalVariable(
+      cgm.module, tableTy, false, llvm::GlobalValue::InternalLinkage,
+      llvm::ConstantArray::get(tableTy, entries), "opd_args." + suffix);
+  auto *cache = new llvm::GlobalVariable(cgm.module, cgm.ptrTy, false,
+                                         llvm::GlobalValue::InternalLinkage,
+                                         null, "opd_loop." + suffix);
+  auto entryField = [&](unsigned i, unsigned f) {
+    return b.CreateInBoundsGEP(tableTy, table,
+                               {b.getInt64(0), b.getInt64(i), b.getInt32(f)});
+  };
+  for (unsigned i = 0; i < n; ++i) {
+    const AccessDescriptor &a = loop.args[i];
+    if (a.usesDat())
+      b.CreateStore(b.CreateLoad(cgm.ptrTy, cgm.handle(a.dat)),
+                    entryField(i, 0));
+    if (a.map)
+      b.CreateStore(b.CreateLoad(cgm.ptrTy, cgm.handle(a.map)),
+                    entryField(i, 1));
+  }
+  llvm::Value *name = cgm.string(loop.kernel->name);
+  llvm::Value *nargs = i32(int64_t(n));
+  if (loop.block)
+    return b.CreateCall(cgm.rt.loopPrepareBlock,
+                        {cache, name,
+                         b.CreateLoad(cgm.ptrTy, cgm.handle(loop.block)), loArr,
+                         hiArr, nargs, table},
+                        "loop");
+  return b.CreateCall(cgm.rt.loopPrepare,
+                      {cache, name,
+                       b.CreateLoad(cgm.ptrTy, cgm.handle(loop.set)), nargs,
+                       table},
+                      "loop");
+}
+
+void LoopEmitter::emitContext(llvm::Value *loopHandle) {
+  ctx = host.createTemp(ctxTy, "ctx");
+  auto field = [&](int n) { return b.CreateStructGEP(ctxTy, ctx, n); };
+  auto *stridesTy = llvm::ArrayType::get(cgm.i64Ty, 3);
+  llvm::Value *stridesTmp = nullptr;
+  bool anyReduction = false;
+  std::set<int> filled;
+  for (unsigned i = 0; i < loop.args.size(); ++i) {
+    const AccessDescriptor &a = loop.args[i];
+    const Fields &f = fields[i];
+    if (f.base >= 0 && filled.insert(f.base).second) {
+      llvm::Value *h = b.CreateLoad(cgm.ptrTy, cgm.handle(a.dat));
+      llvm::Value *p;
+      if (loop.block) {
+        if (!stridesTmp)
+          stridesTmp = host.createTemp(stridesTy, "strides");
+        p = b.CreateCall(cgm.rt.datOrigin, {h, stridesTmp});
+        auto *fieldTy = llvm::ArrayType::get(cgm.i64Ty, dims - 1);
+        for (unsigned d = 1; d < dims; ++d) {
+          llvm::Value *s = b.CreateLoad(
+              cgm.i64Ty,
+              b.CreateConstInBoundsGEP2_32(stridesTy, stridesTmp, 0, d));
+          s = b.CreateMul(s, llvm::ConstantInt::get(cgm.i64Ty, a.dim));
+          b.CreateStore(s, b.CreateConstInBoundsGEP2_32(
+                               fieldTy, field(f.strides), 0, d - 1));
+        }
+      } else {
+        p = b.CreateCall(cgm.rt.datData, {h});
+      }
+      b.CreateStore(p, field(f.base));
+    }
+    if (f.map >= 0 && filled.insert(f.map).second)
+      b.CreateStore(
+          b.CreateCall(f.mapValues ? cgm.rt.mapValues : cgm.rt.mapData,
+                       {b.CreateLoad(cgm.ptrTy, cgm.handle(a.map))}),
+          field(f.map));
+    if (f.value >= 0)
+      host.storeValue(host.emitExpr(*a.value), field(f.value),
+                      loop.kernel->kernelParams[i].type);
+    anyReduction = anyReduction || f.partials >= 0;
+  }
+  if (loop.block) {
+    auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims);
+    b.CreateStore(b.CreateLoad(arrTy, loArr), field(loField));
+    b.CreateStore(b.CreateLoad(arrTy, hiArr), field(hiField));
+  }
+  if (gidField >= 0)
+    b.CreateStore(
+        b.CreateCall(cgm.rt.setGlobalIds,
+                     {b.CreateLoad(cgm.ptrTy, cgm.handle(loop.set))}),
+        field(gidField));
+  partialPtr.assign(loop.args.size(), nullptr);
+  if (!anyReduction)
+    return;
+
+  // One scratch allocation holds every reduction's partials, each starting
+  // on an 8-byte boundary.
+  chunks = b.CreateCall(cgm.rt.loopChunks, {loopHandle}, "chunks");
+  llvm::Value *total = llvm::ConstantInt::get(cgm.i64Ty, 0);
+  std::vector<llvm::Value *> offsets(loop.args.size(), nullptr);
+  for (unsigned i = 0; i < loop.args.size(); ++i) {
+    const AccessDescriptor &a = loop.args[i];
+    if (fields[i].partials < 0)
+      continue;
+    offsets[i] = total;
+    uint64_t elem = scalarBytes(a.scalar) * a.dim;
+    llvm::Value *bytes =
+        b.CreateMul(chunks, llvm::ConstantInt::get(cgm.i64Ty, elem));
+    bytes =
+        b.CreateAnd(b.CreateAdd(bytes, llvm::ConstantInt::get(cgm.i64Ty, 7)),
+                    llvm::ConstantInt::get(cgm.i64Ty, ~uint64_t(7)));
+    total = b.CreateAdd(total, bytes);
+  }
+  llvm::Value *scratch = b.CreateCall(cgm.rt.scratch, {total}, "scratch");
+  for (unsigned i = 0; i < loop.args.size(); ++i) {
+    const AccessDescriptor &a = loop.args[i];
+    if (fields[i].partials < 0)
+      continue;
+    llvm::Value *p = b.CreateInBoundsGEP(cgm.i8Ty, scratch, offsets[i]);
+    partialPtr[i] = p;
+    b.CreateStore(p, field(fields[i].partials));
+    llvm::Type *t = cgm.memType(a.scalar);
+    llvm::Constant *init =
+        identityConstant(reductionIdentity(a.mode, a.scalar), t);
+    llvm::Value *count =
+        b.CreateMul(chunks, llvm::ConstantInt::get(cgm.i64Ty, a.dim));
+    emitCountedLoop(b, llvm::ConstantInt::get(cgm.i64Ty, 0), count, nullptr,
+                    "partial.init", [&](llvm::Value *k) {
+                      b.CreateStore(init, b.CreateInBoundsGEP(t, p, k));
+                    });
+  }
+}
+
+llvm::Value *LoopEmitter::hostElement(const AccessDescriptor &a, unsigned k) {
+  llvm::Value *var = host.slot(unsigned(a.var));
+  const Type &t = host.fn.vars[unsigned(a.var)].type;
+  if (!t.isArray())
+    return var;
+  return b.CreateConstInBoundsGEP2_32(cgm.storageType(t), var, 0, k);
+}
+
+void LoopEmitter::combinePartials() {
+  for (unsigned i = 0; i < loop.args.size(); ++i) {
+    const AccessDescriptor &a = loop.args[i];
+    if (!partialPtr[i])
+      continue;
+    Type elem = Type::scalarOf(a.scalar);
+    llvm::Value *p = partialPtr[i];
+    // Across ranks: the variable's earlier value counts once (rank 0), the
+    // partials of every rank are combined after.
+    std::vector<llvm::Value *> reduceArgs{
+        hostElement(a, 0),
+        llvm::ConstantInt::get(cgm.i32Ty, runtimeScalar(elem)),
+        llvm::ConstantInt::get(cgm.i32Ty, runtimeMode(a.mode)),
+        llvm::ConstantInt::get(cgm.i32Ty, a.dim)};
+    b.CreateCall(cgm.rt.reduceLocal, reduceArgs);
+    emitCountedLoop(
+        b, llvm::ConstantInt::get(cgm.i64Ty, 0), chunks, nullptr,
+        "partial.combine", [&](llvm::Value *c) {
+          for (unsigned k = 0; k < a.dim; ++k) {
+            llvm::Value *slot = b.CreateAdd(
+                b.CreateMul(c, llvm::ConstantInt::get(cgm.i64Ty, a.dim)),
+                llvm::ConstantInt::get(cgm.i64Ty, k));
+            llvm::Value *part = host.loadValue(
+                b.CreateInBoundsGEP(cgm.memType(a.scalar), p, slot), elem);
+            llvm::Value *ptr = hostElement(a, k);
+            llvm::Value *v = host.loadValue(ptr, elem);
+            llvm::Value *r = a.mode == AccessMode::Sum
+                                 ? host.emitArithmetic(BinaryOp::Add, a.scalar,
+                                                       v, part, loop.range)
+                                 : host.emitMinMax(a.mode == AccessMode::Min,
+                                                   a.scalar, v, part);
+            host.storeValue(r, ptr, elem);
+          }
+        });
+    b.CreateCall(cgm.rt.reduceGlobal, reduceArgs);
+  }
+}
+
+void LoopEmitter::emit() {
+  layoutContext();
+  llvm::MDNode *group = access.race != RaceClass::Sequential
+                            ? llvm::MDNode::getDistinct(cgm.context, {})
+                            : nullptr;
+  KernelInterface kernel = emitLoopKernel(cgm, loop, id, group);
+  llvm::Function *body = emitBody(kernel, group);
+
+  emitRanges();
+  if (loop.block)
+    emitHaloChecks();
+  llvm::Value *handle = emitPrepare();
+  emitContext(handle);
+  b.CreateCall(cgm.rt.loopRun, {handle, body, ctx});
+  if (chunks)
+    combinePartials();
+}
+
+void emitParLoop(FunctionEmitter &host, const ir::ParLoopStmt &loop) {
+  LoopEmitter(host, loop).emit();
+}
+
+} // namespace opdc
