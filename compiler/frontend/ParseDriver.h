@@ -7,7 +7,8 @@
 // pointing into the SourceManager's buffer, tracks bracket nesting, and
 // implements statement- and declaration-level error recovery (see
 // nextToken()). Grammar actions are one-liners calling the make*/add*
-// methods below, which build AST nodes; they check syntax only.
+// methods below (ASTBuilder.cpp), which build AST nodes; they check syntax
+// only.
 #ifndef OPDC_FRONTEND_PARSEDRIVER_H
 #define OPDC_FRONTEND_PARSEDRIVER_H
 

@@ -24,11 +24,6 @@ using llvm::isa;
 
 namespace {
 
-bool fitsI32(int64_t v) {
-  return v >= std::numeric_limits<int32_t>::min() &&
-         v <= std::numeric_limits<int32_t>::max();
-}
-
 std::string formatDouble(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);

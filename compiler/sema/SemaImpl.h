@@ -4,7 +4,8 @@
 // Internal to compiler/sema: one Sema object checks one Program. Its member
 // functions are defined across one file per family of checks
 // (NameResolution.cpp, ConstFolding.cpp, Declarations.cpp, TypeCheck.cpp,
-// Statements.cpp, Loops.cpp, Solvers.cpp, Derivatives.cpp, Printf.cpp).
+// TypeCheckLiterals.cpp, TypeCheckCalls.cpp, Statements.cpp, Loops.cpp,
+// Solvers.cpp, Derivatives.cpp, Printf.cpp).
 #ifndef OPDC_SEMA_SEMAIMPL_H
 #define OPDC_SEMA_SEMAIMPL_H
 
@@ -236,7 +237,8 @@ public:
   static bool isCentreOnly(const ast::StencilDecl &s);
 
   //===--------------------------------------------------------------------===//
-  // TypeCheck.cpp (expressions)
+  // TypeCheck.cpp (expressions), TypeCheckLiterals.cpp (untyped literals),
+  // TypeCheckCalls.cpp (calls, intrinsics, stencil reads)
   //===--------------------------------------------------------------------===//
   /// Expressions made only of untyped literals (`2`, `-1.5`, `2 * 3`): they
   /// take the type their context asks for. The untyped value is kept in
@@ -346,6 +348,10 @@ public:
 llvm::StringRef textOf(SourceRange r);
 /// "(1, 0)".
 std::string offsetString(const std::vector<int64_t> &o);
+/// \p v is in the range of i32 (defined in TypeCheckLiterals.cpp).
+bool fitsI32(int64_t v);
+/// \p e has a float constant value (for an untyped \p e: a float literal).
+bool isUntypedFloat(const ast::Expr &e);
 
 } // namespace opdc::sema
 #endif
