@@ -68,11 +68,12 @@ void partitionSets();
 /// loop), for the profile.
 std::string partitionDescription();
 
-/// Around opd_loop_run's chunks: halo exchanges of the dats the loop reads
-/// beyond its own elements when they are stale, and the dirty marks of the
-/// dats it writes. startExchanges returns true when messages are still in
-/// flight: the loop then runs its core, calls finishExchanges, and runs
-/// the rest. (Block dats stay in flight only when the block is split along
+/// Around a loop's chunks (opd_loop_begin, opd_loop_wait_halos and
+/// opd_loop_end, which opd_loop_run calls too): halo exchanges of the dats
+/// the loop reads beyond its own elements when they are stale, and the
+/// dirty marks of the dats it writes. startExchanges returns true when
+/// messages are still in flight: the loop then runs its core, calls
+/// finishExchanges, and runs the rest. (Block dats stay in flight only when the block is split along
 /// its outermost dimension alone; otherwise they complete at once.)
 bool startExchanges(opd_loop *loop);
 void finishExchanges(opd_loop *loop);

@@ -1,4 +1,5 @@
-// Mesh.cpp - Sets, maps, blocks and dats: creation, layout, fill, swap.
+// Mesh.cpp - Sets, maps, blocks and dats: creation, layout, fill, swap,
+// copy.
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Dist.h"
 #include "core/Memory.h"
@@ -155,6 +156,44 @@ std::string opd_dat::describe() const {
   return "dat '" + name + "' on block '" + (block ? block->name : "?") + "'";
 }
 
+namespace opdc::rt {
+namespace {
+// The first way `dst` and `src` differ in shape ("" when they do not):
+// placement, element type, components, then per dimension extent, halos
+// and base.
+std::string copyMismatch(const opd_dat *dst, const opd_dat *src) {
+  const std::string d = "dat '" + dst->name + "'",
+                    s = "dat '" + src->name + "'";
+  if (dst->set != src->set || dst->block != src->block)
+    return "not on the same set or block (" + src->describe() + ", " +
+           dst->describe() + ")";
+  if (dst->type != src->type)
+    return "element types differ (" + s + " holds " + scalarName(src->type) +
+           ", " + d + " " + scalarName(dst->type) + ")";
+  if (dst->dim != src->dim)
+    return "components per element differ (" + s + " has " +
+           std::to_string(src->dim) + ", " + d + " " +
+           std::to_string(dst->dim) + ")";
+  for (int k = 0; k < src->ndims; ++k) {
+    const std::string in = " in dimension " + std::to_string(k) + " (";
+    if (dst->size[k] != src->size[k])
+      return "extents differ" + in + s + " " + std::to_string(src->size[k]) +
+             ", " + d + " " + std::to_string(dst->size[k]) + ")";
+    if (dst->haloMinus[k] != src->haloMinus[k] ||
+        dst->haloPlus[k] != src->haloPlus[k])
+      return "halos differ" + in + s + " " + std::to_string(src->haloMinus[k]) +
+             " below and " + std::to_string(src->haloPlus[k]) + " above, " + d +
+             " " + std::to_string(dst->haloMinus[k]) + " and " +
+             std::to_string(dst->haloPlus[k]) + ")";
+    if (dst->base[k] != src->base[k])
+      return "bases differ" + in + s + " " + std::to_string(src->base[k]) +
+             ", " + d + " " + std::to_string(dst->base[k]) + ")";
+  }
+  return "";
+}
+} // namespace
+} // namespace opdc::rt
+
 using namespace opdc::rt;
 
 extern "C" {
@@ -170,9 +209,7 @@ opd_set *opd_set_create(const char *name, int64_t size) {
   return s;
 }
 
-int64_t opd_set_size(const opd_set *set) {
-  return set ? set->globalSize : 0;
-}
+int64_t opd_set_size(const opd_set *set) { return set ? set->globalSize : 0; }
 
 opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
                         int arity) {
@@ -379,6 +416,38 @@ void opd_dat_swap(opd_dat *a, opd_dat *b) {
   std::swap(a->data, b->data);
   std::swap(a->haloValid, b->haloValid);
   std::swap(a->cornersValid, b->cornersValid);
+}
+
+void opd_dat_copy(opd_dat *dst, const opd_dat *src) {
+  if (!dst || !src)
+    failf("internal error: copy of a dat that does not exist");
+  if (dst == src)
+    return;
+  const std::string why = copyMismatch(dst, src);
+  if (!why.empty())
+    failf("copy of dat '%s' into dat '%s': %s", src->name.c_str(),
+          dst->name.c_str(), why.c_str());
+  // Same set, or same block with the same extents, halos and base: the
+  // local storage (halos between ranks included) has the same layout.
+  if (dst->elements != src->elements)
+    failf("internal error: copy of %s into %s: %lld vs %lld stored points",
+          src->describe().c_str(), dst->describe().c_str(),
+          (long long)src->elements, (long long)dst->elements);
+  const int64_t eb = src->elementBytes();
+  const int64_t n = src->elements;
+  const char *from = static_cast<const char *>(src->data);
+  char *to = static_cast<char *>(dst->data);
+  const int64_t chunks = (n + DirectChunkSize - 1) / DirectChunkSize;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * DirectChunkSize;
+    const int64_t end = std::min(begin + DirectChunkSize, n);
+    std::memcpy(to + begin * eb, from + begin * eb,
+                std::size_t((end - begin) * eb));
+  }
+  // The halo copies are exactly as current as the source's.
+  dst->haloValid = src->haloValid;
+  dst->cornersValid = src->cornersValid;
 }
 
 } // extern "C"

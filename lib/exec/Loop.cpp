@@ -1,8 +1,11 @@
-// Loop.cpp - opd_loop_prepare / opd_loop_run and the loop registry.
+// Loop.cpp - opd_loop_prepare, the loop phases, opd_loop_run and the loop
+// registry.
 // SPDX-License-Identifier: Apache-2.0
 //
 // The hot path is opd_loop_run plus the cache hit of opd_loop_prepare:
 // neither allocates nor locks; a chunk is one indirect call of the body.
+// opd_loop_run is built from the same phases a backend calls one by one
+// (opd_loop_begin, opd_loop_wait_halos, opd_loop_end; opd_rt.h).
 #include "exec/Loop.h"
 
 #include "core/Dist.h"
@@ -22,6 +25,10 @@ std::vector<std::unique_ptr<opd_loop>> &loops() {
   static std::vector<std::unique_ptr<opd_loop>> all;
   return all;
 }
+
+// The loop between opd_loop_begin and opd_loop_end (exchanges in flight
+// belong to it; lib/mpi keeps one set of pending requests).
+opd_loop *activeLoop = nullptr;
 
 bool sameArg(const opd_arg &a, const opd_arg &b) {
   return a.dat == b.dat && a.map == b.map && a.idx == b.idx &&
@@ -141,6 +148,7 @@ void resetLoop(opd_loop *loop, const char *name, int nargs,
   loop->name = name;
   loop->args.assign(args, args + nargs);
   loop->plan = nullptr;
+  loop->nsegments = 0;
 }
 } // namespace
 
@@ -258,6 +266,7 @@ std::vector<ProfileRow> collectProfile() {
 }
 
 void releaseLoops() {
+  activeLoop = nullptr;
   loops().clear();
   releasePlans();
 }
@@ -443,16 +452,52 @@ void runSegment(const opd_loop *loop, int k, opd_body body, void *ctx) {
 }
 } // namespace
 
-void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
-  const double t0 = opd_rt_wtime();
+namespace {
+bool beginLoop(opd_loop *loop) {
+  if (activeLoop)
+    failf("internal error: loop '%s' begins while loop '%s' is running",
+          loop->name.c_str(), activeLoop->name.c_str());
+  activeLoop = loop;
+  loop->running = true;
+  loop->startTime = opd_rt_wtime();
   // Halo exchanges the loop needs are posted first; the core (elements
   // that reach no halo element) runs while they are in flight.
-  const bool inFlight = dist::startExchanges(loop);
+  loop->inFlight = dist::startExchanges(loop);
+  return loop->inFlight;
+}
+
+void waitHalos(opd_loop *loop) {
+  if (!loop->running)
+    failf("internal error: loop '%s' waits for halos before it began",
+          loop->name.c_str());
+  if (loop->inFlight) {
+    loop->inFlight = false;
+    dist::finishExchanges(loop);
+  }
+}
+
+void endLoop(opd_loop *loop) {
+  waitHalos(loop);
+  dist::afterLoop(loop);
+  loop->running = false;
+  activeLoop = nullptr;
+  loop->seconds += opd_rt_wtime() - loop->startTime;
+  ++loop->calls;
+}
+
+const Plan &planPart(const PlanEntry &e, int32_t part) {
+  return part == OPD_PART_CORE   ? e.plan
+         : part == OPD_PART_REST ? e.rest
+                                 : e.halo;
+}
+} // namespace
+
+void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
+  beginLoop(loop);
   if (loop->plan) {
     const PlanEntry &e = *loop->plan;
     runPlan(e.plan, 0, body, ctx);
-    if (inFlight)
-      dist::finishExchanges(loop);
+    waitHalos(loop);
     runPlan(e.rest, e.plan.nblocks, body, ctx);
     if (e.halo.nblocks > 0) {
       // The exec halo belongs to other ranks: its increments are needed
@@ -472,14 +517,62 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
   } else {
     if (loop->nsegments > 0)
       runSegment(loop, 0, body, ctx);
-    if (inFlight)
-      dist::finishExchanges(loop);
+    waitHalos(loop);
     for (int k = 1; k < loop->nsegments; ++k)
       runSegment(loop, k, body, ctx);
   }
-  dist::afterLoop(loop);
-  loop->seconds += opd_rt_wtime() - t0;
-  ++loop->calls;
+  endLoop(loop);
+}
+
+int opd_loop_begin(opd_loop *loop) { return beginLoop(loop) ? 1 : 0; }
+
+void opd_loop_wait_halos(opd_loop *loop) { waitHalos(loop); }
+
+void opd_loop_end(opd_loop *loop) {
+  if (!loop->running)
+    failf("internal error: loop '%s' ends before it began", loop->name.c_str());
+  endLoop(loop);
+}
+
+int32_t opd_loop_segment_count(const opd_loop *loop) {
+  return loop->plan ? 0 : loop->nsegments;
+}
+
+void opd_loop_segment_get(const opd_loop *loop, int32_t k,
+                          opd_loop_segment *out) {
+  if (k < 0 || k >= opd_loop_segment_count(loop))
+    failf("internal error: loop '%s' has no segment %d", loop->name.c_str(),
+          int(k));
+  const opd_loop::Segment &s = loop->segments[k];
+  *out = opd_loop_segment{s.begin, s.end, loop->chunkSize, s.chunk0,
+                          k == 0 ? 1 : 0};
+}
+
+int32_t opd_loop_part_count(const opd_loop *loop) { return loop->plan ? 3 : 0; }
+
+void opd_loop_part_get(const opd_loop *loop, int32_t part, opd_loop_part *out) {
+  if (part < 0 || part >= opd_loop_part_count(loop))
+    failf("internal error: loop '%s' has no plan part %d", loop->name.c_str(),
+          int(part));
+  const PlanEntry &e = *loop->plan;
+  const Plan &p = planPart(e, part);
+  // An empty part has no offsets; colour_offsets[0] is still readable.
+  static const int64_t noColours = 0;
+  int64_t chunk0 = 0;
+  for (int32_t q = 0; q < part; ++q)
+    chunk0 += planPart(e, q).nblocks;
+  *out = opd_loop_part{p.first,
+                       std::max<int64_t>(0, p.setSize - p.first),
+                       p.blockSize,
+                       p.nblocks,
+                       chunk0,
+                       p.colourOffsets.empty() ? &noColours
+                                               : p.colourOffsets.data(),
+                       p.blocks.data(),
+                       e.generation,
+                       p.ncolours,
+                       part == OPD_PART_CORE ? 1 : 0,
+                       part == OPD_PART_EXEC_HALO ? 0 : 1};
 }
 
 namespace {

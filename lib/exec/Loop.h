@@ -66,6 +66,11 @@ struct opd_loop {
   int nsegments = 0;
   opdc::rt::PlanEntry *plan = nullptr; ///< coloured loops
   double bytesPerCall = 0;
+  /// Between opd_loop_begin and opd_loop_end: when the call began and
+  /// whether halo messages are still in flight.
+  double startTime = 0;
+  bool running = false;
+  bool inFlight = false;
   // Profile.
   int64_t calls = 0;
   double seconds = 0;

@@ -109,8 +109,11 @@ Plan buildPlan(int64_t first, int64_t setSize, int64_t blockSize,
 }
 
 namespace {
+uint64_t generations = 0;
+
 void buildPlans(PlanEntry &e) {
   const opd_set *s = e.set;
+  e.generation = ++generations;
   if (s->core < s->execSize) {
     e.plan = buildPlan(0, s->core, PlanBlockSize, e.key);
     e.rest = buildPlan(s->core, s->owned, PlanBlockSize, e.key);

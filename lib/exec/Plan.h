@@ -72,6 +72,8 @@ struct PlanEntry {
   Plan plan;
   Plan rest;
   Plan halo;
+  /// A number no other build of any plan had (opd_loop_part.generation).
+  uint64_t generation = 0;
   /// True when no map of the key changed since the plan was built.
   bool current() const;
 };

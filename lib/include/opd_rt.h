@@ -164,6 +164,13 @@ void *opd_dat_data(opd_dat *dat);
 void opd_dat_fill(opd_dat *dat, const void *elem);
 /** Exchanges the storage of two dats of the same shape, O(1). */
 void opd_dat_swap(opd_dat *a, opd_dat *b);
+/** Copies the values of `src` into `dst` (halos included). Both must be on
+ *  the same set, or on the same block with the same extents, halos and
+ *  base, and hold the same scalar type and dim; otherwise an error names
+ *  both dats and the first difference. On several ranks `dst`'s halo
+ *  copies of neighbours' points are exactly as current as `src`'s, and its
+ *  dirty state follows. Copying a dat into itself does nothing. */
+void opd_dat_copy(opd_dat *dst, const opd_dat *src);
 /** Writes the dats to an HDF5 file (created or truncated), one dataset per
  *  dat, OP2's layout; block dats without halos. */
 void opd_dat_write(opd_dat *const *dats, int n, const char *file);
@@ -215,8 +222,118 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
 /** Number of chunks (reduction slots) of the prepared loop. */
 int64_t opd_loop_chunks(const opd_loop *loop);
 /** Runs the body over every chunk in parallel (colour by colour when
- *  coloured) and accounts the time and bytes to the loop's profile entry. */
+ *  coloured) and accounts the time and bytes to the loop's profile entry.
+ *  The CPU backend's call: it is opd_loop_begin, the segments or parts
+ *  below with OpenMP, opd_loop_wait_halos after the core, opd_loop_end. */
 void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
+
+/*===-- Loop phases (backends that launch their own kernels) ---------------===*/
+
+/* opd_loop_run in pieces, for a backend that runs a prepared loop itself
+ * (a GPU backend launching one kernel per segment or colour). After
+ * opd_loop_prepare or opd_loop_prepare_block, in this order:
+ *
+ *   int flying = opd_loop_begin(loop);     post halo exchanges, start timer
+ *   run what may run before the halos     (segments / parts with
+ *                                          before_halos = 1: the core)
+ *   opd_loop_wait_halos(loop);            halo data has arrived
+ *   run the rest, in index order          (segments / parts with
+ *                                          before_halos = 0)
+ *   opd_loop_end(loop);                   dirty bits, profile
+ *
+ * Words:
+ *   core       iterations that read no halo element of another rank (set
+ *              loops: owned elements whose maps reach only owned elements;
+ *              block loops: outer indices whose stencils reach no other
+ *              rank's points); they may run while messages are in flight;
+ *   rest       the other owned iterations, run after opd_loop_wait_halos;
+ *   exec halo  other ranks' elements that reach an owned element through a
+ *              written map (set loops with indirect writes only): run here
+ *              so that every owned target receives all its increments
+ *              locally; their increments count, their reduction partials
+ *              must not (the owner counts them).
+ * On one process nothing is exchanged (opd_loop_begin returns 0,
+ * opd_loop_wait_halos does nothing) and the core is everything: one
+ * segment, or a core part holding the whole plan and empty rest and exec
+ * halo parts.
+ *
+ * A loop without a colouring plan (opd_loop_part_count 0) runs its
+ * segments: segment k covers iterations [begin, end) in chunks of
+ * chunk_size (the last one shorter), chunk j being [begin + j*chunk_size,
+ * ...) with chunk index chunk0 + j. A coloured loop (opd_loop_segment_count
+ * 0) runs its three parts in order 0, 1, 2, each colour by colour; the
+ * blocks of one colour never write the same element, so they may run in
+ * any order or at once, and results are bitwise those of opd_loop_run.
+ * Iterations are set elements or, for block loops, outer-dimension indices
+ * (the body iterates the inner dimensions), as for opd_body.
+ *
+ * Only one loop may be between opd_loop_begin and opd_loop_end at a time;
+ * calling the phases out of order is an internal error. None of them
+ * allocates or locks. The block lists stay valid until the next
+ * opd_loop_prepare call (which rebuilds a plan when a map changed;
+ * `generation` changes then, so a backend keeping device copies knows when
+ * to copy again). */
+
+/** A range of iterations of a loop without a colouring plan. */
+typedef struct opd_loop_segment {
+  int64_t begin;        /* first iteration */
+  int64_t end;          /* one past the last */
+  int64_t chunk_size;   /* iterations per chunk, the last may be shorter */
+  int64_t chunk0;       /* chunk (reduction slot) index of the first chunk */
+  int32_t before_halos; /* 1: the core, may run before opd_loop_wait_halos */
+} opd_loop_segment;
+
+/** One part of a coloured loop: its elements [first, first + count) cut
+ *  into nblocks blocks of block_size (the last may be shorter); block b
+ *  starts at first + b*block_size and its chunk index is chunk0 + b. The
+ *  blocks of colour c are blocks[colour_offsets[c] .. colour_offsets[c+1])
+ *  (ascending). */
+typedef struct opd_loop_part {
+  int64_t first;
+  int64_t count;
+  int64_t block_size;
+  int64_t nblocks;
+  int64_t chunk0;
+  const int64_t *colour_offsets; /* ncolours + 1 entries */
+  const int64_t *blocks;         /* nblocks entries */
+  uint64_t generation; /* changes whenever the plan is rebuilt */
+  int32_t ncolours;
+  int32_t before_halos; /* 1 for part 0 (the core) */
+  /* 0 for part 2 (the exec halo): the chunks' reduction partials must keep
+   * the identity the generated code stored (skip or restore them). */
+  int32_t partials_count;
+} opd_loop_part;
+
+/** Part indices of a coloured loop. */
+#define OPD_PART_CORE 0
+#define OPD_PART_REST 1
+#define OPD_PART_EXEC_HALO 2
+
+/** Posts the halo exchanges the loop needs (dats a loop wrote since their
+ *  last exchange that this loop reads beyond its own iterations) and
+ *  starts the loop's timer. Returns 1 when messages are in flight (run the
+ *  core, then opd_loop_wait_halos), 0 when none are or they completed at
+ *  once. */
+int opd_loop_begin(opd_loop *loop);
+/** Segments of a loop without a colouring plan (1 to 3; 0 for a coloured
+ *  loop). Segment 0 is the core (before_halos 1, maybe empty). */
+int32_t opd_loop_segment_count(const opd_loop *loop);
+/** Fills `*out` with segment k (0 <= k < opd_loop_segment_count). */
+void opd_loop_segment_get(const opd_loop *loop, int32_t k,
+                          opd_loop_segment *out);
+/** Parts of a coloured loop: 3 (core, rest, exec halo; empty ones have no
+ *  blocks), or 0 for a loop without a colouring plan. */
+int32_t opd_loop_part_count(const opd_loop *loop);
+/** Fills `*out` with part `part` (OPD_PART_CORE, _REST or _EXEC_HALO). */
+void opd_loop_part_get(const opd_loop *loop, int32_t part,
+                       opd_loop_part *out);
+/** Completes the exchanges opd_loop_begin posted (unpacking into the
+ *  halos); nothing when none are in flight. */
+void opd_loop_wait_halos(opd_loop *loop);
+/** Marks the halos of the dats the loop wrote dirty and adds the time
+ *  since opd_loop_begin and one call to the loop's profile entry. Completes
+ *  the exchanges first if opd_loop_wait_halos was not called. */
+void opd_loop_end(opd_loop *loop);
 /** Reductions across ranks, around the generated code's combination of a
  *  loop's chunk partials into the reduction variable `v` (`dim` values of
  *  `type`, `op` OPD_SUM, OPD_MIN or OPD_MAX):
