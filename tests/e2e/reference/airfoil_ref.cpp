@@ -109,7 +109,9 @@ public:
   H5File(const H5File &) = delete;
   H5File &operator=(const H5File &) = delete;
 
-  bool has(const char *name) const { return H5Lexists(id_, name, H5P_DEFAULT) > 0; }
+  bool has(const char *name) const {
+    return H5Lexists(id_, name, H5P_DEFAULT) > 0;
+  }
 
   // A set's size: the one int of its dataset.
   int setSize(const char *name) const {
@@ -132,13 +134,12 @@ public:
     if (rank == 1 || rank == 2)
       H5Sget_simple_extent_dims(space, dims, nullptr);
     H5Sclose(space);
-    const bool shapeOk = cols == 0 ? (rank == 1 && dims[0] == rows)
-                                   : (rank == 2 && dims[0] == rows &&
-                                      dims[1] == cols);
+    const bool shapeOk =
+        cols == 0 ? (rank == 1 && dims[0] == rows)
+                  : (rank == 2 && dims[0] == rows && dims[1] == cols);
     std::vector<T> data(rows * (cols == 0 ? 1 : cols));
-    const bool readOk =
-        shapeOk && H5Dread(set, type, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                           data.data()) >= 0;
+    const bool readOk = shapeOk && H5Dread(set, type, H5S_ALL, H5S_ALL,
+                                           H5P_DEFAULT, data.data()) >= 0;
     H5Dclose(set);
     if (!shapeOk)
       throw std::runtime_error(where(name) + " does not have shape [" +
@@ -161,10 +162,9 @@ private:
 void checkIndices(const std::vector<int> &map, int target, const char *name) {
   for (int i : map)
     if (i < 0 || i >= target)
-      throw std::runtime_error(std::string("map '") + name +
-                               "' holds index " + std::to_string(i) +
-                               ", outside its target set of " +
-                               std::to_string(target));
+      throw std::runtime_error(
+          std::string("map '") + name + "' holds index " + std::to_string(i) +
+          ", outside its target set of " + std::to_string(target));
 }
 
 void readMesh(const std::string &path, const Constants &k, Mesh &m, Flow &f) {
@@ -206,7 +206,8 @@ void readMesh(const std::string &path, const Constants &k, Mesh &m, Flow &f) {
   for (const auto &c : constants) {
     if (!h5.has(c.name))
       continue;
-    std::vector<double> v = h5.read<double>(c.name, H5T_NATIVE_DOUBLE, c.count, 0);
+    std::vector<double> v =
+        h5.read<double>(c.name, H5T_NATIVE_DOUBLE, c.count, 0);
     if (std::memcmp(v.data(), c.value, c.count * sizeof(double)) != 0)
       throw std::runtime_error(std::string("constant '") + c.name + "' in '" +
                                path + "' differs from OP2's value");
@@ -254,8 +255,8 @@ double areaOverTimestep(const Constants &k, const double *corner[4],
 // side (dx, dy) between a left state and a right state with pressures and
 // volume fluxes already known; component n of the flux.
 double centralFlux(int n, const double *l, double pl, double vl,
-                   const double *r, double pr, double vr, double mu,
-                   double dx, double dy) {
+                   const double *r, double pr, double vr, double mu, double dx,
+                   double dy) {
   double average = 0.0;
   switch (n) {
   case 0:
@@ -277,8 +278,8 @@ double centralFlux(int n, const double *l, double pl, double vl,
 // res_calc: the flux across an interior edge from node a to node b, added
 // to the residual of the left cell and taken from the right one.
 void interiorEdge(const Constants &k, const double *a, const double *b,
-                  const double *ql, const double *qr, double adtl,
-                  double adtr, double *resl, double *resr) {
+                  const double *ql, const double *qr, double adtl, double adtr,
+                  double *resl, double *resr) {
   const double dx = a[0] - b[0];
   const double dy = a[1] - b[1];
   const double ril = 1.0 / ql[0];
@@ -342,8 +343,8 @@ double iterate(const Constants &k, const Mesh &m, Flow &f) {
     for (int e = 0; e < m.nbedge; ++e) {
       const int a = m.bedgeNodes[2 * e], b = m.bedgeNodes[2 * e + 1];
       const int c = m.bedgeCell[e];
-      boundaryEdge(k, &m.coords[2 * a], &m.coords[2 * b], &f.q[4 * c],
-                   f.adt[c], &f.res[4 * c], m.bedgeKind[e]);
+      boundaryEdge(k, &m.coords[2 * a], &m.coords[2 * b], &f.q[4 * c], f.adt[c],
+                   &f.res[4 * c], m.bedgeKind[e]);
     }
     sumSquares = 0.0;
     for (int c = 0; c < nc; ++c) {
@@ -461,7 +462,8 @@ int main(int argc, char **argv) {
                      path.c_str(), diff, qTol);
         return 1;
       }
-      std::fprintf(stderr, "opd-airfoil-ref: p_q of '%s' within %.3e of max |q|\n",
+      std::fprintf(stderr,
+                   "opd-airfoil-ref: p_q of '%s' within %.3e of max |q|\n",
                    path.c_str(), diff);
     }
   } catch (const std::exception &e) {
