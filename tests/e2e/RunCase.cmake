@@ -1,6 +1,8 @@
 # RunCase.cmake - Builds and runs one end-to-end case (see CMakeLists.txt).
 # Built cases run three times: -O3 with --threads=1 and --threads=2, and
-# -O0 with --threads=2; all three must print the same.
+# -O0 with --threads=2; all three must print the same. A case expecting exit
+# status 0 must have its .expected file (the test fails without one); a case
+# expecting a failure may leave stdout unchecked by having none.
 # SPDX-License-Identifier: Apache-2.0
 # cmake -DOPDC=opdc -DCASE=case.opd -DEXPECTED=case.expected -DWORK=dir -P RunCase.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -24,6 +26,12 @@ foreach(line ${lines})
     set(mode run)
   endif()
 endforeach()
+
+# A case that succeeds is only worth running if its output is checked.
+if(exit_expected EQUAL 0 AND NOT EXISTS ${EXPECTED})
+  message(FATAL_ERROR "${CASE} expects exit status 0 but has no ${EXPECTED}: "
+                      "write the output it must print there")
+endif()
 
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
