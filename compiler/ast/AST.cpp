@@ -1,4 +1,4 @@
-// AST.cpp - Cloning and names of the AST's enumerations.
+// AST.cpp - Cloning of AST expressions and names of declaration kinds.
 // SPDX-License-Identifier: Apache-2.0
 #include "ast/AST.h"
 
@@ -100,97 +100,6 @@ AdjointStmt::AdjointStmt(SourceRange r) : Stmt(StmtKind::Adjoint, r) {}
 AdjointStmt::~AdjointStmt() = default;
 TangentStmt::TangentStmt(SourceRange r) : Stmt(StmtKind::Tangent, r) {}
 TangentStmt::~TangentStmt() = default;
-
-const char *spelling(UnaryOp op) { return op == UnaryOp::Neg ? "-" : "!"; }
-
-const char *spelling(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Add: return "+";
-  case BinaryOp::Sub: return "-";
-  case BinaryOp::Mul: return "*";
-  case BinaryOp::Div: return "/";
-  case BinaryOp::Rem: return "%";
-  case BinaryOp::Eq: return "==";
-  case BinaryOp::Ne: return "!=";
-  case BinaryOp::Lt: return "<";
-  case BinaryOp::Le: return "<=";
-  case BinaryOp::Gt: return ">";
-  case BinaryOp::Ge: return ">=";
-  case BinaryOp::And: return "&&";
-  case BinaryOp::Or: return "||";
-  }
-  return "?";
-}
-
-const char *spelling(AssignOp op) {
-  switch (op) {
-  case AssignOp::Set: return "=";
-  case AssignOp::Add: return "+=";
-  case AssignOp::Sub: return "-=";
-  case AssignOp::Mul: return "*=";
-  case AssignOp::Div: return "/=";
-  }
-  return "?";
-}
-
-namespace {
-struct IntrinsicName {
-  const char *name;
-  Intrinsic id;
-};
-constexpr IntrinsicName intrinsicNames[] = {
-    {"sqrt", Intrinsic::Sqrt},   {"abs", Intrinsic::Abs},
-    {"exp", Intrinsic::Exp},     {"log", Intrinsic::Log},
-    {"pow", Intrinsic::Pow},     {"sin", Intrinsic::Sin},
-    {"cos", Intrinsic::Cos},     {"tan", Intrinsic::Tan},
-    {"atan", Intrinsic::Atan},   {"atan2", Intrinsic::Atan2},
-    {"min", Intrinsic::Min},     {"max", Intrinsic::Max},
-    {"floor", Intrinsic::Floor}, {"ceil", Intrinsic::Ceil},
-    {"fma", Intrinsic::Fma},     {"select", Intrinsic::Select},
-    {"idx", Intrinsic::Idx},     {"size", Intrinsic::Size},
-    {"wtime", Intrinsic::Wtime},
-};
-} // namespace
-
-Intrinsic lookupIntrinsic(const std::string &name) {
-  for (auto &n : intrinsicNames)
-    if (name == n.name)
-      return n.id;
-  return Intrinsic::None;
-}
-
-const char *intrinsicName(Intrinsic i) {
-  for (auto &n : intrinsicNames)
-    if (n.id == i)
-      return n.name;
-  return "<none>";
-}
-
-const char *argKindName(ArgKind k) {
-  switch (k) {
-  case ArgKind::Unresolved: return "unresolved";
-  case ArgKind::Direct: return "direct";
-  case ArgKind::Indirect: return "indirect";
-  case ArgKind::Stencil: return "stencil";
-  case ArgKind::MapDirect: return "map";
-  case ArgKind::GlobalRead: return "global";
-  case ArgKind::Reduction: return "reduction";
-  }
-  return "?";
-}
-
-const char *accessModeName(AccessMode m) {
-  switch (m) {
-  case AccessMode::Read: return "read";
-  case AccessMode::Write: return "out";
-  case AccessMode::ReadWrite: return "inout";
-  case AccessMode::Inc: return "inc";
-  case AccessMode::Min: return "min";
-  case AccessMode::Max: return "max";
-  case AccessMode::Sum: return "sum";
-  }
-  return "?";
-}
 
 const char *declKindName(DeclKind k) {
   switch (k) {

@@ -1031,6 +1031,10 @@ Type Verifier::checkIntrinsic(const IntrinsicExpr &e, Scope &sc) {
     ts.push_back(check(*a, sc));
   }
   std::string n = intrinsicName(e.id);
+  if (!isIRIntrinsic(e.id)) {
+    problem("intrinsic " + n + " in the IR");
+    return Type::error();
+  }
   if (ts.size() != intrinsicArity(e.id)) {
     problem(n + " with " + std::to_string(ts.size()) + " arguments");
     return Type::error();

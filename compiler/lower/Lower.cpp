@@ -36,119 +36,6 @@ using B = ir::IRBuilder;
 
 namespace {
 
-ir::AccessMode lowerMode(ast::AccessMode m) {
-  switch (m) {
-  case ast::AccessMode::Read:
-    return ir::AccessMode::Read;
-  case ast::AccessMode::Write:
-    return ir::AccessMode::Write;
-  case ast::AccessMode::ReadWrite:
-    return ir::AccessMode::ReadWrite;
-  case ast::AccessMode::Inc:
-    return ir::AccessMode::Inc;
-  case ast::AccessMode::Min:
-    return ir::AccessMode::Min;
-  case ast::AccessMode::Max:
-    return ir::AccessMode::Max;
-  case ast::AccessMode::Sum:
-    return ir::AccessMode::Sum;
-  }
-  return ir::AccessMode::Read;
-}
-
-ir::BinaryOp lowerOp(ast::BinaryOp op) {
-  switch (op) {
-  case ast::BinaryOp::Add:
-    return ir::BinaryOp::Add;
-  case ast::BinaryOp::Sub:
-    return ir::BinaryOp::Sub;
-  case ast::BinaryOp::Mul:
-    return ir::BinaryOp::Mul;
-  case ast::BinaryOp::Div:
-    return ir::BinaryOp::Div;
-  case ast::BinaryOp::Rem:
-    return ir::BinaryOp::Rem;
-  case ast::BinaryOp::Eq:
-    return ir::BinaryOp::Eq;
-  case ast::BinaryOp::Ne:
-    return ir::BinaryOp::Ne;
-  case ast::BinaryOp::Lt:
-    return ir::BinaryOp::Lt;
-  case ast::BinaryOp::Le:
-    return ir::BinaryOp::Le;
-  case ast::BinaryOp::Gt:
-    return ir::BinaryOp::Gt;
-  case ast::BinaryOp::Ge:
-    return ir::BinaryOp::Ge;
-  case ast::BinaryOp::And:
-    return ir::BinaryOp::And;
-  case ast::BinaryOp::Or:
-    return ir::BinaryOp::Or;
-  }
-  return ir::BinaryOp::Add;
-}
-
-ir::AssignOp lowerOp(ast::AssignOp op) {
-  switch (op) {
-  case ast::AssignOp::Set:
-    return ir::AssignOp::Set;
-  case ast::AssignOp::Add:
-    return ir::AssignOp::Add;
-  case ast::AssignOp::Sub:
-    return ir::AssignOp::Sub;
-  case ast::AssignOp::Mul:
-    return ir::AssignOp::Mul;
-  case ast::AssignOp::Div:
-    return ir::AssignOp::Div;
-  }
-  return ir::AssignOp::Set;
-}
-
-std::optional<ir::Intrinsic> lowerIntrinsic(ast::Intrinsic i) {
-  switch (i) {
-  case ast::Intrinsic::Sqrt:
-    return ir::Intrinsic::Sqrt;
-  case ast::Intrinsic::Abs:
-    return ir::Intrinsic::Abs;
-  case ast::Intrinsic::Exp:
-    return ir::Intrinsic::Exp;
-  case ast::Intrinsic::Log:
-    return ir::Intrinsic::Log;
-  case ast::Intrinsic::Pow:
-    return ir::Intrinsic::Pow;
-  case ast::Intrinsic::Sin:
-    return ir::Intrinsic::Sin;
-  case ast::Intrinsic::Cos:
-    return ir::Intrinsic::Cos;
-  case ast::Intrinsic::Tan:
-    return ir::Intrinsic::Tan;
-  case ast::Intrinsic::Atan:
-    return ir::Intrinsic::Atan;
-  case ast::Intrinsic::Atan2:
-    return ir::Intrinsic::Atan2;
-  case ast::Intrinsic::Min:
-    return ir::Intrinsic::Min;
-  case ast::Intrinsic::Max:
-    return ir::Intrinsic::Max;
-  case ast::Intrinsic::Floor:
-    return ir::Intrinsic::Floor;
-  case ast::Intrinsic::Ceil:
-    return ir::Intrinsic::Ceil;
-  case ast::Intrinsic::Fma:
-    return ir::Intrinsic::Fma;
-  case ast::Intrinsic::Select:
-    return ir::Intrinsic::Select;
-  case ast::Intrinsic::Idx:
-    return ir::Intrinsic::Idx;
-  case ast::Intrinsic::Wtime:
-    return ir::Intrinsic::Wtime;
-  case ast::Intrinsic::None:
-  case ast::Intrinsic::Size:
-    break;
-  }
-  return std::nullopt;
-}
-
 bool isValueType(Type t) { return t.isScalar() || t.isArray() || t.isString(); }
 
 /// Rank for choosing a common type when sema left operands of different
@@ -344,12 +231,11 @@ void Lowerer::fillDat(const ast::DatDecl &d, ir::Dat &out) {
   } else {
     fail(d.on.range, "dat '" + d.name + "' on an unresolved set or block");
   }
+  out.init = d.init;
   switch (d.init) {
-  case ast::DatInit::Zero:
-    out.init = ir::DatInit::Zero;
+  case DatInit::Zero:
     break;
-  case ast::DatInit::Fill: {
-    out.init = ir::DatInit::Fill;
+  case DatInit::Fill: {
     if (!d.initExpr) {
       fail(d.range, "fill of dat '" + d.name + "' without a value");
       break;
@@ -361,8 +247,7 @@ void Lowerer::fillDat(const ast::DatDecl &d, ir::Dat &out) {
     out.initValue = exprAs(*d.initExpr, want);
     break;
   }
-  case ast::DatInit::File:
-    out.init = ir::DatInit::File;
+  case DatInit::File:
     out.initFile = exprOr(d.initExpr, Type::string(), d.range);
     break;
   }
@@ -425,7 +310,7 @@ void Lowerer::fillGlobals() {
           if (p->stencil)
             s = stencils[p->stencil->decl];
           fs.kparams[p.get()] =
-              B::addKernelParam(*f, p->name, lowerMode(p->mode),
+              B::addKernelParam(*f, p->name, p->mode,
                                 p->type.resolved, s, p->nameRange);
         }
         break;
@@ -611,7 +496,7 @@ void Lowerer::lowerStmt(const ast::Stmt &s, ir::Body &out) {
     ir::ExprPtr target = lvalue(*a.target);
     ir::ExprPtr value = exprAs(*a.value, target->type);
     out.stmts.push_back(
-        B::assign(std::move(target), std::move(value), lowerOp(a.op), s.range));
+        B::assign(std::move(target), std::move(value), a.op, s.range));
     return;
   }
   case ast::StmtKind::If: {
@@ -802,34 +687,33 @@ void Lowerer::lowerLoop(const ast::LoopStmt &s, ir::Body &out) {
       }
       return it->second;
     };
-    switch (a.kind) {
-    case ast::ArgKind::Direct:
-      d.kind = ir::ArgKind::Direct;
+    if (!a.kind) {
+      fail(at, "a loop argument that sema did not resolve");
+      return;
+    }
+    d.kind = *a.kind;
+    switch (*a.kind) {
+    case ArgKind::Direct:
       d.dat = datFor(a.dat);
       break;
-    case ast::ArgKind::Indirect:
-      d.kind = ir::ArgKind::Indirect;
+    case ArgKind::Indirect:
       d.dat = datFor(a.dat);
       d.map = maps.count(a.map) ? maps[a.map] : nullptr;
       d.mapIndex = int(a.mapIndex);
       break;
-    case ast::ArgKind::Stencil:
-      d.kind = ir::ArgKind::Stencil;
+    case ArgKind::Stencil:
       d.dat = datFor(a.dat);
       d.stencil = p.stencil;
       if (a.stencil && stencils.count(a.stencil))
         d.stencil = stencils[a.stencil];
       break;
-    case ast::ArgKind::MapDirect:
-      d.kind = ir::ArgKind::MapDirect;
+    case ArgKind::MapDirect:
       d.map = maps.count(a.map) ? maps[a.map] : nullptr;
       break;
-    case ast::ArgKind::GlobalRead:
-      d.kind = ir::ArgKind::GlobalRead;
+    case ArgKind::GlobalRead:
       d.value = a.expr ? exprAs(*a.expr, p.type) : placeholder(p.type);
       break;
-    case ast::ArgKind::Reduction: {
-      d.kind = ir::ArgKind::Reduction;
+    case ArgKind::Reduction: {
       auto it = st.slots.find(a.var);
       if (it == st.slots.end()) {
         fail(at, "a reduction into an unresolved variable");
@@ -838,9 +722,6 @@ void Lowerer::lowerLoop(const ast::LoopStmt &s, ir::Body &out) {
       d.var = int(it->second);
       break;
     }
-    case ast::ArgKind::Unresolved:
-      fail(at, "a loop argument that sema did not resolve");
-      return;
     }
     d.bytes = scalarBytes(d.scalar) * d.dim;
     loop->args.push_back(std::move(d));
@@ -1115,13 +996,13 @@ ir::ExprPtr Lowerer::intrinsic(const ast::CallExpr &e) {
     fail(e.range, "size() of something that is not a set or dat");
     return placeholder(t);
   }
-  std::optional<ir::Intrinsic> id = lowerIntrinsic(e.intrinsic);
-  if (!id) {
+  if (!isIRIntrinsic(e.intrinsic)) {
     fail(e.range, "call of unknown intrinsic '" + e.callee + "'");
     return placeholder(e.type);
   }
+  ir::Intrinsic id = e.intrinsic;
   std::vector<ir::ExprPtr> args;
-  switch (*id) {
+  switch (id) {
   case ir::Intrinsic::Idx: {
     int64_t dim = 0;
     if (!e.args.empty() && e.args[0]->constValue)
@@ -1145,7 +1026,7 @@ ir::ExprPtr Lowerer::intrinsic(const ast::CallExpr &e) {
       args.push_back(exprAs(*a, e.type));
     break;
   }
-  return coerce(B::intrinsic(*id, std::move(args), e.range), e.type);
+  return coerce(B::intrinsic(id, std::move(args), e.range), e.type);
 }
 
 ir::ExprPtr Lowerer::call(const ast::CallExpr &e) {
@@ -1229,7 +1110,7 @@ ir::ExprPtr Lowerer::expr(const ast::Expr &e) {
   }
   case ast::ExprKind::Binary: {
     const auto &b = cast<ast::BinaryExpr>(e);
-    ir::BinaryOp op = lowerOp(b.op);
+    ir::BinaryOp op = b.op;
     ir::ExprPtr l = expr(*b.lhs), r = expr(*b.rhs);
     Type t;
     if (ir::isLogical(op)) {
