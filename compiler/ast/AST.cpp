@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ast/AST.h"
 
+#include "llvm/Support/Casting.h"
+
 namespace opdc::ast {
 
 namespace {
@@ -96,10 +98,30 @@ ForStmt::ForStmt(SourceRange r, std::unique_ptr<VarDecl> v, RangeExpr b,
       body(std::move(bd)) {}
 ForStmt::~ForStmt() = default;
 
-AdjointStmt::AdjointStmt(SourceRange r) : Stmt(StmtKind::Adjoint, r) {}
+AdjointStmt::AdjointStmt(SourceRange r)
+    : DerivativeStmt(StmtKind::Adjoint, r) {}
 AdjointStmt::~AdjointStmt() = default;
-TangentStmt::TangentStmt(SourceRange r) : Stmt(StmtKind::Tangent, r) {}
+TangentStmt::TangentStmt(SourceRange r)
+    : DerivativeStmt(StmtKind::Tangent, r) {}
 TangentStmt::~TangentStmt() = default;
+
+size_t DerivativeStmt::numTargets() const {
+  if (auto *a = llvm::dyn_cast<AdjointStmt>(this))
+    return a->wrt.size();
+  return llvm::cast<TangentStmt>(this)->along.size();
+}
+
+NameRef &DerivativeStmt::target(size_t i) {
+  if (auto *a = llvm::dyn_cast<AdjointStmt>(this))
+    return a->wrt[i];
+  return llvm::cast<TangentStmt>(this)->along[i].target;
+}
+
+VarDecl *DerivativeStmt::resultDecl() const {
+  if (auto *a = llvm::dyn_cast<AdjointStmt>(this))
+    return a->value.get();
+  return llvm::cast<TangentStmt>(this)->result.get();
+}
 
 const char *declKindName(DeclKind k) {
   switch (k) {

@@ -423,12 +423,38 @@ struct SolveStmt : Stmt {
 struct ProcDecl;
 struct GradientDecl;
 
+/// What adjoint and tangent requests share: the differentiated proc, its
+/// call arguments, the targets (one NameRef each) and the variable the
+/// request defines.
+struct DerivativeStmt : Stmt {
+  NameRef proc;                  ///< decl: ProcDecl
+  std::vector<ExprPtr> callArgs;
+  bool isAdjoint() const { return kind == StmtKind::Adjoint; }
+  /// "adjoint" or "tangent".
+  const char *keyword() const { return isAdjoint() ? "adjoint" : "tangent"; }
+  /// "wrt" or "along": the list the targets are written in.
+  const char *targetListName() const { return isAdjoint() ? "wrt" : "along"; }
+  /// The targets in source order: AdjointStmt::wrt, or the targets of
+  /// TangentStmt::along.
+  size_t numTargets() const;
+  NameRef &target(size_t i);
+  const NameRef &target(size_t i) const {
+    return const_cast<DerivativeStmt *>(this)->target(i);
+  }
+  /// AdjointStmt::value or TangentStmt::result; may be null.
+  VarDecl *resultDecl() const;
+  static bool classof(const Stmt *s) {
+    return s->kind == StmtKind::Adjoint || s->kind == StmtKind::Tangent;
+  }
+
+protected:
+  DerivativeStmt(StmtKind k, SourceRange r) : Stmt(k, r) {}
+};
+
 /// `let (J, dJ) = adjoint objective(alpha) wrt (x, alpha) checkpoints 10`
-struct AdjointStmt : Stmt {
+struct AdjointStmt : DerivativeStmt {
   std::unique_ptr<VarDecl> value;       ///< J: the proc's result
   std::unique_ptr<GradientDecl> grad;   ///< dJ: fields named after wrt
-  NameRef proc;                         ///< decl: ProcDecl
-  std::vector<ExprPtr> callArgs;
   std::vector<NameRef> wrt;   ///< decl: DatDecl or the proc's parameter VarDecl
   ExprPtr checkpoints;        ///< may be null
   AdjointStmt(SourceRange r);
@@ -437,10 +463,8 @@ struct AdjointStmt : Stmt {
 };
 
 /// `let d = tangent objective(alpha) along (x: dx, alpha: 1.0)`
-struct TangentStmt : Stmt {
+struct TangentStmt : DerivativeStmt {
   std::unique_ptr<VarDecl> result; ///< directional derivative (a float)
-  NameRef proc;
-  std::vector<ExprPtr> callArgs;
   struct Seed {
     NameRef target;  ///< decl: DatDecl or the proc's parameter VarDecl
     ExprPtr value;   ///< a dat name (for a dat) or a scalar expression

@@ -258,23 +258,24 @@ StmtPtr SolveStmt::clone() const {
   return c;
 }
 
+void DerivativeStmt::cloneInto(DerivativeStmt &c) const {
+  c.proc = proc;
+  c.args = cloneAll(args);
+  for (const auto &e : entries)
+    c.entries.push_back(e.clone());
+  c.resultVar = resultVar;
+}
+
 StmtPtr AdjointStmt::clone() const {
   auto c = std::make_unique<AdjointStmt>(range);
-  c->proc = proc;
-  c->args = cloneAll(args);
-  c->wrt = wrt;
+  cloneInto(*c);
   c->checkpoints = cloneExpr(checkpoints);
-  c->resultVar = resultVar;
   return c;
 }
 
 StmtPtr TangentStmt::clone() const {
   auto c = std::make_unique<TangentStmt>(range);
-  c->proc = proc;
-  c->args = cloneAll(args);
-  for (const auto &s : seeds)
-    c->seeds.push_back({s.of, s.dat, cloneExpr(s.value), s.range});
-  c->resultVar = resultVar;
+  cloneInto(*c);
   return c;
 }
 

@@ -454,40 +454,60 @@ struct DerivTarget {
   int param = -1;
 };
 
-/// `let (J, dJ) = adjoint proc(args) wrt (...) checkpoints n`: kept as one
-/// node for the adjoint pass to expand. Defines `resultVar` (the proc's
-/// result) and, per wrt entry, either a gradient dat or a gradient variable.
-struct AdjointStmt : Stmt {
-  struct Wrt {
-    DerivTarget of;
-    Dat *gradDat = nullptr; ///< of.dat: the derivative dat (Dat::primal)
-    int gradVar = -1;       ///< of.param: host variable slot
-    SourceRange range;
-  };
+/// One target of a derivative request and what goes with it: for an
+/// adjoint, where the gradient goes; for a tangent, the direction.
+struct DerivEntry {
+  DerivTarget of;
+  /// of.dat: the gradient dat (adjoint; Dat::primal is of.dat) or the
+  /// direction, a dat of the same shape (tangent).
+  Dat *dat = nullptr;
+  int var = -1;  ///< adjoint, of.param: the gradient's host variable slot
+  ExprPtr value; ///< tangent, of.param: the direction, a host expression
+  SourceRange range;
+  DerivEntry clone() const {
+    return {of, dat, var, cloneExpr(value), range};
+  }
+};
+
+/// A derivative request on a proc, kept as one node for the adjoint pass to
+/// expand: the proc called with `args`, one entry per target, the proc's
+/// result (adjoint) or the directional derivative (tangent) in `resultVar`.
+/// AdjointStmt and TangentStmt add what only they have.
+struct DerivativeStmt : Stmt {
   Function *proc = nullptr;
   std::vector<ExprPtr> args;
-  std::vector<Wrt> wrt;
-  ExprPtr checkpoints; ///< null: the pass chooses
+  std::vector<DerivEntry> entries;
   int resultVar = -1;
-  explicit AdjointStmt(SourceRange r = {}) : Stmt(StmtKind::Adjoint, r) {}
+  bool isAdjoint() const { return kind == StmtKind::Adjoint; }
+  /// "adjoint" or "tangent".
+  const char *keyword() const { return isAdjoint() ? "adjoint" : "tangent"; }
+  static bool classof(const Stmt *s) {
+    return s->kind == StmtKind::Adjoint || s->kind == StmtKind::Tangent;
+  }
+
+protected:
+  DerivativeStmt(StmtKind k, SourceRange r) : Stmt(k, r) {}
+  /// Copies the shared fields into \p c.
+  void cloneInto(DerivativeStmt &c) const;
+};
+
+/// `let (J, dJ) = adjoint proc(args) wrt (...) checkpoints n`: defines
+/// `resultVar` (the proc's result) and, per wrt entry, either a gradient dat
+/// (entry.dat) or a gradient variable (entry.var).
+struct AdjointStmt : DerivativeStmt {
+  ExprPtr checkpoints; ///< null: the pass chooses
+  explicit AdjointStmt(SourceRange r = {})
+      : DerivativeStmt(StmtKind::Adjoint, r) {}
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Adjoint; }
   StmtPtr clone() const override;
 };
 
 /// `let d = tangent proc(args) along (x: dx, alpha: 1.0)`: the directional
-/// derivative of the proc's result along the seeds, into `resultVar`.
-struct TangentStmt : Stmt {
-  struct Seed {
-    DerivTarget of;
-    Dat *dat = nullptr; ///< of.dat: the direction, a dat of the same shape
-    ExprPtr value;      ///< of.param: the direction, a host expression
-    SourceRange range;
-  };
-  Function *proc = nullptr;
-  std::vector<ExprPtr> args;
-  std::vector<Seed> seeds;
-  int resultVar = -1;
-  explicit TangentStmt(SourceRange r = {}) : Stmt(StmtKind::Tangent, r) {}
+/// derivative of the proc's result along the seeds (entry.dat for a dat,
+/// entry.value for a parameter), into `resultVar`.
+struct TangentStmt : DerivativeStmt {
+  explicit TangentStmt(SourceRange r = {})
+      : DerivativeStmt(StmtKind::Tangent, r) {}
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Tangent; }
   StmtPtr clone() const override;
 };

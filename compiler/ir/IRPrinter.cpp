@@ -619,43 +619,29 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
        << ranges(v.ranges, names) << "\n";
     return;
   }
-  case StmtKind::Adjoint: {
-    const auto &a = cast<AdjointStmt>(s);
-    std::string procName = a.proc ? a.proc->name : "<null>";
-    os << names.var(a.resultVar) << " = adjoint @" << procName << "("
-       << list(a.args) << ") wrt (";
-    for (size_t i = 0; i < a.wrt.size(); ++i) {
-      const auto &w = a.wrt[i];
+  case StmtKind::Adjoint:
+  case StmtKind::Tangent: {
+    const auto &d = cast<DerivativeStmt>(s);
+    bool adjoint = d.isAdjoint();
+    std::string procName = d.proc ? d.proc->name : "<null>";
+    os << names.var(d.resultVar) << " = " << d.keyword() << " @" << procName
+       << "(" << list(d.args) << ") " << (adjoint ? "wrt" : "along") << " (";
+    for (size_t i = 0; i < d.entries.size(); ++i) {
+      const DerivEntry &e = d.entries[i];
       if (i)
         os << ", ";
-      os << target(w.of, a.proc) << " -> ";
-      if (w.gradDat)
-        os << w.gradDat->name;
+      os << target(e.of, d.proc) << (adjoint ? " -> " : ": ");
+      if (e.dat)
+        os << e.dat->name;
+      else if (adjoint)
+        os << names.var(e.var);
       else
-        os << names.var(w.gradVar);
+        os << exprOrNull(e.value, names);
     }
     os << ")";
-    if (a.checkpoints)
-      os << " checkpoints " << expr(*a.checkpoints, names);
+    if (auto *a = dyn_cast<AdjointStmt>(&d); a && a->checkpoints)
+      os << " checkpoints " << expr(*a->checkpoints, names);
     os << "\n";
-    return;
-  }
-  case StmtKind::Tangent: {
-    const auto &t = cast<TangentStmt>(s);
-    std::string procName = t.proc ? t.proc->name : "<null>";
-    os << names.var(t.resultVar) << " = tangent @" << procName << "("
-       << list(t.args) << ") along (";
-    for (size_t i = 0; i < t.seeds.size(); ++i) {
-      const auto &seed = t.seeds[i];
-      if (i)
-        os << ", ";
-      os << target(seed.of, t.proc) << ": ";
-      if (seed.dat)
-        os << seed.dat->name;
-      else
-        os << exprOrNull(seed.value, names);
-    }
-    os << ")\n";
     return;
   }
   }

@@ -50,10 +50,10 @@ private:
   void checkBody(const Body &b, Scope &sc);
   void checkStmt(const Stmt &s, Scope &sc, std::vector<unsigned> &declHere);
   void checkParLoop(const ParLoopStmt &l, Scope &sc);
-  void checkAdjoint(const AdjointStmt &a, Scope &sc,
-                    std::vector<unsigned> &declHere);
-  void checkTangent(const TangentStmt &t, Scope &sc,
-                    std::vector<unsigned> &declHere);
+  /// An adjoint or tangent request: its proc and arguments, each entry,
+  /// the result slot.
+  void checkDerivative(const DerivativeStmt &d, Scope &sc,
+                       std::vector<unsigned> &declHere);
   void checkAssignTarget(const Expr &t, AssignOp op, Scope &sc);
   void checkRanges(const std::vector<LoopRange> &rs, const Block *b, Scope &sc,
                    const char *what);
@@ -213,13 +213,9 @@ bool Verifier::run(std::string &why) {
           ex(a.value);
         break;
       case StmtKind::Adjoint:
-        out.insert(cast<AdjointStmt>(*s).proc);
-        for (const auto &a : cast<AdjointStmt>(*s).args)
-          ex(a);
-        break;
       case StmtKind::Tangent:
-        out.insert(cast<TangentStmt>(*s).proc);
-        for (const auto &a : cast<TangentStmt>(*s).args)
+        out.insert(cast<DerivativeStmt>(*s).proc);
+        for (const auto &a : cast<DerivativeStmt>(*s).args)
           ex(a);
         break;
       default:
@@ -715,13 +711,12 @@ void Verifier::checkStmt(const Stmt &s, Scope &sc,
     return;
   }
   case StmtKind::Adjoint:
-    hostOnly("adjoint");
-    checkAdjoint(cast<AdjointStmt>(s), sc, declHere);
+  case StmtKind::Tangent: {
+    const auto &d = cast<DerivativeStmt>(s);
+    hostOnly(d.keyword());
+    checkDerivative(d, sc, declHere);
     return;
-  case StmtKind::Tangent:
-    hostOnly("tangent");
-    checkTangent(cast<TangentStmt>(s), sc, declHere);
-    return;
+  }
   }
 }
 
@@ -898,123 +893,91 @@ void Verifier::checkParLoop(const ParLoopStmt &l, Scope &sc) {
   }
 }
 
-void Verifier::checkAdjoint(const AdjointStmt &a, Scope &sc,
-                            std::vector<unsigned> &declHere) {
-  if (!procs.count(a.proc)) {
-    problem("adjoint of a proc outside the program");
+void Verifier::checkDerivative(const DerivativeStmt &d, Scope &sc,
+                               std::vector<unsigned> &declHere) {
+  std::string kw = d.keyword();
+  bool adjoint = d.isAdjoint();
+  if (!procs.count(d.proc)) {
+    problem(kw + " of a proc outside the program");
     return;
   }
-  const Function &p = *a.proc;
+  const Function &p = *d.proc;
   if (!p.returnType.isFloatScalar())
-    problem("adjoint of '" + p.name + "', which returns " + p.returnType.str() +
+    problem(kw + " of '" + p.name + "', which returns " + p.returnType.str() +
             ", expected a float");
-  if (a.args.size() != p.params.size())
-    problem("adjoint of '" + p.name + "' with " +
-            std::to_string(a.args.size()) + " arguments, expected " +
+  if (d.args.size() != p.params.size())
+    problem(kw + " of '" + p.name + "' with " +
+            std::to_string(d.args.size()) + " arguments, expected " +
             std::to_string(p.params.size()));
-  for (size_t i = 0; i < a.args.size() && i < p.params.size(); ++i)
-    expectType(a.args[i], p.vars[p.params[i]].type, sc, "adjoint argument");
-  if (a.checkpoints) {
-    Type t = check(*a.checkpoints, sc);
+  std::string argWhat = kw + " argument";
+  for (size_t i = 0; i < d.args.size() && i < p.params.size(); ++i)
+    expectType(d.args[i], p.vars[p.params[i]].type, sc, argWhat.c_str());
+  if (auto *a = dyn_cast<AdjointStmt>(&d); a && a->checkpoints) {
+    Type t = check(*a->checkpoints, sc);
     if (!t.isIntegerScalar())
-      problem("checkpoints " + str(*a.checkpoints) + " of type " + t.str());
+      problem("checkpoints " + str(*a->checkpoints) + " of type " + t.str());
   }
-  for (const auto &w : a.wrt) {
-    if (w.of.dat) {
-      if (!dats.count(w.of.dat) || !dats.count(w.gradDat)) {
-        problem("adjoint wrt a dat outside the program");
+  for (const DerivEntry &e : d.entries) {
+    if (e.of.dat) {
+      if (!dats.count(e.of.dat) || !dats.count(e.dat)) {
+        problem(adjoint ? "adjoint wrt a dat outside the program"
+                        : "tangent seed of a dat outside the program");
         continue;
       }
-      if (!w.gradDat->isDerivative || w.gradDat->primal != w.of.dat)
-        problem("gradient dat " + name(w.gradDat) +
-                " is not the derivative of " + name(w.of.dat));
-      if (!w.of.dat->elemType.isFloatScalar() &&
-          !(w.of.dat->elemType.isArray() && isFloat(w.of.dat->scalar())))
-        problem("adjoint wrt dat " + name(w.of.dat) + " of " +
-                w.of.dat->elemType.str());
-    } else {
-      if (w.of.param < 0 || unsigned(w.of.param) >= p.params.size()) {
-        problem("adjoint wrt parameter " + std::to_string(w.of.param) +
-                " of '" + p.name + "', which does not exist");
+      if (!adjoint) {
+        if (e.dat->set != e.of.dat->set || e.dat->block != e.of.dat->block ||
+            e.dat->elemType != e.of.dat->elemType)
+          problem("tangent seed " + name(e.dat) + " differs in shape from " +
+                  name(e.of.dat));
         continue;
       }
-      Type pt = p.vars[p.params[w.of.param]].type;
-      if (!pt.isFloatScalar())
-        problem("adjoint wrt parameter of type " + pt.str());
-      if (!validSlot(w.gradVar)) {
-        problem("adjoint gradient slot " + std::to_string(w.gradVar) +
-                " does not exist");
-        continue;
-      }
-      if (fn->vars[w.gradVar].type != pt)
-        problem("gradient variable '" + fn->vars[w.gradVar].name +
-                "' has type " + fn->vars[w.gradVar].type.str() + ", expected " +
-                pt.str());
-      declare(unsigned(w.gradVar), sc, declHere, "adjoint gradient");
+      if (!e.dat->isDerivative || e.dat->primal != e.of.dat)
+        problem("gradient dat " + name(e.dat) + " is not the derivative of " +
+                name(e.of.dat));
+      if (!e.of.dat->elemType.isFloatScalar() &&
+          !(e.of.dat->elemType.isArray() && isFloat(e.of.dat->scalar())))
+        problem("adjoint wrt dat " + name(e.of.dat) + " of " +
+                e.of.dat->elemType.str());
+      continue;
     }
-  }
-  if (!validSlot(a.resultVar)) {
-    problem("adjoint result slot " + std::to_string(a.resultVar) +
-            " does not exist");
-    return;
-  }
-  if (fn->vars[a.resultVar].type != p.returnType)
-    problem("adjoint result '" + fn->vars[a.resultVar].name + "' has type " +
-            fn->vars[a.resultVar].type.str() + ", expected " +
-            p.returnType.str());
-  declare(unsigned(a.resultVar), sc, declHere, "adjoint result");
-}
-
-void Verifier::checkTangent(const TangentStmt &t, Scope &sc,
-                            std::vector<unsigned> &declHere) {
-  if (!procs.count(t.proc)) {
-    problem("tangent of a proc outside the program");
-    return;
-  }
-  const Function &p = *t.proc;
-  if (!p.returnType.isFloatScalar())
-    problem("tangent of '" + p.name + "', which returns " + p.returnType.str() +
-            ", expected a float");
-  if (t.args.size() != p.params.size())
-    problem("tangent of '" + p.name + "' with " +
-            std::to_string(t.args.size()) + " arguments, expected " +
-            std::to_string(p.params.size()));
-  for (size_t i = 0; i < t.args.size() && i < p.params.size(); ++i)
-    expectType(t.args[i], p.vars[p.params[i]].type, sc, "tangent argument");
-  for (const auto &s : t.seeds) {
-    if (s.of.dat) {
-      if (!dats.count(s.of.dat) || !dats.count(s.dat)) {
-        problem("tangent seed of a dat outside the program");
-        continue;
-      }
-      if (s.dat->set != s.of.dat->set || s.dat->block != s.of.dat->block ||
-          s.dat->elemType != s.of.dat->elemType)
-        problem("tangent seed " + name(s.dat) + " differs in shape from " +
-                name(s.of.dat));
-    } else {
-      if (s.of.param < 0 || unsigned(s.of.param) >= p.params.size()) {
-        problem("tangent seed for parameter " + std::to_string(s.of.param) +
-                " of '" + p.name + "', which does not exist");
-        continue;
-      }
-      if (!s.value) {
+    if (e.of.param < 0 || unsigned(e.of.param) >= p.params.size()) {
+      problem((adjoint ? "adjoint wrt parameter " : "tangent seed for parameter ") +
+              std::to_string(e.of.param) + " of '" + p.name +
+              "', which does not exist");
+      continue;
+    }
+    Type pt = p.vars[p.params[e.of.param]].type;
+    if (!adjoint) {
+      if (!e.value) {
         problem("tangent seed without a value");
         continue;
       }
-      expectType(s.value, p.vars[p.params[s.of.param]].type, sc,
-                 "tangent seed");
+      expectType(e.value, pt, sc, "tangent seed");
+      continue;
     }
+    if (!pt.isFloatScalar())
+      problem("adjoint wrt parameter of type " + pt.str());
+    if (!validSlot(e.var)) {
+      problem("adjoint gradient slot " + std::to_string(e.var) +
+              " does not exist");
+      continue;
+    }
+    if (fn->vars[e.var].type != pt)
+      problem("gradient variable '" + fn->vars[e.var].name + "' has type " +
+              fn->vars[e.var].type.str() + ", expected " + pt.str());
+    declare(unsigned(e.var), sc, declHere, "adjoint gradient");
   }
-  if (!validSlot(t.resultVar)) {
-    problem("tangent result slot " + std::to_string(t.resultVar) +
+  if (!validSlot(d.resultVar)) {
+    problem(kw + " result slot " + std::to_string(d.resultVar) +
             " does not exist");
     return;
   }
-  if (fn->vars[t.resultVar].type != p.returnType)
-    problem("tangent result '" + fn->vars[t.resultVar].name + "' has type " +
-            fn->vars[t.resultVar].type.str() + ", expected " +
+  if (fn->vars[d.resultVar].type != p.returnType)
+    problem(kw + " result '" + fn->vars[d.resultVar].name + "' has type " +
+            fn->vars[d.resultVar].type.str() + ", expected " +
             p.returnType.str());
-  declare(unsigned(t.resultVar), sc, declHere, "tangent result");
+  std::string resultWhat = kw + " result";
+  declare(unsigned(d.resultVar), sc, declHere, resultWhat.c_str());
 }
 
 //===----------------------------------------------------------------------===//

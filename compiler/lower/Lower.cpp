@@ -89,8 +89,13 @@ private:
   void lowerStmt(const ast::Stmt &s, ir::Body &out);
   ir::Body lowerElse(const ast::Stmt *s);
   void lowerLoop(const ast::LoopStmt &s, ir::Body &out);
-  void lowerAdjoint(const ast::AdjointStmt &s, ir::Body &out);
-  void lowerTangent(const ast::TangentStmt &s, ir::Body &out);
+  /// An adjoint or tangent request; gradientOf and directionOf fill in
+  /// what an entry of each kind adds to its target.
+  void lowerDerivative(const ast::DerivativeStmt &s, ir::Body &out);
+  void gradientOf(const ast::AdjointStmt &s, const ast::NameRef &w,
+                  const ir::Function &proc, ir::DerivEntry &e);
+  void directionOf(const ast::TangentStmt::Seed &seed,
+                   const ir::Function &proc, ir::DerivEntry &e);
   std::vector<ir::LoopRange> lowerRanges(const std::vector<ast::RangeExpr> &rs);
   ir::LoopRange lowerRange(const ast::RangeExpr &r, Type t);
   unsigned newSlot(const ast::VarDecl &v, Type t, bool isMutable);
@@ -632,10 +637,8 @@ void Lowerer::lowerStmt(const ast::Stmt &s, ir::Body &out) {
     return;
   }
   case ast::StmtKind::Adjoint:
-    lowerAdjoint(cast<ast::AdjointStmt>(s), out);
-    return;
   case ast::StmtKind::Tangent:
-    lowerTangent(cast<ast::TangentStmt>(s), out);
+    lowerDerivative(cast<ast::DerivativeStmt>(s), out);
     return;
   }
 }
@@ -746,100 +749,89 @@ ir::DerivTarget Lowerer::derivTarget(const ast::Decl *d,
   return t;
 }
 
-void Lowerer::lowerAdjoint(const ast::AdjointStmt &s, ir::Body &out) {
+void Lowerer::lowerDerivative(const ast::DerivativeStmt &s, ir::Body &out) {
   auto pit = functions.find(s.proc.decl);
   auto *procDecl = dyn_cast_or_null<ast::ProcDecl>(s.proc.decl);
   if (pit == functions.end() || !procDecl) {
-    fail(s.proc.range, "an adjoint of an unresolved proc");
+    fail(s.proc.range, std::string(s.isAdjoint() ? "an " : "a ") +
+                           s.keyword() + " of an unresolved proc");
     return;
   }
   ir::Function *proc = pit->second;
-  auto adj = std::make_unique<ir::AdjointStmt>(s.range);
-  adj->proc = proc;
+  const auto *adjoint = dyn_cast<ast::AdjointStmt>(&s);
+  std::unique_ptr<ir::DerivativeStmt> d;
+  if (adjoint)
+    d = std::make_unique<ir::AdjointStmt>(s.range);
+  else
+    d = std::make_unique<ir::TangentStmt>(s.range);
+  d->proc = proc;
   for (size_t i = 0; i < s.callArgs.size(); ++i) {
     Type t = i < proc->params.size() ? proc->vars[proc->params[i]].type
                                      : s.callArgs[i]->type;
-    adj->args.push_back(exprAs(*s.callArgs[i], t));
+    d->args.push_back(exprAs(*s.callArgs[i], t));
   }
-  if (s.checkpoints)
-    adj->checkpoints = expr(*s.checkpoints);
-  for (const auto &w : s.wrt) {
-    ir::AdjointStmt::Wrt out;
-    out.of = derivTarget(w.decl, procDecl, w.range);
-    out.range = w.range;
-    const ast::Decl *field = s.grad ? s.grad->field(w.name) : nullptr;
-    std::string gname =
-        (s.grad ? s.grad->name : std::string("d")) + "." + w.name;
-    if (out.of.dat) {
-      // The gradient of a dat is a new dat of the same shape.
-      const ir::Dat &primal = *out.of.dat;
-      std::string n = gname;
-      for (unsigned k = 1; datNames.count(n); ++k)
-        n = gname + "." + std::to_string(k);
-      datNames.insert(n);
-      ir::Dat *g =
-          primal.set
-              ? build.addDat(n, primal.set, primal.elemType, w.range)
-              : build.addBlockDat(n, primal.block, primal.elemType, {},
-                                  primal.haloMinus, primal.haloPlus, w.range);
-      for (const auto &e : primal.size)
-        g->size.push_back(ir::cloneExpr(e));
-      g->base = primal.base;
-      g->isDerivative = true;
-      g->primal = out.of.dat;
-      out.gradDat = g;
-      if (field)
-        dats[field] = g;
-    } else if (out.of.param >= 0) {
-      Type t = proc->vars[proc->params[out.of.param]].type;
-      unsigned slot = st.fn->addVar(gname, t, /*isMutable=*/false, w.range);
-      if (field)
-        st.slots[field] = slot;
-      out.gradVar = int(slot);
-    }
-    adj->wrt.push_back(std::move(out));
+  if (adjoint && adjoint->checkpoints)
+    cast<ir::AdjointStmt>(*d).checkpoints = expr(*adjoint->checkpoints);
+  for (size_t i = 0; i < s.numTargets(); ++i) {
+    const ast::NameRef &ref = s.target(i);
+    ir::DerivEntry e;
+    e.of = derivTarget(ref.decl, procDecl, ref.range);
+    e.range = ref.range;
+    if (adjoint)
+      gradientOf(*adjoint, ref, *proc, e);
+    else
+      directionOf(cast<ast::TangentStmt>(s).along[i], *proc, e);
+    d->entries.push_back(std::move(e));
   }
-  if (s.value) {
-    adj->resultVar = int(newSlot(*s.value, proc->returnType, false));
-  } else {
-    adj->resultVar = int(st.fn->addVar("J", proc->returnType, false, s.range));
-  }
-  out.stmts.push_back(std::move(adj));
+  if (const ast::VarDecl *v = s.resultDecl())
+    d->resultVar = int(newSlot(*v, proc->returnType, false));
+  else
+    d->resultVar = int(st.fn->addVar(adjoint ? "J" : "d", proc->returnType,
+                                     false, s.range));
+  out.stmts.push_back(std::move(d));
 }
 
-void Lowerer::lowerTangent(const ast::TangentStmt &s, ir::Body &out) {
-  auto pit = functions.find(s.proc.decl);
-  auto *procDecl = dyn_cast_or_null<ast::ProcDecl>(s.proc.decl);
-  if (pit == functions.end() || !procDecl) {
-    fail(s.proc.range, "a tangent of an unresolved proc");
-    return;
+void Lowerer::gradientOf(const ast::AdjointStmt &s, const ast::NameRef &w,
+                         const ir::Function &proc, ir::DerivEntry &e) {
+  const ast::Decl *field = s.grad ? s.grad->field(w.name) : nullptr;
+  std::string gname = (s.grad ? s.grad->name : std::string("d")) + "." + w.name;
+  if (e.of.dat) {
+    // The gradient of a dat is a new dat of the same shape.
+    const ir::Dat &primal = *e.of.dat;
+    std::string n = gname;
+    for (unsigned k = 1; datNames.count(n); ++k)
+      n = gname + "." + std::to_string(k);
+    datNames.insert(n);
+    ir::Dat *g =
+        primal.set
+            ? build.addDat(n, primal.set, primal.elemType, w.range)
+            : build.addBlockDat(n, primal.block, primal.elemType, {},
+                                primal.haloMinus, primal.haloPlus, w.range);
+    for (const auto &x : primal.size)
+      g->size.push_back(ir::cloneExpr(x));
+    g->base = primal.base;
+    g->isDerivative = true;
+    g->primal = e.of.dat;
+    e.dat = g;
+    if (field)
+      dats[field] = g;
+  } else if (e.of.param >= 0) {
+    Type t = proc.vars[proc.params[e.of.param]].type;
+    unsigned slot = st.fn->addVar(gname, t, /*isMutable=*/false, w.range);
+    if (field)
+      st.slots[field] = slot;
+    e.var = int(slot);
   }
-  ir::Function *proc = pit->second;
-  auto tan = std::make_unique<ir::TangentStmt>(s.range);
-  tan->proc = proc;
-  for (size_t i = 0; i < s.callArgs.size(); ++i) {
-    Type t = i < proc->params.size() ? proc->vars[proc->params[i]].type
-                                     : s.callArgs[i]->type;
-    tan->args.push_back(exprAs(*s.callArgs[i], t));
+}
+
+void Lowerer::directionOf(const ast::TangentStmt::Seed &seed,
+                          const ir::Function &proc, ir::DerivEntry &e) {
+  if (e.of.dat) {
+    if (seed.value)
+      e.dat = datOf(*seed.value);
+  } else if (e.of.param >= 0 && seed.value) {
+    e.value = exprAs(*seed.value, proc.vars[proc.params[e.of.param]].type);
   }
-  for (const auto &seed : s.along) {
-    ir::TangentStmt::Seed out;
-    out.of = derivTarget(seed.target.decl, procDecl, seed.target.range);
-    out.range = seed.target.range;
-    if (out.of.dat) {
-      if (seed.value)
-        out.dat = datOf(*seed.value);
-    } else if (out.of.param >= 0 && seed.value) {
-      out.value =
-          exprAs(*seed.value, proc->vars[proc->params[out.of.param]].type);
-    }
-    tan->seeds.push_back(std::move(out));
-  }
-  if (s.result)
-    tan->resultVar = int(newSlot(*s.result, proc->returnType, false));
-  else
-    tan->resultVar = int(st.fn->addVar("d", proc->returnType, false, s.range));
-  out.stmts.push_back(std::move(tan));
 }
 
 //===----------------------------------------------------------------------===//
