@@ -1,6 +1,8 @@
-// AST.cpp - Cloning and names of the AST's enumerations.
+// AST.cpp - Cloning of AST expressions and names of declaration kinds.
 // SPDX-License-Identifier: Apache-2.0
 #include "ast/AST.h"
+
+#include "llvm/Support/Casting.h"
 
 namespace opdc::ast {
 
@@ -96,100 +98,29 @@ ForStmt::ForStmt(SourceRange r, std::unique_ptr<VarDecl> v, RangeExpr b,
       body(std::move(bd)) {}
 ForStmt::~ForStmt() = default;
 
-AdjointStmt::AdjointStmt(SourceRange r) : Stmt(StmtKind::Adjoint, r) {}
+AdjointStmt::AdjointStmt(SourceRange r)
+    : DerivativeStmt(StmtKind::Adjoint, r) {}
 AdjointStmt::~AdjointStmt() = default;
-TangentStmt::TangentStmt(SourceRange r) : Stmt(StmtKind::Tangent, r) {}
+TangentStmt::TangentStmt(SourceRange r)
+    : DerivativeStmt(StmtKind::Tangent, r) {}
 TangentStmt::~TangentStmt() = default;
 
-const char *spelling(UnaryOp op) { return op == UnaryOp::Neg ? "-" : "!"; }
-
-const char *spelling(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Add: return "+";
-  case BinaryOp::Sub: return "-";
-  case BinaryOp::Mul: return "*";
-  case BinaryOp::Div: return "/";
-  case BinaryOp::Rem: return "%";
-  case BinaryOp::Eq: return "==";
-  case BinaryOp::Ne: return "!=";
-  case BinaryOp::Lt: return "<";
-  case BinaryOp::Le: return "<=";
-  case BinaryOp::Gt: return ">";
-  case BinaryOp::Ge: return ">=";
-  case BinaryOp::And: return "&&";
-  case BinaryOp::Or: return "||";
-  }
-  return "?";
+size_t DerivativeStmt::numTargets() const {
+  if (auto *a = llvm::dyn_cast<AdjointStmt>(this))
+    return a->wrt.size();
+  return llvm::cast<TangentStmt>(this)->along.size();
 }
 
-const char *spelling(AssignOp op) {
-  switch (op) {
-  case AssignOp::Set: return "=";
-  case AssignOp::Add: return "+=";
-  case AssignOp::Sub: return "-=";
-  case AssignOp::Mul: return "*=";
-  case AssignOp::Div: return "/=";
-  }
-  return "?";
+NameRef &DerivativeStmt::target(size_t i) {
+  if (auto *a = llvm::dyn_cast<AdjointStmt>(this))
+    return a->wrt[i];
+  return llvm::cast<TangentStmt>(this)->along[i].target;
 }
 
-namespace {
-struct IntrinsicName {
-  const char *name;
-  Intrinsic id;
-};
-constexpr IntrinsicName intrinsicNames[] = {
-    {"sqrt", Intrinsic::Sqrt},   {"abs", Intrinsic::Abs},
-    {"exp", Intrinsic::Exp},     {"log", Intrinsic::Log},
-    {"pow", Intrinsic::Pow},     {"sin", Intrinsic::Sin},
-    {"cos", Intrinsic::Cos},     {"tan", Intrinsic::Tan},
-    {"atan", Intrinsic::Atan},   {"atan2", Intrinsic::Atan2},
-    {"min", Intrinsic::Min},     {"max", Intrinsic::Max},
-    {"floor", Intrinsic::Floor}, {"ceil", Intrinsic::Ceil},
-    {"fma", Intrinsic::Fma},     {"select", Intrinsic::Select},
-    {"idx", Intrinsic::Idx},     {"size", Intrinsic::Size},
-    {"wtime", Intrinsic::Wtime},
-};
-} // namespace
-
-Intrinsic lookupIntrinsic(const std::string &name) {
-  for (auto &n : intrinsicNames)
-    if (name == n.name)
-      return n.id;
-  return Intrinsic::None;
-}
-
-const char *intrinsicName(Intrinsic i) {
-  for (auto &n : intrinsicNames)
-    if (n.id == i)
-      return n.name;
-  return "<none>";
-}
-
-const char *argKindName(ArgKind k) {
-  switch (k) {
-  case ArgKind::Unresolved: return "unresolved";
-  case ArgKind::Direct: return "direct";
-  case ArgKind::Indirect: return "indirect";
-  case ArgKind::Stencil: return "stencil";
-  case ArgKind::MapDirect: return "map";
-  case ArgKind::GlobalRead: return "global";
-  case ArgKind::Reduction: return "reduction";
-  }
-  return "?";
-}
-
-const char *accessModeName(AccessMode m) {
-  switch (m) {
-  case AccessMode::Read: return "read";
-  case AccessMode::Write: return "out";
-  case AccessMode::ReadWrite: return "inout";
-  case AccessMode::Inc: return "inc";
-  case AccessMode::Min: return "min";
-  case AccessMode::Max: return "max";
-  case AccessMode::Sum: return "sum";
-  }
-  return "?";
+VarDecl *DerivativeStmt::resultDecl() const {
+  if (auto *a = llvm::dyn_cast<AdjointStmt>(this))
+    return a->value.get();
+  return llvm::cast<TangentStmt>(this)->result.get();
 }
 
 const char *declKindName(DeclKind k) {

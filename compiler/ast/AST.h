@@ -12,6 +12,7 @@
 #ifndef OPDC_AST_AST_H
 #define OPDC_AST_AST_H
 
+#include "ast/Operators.h"
 #include "ast/Type.h"
 #include "support/SourceRange.h"
 
@@ -23,6 +24,24 @@
 #include <vector>
 
 namespace opdc::ast {
+
+// The enumerations shared with the IR (ast/Operators.h).
+using opdc::AccessMode;
+using opdc::ArgKind;
+using opdc::AssignOp;
+using opdc::BinaryOp;
+using opdc::DatInit;
+using opdc::Intrinsic;
+using opdc::UnaryOp;
+using opdc::accessModeName;
+using opdc::argKindName;
+using opdc::argKindShortName;
+using opdc::intrinsicName;
+using opdc::isComparison;
+using opdc::isLogical;
+using opdc::isReduction;
+using opdc::lookupIntrinsic;
+using opdc::spelling;
 
 struct Decl;
 struct Module;
@@ -104,9 +123,6 @@ struct NameExpr : Expr {
   ExprPtr clone() const override;
 };
 
-enum class UnaryOp : uint8_t { Neg, Not };
-const char *spelling(UnaryOp op);
-
 struct UnaryExpr : Expr {
   UnaryOp op;
   ExprPtr operand;
@@ -115,19 +131,6 @@ struct UnaryExpr : Expr {
   static bool classof(const Expr *e) { return e->kind == ExprKind::Unary; }
   ExprPtr clone() const override;
 };
-
-enum class BinaryOp : uint8_t {
-  Add, Sub, Mul, Div, Rem,
-  Eq, Ne, Lt, Le, Gt, Ge,
-  And, Or,
-};
-const char *spelling(BinaryOp op);
-inline bool isComparison(BinaryOp op) {
-  return op >= BinaryOp::Eq && op <= BinaryOp::Ge;
-}
-inline bool isLogical(BinaryOp op) {
-  return op == BinaryOp::And || op == BinaryOp::Or;
-}
 
 struct BinaryExpr : Expr {
   BinaryOp op;
@@ -139,19 +142,6 @@ struct BinaryExpr : Expr {
   static bool classof(const Expr *e) { return e->kind == ExprKind::Binary; }
   ExprPtr clone() const override;
 };
-
-/// The math and host intrinsics sema recognises by name.
-enum class Intrinsic : uint8_t {
-  None,
-  Sqrt, Abs, Exp, Log, Pow, Sin, Cos, Tan, Atan, Atan2, Min, Max, Floor, Ceil,
-  Fma, Select,
-  Idx,   ///< idx(d): kernels only
-  Size,  ///< size(set) / size(dat, d): host only
-  Wtime, ///< wtime(): host only
-};
-/// The intrinsic called \p name, or None.
-Intrinsic lookupIntrinsic(const std::string &name);
-const char *intrinsicName(Intrinsic i);
 
 enum class CallTarget : uint8_t {
   Unresolved,
@@ -299,9 +289,6 @@ struct ExprStmt : Stmt {
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Expr; }
 };
 
-enum class AssignOp : uint8_t { Set, Add, Sub, Mul, Div };
-const char *spelling(AssignOp op);
-
 struct AssignStmt : Stmt {
   AssignOp op;
   ExprPtr target, value;
@@ -356,26 +343,6 @@ struct ReturnStmt : Stmt {
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Return; }
 };
 
-/// How a loop argument reaches the kernel (sema decides from the argument's
-/// shape and the kernel parameter it binds to).
-enum class ArgKind : uint8_t {
-  Unresolved,
-  Direct,     ///< dat on the loop's set, element i
-  Indirect,   ///< dat[map[k]]: element map(i, k) of a dat on the map's target
-  Stencil,    ///< dat on the loop's block, read at the parameter's stencil
-  MapDirect,  ///< the map itself, as an i32[arity] value on the loop's set
-  GlobalRead, ///< a host expression, constant for the loop
-  Reduction,  ///< a host variable, target of a sum/min/max parameter
-};
-const char *argKindName(ArgKind k);
-
-enum class AccessMode : uint8_t { Read, Write, ReadWrite, Inc, Min, Max, Sum };
-/// Source spelling: "read" for Read (no keyword), "out", "inout", "inc", ...
-const char *accessModeName(AccessMode m);
-inline bool isReduction(AccessMode m) {
-  return m == AccessMode::Min || m == AccessMode::Max || m == AccessMode::Sum;
-}
-
 struct DatDecl;
 struct MapDecl;
 struct StencilDecl;
@@ -384,7 +351,7 @@ struct KernelParamDecl;
 /// One argument of a loop; `expr` is what was written, the rest is sema's.
 struct LoopArg {
   ExprPtr expr;
-  ArgKind kind = ArgKind::Unresolved;
+  std::optional<ArgKind> kind;      ///< empty until sema resolves it
   KernelParamDecl *param = nullptr; ///< the kernel parameter it binds to
   DatDecl *dat = nullptr;           ///< Direct, Indirect, Stencil
   MapDecl *map = nullptr;           ///< Indirect, MapDirect
@@ -456,12 +423,38 @@ struct SolveStmt : Stmt {
 struct ProcDecl;
 struct GradientDecl;
 
+/// What adjoint and tangent requests share: the differentiated proc, its
+/// call arguments, the targets (one NameRef each) and the variable the
+/// request defines.
+struct DerivativeStmt : Stmt {
+  NameRef proc;                  ///< decl: ProcDecl
+  std::vector<ExprPtr> callArgs;
+  bool isAdjoint() const { return kind == StmtKind::Adjoint; }
+  /// "adjoint" or "tangent".
+  const char *keyword() const { return isAdjoint() ? "adjoint" : "tangent"; }
+  /// "wrt" or "along": the list the targets are written in.
+  const char *targetListName() const { return isAdjoint() ? "wrt" : "along"; }
+  /// The targets in source order: AdjointStmt::wrt, or the targets of
+  /// TangentStmt::along.
+  size_t numTargets() const;
+  NameRef &target(size_t i);
+  const NameRef &target(size_t i) const {
+    return const_cast<DerivativeStmt *>(this)->target(i);
+  }
+  /// AdjointStmt::value or TangentStmt::result; may be null.
+  VarDecl *resultDecl() const;
+  static bool classof(const Stmt *s) {
+    return s->kind == StmtKind::Adjoint || s->kind == StmtKind::Tangent;
+  }
+
+protected:
+  DerivativeStmt(StmtKind k, SourceRange r) : Stmt(k, r) {}
+};
+
 /// `let (J, dJ) = adjoint objective(alpha) wrt (x, alpha) checkpoints 10`
-struct AdjointStmt : Stmt {
+struct AdjointStmt : DerivativeStmt {
   std::unique_ptr<VarDecl> value;       ///< J: the proc's result
   std::unique_ptr<GradientDecl> grad;   ///< dJ: fields named after wrt
-  NameRef proc;                         ///< decl: ProcDecl
-  std::vector<ExprPtr> callArgs;
   std::vector<NameRef> wrt;   ///< decl: DatDecl or the proc's parameter VarDecl
   ExprPtr checkpoints;        ///< may be null
   AdjointStmt(SourceRange r);
@@ -470,10 +463,8 @@ struct AdjointStmt : Stmt {
 };
 
 /// `let d = tangent objective(alpha) along (x: dx, alpha: 1.0)`
-struct TangentStmt : Stmt {
+struct TangentStmt : DerivativeStmt {
   std::unique_ptr<VarDecl> result; ///< directional derivative (a float)
-  NameRef proc;
-  std::vector<ExprPtr> callArgs;
   struct Seed {
     NameRef target;  ///< decl: DatDecl or the proc's parameter VarDecl
     ExprPtr value;   ///< a dat name (for a dat) or a scalar expression
@@ -547,8 +538,6 @@ struct MapDecl : Decl {
       : Decl(DeclKind::Map, std::move(n), nr, r) {}
   static bool classof(const Decl *d) { return d->kind == DeclKind::Map; }
 };
-
-enum class DatInit : uint8_t { Zero, Fill, File };
 
 struct DatDecl : Decl {
   NameRef on; ///< decl: SetDecl or BlockDecl

@@ -540,8 +540,8 @@ private:
   void loopArg(const LoopArg &a) {
     line();
     os << "arg";
-    if (a.kind != ArgKind::Unresolved) {
-      os << " " << argKindName(a.kind);
+    if (a.kind) {
+      os << " " << argKindShortName(*a.kind);
       if (a.param)
         os << " " << accessModeName(a.param->mode);
       if (a.kind == ArgKind::Indirect && a.map)

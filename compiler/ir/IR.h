@@ -26,6 +26,7 @@
 #ifndef OPDC_IR_IR_H
 #define OPDC_IR_IR_H
 
+#include "ast/Operators.h"
 #include "ast/Type.h"
 #include "support/SourceRange.h"
 
@@ -48,97 +49,29 @@ struct Function;
 // Enumerations
 //===----------------------------------------------------------------------===//
 
-/// How a kernel parameter uses its argument. Min, Max and Sum are global
-/// reductions.
-enum class AccessMode : uint8_t { Read, Write, ReadWrite, Inc, Min, Max, Sum };
-/// "read", "out", "inout", "inc", "min", "max", "sum".
-const char *accessModeName(AccessMode m);
-inline bool isReduction(AccessMode m) {
-  return m == AccessMode::Min || m == AccessMode::Max || m == AccessMode::Sum;
-}
-/// True for modes whose argument the kernel may read (all but Write; an Inc
-/// or reduction parameter reads its own running value).
-inline bool modeReads(AccessMode m) { return m != AccessMode::Write; }
-/// True for modes that change the argument.
-inline bool modeWrites(AccessMode m) { return m != AccessMode::Read; }
-
-/// How a loop argument reaches the kernel.
-enum class ArgKind : uint8_t {
-  Direct,     ///< dat on the loop's set (or block, centre only), element i
-  Indirect,   ///< dat[map[k]]: element map(i, k) of a dat on the map's target
-  Stencil,    ///< dat on the loop's block, read at the stencil's points
-  MapDirect,  ///< the map itself, as an i32[arity] value per element
-  GlobalRead, ///< a host expression, constant during the loop
-  Reduction,  ///< a host variable, target of a min/max/sum parameter
-};
-/// "direct", "indirect", "stencil", "map-direct", "global-read", "reduction".
-const char *argKindName(ArgKind k);
-
-enum class UnaryOp : uint8_t { Neg, Not };
-enum class BinaryOp : uint8_t {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Rem,
-  Eq,
-  Ne,
-  Lt,
-  Le,
-  Gt,
-  Ge,
-  And,
-  Or,
-};
-const char *spelling(UnaryOp op);
-const char *spelling(BinaryOp op);
-inline bool isComparison(BinaryOp op) {
-  return op >= BinaryOp::Eq && op <= BinaryOp::Ge;
-}
-inline bool isLogical(BinaryOp op) {
-  return op == BinaryOp::And || op == BinaryOp::Or;
-}
-inline bool isArithmetic(BinaryOp op) { return op <= BinaryOp::Rem; }
-
-/// `=`, `+=`, `-=`, `*=`, `/=`. Compound assignments are kept (not expanded)
-/// because `+=` on an `inc` or `sum` parameter is the increment itself.
-enum class AssignOp : uint8_t { Set, Add, Sub, Mul, Div };
-const char *spelling(AssignOp op);
-/// The binary operator of a compound assignment (Add for `+=`); Set has none.
-BinaryOp binaryOpOf(AssignOp op);
-
-/// Built-in functions. Size is not here: it is a SizeOfExpr (it names a set
-/// or a dat, not a value).
-enum class Intrinsic : uint8_t {
-  Sqrt,
-  Abs,
-  Exp,
-  Log,
-  Pow,
-  Sin,
-  Cos,
-  Tan,
-  Atan,
-  Atan2,
-  Min,
-  Max,
-  Floor,
-  Ceil,
-  Fma,
-  Select, ///< select(cond, a, b)
-  Idx,    ///< idx(d): kernels only; d is an integer Constant
-  Wtime,  ///< wtime(): host only, seconds as f64
-};
-/// Source spelling: "sqrt", ..., "idx", "wtime".
-const char *intrinsicName(Intrinsic i);
-/// Number of arguments the intrinsic takes.
-unsigned intrinsicArity(Intrinsic i);
-
-enum class DatInit : uint8_t {
-  Zero, ///< every component 0
-  Fill, ///< every element set to Dat::initValue (scalar or whole element)
-  File, ///< read from the file named by Dat::initFile
-};
+// The enumerations shared with the AST (ast/Operators.h): ir::AccessMode,
+// ir::ArgKind, ir::UnaryOp, ir::BinaryOp, ir::AssignOp, ir::Intrinsic (never
+// None or Size in the IR: `size` is a SizeOfExpr) and ir::DatInit (Fill:
+// Dat::initValue, File: Dat::initFile).
+using opdc::AccessMode;
+using opdc::ArgKind;
+using opdc::AssignOp;
+using opdc::BinaryOp;
+using opdc::DatInit;
+using opdc::Intrinsic;
+using opdc::UnaryOp;
+using opdc::accessModeName;
+using opdc::argKindName;
+using opdc::binaryOpOf;
+using opdc::intrinsicArity;
+using opdc::intrinsicName;
+using opdc::isArithmetic;
+using opdc::isComparison;
+using opdc::isLogical;
+using opdc::isReduction;
+using opdc::modeReads;
+using opdc::modeWrites;
+using opdc::spelling;
 
 enum class SolverKind : uint8_t { Tridiagonal };
 const char *solverName(SolverKind k);
@@ -521,40 +454,60 @@ struct DerivTarget {
   int param = -1;
 };
 
-/// `let (J, dJ) = adjoint proc(args) wrt (...) checkpoints n`: kept as one
-/// node for the adjoint pass to expand. Defines `resultVar` (the proc's
-/// result) and, per wrt entry, either a gradient dat or a gradient variable.
-struct AdjointStmt : Stmt {
-  struct Wrt {
-    DerivTarget of;
-    Dat *gradDat = nullptr; ///< of.dat: the derivative dat (Dat::primal)
-    int gradVar = -1;       ///< of.param: host variable slot
-    SourceRange range;
-  };
+/// One target of a derivative request and what goes with it: for an
+/// adjoint, where the gradient goes; for a tangent, the direction.
+struct DerivEntry {
+  DerivTarget of;
+  /// of.dat: the gradient dat (adjoint; Dat::primal is of.dat) or the
+  /// direction, a dat of the same shape (tangent).
+  Dat *dat = nullptr;
+  int var = -1;  ///< adjoint, of.param: the gradient's host variable slot
+  ExprPtr value; ///< tangent, of.param: the direction, a host expression
+  SourceRange range;
+  DerivEntry clone() const {
+    return {of, dat, var, cloneExpr(value), range};
+  }
+};
+
+/// A derivative request on a proc, kept as one node for the adjoint pass to
+/// expand: the proc called with `args`, one entry per target, the proc's
+/// result (adjoint) or the directional derivative (tangent) in `resultVar`.
+/// AdjointStmt and TangentStmt add what only they have.
+struct DerivativeStmt : Stmt {
   Function *proc = nullptr;
   std::vector<ExprPtr> args;
-  std::vector<Wrt> wrt;
-  ExprPtr checkpoints; ///< null: the pass chooses
+  std::vector<DerivEntry> entries;
   int resultVar = -1;
-  explicit AdjointStmt(SourceRange r = {}) : Stmt(StmtKind::Adjoint, r) {}
+  bool isAdjoint() const { return kind == StmtKind::Adjoint; }
+  /// "adjoint" or "tangent".
+  const char *keyword() const { return isAdjoint() ? "adjoint" : "tangent"; }
+  static bool classof(const Stmt *s) {
+    return s->kind == StmtKind::Adjoint || s->kind == StmtKind::Tangent;
+  }
+
+protected:
+  DerivativeStmt(StmtKind k, SourceRange r) : Stmt(k, r) {}
+  /// Copies the shared fields into \p c.
+  void cloneInto(DerivativeStmt &c) const;
+};
+
+/// `let (J, dJ) = adjoint proc(args) wrt (...) checkpoints n`: defines
+/// `resultVar` (the proc's result) and, per wrt entry, either a gradient dat
+/// (entry.dat) or a gradient variable (entry.var).
+struct AdjointStmt : DerivativeStmt {
+  ExprPtr checkpoints; ///< null: the pass chooses
+  explicit AdjointStmt(SourceRange r = {})
+      : DerivativeStmt(StmtKind::Adjoint, r) {}
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Adjoint; }
   StmtPtr clone() const override;
 };
 
 /// `let d = tangent proc(args) along (x: dx, alpha: 1.0)`: the directional
-/// derivative of the proc's result along the seeds, into `resultVar`.
-struct TangentStmt : Stmt {
-  struct Seed {
-    DerivTarget of;
-    Dat *dat = nullptr; ///< of.dat: the direction, a dat of the same shape
-    ExprPtr value;      ///< of.param: the direction, a host expression
-    SourceRange range;
-  };
-  Function *proc = nullptr;
-  std::vector<ExprPtr> args;
-  std::vector<Seed> seeds;
-  int resultVar = -1;
-  explicit TangentStmt(SourceRange r = {}) : Stmt(StmtKind::Tangent, r) {}
+/// derivative of the proc's result along the seeds (entry.dat for a dat,
+/// entry.value for a parameter), into `resultVar`.
+struct TangentStmt : DerivativeStmt {
+  explicit TangentStmt(SourceRange r = {})
+      : DerivativeStmt(StmtKind::Tangent, r) {}
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Tangent; }
   StmtPtr clone() const override;
 };

@@ -223,16 +223,20 @@ StmtPtr IRMutator::mutateSolve(std::unique_ptr<SolveStmt> s) {
 }
 
 StmtPtr IRMutator::mutateAdjoint(std::unique_ptr<AdjointStmt> s) {
-  mutateAll(s->args);
+  mutateDerivative(*s);
   mutateInPlace(s->checkpoints);
   return s;
 }
 
 StmtPtr IRMutator::mutateTangent(std::unique_ptr<TangentStmt> s) {
-  mutateAll(s->args);
-  for (auto &seed : s->seeds)
-    mutateInPlace(seed.value);
+  mutateDerivative(*s);
   return s;
+}
+
+void IRMutator::mutateDerivative(DerivativeStmt &s) {
+  mutateAll(s.args);
+  for (auto &e : s.entries)
+    mutateInPlace(e.value);
 }
 
 ExprPtr IRMutator::mutateUnary(std::unique_ptr<UnaryExpr> e) {

@@ -79,6 +79,9 @@ protected:
   /// Rewrites every element of \p v in place.
   void mutateAll(std::vector<ExprPtr> &v);
   void mutateInPlace(ExprPtr &e) { e = mutateExpr(std::move(e)); }
+  /// Rewrites the call arguments and each entry's value of \p s in place
+  /// (mutateAdjoint and mutateTangent share it).
+  void mutateDerivative(DerivativeStmt &s);
 };
 
 } // namespace opdc::ir

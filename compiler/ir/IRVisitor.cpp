@@ -9,6 +9,7 @@
 namespace opdc::ir {
 
 using llvm::cast;
+using llvm::dyn_cast;
 
 IRVisitor::~IRVisitor() = default;
 
@@ -168,17 +169,17 @@ void IRVisitor::visitSolve(const SolveStmt &s) {
   }
 }
 
-void IRVisitor::visitAdjoint(const AdjointStmt &s) {
-  for (const auto &a : s.args)
-    visitOptional(a);
-  visitOptional(s.checkpoints);
-}
+void IRVisitor::visitAdjoint(const AdjointStmt &s) { visitDerivative(s); }
 
-void IRVisitor::visitTangent(const TangentStmt &s) {
+void IRVisitor::visitTangent(const TangentStmt &s) { visitDerivative(s); }
+
+void IRVisitor::visitDerivative(const DerivativeStmt &s) {
   for (const auto &a : s.args)
     visitOptional(a);
-  for (const auto &seed : s.seeds)
-    visitOptional(seed.value);
+  for (const auto &e : s.entries)
+    visitOptional(e.value);
+  if (auto *a = dyn_cast<AdjointStmt>(&s))
+    visitOptional(a->checkpoints);
 }
 
 void IRVisitor::visitUnary(const UnaryExpr &e) { visitOptional(e.operand); }

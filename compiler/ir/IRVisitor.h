@@ -51,8 +51,11 @@ public:
   virtual void visitDatIO(const DatIOStmt &s);
   virtual void visitPrint(const PrintStmt &s);
   virtual void visitSolve(const SolveStmt &s);
+  /// Both default to visitDerivative.
   virtual void visitAdjoint(const AdjointStmt &s);
   virtual void visitTangent(const TangentStmt &s);
+  /// Call arguments, each entry's value, then an adjoint's checkpoints.
+  virtual void visitDerivative(const DerivativeStmt &s);
 
   virtual void visitConstant(const ConstantExpr &e) {}
   virtual void visitVarRef(const VarRefExpr &e) {}

@@ -132,17 +132,52 @@ static Type derivResultType(Sema &s, NameRef &procRef, ProcDecl *&proc) {
   return ret;
 }
 
+/// The head shared by both requests: resolves the proc (into \p proc, null
+/// when it does not resolve), checks the call arguments against its
+/// parameters and records the call. Returns the proc's float result type.
+static Type checkRequestHead(Sema &s, DerivativeStmt &d, ProcDecl *&proc) {
+  Type ret = derivResultType(s, d.proc, proc);
+  if (proc) {
+    s.checkCallArgs(d.callArgs, proc->params, *proc, d.proc.range);
+    if (s.ctx.owner)
+      s.callGraph[s.ctx.owner].push_back({proc, d.proc.range});
+  } else {
+    for (auto &a : d.callArgs)
+      s.checkValue(a);
+  }
+  return ret;
+}
+
+/// Resolves the targets of \p d in source order and calls \p each(i, decl)
+/// for each one listed for the first time (decl null when it does not
+/// resolve); a repeated name is an error and is skipped.
+template <typename F>
+static void forEachTarget(Sema &s, DerivativeStmt &d, ProcDecl *proc,
+                          F each) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < d.numTargets(); ++i) {
+    NameRef &ref = d.target(i);
+    if (!seen.insert(ref.name).second) {
+      s.diags.error(ref.range, "'" + ref.name + "' is listed twice in '" +
+                                   d.targetListName() + "'");
+      continue;
+    }
+    each(i, s.resolveDerivTarget(ref, proc));
+  }
+}
+
+/// Declares the variable \p d defines (J, or the tangent's d) with type \p ret.
+static void declareResult(Sema &s, DerivativeStmt &d, Type ret) {
+  if (VarDecl *v = d.resultDecl()) {
+    v->type = ret;
+    v->isMutable = false;
+    s.declareLocal(v, VarOrigin::Derived);
+  }
+}
+
 void Sema::checkAdjoint(AdjointStmt &s) {
   ProcDecl *proc = nullptr;
-  Type ret = derivResultType(*this, s.proc, proc);
-  if (proc) {
-    checkCallArgs(s.callArgs, proc->params, *proc, s.proc.range);
-    if (ctx.owner)
-      callGraph[ctx.owner].push_back({proc, s.proc.range});
-  } else {
-    for (auto &a : s.callArgs)
-      checkValue(a);
-  }
+  Type ret = checkRequestHead(*this, s, proc);
   if (s.checkpoints) {
     Type t = checkValue(s.checkpoints);
     if (!t.isError() && !t.isIntegerScalar())
@@ -154,18 +189,13 @@ void Sema::checkAdjoint(AdjointStmt &s) {
                   "'checkpoints' count must be at least 1, found " +
                       std::to_string(s.checkpoints->constValue->asInt()));
   }
-  std::set<std::string> seen;
-  for (auto &w : s.wrt) {
-    if (!seen.insert(w.name).second) {
-      diags.error(w.range, "'" + w.name + "' is listed twice in 'wrt'");
-      continue;
-    }
-    Decl *t = resolveDerivTarget(w, proc);
+  forEachTarget(*this, s, proc, [&](size_t i, Decl *t) {
+    const NameRef &w = s.wrt[i];
     if (!t || !s.grad)
-      continue;
+      return;
     if (auto *dat = dyn_cast<DatDecl>(t)) {
       s.grad->fields.push_back(mirrorDat(*dat, w.range));
-      continue;
+      return;
     }
     auto *param = cast<VarDecl>(t);
     auto f = std::make_unique<VarDecl>(param->name, w.range, w.range);
@@ -174,41 +204,23 @@ void Sema::checkAdjoint(AdjointStmt &s) {
     f->module = ctx.owner ? ctx.owner->module : nullptr;
     varOrigins[f.get()] = VarOrigin::Derived;
     s.grad->fields.push_back(std::move(f));
-  }
-  if (s.value) {
-    s.value->type = ret;
-    s.value->isMutable = false;
-    declareLocal(s.value.get(), VarOrigin::Derived);
-  }
+  });
+  declareResult(*this, s, ret);
   if (s.grad)
     declareLocal(s.grad.get(), VarOrigin::Derived);
 }
 
 void Sema::checkTangent(TangentStmt &s) {
   ProcDecl *proc = nullptr;
-  Type ret = derivResultType(*this, s.proc, proc);
-  if (proc) {
-    checkCallArgs(s.callArgs, proc->params, *proc, s.proc.range);
-    if (ctx.owner)
-      callGraph[ctx.owner].push_back({proc, s.proc.range});
-  } else {
-    for (auto &a : s.callArgs)
-      checkValue(a);
-  }
-  std::set<std::string> seen;
-  for (auto &seed : s.along) {
-    if (!seen.insert(seed.target.name).second) {
-      diags.error(seed.target.range,
-                  "'" + seed.target.name + "' is listed twice in 'along'");
-      continue;
-    }
-    Decl *t = resolveDerivTarget(seed.target, proc);
+  Type ret = checkRequestHead(*this, s, proc);
+  forEachTarget(*this, s, proc, [&](size_t i, Decl *t) {
+    TangentStmt::Seed &seed = s.along[i];
     if (!seed.value)
-      continue;
+      return;
     if (!t) {
       if (!isa<NameExpr, MemberExpr>(seed.value.get()))
         checkValue(seed.value);
-      continue;
+      return;
     }
     if (auto *dat = dyn_cast<DatDecl>(t)) {
       // The seed of a dat is a dat of the same shape.
@@ -222,11 +234,11 @@ void Sema::checkTangent(TangentStmt &s) {
           diags.error(seed.value->range,
                       "seed for dat '" + dat->name + "' must be " + shape +
                           ", found a value of type '" + vt.str() + "'");
-        continue;
+        return;
       }
       DatDecl *sd = resolveDatExpr(seed.value);
       if (!sd)
-        continue;
+        return;
       if (sd->on.decl != dat->on.decl ||
           sd->elemType.resolved != dat->elemType.resolved) {
         diags.error(seed.value->range,
@@ -236,16 +248,12 @@ void Sema::checkTangent(TangentStmt &s) {
                         "'");
         noteDeclared(sd);
       }
-      continue;
+      return;
     }
     auto *param = cast<VarDecl>(t);
     convert(seed.value, param->type, "seed for '" + param->name + "'");
-  }
-  if (s.result) {
-    s.result->type = ret;
-    s.result->isMutable = false;
-    declareLocal(s.result.get(), VarOrigin::Derived);
-  }
+  });
+  declareResult(*this, s, ret);
 }
 
 } // namespace opdc::sema

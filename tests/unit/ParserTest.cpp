@@ -470,7 +470,7 @@ TEST(Parser, LoopStatements) {
   EXPECT_FALSE(l->hasRanges);
   ASSERT_EQ(l->args.size(), 4u);
   EXPECT_EQ(shape(l->args[0].expr.get()), "x[pedge[0]]");
-  EXPECT_EQ(l->args[0].kind, ArgKind::Unresolved);
+  EXPECT_FALSE(l->args[0].kind.has_value());
   EXPECT_EQ(shape(l->args[3].expr.get()), "(2.0 * a)");
   auto *j = cast<LoopStmt>(p.stmt(1));
   EXPECT_TRUE(j->hasRanges);

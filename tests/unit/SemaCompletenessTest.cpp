@@ -165,9 +165,9 @@ private:
       expect(l.kernel.decl && l.space.decl, "loop names");
       ranges(l.ranges);
       for (auto &a : l.args) {
-        expect(a.kind != ArgKind::Unresolved && a.param, "loop argument");
+        expect(a.kind && a.param, "loop argument");
         expr(*a.expr);
-        switch (a.kind) {
+        switch (a.kind.value_or(ArgKind::GlobalRead)) {
         case ArgKind::Direct:
           expect(a.dat, "direct dat");
           break;

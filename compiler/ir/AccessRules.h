@@ -1,0 +1,51 @@
+// AccessRules.h - The legality rules for a loop argument's access
+// descriptor, for the verifier and for passes that rewrite loops.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Each function returns why a rule is broken, as the verifier words it
+// (without the "loop 'k': arg N: " prefix); an empty string or list means
+// the rules hold. The functions look only at the descriptor, its kernel
+// parameter and its loop: that the dat, map and stencil belong to the
+// Program is the verifier's business, and is assumed here.
+#ifndef OPDC_IR_ACCESSRULES_H
+#define OPDC_IR_ACCESSRULES_H
+
+#include "ir/IR.h"
+
+#include <string>
+#include <vector>
+
+namespace opdc::ir {
+
+/// Which access modes an argument of its kind may have:
+///   - a dat (direct, indirect, stencil) is never a reduction target;
+///   - through a map only read and inc are race-free (no out or inout);
+///   - through a stencil with points off the centre, only reads;
+///   - a map argument is read or out, a global read is read, a reduction
+///     argument is min, max or sum.
+/// Empty when \p a's mode is allowed.
+std::string modeRule(const AccessDescriptor &a);
+
+/// Why \p a does not agree with the kernel parameter \p p it binds: the same
+/// mode, the same element type (scalar and components), and bytes equal to
+/// scalarBytes(scalar) * dim. One reason per broken rule.
+std::vector<std::string> paramRules(const AccessDescriptor &a,
+                                    const KernelParam &p);
+
+/// Why \p a (bound to \p p) does not fit its loop \p l:
+///   - direct: the dat is on the loop's set or block, and \p p has no
+///     stencil other than the centre;
+///   - indirect (set loops): the map goes from the loop's set to the dat's
+///     set, and the map index is within the arity;
+///   - stencil (block loops): the dat is on the loop's block and the
+///     stencil has the block's dimensions;
+///   - map: the map goes from the loop's set and is passed as i32[arity].
+/// Expects the loop to be of the kind the argument needs (set or block) and
+/// the dat, map and stencil the kind uses to be set. One reason per broken
+/// rule; mode rules are modeRule's.
+std::vector<std::string> placementRules(const AccessDescriptor &a,
+                                        const KernelParam &p,
+                                        const ParLoopStmt &l);
+
+} // namespace opdc::ir
+#endif

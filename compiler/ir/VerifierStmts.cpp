@@ -1,0 +1,559 @@
+// VerifierStmts.cpp - IR verifier: functions, statements, loops and
+// derivative requests.
+// SPDX-License-Identifier: Apache-2.0
+#include "ir/AccessRules.h"
+#include "ir/VerifierImpl.h"
+
+namespace opdc::ir::verifier {
+
+void Verifier::checkFunction(const Function &f) {
+  fn = &f;
+  Scope sc;
+  sc.defined.assign(f.vars.size(), false);
+  sc.declared.assign(f.vars.size(), false);
+  for (const Var &v : f.vars) {
+    if (!v.type.isScalar() && !v.type.isArray() && !v.type.isString())
+      problem("variable '" + v.name + "' has type " + v.type.str());
+    else if (v.type.isString() && !f.isHost())
+      problem("variable '" + v.name + "' is a string outside host code");
+  }
+  switch (f.kind) {
+  case FunctionKind::Kernel:
+    if (!kernels.count(&f))
+      problem("kernel is not in Program::kernels");
+    if (!f.params.empty() || !f.returnType.isVoid())
+      problem("a kernel has kernel parameters only and returns nothing");
+    for (const KernelParam &p : f.kernelParams) {
+      if (!p.type.isScalar() && !p.type.isArray())
+        problem("parameter '" + p.name + "' has type " + p.type.str());
+      if (p.stencil && !stencils.count(p.stencil))
+        problem("parameter '" + p.name +
+                "' uses a stencil outside the program");
+    }
+    break;
+  case FunctionKind::Main:
+    if (prog.main.get() != &f)
+      problem("main is not Program::main");
+    if (!f.params.empty() || !f.kernelParams.empty())
+      problem("main has parameters");
+    break;
+  case FunctionKind::Fn:
+  case FunctionKind::Proc:
+    if (!(f.kind == FunctionKind::Fn ? fns : procs).count(&f))
+      problem("function is not in its Program list");
+    if (!f.kernelParams.empty())
+      problem("only kernels have kernel parameters");
+    break;
+  }
+  std::vector<unsigned> entry;
+  for (unsigned slot : f.params) {
+    if (slot >= f.vars.size()) {
+      problem("parameter slot " + std::to_string(slot) + " does not exist");
+      continue;
+    }
+    declare(slot, sc, entry, "parameter");
+  }
+  if (!f.returnType.isVoid() && !f.returnType.isScalar() &&
+      !f.returnType.isArray())
+    problem("return type " + f.returnType.str());
+  checkBody(f.body, sc);
+}
+
+void Verifier::declare(unsigned slot, Scope &sc,
+                       std::vector<unsigned> &declHere, const char *what) {
+  if (slot >= sc.defined.size()) {
+    problem(std::string(what) + " declares slot " + std::to_string(slot) +
+            ", which does not exist");
+    return;
+  }
+  if (sc.declared[slot])
+    problem("variable '" + fn->vars[slot].name + "' (slot " +
+            std::to_string(slot) + ") is declared twice");
+  sc.declared[slot] = true;
+  sc.defined[slot] = true;
+  declHere.push_back(slot);
+}
+
+void Verifier::checkBody(const Body &b, Scope &sc) {
+  std::vector<unsigned> declHere;
+  for (const auto &s : b.stmts) {
+    if (!s) {
+      problem("null statement");
+      continue;
+    }
+    checkStmt(*s, sc, declHere);
+  }
+  // Declarations go out of scope at the end of their Body.
+  for (unsigned slot : declHere)
+    sc.defined[slot] = false;
+}
+
+void Verifier::expectType(const ExprPtr &e, Type t, Scope &sc,
+                          const char *what) {
+  if (!e)
+    return;
+  Type got = check(*e, sc);
+  if (got != t)
+    problem(std::string(what) + " " + str(*e) + " has type " + got.str() +
+            ", expected " + t.str());
+}
+
+void Verifier::checkAssignTarget(const Expr &t, AssignOp op, Scope &sc) {
+  const Expr *e = &t;
+  while (auto *ix = dyn_cast<IndexExpr>(e)) {
+    if (!ix->base) {
+      problem("assignment to an index of nothing");
+      return;
+    }
+    e = ix->base.get();
+  }
+  if (auto *v = dyn_cast<VarRefExpr>(e)) {
+    if (validSlot(int(v->slot)) && !fn->vars[v->slot].isMutable)
+      problem("assignment to immutable variable " + str(*v));
+    return;
+  }
+  if (auto *a = dyn_cast<KernelArgExpr>(e)) {
+    if (!fn->isKernel() || a->index >= fn->kernelParams.size())
+      return; // reported by check()
+    const KernelParam &p = fn->kernelParams[a->index];
+    if (p.mode == AccessMode::Read)
+      problem("assignment to read-only parameter " + str(*a));
+    if ((p.mode == AccessMode::Inc || p.mode == AccessMode::Sum) &&
+        op != AssignOp::Add && op != AssignOp::Sub)
+      problem("parameter " + str(*a) + " (" + accessModeName(p.mode) +
+              ") is updated by '" + spelling(op) + "', expected '+=' or '-='");
+    if ((p.mode == AccessMode::Min || p.mode == AccessMode::Max) &&
+        op != AssignOp::Set)
+      problem("parameter " + str(*a) + " (" + accessModeName(p.mode) +
+              ") is updated by '" + spelling(op) + "', expected '='");
+    for (int64_t o : a->offset)
+      if (o != 0) {
+        problem("assignment to off-centre stencil point " + str(*a));
+        break;
+      }
+    return;
+  }
+  problem("assignment to " + str(t) +
+          ", which is not a variable, parameter "
+          "or component of one");
+}
+
+void Verifier::checkStmt(const Stmt &s, Scope &sc,
+                         std::vector<unsigned> &declHere) {
+  bool host = fn && fn->isHost();
+  auto hostOnly = [&](const char *what) {
+    if (!host)
+      problem(std::string(what) + " outside host code");
+  };
+  switch (s.kind) {
+  case StmtKind::Decl: {
+    const auto &d = cast<DeclStmt>(s);
+    if (!d.init)
+      problem("declaration of slot " + std::to_string(d.slot) +
+              " without a value");
+    if (d.slot < sc.defined.size()) {
+      // The initialiser is checked before the slot comes into scope:
+      // `let x = x + 1` refers to an outer x, never to itself.
+      expectType(d.init, fn->vars[d.slot].type, sc, "initial value");
+      declare(d.slot, sc, declHere, "declaration");
+    } else {
+      declare(d.slot, sc, declHere, "declaration");
+    }
+    return;
+  }
+  case StmtKind::Assign: {
+    const auto &a = cast<AssignStmt>(s);
+    if (!a.target || !a.value) {
+      problem("assignment without a target or value");
+      return;
+    }
+    Type tt = check(*a.target, sc);
+    checkAssignTarget(*a.target, a.op, sc);
+    Type vt = check(*a.value, sc);
+    if (tt != vt)
+      problem("assignment of " + vt.str() + " " + str(*a.value) + " to " +
+              tt.str() + " " + str(*a.target));
+    if (a.op != AssignOp::Set && !tt.isNumeric())
+      problem("compound assignment to non-numeric " + str(*a.target));
+    return;
+  }
+  case StmtKind::Eval: {
+    const auto &e = cast<EvalStmt>(s);
+    if (!e.expr || !isa<CallExpr>(e.expr.get()))
+      problem("evaluated statement is not a call");
+    if (e.expr)
+      check(*e.expr, sc);
+    return;
+  }
+  case StmtKind::If: {
+    const auto &i = cast<IfStmt>(s);
+    expectType(i.cond, Type::scalarOf(ScalarKind::Bool), sc, "condition");
+    if (!i.cond)
+      problem("if without a condition");
+    checkBody(i.thenBody, sc);
+    checkBody(i.elseBody, sc);
+    return;
+  }
+  case StmtKind::For: {
+    const auto &l = cast<ForStmt>(s);
+    if (!l.lo || !l.hi) {
+      problem("for without bounds");
+      return;
+    }
+    if (l.slot >= sc.defined.size()) {
+      problem("for uses slot " + std::to_string(l.slot) +
+              ", which does not exist");
+      return;
+    }
+    Type vt = fn->vars[l.slot].type;
+    if (!vt.isIntegerScalar())
+      problem("for variable " + std::string("'") + fn->vars[l.slot].name +
+              "' has type " + vt.str() + ", expected an integer");
+    expectType(l.lo, vt, sc, "for lower bound");
+    expectType(l.hi, vt, sc, "for upper bound");
+    if (fn->vars[l.slot].isMutable)
+      problem("for variable '" + fn->vars[l.slot].name + "' is mutable");
+    std::vector<unsigned> inner;
+    declare(l.slot, sc, inner, "for");
+    ++sc.loopDepth;
+    checkBody(l.body, sc);
+    --sc.loopDepth;
+    sc.defined[l.slot] = false;
+    return;
+  }
+  case StmtKind::While: {
+    const auto &w = cast<WhileStmt>(s);
+    if (!w.cond)
+      problem("while without a condition");
+    expectType(w.cond, Type::scalarOf(ScalarKind::Bool), sc, "condition");
+    ++sc.loopDepth;
+    checkBody(w.body, sc);
+    --sc.loopDepth;
+    return;
+  }
+  case StmtKind::Break:
+  case StmtKind::Continue:
+    if (sc.loopDepth == 0)
+      problem(std::string(s.kind == StmtKind::Break ? "break" : "continue") +
+              " outside a loop");
+    return;
+  case StmtKind::Return: {
+    const auto &r = cast<ReturnStmt>(s);
+    if (fn->returnType.isVoid()) {
+      if (r.value)
+        problem("return with a value in a function returning nothing");
+    } else if (!r.value) {
+      problem("return without a value in a function returning " +
+              fn->returnType.str());
+    } else {
+      expectType(r.value, fn->returnType, sc, "returned value");
+    }
+    return;
+  }
+  case StmtKind::ParLoop:
+    hostOnly("loop");
+    checkParLoop(cast<ParLoopStmt>(s), sc);
+    return;
+  case StmtKind::Swap: {
+    hostOnly("swap");
+    const auto &w = cast<SwapStmt>(s);
+    if (!dats.count(w.a) || !dats.count(w.b)) {
+      problem("swap of dats outside the program");
+      return;
+    }
+    if (w.a == w.b || w.a->set != w.b->set || w.a->block != w.b->block ||
+        w.a->elemType != w.b->elemType)
+      problem("swap of " + name(w.a) + " and " + name(w.b) +
+              ", which differ in shape");
+    return;
+  }
+  case StmtKind::Write:
+  case StmtKind::Read: {
+    const auto &io = cast<DatIOStmt>(s);
+    hostOnly(io.isRead() ? "read" : "write");
+    if (io.dats.empty())
+      problem("dat I/O without dats");
+    for (const Dat *d : io.dats)
+      if (!dats.count(d))
+        problem("dat I/O of a dat outside the program");
+    if (!io.file)
+      problem("dat I/O without a file");
+    expectType(io.file, Type::string(), sc, "file name");
+    return;
+  }
+  case StmtKind::Print: {
+    hostOnly("print");
+    const auto &p = cast<PrintStmt>(s);
+    for (const auto &a : p.args) {
+      if (!a) {
+        problem("print of nothing");
+        continue;
+      }
+      Type t = check(*a, sc);
+      if (!t.isScalar() && !t.isString() && !t.isArray())
+        problem("print of " + str(*a) + " of type " + t.str());
+    }
+    return;
+  }
+  case StmtKind::Solve: {
+    hostOnly("solve");
+    const auto &v = cast<SolveStmt>(s);
+    if (!blocks.count(v.block)) {
+      problem("solve over a block outside the program");
+      return;
+    }
+    if (v.dats.size() != 4)
+      problem("solve tridiagonal takes 4 dats, has " +
+              std::to_string(v.dats.size()));
+    for (const Dat *d : v.dats) {
+      if (!dats.count(d)) {
+        problem("solve of a dat outside the program");
+        continue;
+      }
+      if (d->block != v.block)
+        problem("solve over '" + v.block->name + "' of dat " + name(d) +
+                ", which is not on it");
+      if (!d->elemType.isFloatScalar() || d->elemType != v.dats[0]->elemType)
+        problem("solve of dat " + name(d) + " of " + d->elemType.str() +
+                ", expected scalar floats of one type");
+    }
+    if (v.along >= v.block->dims)
+      problem("solve along dimension " + std::to_string(v.along) + " of a " +
+              std::to_string(v.block->dims) + "-d block");
+    checkRanges(v.ranges, v.block, sc, "solve");
+    return;
+  }
+  case StmtKind::Adjoint:
+  case StmtKind::Tangent: {
+    const auto &d = cast<DerivativeStmt>(s);
+    hostOnly(d.keyword());
+    checkDerivative(d, sc, declHere);
+    return;
+  }
+  }
+}
+
+void Verifier::checkRanges(const std::vector<LoopRange> &rs, const Block *b,
+                           Scope &sc, const char *what) {
+  if (rs.empty())
+    return;
+  if (rs.size() != b->dims)
+    problem(std::string(what) + " over '" + b->name + "' has " +
+            std::to_string(rs.size()) + " ranges, expected " +
+            std::to_string(b->dims));
+  for (const auto &r : rs) {
+    if (!r.lo || !r.hi) {
+      problem(std::string(what) + " range without bounds");
+      continue;
+    }
+    Type lo = check(*r.lo, sc), hi = check(*r.hi, sc);
+    if (!lo.isIntegerScalar() || lo != hi)
+      problem(std::string(what) + " range " + str(*r.lo) + " .. " + str(*r.hi) +
+              " has bounds of type " + lo.str() + " and " + hi.str() +
+              ", expected one integer type");
+  }
+}
+
+void Verifier::checkParLoop(const ParLoopStmt &l, Scope &sc) {
+  if (!kernels.count(l.kernel)) {
+    problem("loop of a kernel outside the program");
+    return;
+  }
+  const Function &k = *l.kernel;
+  std::string ln = "loop '" + k.name + "': ";
+  if (bool(l.set) == bool(l.block)) {
+    problem(ln + "needs exactly one of a set and a block");
+    return;
+  }
+  if (l.set && !sets.count(l.set)) {
+    problem(ln + "over a set outside the program");
+    return;
+  }
+  if (l.block && !blocks.count(l.block)) {
+    problem(ln + "over a block outside the program");
+    return;
+  }
+  if (l.set && !l.ranges.empty())
+    problem(ln + "a set loop has ranges");
+  if (l.block)
+    checkRanges(l.ranges, l.block, sc, "loop");
+  if (l.args.size() != k.kernelParams.size()) {
+    problem(ln + std::to_string(l.args.size()) + " arguments for " +
+            std::to_string(k.kernelParams.size()) + " kernel parameters");
+    return;
+  }
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const AccessDescriptor &a = l.args[i];
+    const KernelParam &p = k.kernelParams[i];
+    std::string an = ln + "arg " + std::to_string(i) + ": ";
+    auto report = [&](const std::vector<std::string> &why) {
+      for (const std::string &w : why)
+        problem(an + w);
+    };
+    report(paramRules(a, p));
+    if (a.usesDat()) {
+      if (!dats.count(a.dat)) {
+        problem(an + "dat outside the program");
+        continue;
+      }
+      if (a.dat->scalar() != a.scalar || a.dat->dim() != a.dim)
+        problem(an + "dat " + name(a.dat) + " has elements of " +
+                a.dat->elemType.str());
+    }
+    // What the rules need before they can be asked: the loop kind the
+    // argument needs and the objects it names.
+    switch (a.kind) {
+    case ArgKind::Direct:
+      break;
+    case ArgKind::Indirect:
+      if (!l.set) {
+        problem(an + "indirect argument in a block loop");
+        continue;
+      }
+      if (!maps.count(a.map)) {
+        problem(an + "map outside the program");
+        continue;
+      }
+      break;
+    case ArgKind::Stencil:
+      if (!l.block) {
+        problem(an + "stencil argument in a set loop");
+        continue;
+      }
+      if (!stencils.count(a.stencil) || a.stencil != p.stencil) {
+        problem(an + "stencil differs from parameter '" + p.name + "'");
+        continue;
+      }
+      break;
+    case ArgKind::MapDirect:
+      if (!l.set || !maps.count(a.map)) {
+        problem(an + "map argument needs a set loop and a map");
+        continue;
+      }
+      break;
+    case ArgKind::GlobalRead:
+      if (!a.value) {
+        problem(an + "global argument without a value");
+        continue;
+      }
+      break;
+    case ArgKind::Reduction:
+      break;
+    }
+    report(placementRules(a, p, l));
+    if (std::string why = modeRule(a); !why.empty())
+      problem(an + why);
+    if (a.kind == ArgKind::GlobalRead)
+      expectType(a.value, p.type, sc, "global argument");
+    if (a.kind == ArgKind::Reduction)
+      checkReductionVar(a, p, sc, an);
+  }
+}
+
+void Verifier::checkReductionVar(const AccessDescriptor &a,
+                                 const KernelParam &p, Scope &sc,
+                                 const std::string &an) {
+  if (!validSlot(a.var)) {
+    problem(an + "reduction into slot " + std::to_string(a.var) +
+            ", which does not exist");
+    return;
+  }
+  if (!sc.defined[a.var])
+    problem(an + "reduction into " + fn->vars[a.var].name +
+            ", which is not in scope");
+  if (!fn->vars[a.var].isMutable)
+    problem(an + "reduction into immutable '" + fn->vars[a.var].name + "'");
+  if (fn->vars[a.var].type != p.type)
+    problem(an + "reduction variable '" + fn->vars[a.var].name +
+            "' has type " + fn->vars[a.var].type.str() + ", expected " +
+            p.type.str());
+}
+
+void Verifier::checkDerivative(const DerivativeStmt &d, Scope &sc,
+                               std::vector<unsigned> &declHere) {
+  std::string kw = d.keyword();
+  bool adjoint = d.isAdjoint();
+  if (!procs.count(d.proc)) {
+    problem(kw + " of a proc outside the program");
+    return;
+  }
+  const Function &p = *d.proc;
+  if (!p.returnType.isFloatScalar())
+    problem(kw + " of '" + p.name + "', which returns " + p.returnType.str() +
+            ", expected a float");
+  if (d.args.size() != p.params.size())
+    problem(kw + " of '" + p.name + "' with " +
+            std::to_string(d.args.size()) + " arguments, expected " +
+            std::to_string(p.params.size()));
+  std::string argWhat = kw + " argument";
+  for (size_t i = 0; i < d.args.size() && i < p.params.size(); ++i)
+    expectType(d.args[i], p.vars[p.params[i]].type, sc, argWhat.c_str());
+  if (auto *a = dyn_cast<AdjointStmt>(&d); a && a->checkpoints) {
+    Type t = check(*a->checkpoints, sc);
+    if (!t.isIntegerScalar())
+      problem("checkpoints " + str(*a->checkpoints) + " of type " + t.str());
+  }
+  for (const DerivEntry &e : d.entries) {
+    if (e.of.dat) {
+      if (!dats.count(e.of.dat) || !dats.count(e.dat)) {
+        problem(adjoint ? "adjoint wrt a dat outside the program"
+                        : "tangent seed of a dat outside the program");
+        continue;
+      }
+      if (!adjoint) {
+        if (e.dat->set != e.of.dat->set || e.dat->block != e.of.dat->block ||
+            e.dat->elemType != e.of.dat->elemType)
+          problem("tangent seed " + name(e.dat) + " differs in shape from " +
+                  name(e.of.dat));
+        continue;
+      }
+      if (!e.dat->isDerivative || e.dat->primal != e.of.dat)
+        problem("gradient dat " + name(e.dat) + " is not the derivative of " +
+                name(e.of.dat));
+      if (!e.of.dat->elemType.isFloatScalar() &&
+          !(e.of.dat->elemType.isArray() && isFloat(e.of.dat->scalar())))
+        problem("adjoint wrt dat " + name(e.of.dat) + " of " +
+                e.of.dat->elemType.str());
+      continue;
+    }
+    if (e.of.param < 0 || unsigned(e.of.param) >= p.params.size()) {
+      problem((adjoint ? "adjoint wrt parameter " : "tangent seed for parameter ") +
+              std::to_string(e.of.param) + " of '" + p.name +
+              "', which does not exist");
+      continue;
+    }
+    Type pt = p.vars[p.params[e.of.param]].type;
+    if (!adjoint) {
+      if (!e.value) {
+        problem("tangent seed without a value");
+        continue;
+      }
+      expectType(e.value, pt, sc, "tangent seed");
+      continue;
+    }
+    if (!pt.isFloatScalar())
+      problem("adjoint wrt parameter of type " + pt.str());
+    if (!validSlot(e.var)) {
+      problem("adjoint gradient slot " + std::to_string(e.var) +
+              " does not exist");
+      continue;
+    }
+    if (fn->vars[e.var].type != pt)
+      problem("gradient variable '" + fn->vars[e.var].name + "' has type " +
+              fn->vars[e.var].type.str() + ", expected " + pt.str());
+    declare(unsigned(e.var), sc, declHere, "adjoint gradient");
+  }
+  if (!validSlot(d.resultVar)) {
+    problem(kw + " result slot " + std::to_string(d.resultVar) +
+            " does not exist");
+    return;
+  }
+  if (fn->vars[d.resultVar].type != p.returnType)
+    problem(kw + " result '" + fn->vars[d.resultVar].name + "' has type " +
+            fn->vars[d.resultVar].type.str() + ", expected " +
+            p.returnType.str());
+  std::string resultWhat = kw + " result";
+  declare(unsigned(d.resultVar), sc, declHere, resultWhat.c_str());
+}
+
+} // namespace opdc::ir::verifier
