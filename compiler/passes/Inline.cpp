@@ -32,6 +32,8 @@
 // are removed.
 #include "passes/Inline.h"
 
+#include "passes/BodyUtils.h"
+
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
@@ -74,112 +76,15 @@ const char *describe(NoInlineReason r) {
   return "";
 }
 
-bool containsReturn(const Body &b) {
-  struct Finder : IRVisitor {
-    bool found = false;
-    void visitReturn(const ReturnStmt &s) override {
-      found = true;
-      IRVisitor::visitReturn(s);
-    }
-  } finder;
-  finder.visitBody(b);
-  return finder.found;
-}
-
-/// True when every path through \p b ends in a return.
-bool alwaysReturns(const Body &b) {
-  if (b.stmts.empty())
-    return false;
-  const Stmt &last = *b.stmts.back();
-  if (isa<ReturnStmt>(last))
-    return true;
-  if (auto *i = dyn_cast<IfStmt>(&last))
-    return alwaysReturns(i->thenBody) && alwaysReturns(i->elseBody);
-  return false;
-}
-
-/// Moves the statements after `if c { ... return }` (no else) into the
-/// if's else, recursively, so that early returns become tail returns.
-void sinkAfterEarlyReturns(Body &b) {
-  for (size_t i = 0; i < b.stmts.size(); ++i) {
-    auto *s = dyn_cast<IfStmt>(b.stmts[i].get());
-    if (!s)
-      continue;
-    sinkAfterEarlyReturns(s->thenBody);
-    sinkAfterEarlyReturns(s->elseBody);
-    if (i + 1 < b.stmts.size() && s->elseBody.empty() &&
-        alwaysReturns(s->thenBody)) {
-      for (size_t k = i + 1; k < b.stmts.size(); ++k)
-        s->elseBody.stmts.push_back(std::move(b.stmts[k]));
-      b.stmts.resize(i + 1);
-      sinkAfterEarlyReturns(s->elseBody);
-    }
-  }
-}
-
-/// True when every return of \p b is the last statement of \p b (when
-/// \p tail) or of the tail position of an if/else ending \p b.
-bool returnsOnlyInTail(const Body &b, bool tail) {
-  for (size_t i = 0; i < b.stmts.size(); ++i) {
-    const Stmt &s = *b.stmts[i];
-    bool last = tail && i + 1 == b.stmts.size();
-    if (isa<ReturnStmt>(s) && !last)
-      return false;
-    if (auto *f = dyn_cast<IfStmt>(&s))
-      if (!returnsOnlyInTail(f->thenBody, last) ||
-          !returnsOnlyInTail(f->elseBody, last))
-        return false;
-    if (auto *f = dyn_cast<ForStmt>(&s); f && containsReturn(f->body))
-      return false;
-    if (auto *w = dyn_cast<WhileStmt>(&s); w && containsReturn(w->body))
-      return false;
-  }
-  return true;
-}
-
-/// Renumbers a cloned callee body's slots into the caller's.
-struct SlotRemapper : IRMutator {
-  const std::vector<unsigned> &map;
-  explicit SlotRemapper(const std::vector<unsigned> &m) : map(m) {}
-  StmtPtr mutateDecl(std::unique_ptr<DeclStmt> s) override {
-    s->slot = map[s->slot];
-    return IRMutator::mutateDecl(std::move(s));
-  }
-  StmtPtr mutateFor(std::unique_ptr<ForStmt> s) override {
-    s->slot = map[s->slot];
-    return IRMutator::mutateFor(std::move(s));
-  }
-  ExprPtr mutateVarRef(std::unique_ptr<VarRefExpr> e) override {
-    e->slot = map[e->slot];
-    return e;
-  }
-};
-
-/// Turns the tail returns of \p b into assignments to \p result (void fns:
-/// drops them).
-void replaceTailReturns(Body &b, int result) {
-  if (b.stmts.empty())
-    return;
-  StmtPtr &last = b.stmts.back();
-  if (auto *r = dyn_cast<ReturnStmt>(last.get())) {
-    if (result < 0 || !r->value) {
-      b.stmts.pop_back();
-      return;
-    }
-    Type t = r->value->type;
-    last = std::make_unique<AssignStmt>(
-        AssignOp::Set, std::make_unique<VarRefExpr>(unsigned(result), t),
-        std::move(r->value), r->range);
-  } else if (auto *i = dyn_cast<IfStmt>(last.get())) {
-    replaceTailReturns(i->thenBody, result);
-    replaceTailReturns(i->elseBody, result);
-  }
-}
-
 class Inliner : public IRMutator {
 public:
   Inliner(Program &p, PassContext &ctx) : program(p), ctx(ctx) {}
   bool run();
+  /// Inlines the calls of \p f only.
+  bool runOn(ir::Function &f) {
+    mutateFunction(f);
+    return changed;
+  }
 
   std::vector<StmtPtr> mutateStmt(StmtPtr s) override;
   StmtPtr mutateEval(std::unique_ptr<EvalStmt> s) override;
@@ -313,7 +218,7 @@ ExprPtr Inliner::inlineCall(std::unique_ptr<CallExpr> call) {
   }
 
   Body body = callee.body.clone();
-  SlotRemapper(slots).mutateBody(body);
+  remapSlots(body, slots);
 
   // The value: a let of the returned value when the body's last statement
   // is its only return, else a var that every tail return assigns.
@@ -417,6 +322,10 @@ void Inliner::removeUncalledFns() {
 
 bool inlineCalls(Program &program, PassContext &ctx) {
   return Inliner(program, ctx).run();
+}
+
+bool inlineCallsIn(Program &program, Function &fn, PassContext &ctx) {
+  return Inliner(program, ctx).runOn(fn);
 }
 
 } // namespace opdc

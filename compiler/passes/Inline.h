@@ -17,5 +17,9 @@ namespace opdc {
 /// from anywhere are removed. Returns true when anything changed.
 bool inlineCalls(ir::Program &program, PassContext &ctx);
 
+/// The same for the calls made by \p fn alone (a kernel a later pass is
+/// about to rewrite); removes no fn. Returns true when anything changed.
+bool inlineCallsIn(ir::Program &program, ir::Function &fn, PassContext &ctx);
+
 } // namespace opdc
 #endif

@@ -24,6 +24,7 @@ namespace opdc {
 class DiagnosticEngine;
 struct TargetProfile;
 namespace ir {
+struct Function;
 struct Program;
 } // namespace ir
 

@@ -7,6 +7,7 @@
 #include "passes/PassPipeline.h"
 
 #include "passes/Inline.h"
+#include "passes/Tangent.h"
 
 #include "ir/IRPrinter.h"
 #include "ir/Verifier.h"
@@ -30,6 +31,8 @@ struct Registered {
 const std::vector<Registered> &registry() {
   static const std::vector<Registered> passes = {
       {{"inline", "inline fn calls into kernels and fns", inlineCalls}, false},
+      {{"tangent", "build the tangents of procs (forward mode)", buildTangents},
+       true},
   };
   return passes;
 }

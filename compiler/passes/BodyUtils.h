@@ -1,0 +1,34 @@
+// BodyUtils.h - Small rewrites of IR bodies shared by passes that move a
+// function's body into another (inline, tangent).
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_PASSES_BODYUTILS_H
+#define OPDC_PASSES_BODYUTILS_H
+
+#include "ir/IR.h"
+
+#include <vector>
+
+namespace opdc {
+
+/// True when a return statement occurs anywhere in \p b.
+bool containsReturn(const ir::Body &b);
+/// True when every path through \p b ends in a return.
+bool alwaysReturns(const ir::Body &b);
+/// Moves the statements after `if c { ... return }` (no else) into the if's
+/// else, recursively, so that early returns become tail returns. Behaviour
+/// is unchanged: those statements ran only when c was false.
+void sinkAfterEarlyReturns(ir::Body &b);
+/// True when every return of \p b is in tail position: the last statement
+/// of \p b (when \p tail), or in the tail of an if/else ending \p b; never
+/// inside a for or while.
+bool returnsOnlyInTail(const ir::Body &b, bool tail = true);
+/// Turns the tail returns of \p b into `result = value` (a mutable slot),
+/// or drops them when \p result < 0 or they return nothing.
+void replaceTailReturns(ir::Body &b, int result);
+/// Renumbers every variable slot of \p b (declarations, for loops,
+/// references and reduction arguments of loops) through \p map: slot s
+/// becomes map[s].
+void remapSlots(ir::Body &b, const std::vector<unsigned> &map);
+
+} // namespace opdc
+#endif

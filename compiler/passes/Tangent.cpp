@@ -1,0 +1,525 @@
+// Tangent.cpp - Build the tangent (forward-mode derivative) of procs.
+// SPDX-License-Identifier: Apache-2.0
+//
+// `let d = tangent P(args) along (x: dx, alpha: 1.0)` becomes, in place:
+//
+//   let %P.alpha = arg ...            P's parameters bound to the arguments
+//   let %P.alpha.d = 1.0              seeded float parameters' tangents
+//   var %P.result.d = 0.0
+//   loop copy_f64 over nodes (dx, x.d)         seed dats into tangent dats
+//   loop zero_f64 over nodes (y.d) ...         other tangent dats start at 0
+//   <P's body, differentiated: each statement preceded by its tangent;
+//    loops the seeds reach run K.d, the kernel and its tangent in one body,
+//    with the tangent dats as extra arguments; tail `return v` becomes
+//    `%P.result.d = v'`>
+//   let %d = %P.result.d
+//
+// Legal because forward mode needs no reversal: every value's tangent is
+// computed right before the value, from the values before it, so the
+// program order of P is kept statement by statement and loop by loop. A
+// loop's tangent kernel only adds arguments whose access modes are those of
+// their primal arguments (a read dat's tangent is read, an incremented
+// dat's tangent incremented, a sum's tangent summed), so colouring, halo
+// exchanges and reductions of the tangent loop follow the primal's rules:
+// threads and MPI ranks give the serial tangent, bitwise or to round-off as
+// the primal does.
+//
+// Activity: a dat is active (gets a tangent dat) when it is seeded, or is
+// written by a loop that reads an active dat or an active host value, or
+// swapped with an active dat; iterated to a fixed point because P's loops
+// may sit inside host loops. A loop that writes an active dat runs its
+// tangent kernel even when its inputs are passive, so that it overwrites
+// the tangent with zero as the primal overwrites the value. Host float
+// variables of P and seeded float parameters have tangents; unseeded
+// parameters are passive.
+//
+// Not yet: min/max reductions of active values (the winner's tangent),
+// procs that call procs, I/O inside P (an error: a derivative must not
+// print or write once per evaluation), and the adjoint (reverse mode).
+#include "passes/Tangent.h"
+
+#include "passes/BodyUtils.h"
+#include "passes/ForwardDiff.h"
+#include "passes/Inline.h"
+
+#include "ir/IRMutator.h"
+#include "ir/IRVisitor.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <map>
+#include <set>
+
+namespace opdc {
+
+using namespace ir;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+
+namespace {
+
+constexpr const char *PassName = "tangent";
+
+bool refsSlot(const Expr &e, const std::set<unsigned> &slots) {
+  struct Finder : IRVisitor {
+    const std::set<unsigned> &slots;
+    bool found = false;
+    explicit Finder(const std::set<unsigned> &s) : slots(s) {}
+    void visitVarRef(const VarRefExpr &v) override {
+      found = found || slots.count(v.slot);
+    }
+  } f(slots);
+  f.visitExpr(e);
+  return f.found;
+}
+
+/// The first statement of \p b (recursively) that a tangent cannot contain.
+const Stmt *firstForbidden(const Body &b) {
+  for (const StmtPtr &s : b.stmts) {
+    switch (s->kind) {
+    case StmtKind::Print:
+    case StmtKind::Write:
+    case StmtKind::Read:
+    case StmtKind::Solve:
+    case StmtKind::Adjoint:
+    case StmtKind::Tangent:
+      return s.get();
+    case StmtKind::Eval:
+      if (auto *c = dyn_cast<CallExpr>(cast<EvalStmt>(*s).expr.get()))
+        if (c->callee->isHost())
+          return s.get();
+      break;
+    case StmtKind::If: {
+      const auto &i = cast<IfStmt>(*s);
+      if (const Stmt *f = firstForbidden(i.thenBody))
+        return f;
+      if (const Stmt *f = firstForbidden(i.elseBody))
+        return f;
+      break;
+    }
+    case StmtKind::For:
+      if (const Stmt *f = firstForbidden(cast<ForStmt>(*s).body))
+        return f;
+      break;
+    case StmtKind::While:
+      if (const Stmt *f = firstForbidden(cast<WhileStmt>(*s).body))
+        return f;
+      break;
+    default:
+      break;
+    }
+  }
+  return nullptr;
+}
+
+const char *forbiddenWhat(const Stmt &s) {
+  switch (s.kind) {
+  case StmtKind::Print:
+    return "it prints";
+  case StmtKind::Write:
+    return "it writes dats to a file";
+  case StmtKind::Read:
+    return "it reads dats from a file";
+  case StmtKind::Solve:
+    return "it calls a solver, whose derivative is not built yet";
+  case StmtKind::Adjoint:
+  case StmtKind::Tangent:
+    return "it asks for a derivative itself";
+  default:
+    return "it calls a proc, which the tangent does not follow yet";
+  }
+}
+
+class TangentBuilder : public IRMutator {
+public:
+  TangentBuilder(Program &p, PassContext &ctx) : program(p), ctx(ctx) {}
+  bool run();
+  std::vector<StmtPtr> mutateStmt(StmtPtr s) override;
+
+private:
+  std::vector<StmtPtr> expand(Function &caller, const TangentStmt &ts);
+  /// Dats the seeds reach in \p body (see the file header).
+  std::set<Dat *> activeDats(const Body &body, std::set<Dat *> active,
+                             const std::set<unsigned> &activeVars);
+  bool tangentLoop(const ParLoopStmt &l, ForwardDiff &fd, TangentSlots &slots,
+                   const std::set<Dat *> &active, std::vector<StmtPtr> &out);
+  Function *tangentKernel(const Function &k, const std::vector<bool> &act);
+  Dat *tangentDat(Dat *primal);
+  Function *fillKernel(Type elem, bool copy);
+  StmtPtr fillLoop(Dat *src, Dat *dst, SourceRange at);
+
+  Program &program;
+  PassContext &ctx;
+  bool changed = false;
+  std::map<Dat *, Dat *> tangentDats;
+  std::map<std::pair<const Function *, std::vector<bool>>, Function *>
+      tangentKernels;
+  std::map<std::pair<std::string, bool>, Function *> fillKernels;
+};
+
+bool TangentBuilder::run() {
+  std::vector<Function *> hosts;
+  for (auto &p : program.procs)
+    hosts.push_back(p.get());
+  if (program.main)
+    hosts.push_back(program.main.get());
+  for (Function *f : hosts)
+    mutateFunction(*f);
+  return changed;
+}
+
+std::vector<StmtPtr> TangentBuilder::mutateStmt(StmtPtr s) {
+  if (auto *t = dyn_cast<TangentStmt>(s.get())) {
+    changed = true;
+    return expand(*currentFunction, *t);
+  }
+  return IRMutator::mutateStmt(std::move(s));
+}
+
+std::set<Dat *> TangentBuilder::activeDats(const Body &body,
+                                           std::set<Dat *> active,
+                                           const std::set<unsigned> &vars) {
+  struct Collect : IRVisitor {
+    std::vector<const Stmt *> stmts;
+    void visitParLoop(const ParLoopStmt &s) override { stmts.push_back(&s); }
+    void visitSwap(const SwapStmt &s) override { stmts.push_back(&s); }
+  } collect;
+  collect.visitBody(body);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Stmt *s : collect.stmts) {
+      if (auto *w = dyn_cast<SwapStmt>(s)) {
+        if (active.count(w->a) || active.count(w->b))
+          grew |= active.insert(w->a).second | active.insert(w->b).second;
+        continue;
+      }
+      const auto &l = cast<ParLoopStmt>(*s);
+      bool readsActive = false;
+      for (const AccessDescriptor &a : l.args)
+        if (isFloat(a.scalar) &&
+            ((a.usesDat() && modeReads(a.mode) && active.count(a.dat)) ||
+             (a.kind == ArgKind::GlobalRead && refsSlot(*a.value, vars))))
+          readsActive = true;
+      if (!readsActive)
+        continue;
+      for (const AccessDescriptor &a : l.args)
+        if (a.usesDat() && modeWrites(a.mode) && isFloat(a.scalar))
+          grew |= active.insert(a.dat).second;
+    }
+  }
+  return active;
+}
+
+Dat *TangentBuilder::tangentDat(Dat *primal) {
+  Dat *&t = tangentDats[primal];
+  if (t)
+    return t;
+  auto d = std::make_unique<Dat>();
+  d->name = primal->name + ".d";
+  d->set = primal->set;
+  d->block = primal->block;
+  d->elemType = primal->elemType;
+  for (const ExprPtr &s : primal->size)
+    d->size.push_back(cloneExpr(s));
+  d->haloMinus = primal->haloMinus;
+  d->haloPlus = primal->haloPlus;
+  d->base = primal->base;
+  d->init = DatInit::Zero;
+  d->isDerivative = true;
+  d->primal = primal;
+  d->range = primal->range;
+  t = d.get();
+  program.dats.push_back(std::move(d));
+  ctx.stats.add(PassName, "dats", "tangent dats created");
+  return t;
+}
+
+Function *TangentBuilder::fillKernel(Type elem, bool copy) {
+  std::string name = std::string(copy ? "tangent_copy_" : "tangent_zero_") +
+                     scalarName(elem.scalar);
+  if (elem.isArray())
+    name += "x" + std::to_string(elem.dim());
+  Function *&k = fillKernels[{name, copy}];
+  if (k)
+    return k;
+  auto f = std::make_unique<Function>();
+  f->kind = FunctionKind::Kernel;
+  f->name = name;
+  if (copy)
+    f->kernelParams.push_back({"src", AccessMode::Read, elem, nullptr, {}});
+  f->kernelParams.push_back({"dst", AccessMode::Write, elem, nullptr, {}});
+  unsigned dst = copy ? 1 : 0;
+  Type scalar = Type::scalarOf(elem.scalar);
+  auto value = [&](ExprPtr index) -> ExprPtr {
+    if (!copy)
+      return std::make_unique<ConstantExpr>(zeroOf(scalar));
+    ExprPtr src = std::make_unique<KernelArgExpr>(0, elem);
+    if (!index)
+      return src;
+    return std::make_unique<IndexExpr>(std::move(src), std::move(index));
+  };
+  if (!elem.isArray()) {
+    f->body.stmts.push_back(std::make_unique<AssignStmt>(
+        AssignOp::Set, std::make_unique<KernelArgExpr>(dst, elem),
+        value(nullptr)));
+  } else {
+    unsigned i = f->addVar("i", Type::scalarOf(ScalarKind::I32), false);
+    auto at = [&] {
+      return std::make_unique<VarRefExpr>(i, Type::scalarOf(ScalarKind::I32));
+    };
+    Body body;
+    body.stmts.push_back(std::make_unique<AssignStmt>(
+        AssignOp::Set,
+        std::make_unique<IndexExpr>(std::make_unique<KernelArgExpr>(dst, elem),
+                                    at()),
+        value(at())));
+    f->body.stmts.push_back(std::make_unique<ForStmt>(
+        i,
+        std::make_unique<ConstantExpr>(ConstValue::ofInt(ScalarKind::I32, 0)),
+        std::make_unique<ConstantExpr>(
+            ConstValue::ofInt(ScalarKind::I32, int64_t(elem.dim()))),
+        std::move(body)));
+  }
+  k = f.get();
+  program.kernels.push_back(std::move(f));
+  return k;
+}
+
+StmtPtr TangentBuilder::fillLoop(Dat *src, Dat *dst, SourceRange at) {
+  Function *k = fillKernel(dst->elemType, src != nullptr);
+  auto loop = std::make_unique<ParLoopStmt>(at);
+  loop->kernel = k;
+  loop->set = dst->set;
+  loop->block = dst->block;
+  auto arg = [&](Dat *d, AccessMode m) {
+    AccessDescriptor a;
+    a.kind = ArgKind::Direct;
+    a.mode = m;
+    a.scalar = d->scalar();
+    a.dim = d->dim();
+    a.bytes = d->bytesPerElement();
+    a.dat = d;
+    a.range = at;
+    return a;
+  };
+  if (src)
+    loop->args.push_back(arg(src, AccessMode::Read));
+  loop->args.push_back(arg(dst, AccessMode::Write));
+  return loop;
+}
+
+Function *TangentBuilder::tangentKernel(const Function &k,
+                                        const std::vector<bool> &act) {
+  Function *&cached = tangentKernels[{&k, act}];
+  if (cached)
+    return cached;
+  std::unique_ptr<Function> t = k.clone();
+  t->name = k.name + ".d";
+  for (unsigned n = 1; program.findKernel(t->name); ++n)
+    t->name = k.name + ".d" + std::to_string(n);
+  inlineCallsIn(program, *t, ctx);
+  TangentSlots slots;
+  slots.param.assign(t->kernelParams.size(), -1);
+  for (unsigned i = 0; i < act.size(); ++i) {
+    if (!act[i])
+      continue;
+    KernelParam p = t->kernelParams[i];
+    p.name += ".d";
+    slots.param[i] = int(t->kernelParams.size());
+    t->kernelParams.push_back(p);
+  }
+  slots.param.resize(t->kernelParams.size(), -1);
+  ForwardDiff fd(*t, slots, ctx.diags);
+  Body body = fd.differentiate(t->body);
+  t->body = std::move(body);
+  cached = t.get();
+  program.kernels.push_back(std::move(t));
+  ctx.stats.add(PassName, "kernels", "tangent kernels built");
+  return cached;
+}
+
+bool TangentBuilder::tangentLoop(const ParLoopStmt &l, ForwardDiff &fd,
+                                 TangentSlots &slots,
+                                 const std::set<Dat *> &active,
+                                 std::vector<StmtPtr> &out) {
+  std::vector<bool> act(l.args.size(), false);
+  std::vector<ExprPtr> values(l.args.size());
+  bool any = false;
+  for (unsigned i = 0; i < l.args.size(); ++i) {
+    const AccessDescriptor &a = l.args[i];
+    if (!isFloat(a.scalar))
+      continue;
+    if (a.usesDat())
+      act[i] = active.count(a.dat) != 0;
+    else if (a.kind == ArgKind::GlobalRead)
+      act[i] = (values[i] = fd.tangent(*a.value)) != nullptr;
+    else if (a.kind == ArgKind::Reduction)
+      act[i] = unsigned(a.var) < slots.var.size() && slots.var[a.var] >= 0;
+    if (act[i] && (a.mode == AccessMode::Min || a.mode == AccessMode::Max)) {
+      ctx.diags.error(a.range, std::string("the tangent of a '") +
+                                   accessModeName(a.mode) +
+                                   "' reduction of a value the seeds reach "
+                                   "is not supported yet");
+      return false;
+    }
+    any = any || act[i];
+  }
+  if (!any) {
+    out.push_back(l.clone());
+    return true;
+  }
+  auto loop = cast<ParLoopStmt>(l.clone().release());
+  std::unique_ptr<ParLoopStmt> owned(loop);
+  loop->kernel = tangentKernel(*l.kernel, act);
+  for (unsigned i = 0; i < l.args.size(); ++i) {
+    if (!act[i])
+      continue;
+    AccessDescriptor t = l.args[i].clone();
+    if (t.usesDat())
+      t.dat = tangentDat(t.dat);
+    else if (t.kind == ArgKind::GlobalRead)
+      t.value = std::move(values[i]);
+    else
+      t.var = slots.var[t.var];
+    loop->args.push_back(std::move(t));
+  }
+  ctx.stats.add(PassName, "loops", "loops with a tangent");
+  out.push_back(std::move(owned));
+  return true;
+}
+
+std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
+                                            const TangentStmt &ts) {
+  std::vector<StmtPtr> out;
+  const Function &p = *ts.proc;
+  DiagnosticEngine &diags = ctx.diags;
+  Body body = p.body.clone();
+  sinkAfterEarlyReturns(body);
+  if (const Stmt *bad = firstForbidden(body)) {
+    diags.error(ts.range, "cannot build the tangent of proc '" + p.name +
+                              "': " + forbiddenWhat(*bad));
+    diags.note(bad->range, "here");
+    return out;
+  }
+  if (!returnsOnlyInTail(body)) {
+    diags.error(ts.range, "cannot build the tangent of proc '" + p.name +
+                              "': it returns from inside a loop");
+    return out;
+  }
+
+  std::vector<unsigned> slots(p.vars.size());
+  for (size_t v = 0; v < p.vars.size(); ++v) {
+    const Var &var = p.vars[v];
+    slots[v] = caller.addVar(p.name + "." + var.name, var.type,
+                             var.isMutable, var.range);
+  }
+  remapSlots(body, slots);
+  TangentSlots tslots;
+  ForwardDiff fd(caller, tslots, diags);
+
+  // Parameters, then the tangents of the seeded ones.
+  for (size_t i = 0; i < p.params.size(); ++i)
+    out.push_back(std::make_unique<DeclStmt>(slots[p.params[i]],
+                                             ts.args[i]->clone(),
+                                             ts.args[i]->range));
+  std::set<unsigned> activeVars;
+  std::map<Dat *, Dat *> seeds;
+  for (const DerivEntry &e : ts.entries) {
+    if (e.of.dat) {
+      seeds[e.of.dat] = e.dat;
+      continue;
+    }
+    unsigned slot = slots[p.params[unsigned(e.of.param)]];
+    activeVars.insert(slot);
+    out.push_back(std::make_unique<DeclStmt>(fd.tangentSlot(slot),
+                                             e.value->clone(), e.range));
+  }
+  // Float variables of P have tangents (see the file header).
+  struct Decls : IRVisitor {
+    const Function &f;
+    std::set<unsigned> &vars;
+    Decls(const Function &f, std::set<unsigned> &v) : f(f), vars(v) {}
+    void visitDecl(const DeclStmt &d) override {
+      if (isFloatType(f.vars[d.slot].type))
+        vars.insert(d.slot);
+      IRVisitor::visitDecl(d);
+    }
+  } decls(caller, activeVars);
+  decls.visitBody(body);
+
+  std::set<Dat *> seeded;
+  for (auto &[d, dir] : seeds)
+    seeded.insert(d);
+  std::set<Dat *> active = activeDats(body, seeded, activeVars);
+  // Tangent dats in declaration order: copies of the seeds, zeros elsewhere.
+  for (auto &d : program.dats) {
+    if (!active.count(d.get()))
+      continue;
+    auto s = seeds.find(d.get());
+    out.push_back(fillLoop(s == seeds.end() ? nullptr : s->second,
+                           tangentDat(d.get()), ts.range));
+  }
+  std::vector<Dat *> order;
+  for (auto &d : program.dats)
+    if (active.count(d.get()))
+      order.push_back(d.get());
+
+  Type resultType = p.returnType;
+  unsigned result = caller.addVar(p.name + ".result.d", resultType, true);
+  out.push_back(std::make_unique<DeclStmt>(
+      result, std::make_unique<ConstantExpr>(zeroOf(resultType)), ts.range));
+
+  bool ok = true;
+  fd.other = [&](const Stmt &s, std::vector<StmtPtr> &o) -> bool {
+    switch (s.kind) {
+    case StmtKind::ParLoop:
+      ok = tangentLoop(cast<ParLoopStmt>(s), fd, tslots, active, o) && ok;
+      return true;
+    case StmtKind::Swap: {
+      const auto &w = cast<SwapStmt>(s);
+      o.push_back(s.clone());
+      if (active.count(w.a))
+        o.push_back(std::make_unique<SwapStmt>(tangentDat(w.a),
+                                               tangentDat(w.b), w.range));
+      return true;
+    }
+    case StmtKind::Return: {
+      const auto &r = cast<ReturnStmt>(s);
+      ExprPtr d = r.value ? fd.tangent(*r.value) : nullptr;
+      o.push_back(std::make_unique<AssignStmt>(
+          AssignOp::Set, std::make_unique<VarRefExpr>(result, resultType),
+          d ? std::move(d)
+            : std::make_unique<ConstantExpr>(zeroOf(resultType)),
+          r.range));
+      return true;
+    }
+    default:
+      return false;
+    }
+  };
+  Body db = fd.differentiate(body);
+  if (!ok || fd.failed)
+    return {};
+  for (StmtPtr &s : db.stmts)
+    out.push_back(std::move(s));
+  out.push_back(std::make_unique<DeclStmt>(
+      unsigned(ts.resultVar),
+      std::make_unique<VarRefExpr>(result, resultType), ts.range));
+  ctx.stats.add(PassName, "requests", "tangent requests expanded");
+  ctx.diags.remark(ts.range,
+                   "tangent of '" + p.name + "' built: " +
+                       std::to_string(order.size()) + " tangent dat" +
+                       (order.size() == 1 ? "" : "s"),
+                   PassName);
+  return out;
+}
+
+} // namespace
+
+bool buildTangents(Program &program, PassContext &ctx) {
+  return TangentBuilder(program, ctx).run();
+}
+
+} // namespace opdc
