@@ -119,6 +119,8 @@ def main():
     ap.add_argument("--mpiexec")
     a = ap.parse_args()
     a.args, a.ref_args = a.args.split(), a.ref_args.split()
+    a.source, a.reference = os.path.abspath(a.source), os.path.abspath(a.reference)
+    a.work = os.path.abspath(a.work)
     os.makedirs(a.work, exist_ok=True)
     exe = os.path.join(a.work, os.path.splitext(os.path.basename(a.source))[0])
     build(a.opdc, a.source, exe)
