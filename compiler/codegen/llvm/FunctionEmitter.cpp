@@ -117,9 +117,17 @@ void FunctionEmitter::storeValue(llvm::Value *v, llvm::Value *ptr,
   if (t.isArray()) {
     if (v == ptr)
       return;
+    llvm::Type *arrTy = cgm.storageType(t);
+    if (t.length > LargeArrayLength) {
+      // One memcpy: thousands of scalar copies (a layer's weights passed to
+      // a loop) made LLVM's optimiser take seconds per loop.
+      llvm::Align align(scalarBytes(t.scalar));
+      b.CreateMemCpy(ptr, align, v, align,
+                     uint64_t(scalarBytes(t.scalar)) * t.length);
+      return;
+    }
     // Component by component: in kernels each access is then tagged on its
     // own (TBAA, access groups) and SROA sees plain scalars.
-    llvm::Type *arrTy = cgm.storageType(t);
     llvm::Type *elemTy = cgm.memType(t.scalar);
     for (unsigned i = 0; i < t.length; ++i) {
       llvm::Value *src = b.CreateConstInBoundsGEP2_32(arrTy, v, 0, i);

@@ -23,6 +23,10 @@ namespace opdc {
 /// them into registers. Subclasses supply what depends on where the code
 /// runs: kernel arguments and idx() in kernels, size() and the host-only
 /// statements in host code.
+/// Arrays longer than this are copied with memcpy and read in place by
+/// loop bodies instead of component by component (see storeValue).
+constexpr unsigned LargeArrayLength = 64;
+
 class FunctionEmitter {
 public:
   FunctionEmitter(CodeGenModule &cgm, const ir::Function &fn,

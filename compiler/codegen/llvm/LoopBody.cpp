@@ -280,7 +280,13 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
     }
     if (fl.map >= 0)
       mapData[i] = loadPtr(fl.map, "map");
-    if (fl.value >= 0) {
+    if (fl.value >= 0 &&
+        loop.kernel->kernelParams[i].type.length > LargeArrayLength) {
+      // A large array (a layer's weights) is read where it is: the context
+      // is noalias and read-only, and copying it per chunk would cost more
+      // than the reads.
+      argPtr[i] = field(fl.value);
+    } else if (fl.value >= 0) {
       // A private copy: loads from it cannot alias any dat store, so the
       // value stays in registers for the whole chunk.
       llvm::Type *t = ctxTy->getElementType(unsigned(fl.value));
