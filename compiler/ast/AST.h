@@ -218,7 +218,9 @@ struct TypeRef {
   TypeRef clone() const;
 };
 
-/// A reference by name to a declaration (`over cells`, `swap(u, v)`).
+/// A reference by name to a declaration (`over cells`, `swap(u, v)`). A
+/// member of a module imported `as m` is spelled "m.x" (here, in NameExpr
+/// and in CallExpr::callee); sema resolves the alias.
 struct NameRef {
   std::string name;
   SourceRange range;
@@ -656,10 +658,15 @@ struct GradientDecl : Decl {
 // Modules and the program
 //===----------------------------------------------------------------------===//
 
+/// `import M`, `import M as m` or `import M (a, b)`.
 struct ImportDecl {
   SourceRange range;
   std::string name;    ///< "std.math" or the quoted path as written
   bool isPath = false; ///< written as a string literal
+  std::string alias;   ///< `as m`: M's names only as `m.x`; empty if none
+  SourceRange aliasRange;
+  bool selective = false;     ///< `(a, b)`: only these names, unqualified
+  std::vector<NameRef> names; ///< the selected names; decl is sema's
   Module *resolved = nullptr; ///< sema
 };
 
@@ -679,7 +686,9 @@ struct Module {
 struct Program {
   std::vector<std::unique_ptr<Module>> modules;
   Module *root = nullptr;
-  /// sema: every global declaration by name.
+  /// sema: the global declarations by name; where several modules declare
+  /// one name, the first in load order (each module resolves names in its
+  /// own scope: see sema/NameResolution.cpp).
   std::map<std::string, Decl *> globals;
   MainDecl *main = nullptr; ///< sema
 };

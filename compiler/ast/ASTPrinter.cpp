@@ -8,7 +8,7 @@
 // character when a SourceManager is given; expressions never do.
 //
 //   program NAME | module FILE          the file (FILE: its base name)
-//   import std.math [-> FILE]           resolved module after sema
+//   import std.math [as m] [(a, b)] [-> FILE]   resolved module after sema
 //   const NAME[: TYPE] [= VALUE]        VALUE: folded by sema
 //   param NAME: TYPE [= VALUE]
 //   set NAME                            children from: / size:
@@ -140,6 +140,14 @@ public:
     for (const ImportDecl &imp : m.imports) {
       line();
       os << "import " << (imp.isPath ? quoteString(imp.name) : imp.name);
+      if (!imp.alias.empty())
+        os << " as " << imp.alias;
+      if (imp.selective) {
+        os << " (";
+        for (size_t i = 0; i < imp.names.size(); ++i)
+          os << (i ? ", " : "") << imp.names[i].name;
+        os << ")";
+      }
       if (imp.resolved)
         os << " -> " << llvm::sys::path::filename(imp.resolved->path);
       loc(imp.range);

@@ -8,6 +8,8 @@
 
 #include "support/Diagnostics.h"
 
+#include "llvm/Support/Casting.h"
+
 #include <algorithm>
 
 namespace opdc {
@@ -70,12 +72,34 @@ void ParseDriver::setProgram(const std::string &name, SourceRange range) {
 }
 
 void ParseDriver::addImport(const std::string &name, bool isPath,
-                            SourceRange range) {
+                            SourceRange range, std::optional<NameRef> alias) {
   ImportDecl imp;
   imp.range = range;
   imp.name = name;
   imp.isPath = isPath;
+  if (alias) {
+    // `m.x` is recognised while parsing, so the alias must be known before
+    // the first declaration that could use it.
+    if (!module->decls.empty())
+      diags.error(range, "an import with 'as' must come before every "
+                         "declaration");
+    imp.alias = alias->name;
+    imp.aliasRange = alias->range;
+  }
   module->imports.push_back(std::move(imp));
+}
+
+void ParseDriver::addSelectiveImport(const std::string &name, bool isPath,
+                                     std::vector<NameRef> names,
+                                     SourceRange range) {
+  addImport(name, isPath, range);
+  module->imports.back().selective = true;
+  module->imports.back().names = std::move(names);
+}
+
+NameRef ParseDriver::qualify(NameRef alias, NameRef member,
+                             SourceRange range) const {
+  return makeName(alias.name + "." + member.name, range);
 }
 
 NameRef ParseDriver::makeName(const std::string &name,
@@ -559,11 +583,47 @@ ExprPtr ParseDriver::makeIndex(ExprPtr base, ExprPtr index, SourceRange r) {
       std::make_unique<IndexExpr>(r, std::move(base), std::move(index)), d);
 }
 
+/// \p e is a plain name that an earlier import of the file declared as an
+/// alias.
+static bool isAliasName(const Expr *e, const Module &m) {
+  auto *n = llvm::dyn_cast<NameExpr>(e);
+  if (!n || n->name.find('.') != std::string::npos)
+    return false;
+  for (auto &imp : m.imports)
+    if (imp.alias == n->name)
+      return true;
+  return false;
+}
+
 ExprPtr ParseDriver::makeMember(ExprPtr base, NameRef field, SourceRange r) {
+  if (isAliasName(base.get(), *module)) {
+    takeDepth(base.get());
+    auto *n = llvm::cast<NameExpr>(base.get());
+    return std::make_unique<NameExpr>(r, n->name + "." + field.name);
+  }
   unsigned d = takeDepth(base.get()) + 1;
   return checked(std::make_unique<MemberExpr>(
                      r, std::move(base), std::move(field.name), field.range),
                  d);
+}
+
+ExprPtr ParseDriver::makeMemberCall(ExprPtr base, NameRef member,
+                                    std::vector<ExprPtr> args, SourceRange r) {
+  auto *n = llvm::dyn_cast<NameExpr>(base.get());
+  if (!n || n->name.find('.') != std::string::npos) {
+    // `a[i].f(x)`, `dJ.x.f(x)`: nothing but a module member can be called.
+    takeDepth(base.get());
+    for (auto &a : args)
+      takeDepth(a.get());
+    diags.error(member.range, "only a member of an imported module can be "
+                              "called as 'module.name(...)'");
+    return std::make_unique<IntLitExpr>(r, 0, false);
+  }
+  // Unknown aliases are left to sema ("unknown module 'q'").
+  takeDepth(base.get());
+  NameRef callee = qualify(makeName(n->name, n->range), std::move(member),
+                           SourceRange(n->range.begin, member.range.end));
+  return makeCall(std::move(callee), std::move(args), r);
 }
 
 ExprPtr ParseDriver::makeArray(std::vector<ExprPtr> elements, SourceRange r) {

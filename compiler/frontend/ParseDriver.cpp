@@ -292,6 +292,7 @@ int ParseDriver::scanIdentifier(RawToken &tok) {
                  .Case("i64", Tok::TOK_I64)
                  .Case("bool", Tok::TOK_BOOL)
                  .Case("str", Tok::TOK_STR)
+                 .Case("as", Tok::TOK_AS)
                  .Default(Tok::TOK_IDENT);
   if (kind == Tok::TOK_IDENT)
     tok.text = text.str();

@@ -147,10 +147,18 @@ public:
 
   // Module structure.
   void setProgram(const std::string &name, SourceRange range);
-  void addImport(const std::string &name, bool isPath, SourceRange range);
+  /// `import M` or, with \p alias, `import M as alias`.
+  void addImport(const std::string &name, bool isPath, SourceRange range,
+                 std::optional<ast::NameRef> alias = std::nullopt);
+  /// `import M (a, b)`.
+  void addSelectiveImport(const std::string &name, bool isPath,
+                          std::vector<ast::NameRef> names, SourceRange range);
   ast::NameRef makeName(const std::string &name, SourceRange range) const;
   ast::NameRef joinDotted(ast::NameRef prefix, const std::string &part,
                           SourceRange range) const;
+  /// `alias.member` outside expressions: one name spelled "alias.member".
+  ast::NameRef qualify(ast::NameRef alias, ast::NameRef member,
+                       SourceRange range) const;
 
   // Types.
   ast::TypeRef makeType(ScalarKind k, ast::ExprPtr length, SourceRange r);
@@ -263,7 +271,12 @@ public:
                         SourceRange r);
   ast::ExprPtr makeCast(ScalarKind to, ast::ExprPtr e, SourceRange r);
   ast::ExprPtr makeIndex(ast::ExprPtr base, ast::ExprPtr index, SourceRange r);
+  /// `base.field`: a module member ("alias.field" name) when \p base names
+  /// an alias imported earlier in the file, else a derivative field.
   ast::ExprPtr makeMember(ast::ExprPtr base, ast::NameRef field, SourceRange r);
+  /// `base.f(args)`: only module members can be called.
+  ast::ExprPtr makeMemberCall(ast::ExprPtr base, ast::NameRef member,
+                              std::vector<ast::ExprPtr> args, SourceRange r);
   ast::ExprPtr makeArray(std::vector<ast::ExprPtr> elements, SourceRange r);
 
   // Lists (the grammar's left-recursive lists use these).

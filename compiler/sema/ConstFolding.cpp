@@ -127,6 +127,7 @@ void Sema::foldConst(ConstDecl *c, SourceRange use) {
     ContextGuard guard(*this, /*clearScopes=*/true);
     ctx = Context();
     ctx.code = CodeKind::Global;
+    ctx.module = c->module;
     ctx.constInit = true;
     Type declared = Type::error();
     bool hasType = c->declaredType.has_value();
@@ -163,6 +164,7 @@ void Sema::ensureParam(ParamDecl *p) {
   ContextGuard guard(*this, /*clearScopes=*/true);
   ctx = Context();
   ctx.code = CodeKind::Global;
+  ctx.module = p->module;
   ctx.constInit = true;
   Type t = resolveType(p->type, /*allowString=*/true);
   if (!t.isError() && !t.isScalar() && !t.isString()) {

@@ -33,6 +33,7 @@ void Sema::checkDeclarations() {
       DeclKind::Fn,    DeclKind::Proc};
   for (DeclKind kind : order) {
     for (auto &m : prog.modules) {
+      ctx.module = m.get();
       for (auto &dp : m->decls) {
         Decl *d = dp.get();
         if (d->kind != kind)

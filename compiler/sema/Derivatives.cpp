@@ -70,8 +70,9 @@ Decl *Sema::resolveDerivTarget(NameRef &ref, ProcDecl *proc) {
   }
   // Not a parameter: a global dat (locals of the caller are not inputs of
   // the proc).
-  auto g = prog.globals.find(ref.name);
-  Decl *d = g == prog.globals.end() ? nullptr : g->second;
+  Decl *d = lookupGlobal(ref.name);
+  if (!d && reportUnresolvedGlobal(ref.name, ref.range, Want::Dat))
+    return nullptr;
   if (!d) {
     std::string msg = "unknown dat or parameter '" + ref.name + "'";
     std::string s = suggest(ref.name, Want::Dat);

@@ -1,11 +1,13 @@
-// NameResolution.cpp - Global namespace, local scopes, unknown and misused
-// names. SPDX-License-Identifier: Apache-2.0
+// NameResolution.cpp - Global declarations, local scopes, unknown and
+// misused names. SPDX-License-Identifier: Apache-2.0
 //
-// Every top-level declaration of every module lives in one namespace
-// (Program::globals); locals (let/var, induction variables, parameters,
-// derivative results) live in nested scopes and may shadow globals but not
-// each other within one scope. Unknown names get a did-you-mean suggestion
-// among the declarations of the kind the context expects.
+// Each module sees its own top-level declarations and what its imports
+// bring in (ModuleScopes.cpp); two declarations of one name in one module
+// are a redefinition, in two modules they are not. Locals (let/var,
+// induction variables, parameters, derivative results) live in nested
+// scopes and may shadow globals but not each other within one scope, nor
+// take the name of a module alias. Unknown names get a did-you-mean
+// suggestion among the declarations of the kind the context expects.
 #include "sema/SemaImpl.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -20,6 +22,7 @@ using llvm::isa;
 
 void Sema::collectGlobals() {
   for (auto &m : prog.modules) {
+    std::map<std::string, Decl *> own;
     for (auto &dp : m->decls) {
       Decl *d = dp.get();
       d->module = m.get();
@@ -60,7 +63,8 @@ void Sema::collectGlobals() {
                                       "cannot be redeclared");
         continue;
       }
-      auto [it, inserted] = prog.globals.emplace(d->name, d);
+      prog.globals.emplace(d->name, d);
+      auto [it, inserted] = own.emplace(d->name, d);
       if (!inserted) {
         diags.error(d->nameRange, "redefinition of '" + d->name + "'");
         diags.note(it->second->nameRange,
@@ -69,6 +73,7 @@ void Sema::collectGlobals() {
       }
     }
   }
+  buildModuleScopes();
   Module *root = prog.root;
   if (root && root->isProgram && !prog.main)
     diags.error(root->programRange.valid() ? root->programRange : SourceRange(),
@@ -91,6 +96,11 @@ void Sema::declareLocal(Decl *d, VarOrigin origin) {
     d->module = ctx.owner->module;
   if (auto *v = dyn_cast<VarDecl>(d))
     varOrigins[v] = origin;
+  if (const ImportDecl *imp = aliasImport(d->name)) {
+    diags.error(d->nameRange, "'" + d->name + "' is the alias of module '" +
+                                  imp->name + "' and cannot name a local");
+    diags.note(imp->aliasRange, "alias '" + d->name + "' declared here");
+  }
   auto [it, inserted] = scopes.back().emplace(d->name, d);
   if (!inserted) {
     diags.error(d->nameRange, "redefinition of '" + d->name + "'");
@@ -102,13 +112,14 @@ void Sema::declareLocal(Decl *d, VarOrigin origin) {
 }
 
 Decl *Sema::lookup(const std::string &name) const {
-  for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
-    auto f = it->find(name);
-    if (f != it->end())
-      return f->second;
-  }
-  auto g = prog.globals.find(name);
-  return g == prog.globals.end() ? nullptr : g->second;
+  // "m.x" names a member of an imported module, never a local.
+  if (name.find('.') == std::string::npos)
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+      auto f = it->find(name);
+      if (f != it->end())
+        return f->second;
+    }
+  return lookupGlobal(name);
 }
 
 bool Sema::isKind(const Decl *d, Want want) {
@@ -221,12 +232,19 @@ std::string Sema::suggest(const std::string &name, Want want,
     for (auto &[n, d] : *it)
       if (isKind(d, want))
         consider(n);
-  for (auto &[n, d] : prog.globals) {
+  auto visible = [&](const std::string &n, const Decl *d) {
     // In kernel code only consts, params and fns are reachable by name.
     if (inKernelCode() && want == Want::Value && !isa<ConstDecl, ParamDecl>(d))
-      continue;
+      return;
     if (isKind(d, want))
       consider(n);
+  };
+  if (auto sc = moduleScopes.find(currentModule()); sc != moduleScopes.end()) {
+    for (auto &[n, d] : sc->second.own)
+      visible(n, d);
+    for (auto &[n, ds] : sc->second.imported)
+      if (ds.size() == 1)
+        visible(n, ds.front());
   }
   if (withIntrinsics) {
     static const char *const names[] = {
@@ -246,6 +264,8 @@ void Sema::noteDeclared(const Decl *d) {
 
 void Sema::reportUnknown(const std::string &name, SourceRange range,
                          Want want) {
+  if (reportUnresolvedGlobal(name, range, want))
+    return;
   std::string msg =
       std::string("unknown ") + unknownNoun(want) + " '" + name + "'";
   std::string s = suggest(name, want, want == Want::Callable);
@@ -258,9 +278,18 @@ void Sema::reportUnknown(const std::string &name, SourceRange range,
     noteDeclared(d);
 }
 
+/// \p d is the first of several declarations of its name in its module.
+static bool hasDuplicates(const Decl *d,
+                          const std::multimap<std::string, Decl *> &dups) {
+  auto [b, e] = dups.equal_range(d->name);
+  for (auto it = b; it != e; ++it)
+    if (it->second->module == d->module)
+      return true;
+  return false;
+}
+
 void Sema::reportWrongKind(const Decl *d, SourceRange range, Want want) {
-  if (duplicates.count(d->name) && prog.globals.count(d->name) &&
-      prog.globals[d->name] == d)
+  if (hasDuplicates(d, duplicates))
     return;
   diags.error(range, "'" + d->name + "' is a " + declKindName(d->kind) +
                          ", expected " + wantName(want));
@@ -274,10 +303,10 @@ Decl *Sema::resolve(const std::string &name, SourceRange range, Want want) {
     return nullptr;
   }
   if (!isKind(d, want)) {
-    if (prog.globals.count(name) && prog.globals[name] == d) {
-      auto [b, e] = duplicates.equal_range(name);
+    if (hasDuplicates(d, duplicates)) {
+      auto [b, e] = duplicates.equal_range(d->name);
       for (auto it = b; it != e; ++it)
-        if (isKind(it->second, want))
+        if (it->second->module == d->module && isKind(it->second, want))
           return it->second;
     }
     reportWrongKind(d, range, want);

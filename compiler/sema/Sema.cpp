@@ -81,6 +81,7 @@ bool Sema::run() {
   checkDeclarations();
   checkBodies();
   checkRecursion();
+  uniquifyGlobalNames();
   // Buffers rank in module load order; diagnostics without a place first.
   SourceManager &sm = diags.engine.sources();
   std::map<unsigned, unsigned> bufferRank;

@@ -122,6 +122,9 @@ public:
   struct Context {
     CodeKind code = CodeKind::Global;
     ast::Decl *owner = nullptr;        ///< kernel, fn, proc or main
+    /// Whose names global code sees (a declaration's module); null in
+    /// bodies, where the owner's module is used.
+    ast::Module *module = nullptr;
     ast::KernelDecl *kernel = nullptr; ///< set in kernel bodies
     Type returnType = Type::voidType();
     unsigned loopDepth = 0;
@@ -157,6 +160,46 @@ public:
   std::multimap<std::string, ast::Decl *> duplicates;
 
   void collectGlobals();
+
+  //===--------------------------------------------------------------------===//
+  // ModuleScopes.cpp
+  //===--------------------------------------------------------------------===//
+  /// The global names one module sees.
+  struct ModuleScope {
+    std::map<std::string, ast::Decl *> own; ///< its own declarations
+    /// Brought in by plain and selective imports; several declarations
+    /// under one name make it ambiguous (an error only when used).
+    std::map<std::string, std::vector<ast::Decl *>> imported;
+    std::map<std::string, const ast::ImportDecl *> aliases; ///< `as m`
+    std::map<std::string, const ast::NameRef *> selected;   ///< `(a, b)`
+  };
+  std::map<const ast::Module *, ModuleScope> moduleScopes;
+  /// What `import M` brings in and `m.x` reaches: M's own declarations and,
+  /// unless M declares the name itself, what M's plain imports export.
+  std::map<const ast::Module *, std::map<std::string, std::vector<ast::Decl *>>>
+      exports;
+
+  /// Fills moduleScopes and exports (modules in load order) and reports
+  /// bad selective imports and clashing aliases.
+  void buildModuleScopes();
+  /// The module whose names the code being checked sees.
+  ast::Module *currentModule() const;
+  /// Every global declaration \p name ("x" or "m.x") may denote, as seen
+  /// from the current module: none (unknown), one, or several (ambiguous).
+  std::vector<ast::Decl *> lookupGlobalAll(const std::string &name) const;
+  /// The one global declaration \p name denotes; null if unknown or
+  /// ambiguous.
+  ast::Decl *lookupGlobal(const std::string &name) const;
+  /// Reports a qualified name ("m.x") that does not resolve, or an
+  /// ambiguous plain one; false if \p name is neither.
+  bool reportUnresolvedGlobal(const std::string &name, SourceRange range,
+                              Want want);
+  /// The import that declares \p alias in the current module, if any.
+  const ast::ImportDecl *aliasImport(const std::string &alias) const;
+  /// Gives every global a name unique across modules (for the IR): a
+  /// declaration whose name an earlier one (root module first) took is
+  /// renamed "<module>_<name>".
+  void uniquifyGlobalNames();
   void pushScope();
   void popScope();
   /// Declares a local in the innermost scope; a clash in the same scope is

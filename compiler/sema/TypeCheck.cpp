@@ -498,7 +498,9 @@ Type Sema::checkMember(MemberExpr &e, bool wantDat) {
   base->type = Type::voidType();
   Decl *d = lookup(base->name);
   if (!d) {
-    reportUnknown(base->name, base->range, Want::Value);
+    // `q.x` with q neither a local nor an alias: most likely a module
+    // member whose import is missing.
+    reportUnresolvedGlobal(base->name + "." + e.field, e.range, Want::Value);
     return e.type;
   }
   base->decl = d;
