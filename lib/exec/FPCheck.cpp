@@ -19,9 +19,12 @@
 #include "core/Runtime.h"
 #include "exec/Loop.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace opdc::rt {
@@ -51,9 +54,8 @@ template <typename Bits, Bits Exponent> bool finiteBits(const char *p) {
   return (b & Exponent) != Exponent;
 }
 bool finite(int type, const char *p) {
-  return type == OPD_F64
-             ? finiteBits<uint64_t, UINT64_C(0x7ff0000000000000)>(p)
-             : finiteBits<uint32_t, UINT32_C(0x7f800000)>(p);
+  return type == OPD_F64 ? finiteBits<uint64_t, UINT64_C(0x7ff0000000000000)>(p)
+                         : finiteBits<uint32_t, UINT32_C(0x7f800000)>(p);
 }
 
 template <typename Bits, Bits Exponent>
@@ -64,22 +66,77 @@ bool elementFinite(const char *p, int dim) {
   return ok;
 }
 
+// The owned elements a loop's increments or writes through maps reach in
+// one dat, ascending (local indices), cached per loop while the loop's
+// iterations and the maps' versions stay the same.
+struct Reached {
+  int64_t count = -1;
+  std::vector<std::pair<const opd_map *, uint64_t>> versions;
+  std::vector<int32_t> elements;
+};
+std::map<std::pair<const opd_loop *, const opd_dat *>, Reached> &
+reachedCache() {
+  static std::map<std::pair<const opd_loop *, const opd_dat *>, Reached> all;
+  return all;
+}
+
+bool writes(int mode) {
+  return mode == OPD_WRITE || mode == OPD_RW || mode == OPD_INC;
+}
+
+// Null when `loop` writes `d` directly (every owned element may change).
+const std::vector<int32_t> *reachedElements(const opd_loop *loop,
+                                            const opd_dat *d) {
+  std::vector<std::pair<const opd_map *, uint64_t>> versions;
+  for (const opd_arg &a : loop->args) {
+    if (a.dat != d || !writes(a.mode))
+      continue;
+    if (a.kind != OPD_ARG_INDIRECT)
+      return nullptr;
+    versions.emplace_back(a.map, a.map->version);
+  }
+  Reached &r = reachedCache()[{loop, d}];
+  if (r.count == loop->count && r.versions == versions)
+    return &r.elements;
+  r.count = loop->count;
+  r.versions = versions;
+  const int64_t owned = d->set->owned;
+  std::vector<char> hit(std::size_t(owned), 0);
+  for (const opd_arg &a : loop->args)
+    if (a.dat == d && writes(a.mode))
+      for (int64_t e = 0; e < loop->count; ++e) {
+        const int32_t t = a.map->data[e * a.map->arity + a.idx];
+        if (t >= 0 && t < owned)
+          hit[std::size_t(t)] = 1;
+      }
+  r.elements.clear();
+  for (int64_t t = 0; t < owned; ++t)
+    if (hit[std::size_t(t)])
+      r.elements.push_back(int32_t(t));
+  return &r.elements;
+}
+
 // Lowest global index of an owned element of set dat `d` with a
-// non-finite component, or NoHit.
-template <typename Bits, Bits Exponent> int64_t scanSetDat(const opd_dat *d) {
+// non-finite component among `only` (all owned elements when null), or
+// NoHit.
+template <typename Bits, Bits Exponent>
+int64_t scanSetDat(const opd_dat *d, const std::vector<int32_t> *only) {
   const opd_set *s = d->set;
-  const int64_t n = s->owned;
+  const int64_t n = only ? int64_t(only->size()) : s->owned;
+  const int32_t *list = only ? only->data() : nullptr;
   const int64_t *gid = s->globalIds.empty() ? nullptr : s->globalIds.data();
   const char *base = static_cast<const char *>(d->data);
   const int64_t eb = d->elementBytes();
   const int dim = d->dim;
   int64_t best = NoHit;
 #pragma omp parallel for schedule(static) reduction(min : best) if (n > 4096)
-  for (int64_t i = 0; i < n; ++i)
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t i = list ? list[k] : k;
     if (!elementFinite<Bits, Exponent>(base + i * eb, dim)) {
       const int64_t g = gid ? gid[i] : i;
       best = g < best ? g : best;
     }
+  }
   return best;
 }
 
@@ -144,9 +201,10 @@ int64_t scanDat(const opd_dat *d, const opd_loop *loop) {
                ? scanBlockDat<uint64_t, UINT64_C(0x7ff0000000000000)>(d, r)
                : scanBlockDat<uint32_t, UINT32_C(0x7f800000)>(d, r);
   }
+  const std::vector<int32_t> *only = reachedElements(loop, d);
   return d->type == OPD_F64
-             ? scanSetDat<uint64_t, UINT64_C(0x7ff0000000000000)>(d)
-             : scanSetDat<uint32_t, UINT32_C(0x7f800000)>(d);
+             ? scanSetDat<uint64_t, UINT64_C(0x7ff0000000000000)>(d, only)
+             : scanSetDat<uint32_t, UINT32_C(0x7f800000)>(d, only);
 }
 
 // Whether this rank reports the hit the ranks agreed on (`agreed`, its own
@@ -202,8 +260,7 @@ std::string describeLoop(const opd_loop *loop) {
   std::string where;
   if (d->block) {
     const BlockRange r = blockRange(loop);
-    int64_t x[3] = {r.a0[0] + key % r.n[0],
-                    r.a0[1] + key / r.n[0] % r.n[1],
+    int64_t x[3] = {r.a0[0] + key % r.n[0], r.a0[1] + key / r.n[0] % r.n[1],
                     r.a0[2] + key / (r.n[0] * r.n[1])};
     p = blockElement(d, x);
     where = "point (";
@@ -227,10 +284,6 @@ std::string describeLoop(const opd_loop *loop) {
        valueKind(d->type, p + std::size_t(c) * std::size_t(d->bytes)) +
        " in dat '" + d->name + "' at " + where + ", component " +
        std::to_string(c) + " (--check-fp)");
-}
-
-bool writes(int mode) {
-  return mode == OPD_WRITE || mode == OPD_RW || mode == OPD_INC;
 }
 } // namespace
 
@@ -313,6 +366,7 @@ void checkReductionFP(const void *v, int type, int op, int dim) {
 }
 
 void forgetFPLoops() {
+  reachedCache().clear();
   lastLoop = nullptr;
   reductionsSeen = 0;
   haveBefore = false;

@@ -25,12 +25,13 @@ void setFPCheck(bool on);
 
 /// After a loop (opd_loop_end, check on): scans the f32/f64 dats `loop`
 /// writes (OPD_WRITE, OPD_RW, OPD_INC) over the elements it could have
-/// changed: set dats, the owned elements of the dat's set; block dats, the
-/// loop's range. Fails at the first non-finite value: the first such dat
-/// in argument order, its lowest element (global index; block dats, the
-/// one with the lowest outer coordinates), then its lowest component. On
-/// several ranks the ranks agree (one MPI_Allreduce per loop) and the rank
-/// holding that element reports it.
+/// changed: set dats written directly, every owned element; set dats
+/// written only through maps, the owned elements the loop's iterations
+/// reach through them; block dats, the loop's range. Fails at the first
+/// non-finite value: the first such dat in argument order, its lowest element
+/// (global index; block dats, the one with the lowest outer coordinates), then
+/// its lowest component. On several ranks the ranks agree (one MPI_Allreduce
+/// per loop) and the rank holding that element reports it.
 void checkLoopFP(opd_loop *loop);
 
 /// opd_reduce_local (check on): records which components of the

@@ -54,8 +54,8 @@ void pokeBody(void *ctx, int64_t begin, int64_t end, int64_t) {
   auto *p = static_cast<Poke *>(ctx);
   for (int64_t i = begin; i < end; ++i)
     for (int c = 0; c < p->dim; ++c) {
-      bool hit = c == p->comp && std::find(p->at.begin(), p->at.end(), i) !=
-                                     p->at.end();
+      bool hit = c == p->comp &&
+                 std::find(p->at.begin(), p->at.end(), i) != p->at.end();
       p->d[i * p->dim + c] = hit ? p->value : 1.0;
     }
 }
@@ -74,12 +74,12 @@ TEST_F(FPCheckTest, DirectWriteOfNaN) {
   opd_dat *d = opd_dat_create("q", s, OPD_F64, 3);
   // Two bad elements in different chunks: the lower index is reported,
   // whatever the threads.
-  EXPECT_EXIT(runPoke(s, d, Poke{nullptr, 3, {9000, 5000}, 2, NaN},
-                      "prog.opd:12:3"),
-              ExitedWithCode(1),
-              HasSubstr("rt: error: prog.opd:12:3: loop 'poke' over set "
-                        "'cells' produced NaN in dat 'q' at element 5000, "
-                        "component 2 (--check-fp)\n"));
+  EXPECT_EXIT(
+      runPoke(s, d, Poke{nullptr, 3, {9000, 5000}, 2, NaN}, "prog.opd:12:3"),
+      ExitedWithCode(1),
+      HasSubstr("rt: error: prog.opd:12:3: loop 'poke' over set "
+                "'cells' produced NaN in dat 'q' at element 5000, "
+                "component 2 (--check-fp)\n"));
 }
 
 TEST_F(FPCheckTest, DirectWriteOfMinusInfinityWithoutLocation) {
@@ -128,8 +128,8 @@ TEST_F(FPCheckTest, PreexistingNaNInReadDatIsNotReported) {
   opd_arg rw[] = {{a, nullptr, 0, OPD_ARG_DIRECT, OPD_RW, 8}};
   opd_loop *slot2 = nullptr;
   opd_loop *l2 = opd_loop_prepare(&slot2, "touch", s, 1, rw);
-  EXPECT_EXIT(opd_loop_run(l2, [](void *, int64_t, int64_t, int64_t) {},
-                           nullptr),
+  EXPECT_EXIT(opd_loop_run(
+                  l2, [](void *, int64_t, int64_t, int64_t) {}, nullptr),
               ExitedWithCode(1),
               HasSubstr("loop 'touch' over set 'cells' produced NaN in dat "
                         "'a' at element 7, component 0"));
@@ -169,12 +169,37 @@ TEST_F(FPCheckTest, IndirectIncrementOfInfinity) {
   opd_loop *l = opd_loop_prepare(&slot, "flux", edges, 2, args);
   opd_loop_set_location(l, "air.opd:40:3");
   // Edges 4000 and 122 reach nodes 4001 and 123 (different blocks).
-  Inc inc{opd_map_data(m), static_cast<float *>(opd_dat_data(r)),
-          {4000, 122}};
+  Inc inc{opd_map_data(m), static_cast<float *>(opd_dat_data(r)), {4000, 122}};
   EXPECT_EXIT(opd_loop_run(l, incBody, &inc), ExitedWithCode(1),
               HasSubstr("rt: error: air.opd:40:3: loop 'flux' over set "
                         "'edges' produced +inf in dat 'res' at element 123, "
                         "component 0 (--check-fp)"));
+}
+
+// Through a map only the elements it reaches are scanned: a NaN from
+// before in an element the map reaches is reported, one elsewhere is not.
+TEST_F(FPCheckTest, IndirectWritesScanTheElementsTheMapsReach) {
+  opd_set *nodes = opd_set_create("nodes", 100);
+  opd_set *bedges = opd_set_create("bedges", 10);
+  opd_map *m = opd_map_create("pbedge", bedges, nodes, 2);
+  for (int e = 0; e < 10; ++e) {
+    opd_map_data(m)[2 * e] = 2 * e;
+    opd_map_data(m)[2 * e + 1] = 2 * e + 1;
+  }
+  opd_dat *r = opd_dat_create("r", nodes, OPD_F32, 1);
+  auto *rd = static_cast<float *>(opd_dat_data(r));
+  rd[50] = std::numeric_limits<float>::quiet_NaN();
+  opd_arg args[] = {{r, m, 0, OPD_ARG_INDIRECT, OPD_INC, 4},
+                    {r, m, 1, OPD_ARG_INDIRECT, OPD_INC, 4}};
+  opd_loop *slot = nullptr;
+  opd_loop *l = opd_loop_prepare(&slot, "bres", bedges, 2, args);
+  Inc inc{opd_map_data(m), rd, {}};
+  opd_loop_run(l, incBody, &inc);
+  EXPECT_EQ(rd[19], 1.0f);
+  rd[13] = -std::numeric_limits<float>::infinity();
+  EXPECT_EXIT(opd_loop_run(l, incBody, &inc), ExitedWithCode(1),
+              HasSubstr("loop 'bres' over set 'bedges' produced -inf in dat "
+                        "'r' at element 13, component 0"));
 }
 
 // Block loop: writes `value` at the listed points of the range, 0 elsewhere.
@@ -189,8 +214,8 @@ void blockPokeBody(void *ctx, int64_t begin, int64_t end, int64_t) {
   auto *p = static_cast<BlockPoke *>(ctx);
   for (int64_t j = begin; j < end; ++j)
     for (int64_t i = p->lo0; i < p->hi0; ++i) {
-      bool hit = std::find(p->at.begin(), p->at.end(), std::pair{i, j}) !=
-                 p->at.end();
+      bool hit =
+          std::find(p->at.begin(), p->at.end(), std::pair{i, j}) != p->at.end();
       double *v = reinterpret_cast<double *>(p->origin) + i * p->strides[0] +
                   j * p->strides[1];
       *v = hit ? p->value : 0.0;
@@ -200,8 +225,8 @@ void blockPokeBody(void *ctx, int64_t begin, int64_t end, int64_t) {
 TEST_F(FPCheckTest, BlockCentreWriteOfMinusInfinity) {
   opd_block *grid = opd_block_create("grid", 2);
   const int64_t size[2] = {20, 10}, halo[2] = {1, 1}, base[2] = {0, 0};
-  opd_dat *u = opd_block_dat_create("u", grid, OPD_F64, 1, size, halo, halo,
-                                    base);
+  opd_dat *u =
+      opd_block_dat_create("u", grid, OPD_F64, 1, size, halo, halo, base);
   opd_arg args[] = {{u, nullptr, 0, OPD_ARG_STENCIL, OPD_WRITE, 8}};
   int64_t lo[2] = {-1, 0}, hi[2] = {21, 10};
   opd_loop *slot = nullptr;
@@ -219,8 +244,8 @@ TEST_F(FPCheckTest, BlockCentreWriteOfMinusInfinity) {
 TEST_F(FPCheckTest, BlockPointsOutsideTheRangeAreNotScanned) {
   opd_block *grid = opd_block_create("grid", 2);
   const int64_t size[2] = {20, 10}, halo[2] = {1, 1}, base[2] = {0, 0};
-  opd_dat *u = opd_block_dat_create("u", grid, OPD_F64, 1, size, halo, halo,
-                                    base);
+  opd_dat *u =
+      opd_block_dat_create("u", grid, OPD_F64, 1, size, halo, halo, base);
   const double nan = NaN;
   opd_dat_fill(u, &nan);
   opd_arg args[] = {{u, nullptr, 0, OPD_ARG_STENCIL, OPD_WRITE, 8}};
@@ -292,7 +317,8 @@ TEST_F(FPCheckTest, IntegerDatsAndReductionsAreNotScanned) {
   opd_arg args[] = {{k, nullptr, 0, OPD_ARG_DIRECT, OPD_RW, 8}};
   opd_loop *slot = nullptr;
   opd_loop *l = opd_loop_prepare(&slot, "ints", s, 1, args);
-  opd_loop_run(l, [](void *, int64_t, int64_t, int64_t) {}, nullptr);
+  opd_loop_run(
+      l, [](void *, int64_t, int64_t, int64_t) {}, nullptr);
   int64_t v = INT64_C(0x7ff0000000000000);
   opd_reduce_local(&v, OPD_I64, OPD_SUM, 1);
   opd_reduce_global(&v, OPD_I64, OPD_SUM, 1);
@@ -310,8 +336,7 @@ TEST(FPCheckOption, CommandLineAndEnvironment) {
   EXPECT_EQ(on.status, 1);
   EXPECT_EQ(on.out, "");
   EXPECT_EQ(on.err, msg);
-  EXPECT_EQ(runTestProgram({"--mode=fp", "--n=-1", "--check-fp=1"}).status,
-            0);
+  EXPECT_EQ(runTestProgram({"--mode=fp", "--n=-1", "--check-fp=1"}).status, 0);
   setenv("OPD_CHECK_FP", "1", 1);
   RunResult env = runTestProgram({"--mode=fp"});
   RunResult overridden = runTestProgram({"--mode=fp", "--check-fp=false"});
