@@ -2,13 +2,15 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Accepted: --NAME=VALUE for each param (a bool param also as bare --NAME,
-// meaning true), --threads=N, --profile, --partition=metis|block (MPI
+// meaning true), --threads=N, --profile, --check-fp[=BOOL] (default: the
+// environment variable OPD_CHECK_FP, else off), --partition=metis|block (MPI
 // runtime; accepted and unused on one process), --help. Everything else,
 // including positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
 #include "core/Dist.h"
 #include "core/Format.h"
 #include "core/Runtime.h"
+#include "exec/FPCheck.h"
 #include "opd_rt.h"
 
 #include <omp.h>
@@ -53,6 +55,15 @@ bool parseInteger(const char *text, long long &out, bool &range) {
     return false;
   range = errno == ERANGE;
   return true;
+}
+
+// true, false, 1, 0 (bool params and --check-fp=); -1 for anything else.
+int parseBool(const char *value) {
+  if (!std::strcmp(value, "true") || !std::strcmp(value, "1"))
+    return 1;
+  if (!std::strcmp(value, "false") || !std::strcmp(value, "0"))
+    return 0;
+  return -1;
 }
 
 void setParam(const opd_param_desc &p, const char *value) {
@@ -102,14 +113,10 @@ void setParam(const opd_param_desc &p, const char *value) {
     return;
   }
   case OPD_BOOL: {
-    uint8_t v;
-    if (!std::strcmp(value, "true") || !std::strcmp(value, "1"))
-      v = 1;
-    else if (!std::strcmp(value, "false") || !std::strcmp(value, "0"))
-      v = 0;
-    else
+    int v = parseBool(value);
+    if (v < 0)
       badValue(name, value, "a bool (true, false, 1 or 0)");
-    *static_cast<uint8_t *>(p.storage) = v;
+    *static_cast<uint8_t *>(p.storage) = uint8_t(v);
     return;
   }
   case OPD_STR:
@@ -173,6 +180,8 @@ std::string defaultText(const opd_param_desc &p) {
                        "now " +
                            std::to_string(omp_get_max_threads()) + ")");
   row("--profile", "print time and bandwidth per loop at exit");
+  row("--check-fp", "stop at the first NaN or infinity a loop produces "
+                    "(default: OPD_CHECK_FP=1 in the environment, else off)");
   row("--partition=metis|block",
       "how sets are split over MPI ranks (default: metis)");
   row("--help", "print this help and exit");
@@ -180,6 +189,19 @@ std::string defaultText(const opd_param_desc &p) {
     std::fputs(out.c_str(), stdout);
   std::fflush(stdout);
   dist::exitJob(0);
+}
+
+// OPD_CHECK_FP: 1/true on, 0/false or empty/unset off.
+bool checkFPFromEnvironment() {
+  const char *env = std::getenv("OPD_CHECK_FP");
+  if (!env || !*env)
+    return false;
+  int v = parseBool(env);
+  if (v < 0)
+    failf("invalid value '%s' for environment variable OPD_CHECK_FP: "
+          "expected 1, 0, true or false",
+          env);
+  return v == 1;
 }
 
 std::string baseName(const char *path) {
@@ -211,6 +233,7 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   silenceHDF5();
   setProfileRequested(false);
   setPartitionMethod(PartitionMethod::Metis);
+  bool checkFP = checkFPFromEnvironment();
   bool help = false;
   int threads = 0;
   // The defaults as declared, before options overwrite them.
@@ -237,6 +260,13 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
         help = true;
       else
         setProfileRequested(true);
+      continue;
+    }
+    if (name == "check-fp") {
+      int v = value ? parseBool(value) : 1;
+      if (v < 0)
+        badValue(name, value, "a bool (true, false, 1 or 0)");
+      checkFP = v == 1;
       continue;
     }
     if (name == "partition") {
@@ -284,6 +314,11 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   }
   if (threads > 0)
     omp_set_num_threads(threads);
+  // Rank 0's choice on every rank: the check's collectives must match even
+  // if the environment differs between ranks.
+  uint8_t fp = checkFP ? 1 : 0;
+  dist::broadcast(&fp, 1);
+  setFPCheck(fp != 0);
   // --help after the other options: it shows the defaults, not the values
   // given beside it, but a malformed option is still reported first.
   if (help)

@@ -11,6 +11,7 @@
 #include "core/Dist.h"
 #include "core/Profile.h"
 #include "core/Runtime.h"
+#include "exec/FPCheck.h"
 
 #include <algorithm>
 #include <cstring>
@@ -267,6 +268,7 @@ std::vector<ProfileRow> collectProfile() {
 
 void releaseLoops() {
   activeLoop = nullptr;
+  forgetFPLoops();
   loops().clear();
   releasePlans();
 }
@@ -419,6 +421,13 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
 
 int64_t opd_loop_chunks(const opd_loop *loop) { return loop->nchunks; }
 
+void opd_loop_set_location(opd_loop *loop, const char *location) {
+  if (loop && location != loop->locationSource) {
+    loop->locationSource = location;
+    loop->location = location ? location : "";
+  }
+}
+
 namespace {
 // Runs the blocks of `p` colour by colour; chunk index = `chunk0` + block.
 void runPlan(const Plan &p, int64_t chunk0, opd_body body, void *ctx) {
@@ -483,6 +492,9 @@ void endLoop(opd_loop *loop) {
   activeLoop = nullptr;
   loop->seconds += opd_rt_wtime() - loop->startTime;
   ++loop->calls;
+  // After the timer: the scan is not the loop's time.
+  if (fpCheckEnabled())
+    checkLoopFP(loop);
 }
 
 const Plan &planPart(const PlanEntry &e, int32_t part) {
@@ -586,6 +598,8 @@ void checkReduction(opd_scalar type, opd_access op, int dim) {
 
 void opd_reduce_local(void *v, opd_scalar type, opd_access op, int dim) {
   checkReduction(type, op, dim);
+  if (fpCheckEnabled())
+    noteReductionStart(v, type, dim);
   if (op == OPD_SUM && dist::rank() != 0)
     std::memset(v, 0, std::size_t(scalarBytes(type)) * std::size_t(dim));
 }
@@ -593,6 +607,8 @@ void opd_reduce_local(void *v, opd_scalar type, opd_access op, int dim) {
 void opd_reduce_global(void *v, opd_scalar type, opd_access op, int dim) {
   checkReduction(type, op, dim);
   dist::allreduce(v, type, op, dim);
+  if (fpCheckEnabled())
+    checkReductionFP(v, type, op, dim);
 }
 
 } // extern "C"

@@ -42,6 +42,11 @@
 
 struct opd_loop {
   std::string name;
+  /// "file.opd:12:3" from opd_loop_set_location ("" when never given), and
+  /// the string it was copied from (a call with the same pointer copies
+  /// nothing).
+  std::string location;
+  const char *locationSource = nullptr;
   opd_set *set = nullptr;     ///< set loops
   bool partitioned = false;   ///< set loops: set->partitioned when prepared
   opd_block *block = nullptr; ///< block loops

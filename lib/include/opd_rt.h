@@ -80,7 +80,9 @@ typedef struct opd_param_desc {
 /** Parses the command line: the params, `--threads=N` (default:
  *  OMP_NUM_THREADS, else opd_rt_set_default_threads's value, else all
  *  cores), `--profile` (print the per-loop table at
- *  exit), `--help` (lists params with their defaults, then exits 0). An
+ *  exit), `--check-fp` (stop at the first NaN or infinity a loop writes or
+ *  a float reduction yields; also OPD_CHECK_FP=1 in the environment),
+ *  `--help` (lists params with their defaults, then exits 0). An
  *  unknown option or a malformed value is an error naming it. */
 void opd_rt_init(int argc, char **argv, const char *program,
                  const opd_param_desc *params, int nparams);
@@ -219,6 +221,12 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
 opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
                                  opd_block *block, int64_t *lo, int64_t *hi,
                                  int nargs, const opd_arg *args);
+/** The loop statement's source location ("file.opd:12:3") for messages
+ *  about the loop (`--check-fp`). Optional: generated code calls it after
+ *  each opd_loop_prepare/_block with a constant string; a loop never given
+ *  one is named by its kernel alone. Copies the text only when the pointer
+ *  differs from the previous call's. */
+void opd_loop_set_location(opd_loop *loop, const char *location);
 /** Number of chunks (reduction slots) of the prepared loop. */
 int64_t opd_loop_chunks(const opd_loop *loop);
 /** Runs the body over every chunk in parallel (colour by colour when
@@ -332,7 +340,10 @@ void opd_loop_part_get(const opd_loop *loop, int32_t part,
 void opd_loop_wait_halos(opd_loop *loop);
 /** Marks the halos of the dats the loop wrote dirty and adds the time
  *  since opd_loop_begin and one call to the loop's profile entry. Completes
- *  the exchanges first if opd_loop_wait_halos was not called. */
+ *  the exchanges first if opd_loop_wait_halos was not called. With
+ *  `--check-fp` it then scans the f32/f64 dats the loop writes (in host
+ *  memory: a backend with device copies copies them back first) and stops
+ *  the program at the first NaN or infinity. */
 void opd_loop_end(opd_loop *loop);
 /** Reductions across ranks, around the generated code's combination of a
  *  loop's chunk partials into the reduction variable `v` (`dim` values of
@@ -341,7 +352,10 @@ void opd_loop_end(opd_loop *loop);
  *                          from 0, so the variable's earlier value counts
  *                          once;
  *    opd_reduce_global(v)  after: MPI_Allreduce in place.
- *  Both do nothing on one process. */
+ *  Both do nothing on one process. With `--check-fp`, opd_reduce_global
+ *  stops the program when a float result is NaN or infinite although the
+ *  variable was finite at opd_reduce_local, naming the loop that ended
+ *  last; call them in argument order, right after the loop. */
 void opd_reduce_local(void *v, opd_scalar type, opd_access op, int dim);
 void opd_reduce_global(void *v, opd_scalar type, opd_access op, int dim);
 /** Scratch memory for reduction partials, valid until the next call;

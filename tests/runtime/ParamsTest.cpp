@@ -121,6 +121,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"--threads"},
                 "option '--threads' needs a value (--threads=<N>)"},
         BadCase{{"--profile=yes"}, "option '--profile' takes no value"},
+        BadCase{{"--check-fp=yes"},
+                "invalid value 'yes' for option '--check-fp': expected a "
+                "bool (true, false, 1 or 0)"},
         BadCase{{"--help", "--bogus"},
                 "unknown option '--bogus'; see --help"}));
 
@@ -139,6 +142,7 @@ TEST(Params, HelpListsParamsAndRuntimeOptions) {
               HasSubstr("  --name=<str>            default: \"mesh.h5\"\n"));
   EXPECT_THAT(r.out, HasSubstr("runtime options:\n  --threads=<N> "));
   EXPECT_THAT(r.out, HasSubstr("  --profile "));
+  EXPECT_THAT(r.out, HasSubstr("  --check-fp "));
   EXPECT_THAT(r.out, HasSubstr("  --help "));
 }
 

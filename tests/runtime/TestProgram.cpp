@@ -4,7 +4,8 @@
 // Calls the runtime the way opdc's generated code does. --mode selects what
 // it does after opd_rt_init: "params" prints every param (default), "print"
 // prints values of each type, "loops" runs direct, coloured and block loops
-// and prints their results (with --profile: the table follows).
+// and prints their results (with --profile: the table follows), "fp"
+// divides by zero at element --n of a direct loop (--check-fp stops there).
 #include "opd_rt.h"
 
 #include <cstring>
@@ -50,6 +51,27 @@ void sumBody(void *ctx, int64_t begin, int64_t end, int64_t chunk) {
   for (int64_t i = begin; i < end; ++i)
     acc += s->a[i];
   s->partials[chunk] = acc;
+}
+
+struct Divide {
+  double *r;
+};
+void divideBody(void *ctx, int64_t begin, int64_t end, int64_t) {
+  auto *s = static_cast<Divide *>(ctx);
+  for (int64_t i = begin; i < end; ++i)
+    s->r[i] = 1.0 / double(i - n);
+}
+
+void runDivide() {
+  opd_set *cells = opd_set_create("cells", 100);
+  opd_dat *r = opd_dat_create("r", cells, OPD_F64, 1);
+  static opd_loop *slot;
+  opd_arg args[] = {{r, nullptr, 0, OPD_ARG_DIRECT, OPD_WRITE, 8}};
+  opd_loop *l = opd_loop_prepare(&slot, "divide", cells, 1, args);
+  opd_loop_set_location(l, "prog.opd:3:5");
+  Divide d{static_cast<double *>(opd_dat_data(r))};
+  opd_loop_run(l, divideBody, &d);
+  opd_rt_printf("written\n");
 }
 
 void runLoops() {
@@ -122,6 +144,8 @@ int main(int argc, char **argv) {
     opd_rt_print_end();
   } else if (!std::strcmp(mode, "loops")) {
     runLoops();
+  } else if (!std::strcmp(mode, "fp")) {
+    runDivide();
   } else if (!std::strcmp(mode, "fail")) {
     opd_rt_printf("before\n");
     opd_rt_fail("something went wrong");

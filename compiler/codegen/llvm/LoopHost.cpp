@@ -7,6 +7,7 @@
 //                 constants; dat and map handles are stored before each call)
 //   @opd_loop.N   the runtime's cache slot for the loop handle
 //   loop = opd_loop_prepare(&@opd_loop.N, "K", S, n, @opd_args.N)
+//   opd_loop_set_location(loop, "file.opd:L:C")   (--check-fp messages)
 //   ctx  = { data pointers, strides, map rows, global values, partials,
 //            block ranges }                       (a stack struct)
 //   partials: opd_rt_scratch(chunks * dim * bytes per reduction), every
@@ -252,17 +253,22 @@ llvm::Value *LoopEmitter::emitPrepare() {
   }
   llvm::Value *name = cgm.string(loop.kernel->name);
   llvm::Value *nargs = i32(int64_t(n));
-  if (loop.block)
-    return b.CreateCall(cgm.rt.loopPrepareBlock,
-                        {cache, name,
-                         b.CreateLoad(cgm.ptrTy, cgm.handle(loop.block)), loArr,
-                         hiArr, nargs, table},
-                        "loop");
-  return b.CreateCall(cgm.rt.loopPrepare,
-                      {cache, name,
-                       b.CreateLoad(cgm.ptrTy, cgm.handle(loop.set)), nargs,
-                       table},
-                      "loop");
+  llvm::Value *handle =
+      loop.block
+          ? b.CreateCall(cgm.rt.loopPrepareBlock,
+                         {cache, name,
+                          b.CreateLoad(cgm.ptrTy, cgm.handle(loop.block)),
+                          loArr, hiArr, nargs, table},
+                         "loop")
+          : b.CreateCall(cgm.rt.loopPrepare,
+                         {cache, name,
+                          b.CreateLoad(cgm.ptrTy, cgm.handle(loop.set)), nargs,
+                          table},
+                         "loop");
+  // The loop statement's location, for run-time messages (--check-fp).
+  b.CreateCall(cgm.rt.loopSetLocation,
+               {handle, cgm.string(cgm.location(loop.range))});
+  return handle;
 }
 
 void LoopEmitter::emitContext(llvm::Value *loopHandle) {

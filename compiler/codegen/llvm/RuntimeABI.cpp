@@ -73,6 +73,7 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   loopPrepare = declare("opd_loop_prepare", ptr, {ptr, ptr, ptr, i32, ptr});
   loopPrepareBlock = declare("opd_loop_prepare_block", ptr,
                              {ptr, ptr, ptr, ptr, ptr, i32, ptr});
+  loopSetLocation = declare("opd_loop_set_location", voidTy, {ptr, ptr});
   loopChunks = declare("opd_loop_chunks", i64, {ptr});
   loopRun = declare("opd_loop_run", voidTy, {ptr, ptr, ptr});
   scratch = declare("opd_rt_scratch", ptr, {i64});

@@ -37,7 +37,8 @@ struct RuntimeABI {
   llvm::FunctionCallee datCreate, datFromFile, datData, datFill, datSwap;
   llvm::FunctionCallee datWrite, datRead;
   llvm::FunctionCallee blockCreate, blockDatCreate, datExtent, datOrigin;
-  llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopChunks, loopRun;
+  llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopSetLocation,
+      loopChunks, loopRun;
   llvm::FunctionCallee scratch, reduceLocal, reduceGlobal;
   llvm::FunctionCallee printf, printI64, printF64, printF32, printBool,
       printStr, printEnd;
