@@ -313,9 +313,8 @@ Type Sema::checkRandom(CallExpr &e) {
   const char *role[] = {"seed", "counter"};
   for (size_t k = 0; k < 2; ++k) {
     ExprPtr &a = e.args[k];
-    check(a);
+    checkValue(a);
     std::string what = std::string(role[k]) + " of '" + name + "'";
-    finalize(a);
     if (a->type.isError()) {
       ok = false;
       continue;
