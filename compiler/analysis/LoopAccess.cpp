@@ -145,7 +145,7 @@ bool kernelUsesIdx(const Function &kernel) {
   struct Finder : IRVisitor {
     bool found = false;
     void visitIntrinsic(const IntrinsicExpr &e) override {
-      found = found || e.id == Intrinsic::Idx;
+      found = found || e.id == Intrinsic::Idx || isRandomIntrinsic(e.id);
       IRVisitor::visitIntrinsic(e);
     }
   } finder;

@@ -143,8 +143,9 @@ struct LoopAccess {
   int extentArg = -1;
   const ir::Dat *extentDat = nullptr;
 
-  /// The kernel calls idx(): set loops pass it the element's global index,
-  /// which differs from the local one on several ranks.
+  /// The kernel calls idx() or draws random numbers (rng_uniform,
+  /// rng_normal): set loops pass it the element's global index, which
+  /// differs from the local one on several ranks.
   bool usesIdx = false;
 };
 
@@ -152,7 +153,8 @@ struct LoopAccess {
 /// that passed the verifier always has an answer.
 LoopAccess analyzeLoopAccess(const ir::ParLoopStmt &loop);
 
-/// Whether \p kernel calls idx() anywhere in its body.
+/// Whether \p kernel calls idx(), rng_uniform() or rng_normal() anywhere in
+/// its body (each needs the element's global index).
 bool kernelUsesIdx(const ir::Function &kernel);
 
 } // namespace opdc

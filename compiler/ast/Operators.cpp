@@ -84,6 +84,8 @@ constexpr IntrinsicInfo intrinsicTable[] = {
     {Intrinsic::Fma, "fma", 3},     {Intrinsic::Select, "select", 3},
     {Intrinsic::Idx, "idx", 1},     {Intrinsic::Size, "size", 0},
     {Intrinsic::Wtime, "wtime", 0},
+    {Intrinsic::RngUniform, "rng_uniform", 2},
+    {Intrinsic::RngNormal, "rng_normal", 2},
 };
 } // namespace
 

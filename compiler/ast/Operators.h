@@ -86,6 +86,10 @@ enum class Intrinsic : uint8_t {
   Idx,    ///< idx(d): kernels only; in the IR d is an integer Constant
   Size,   ///< AST only: size(set) / size(dat, d), host only (ir::SizeOfExpr)
   Wtime,  ///< wtime(): host only, seconds as f64
+  // Counter-based random numbers (codegen/llvm/RandomCodeGen.cpp): kernels
+  // only, (seed, n) as i64, a function of the seed, the loop's element and n.
+  RngUniform, ///< rng_uniform(seed, n): f64 in [0, 1)
+  RngNormal,  ///< rng_normal(seed, n): f64, standard normal
 };
 /// The intrinsic called \p name, or None.
 Intrinsic lookupIntrinsic(const std::string &name);
@@ -98,6 +102,11 @@ unsigned intrinsicArity(Intrinsic i);
 /// Size).
 inline bool isIRIntrinsic(Intrinsic i) {
   return i != Intrinsic::None && i != Intrinsic::Size;
+}
+/// rng_uniform and rng_normal: they draw for the current loop element, so,
+/// like idx(), they need the element's global index.
+inline bool isRandomIntrinsic(Intrinsic i) {
+  return i == Intrinsic::RngUniform || i == Intrinsic::RngNormal;
 }
 
 //===----------------------------------------------------------------------===//

@@ -113,6 +113,8 @@ ExprPtr IndexExpr::clone() const {
 Type intrinsicResultType(Intrinsic id, const std::vector<ExprPtr> &args) {
   switch (id) {
   case Intrinsic::Wtime:
+  case Intrinsic::RngUniform:
+  case Intrinsic::RngNormal:
     return Type::scalarOf(ScalarKind::F64);
   case Intrinsic::Idx:
     return Type::scalarOf(ScalarKind::I32);

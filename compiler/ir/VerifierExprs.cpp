@@ -39,6 +39,16 @@ Type Verifier::checkIntrinsic(const IntrinsicExpr &e, Scope &sc) {
               ", expected an integer constant 0..2");
     return Type::scalarOf(ScalarKind::I32);
   }
+  case Intrinsic::RngUniform:
+  case Intrinsic::RngNormal:
+    if (!fn || !fn->isKernel())
+      problem(n + "() outside a kernel");
+    for (const Type &t : ts)
+      if (t != Type::scalarOf(ScalarKind::I64)) {
+        problem(n + "() of " + t.str() + ", expected (i64, i64)");
+        break;
+      }
+    return Type::scalarOf(ScalarKind::F64);
   case Intrinsic::Select:
     if (!ts[0].isBool())
       problem("select() condition " + str(*e.args[0]) + " is " + ts[0].str());

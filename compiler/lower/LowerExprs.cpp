@@ -42,6 +42,8 @@ bool Lowerer::foldable(const ast::Expr &e) const {
     case ast::Intrinsic::Idx:
     case ast::Intrinsic::Size:
     case ast::Intrinsic::Wtime:
+    case ast::Intrinsic::RngUniform:
+    case ast::Intrinsic::RngNormal:
     case ast::Intrinsic::None:
       return false;
     default:
@@ -170,6 +172,12 @@ ir::ExprPtr Lowerer::intrinsic(const ast::CallExpr &e) {
     break;
   }
   case ir::Intrinsic::Wtime:
+    break;
+  case ir::Intrinsic::RngUniform:
+  case ir::Intrinsic::RngNormal:
+    // Seed and counter: any integers, as i64 (sign-extended).
+    for (const auto &a : e.args)
+      args.push_back(exprAs(*a, Type::scalarOf(ScalarKind::I64)));
     break;
   case ir::Intrinsic::Select: {
     if (e.args.size() != 3)

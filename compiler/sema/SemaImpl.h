@@ -330,6 +330,8 @@ public:
   Type checkBinary(ast::ExprPtr &e);
   Type checkCall(ast::CallExpr &e);
   Type checkIntrinsic(ast::CallExpr &e, ast::Intrinsic i);
+  /// rng_uniform / rng_normal: kernels only, two integer arguments.
+  Type checkRandom(ast::CallExpr &e);
   Type checkUserCall(ast::CallExpr &e, ast::Decl *callee);
   Type checkStencilRead(ast::CallExpr &e, ast::KernelParamDecl *p,
                         bool asTarget);

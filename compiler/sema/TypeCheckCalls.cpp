@@ -109,6 +109,8 @@ Type Sema::checkIntrinsic(CallExpr &e, Intrinsic i) {
     checkArgs();
     return e.type;
   }
+  if (isRandomIntrinsic(i))
+    return checkRandom(e);
   if ((i == Intrinsic::Size || i == Intrinsic::Wtime) &&
       ctx.code != CodeKind::Host) {
     diags.error(e.calleeRange, "'" + name + "' is only available in host code");
@@ -285,6 +287,50 @@ Type Sema::checkIntrinsic(CallExpr &e, Intrinsic i) {
   if (auto v = foldIntrinsic(i, values, t, e.range))
     e.constValue = *v;
   return e.type = t;
+}
+
+// rng_uniform(seed, n) and rng_normal(seed, n) draw for the loop's element,
+// like idx() reads its index, so only kernel bodies may call them (a fn has
+// no element). Seed and counter: any integers, widened to i64 by lowering.
+Type Sema::checkRandom(CallExpr &e) {
+  const std::string &name = e.callee;
+  if (ctx.code != CodeKind::Kernel) {
+    diags.error(e.calleeRange, "'" + name + "' is only available in kernels");
+    for (auto &a : e.args)
+      checkValue(a);
+    return e.type;
+  }
+  if (e.args.size() != 2) {
+    diags.error(e.calleeRange, "'" + name + "' takes 2 arguments but " +
+                                   std::to_string(e.args.size()) +
+                                   (e.args.size() == 1 ? " was" : " were") +
+                                   " given");
+    for (auto &a : e.args)
+      checkValue(a);
+    return e.type;
+  }
+  bool ok = true;
+  const char *role[] = {"seed", "counter"};
+  for (size_t k = 0; k < 2; ++k) {
+    ExprPtr &a = e.args[k];
+    checkValue(a);
+    std::string what = std::string(role[k]) + " of '" + name + "'";
+    if (a->type.isError()) {
+      ok = false;
+      continue;
+    }
+    if (!a->type.isIntegerScalar()) {
+      std::string msg =
+          what + " has type '" + a->type.str() + "', expected an integer";
+      if (a->type.isNumeric())
+        msg += "; convert with i64(...)";
+      diags.error(a->range, msg);
+      ok = false;
+    }
+  }
+  if (!ok)
+    return e.type;
+  return e.type = Type::scalarOf(ScalarKind::F64);
 }
 
 Type Sema::checkStencilRead(CallExpr &e, KernelParamDecl *p, bool asTarget) {

@@ -349,6 +349,24 @@ TEST(LoopAccessIdx, KernelCallingIdxIsSeen) {
   EXPECT_TRUE(kernelUsesIdx(*m.kIdx));
 }
 
+TEST(LoopAccessIdx, KernelDrawingRandomNumbersNeedsTheIndex) {
+  // rng_uniform / rng_normal draw by the element's global index, as idx().
+  for (Intrinsic id : {Intrinsic::RngUniform, Intrinsic::RngNormal}) {
+    Mesh m;
+    Function *kr = B(m.p).addKernel("krng");
+    B::addKernelParam(*kr, "a", AccessMode::Write, F64);
+    std::vector<ExprPtr> seedAndN;
+    seedAndN.push_back(B::i64(1));
+    seedAndN.push_back(B::i64(2));
+    kr->body.stmts.push_back(
+        B::assign(B::arg(*kr, 0), B::intrinsic(id, std::move(seedAndN))));
+    auto l = B::loopOverSet(kr, m.nodes);
+    l->args = args(B::direct(m.q, AccessMode::Write));
+    EXPECT_TRUE(analyzeLoopAccess(*l).usesIdx) << intrinsicName(id);
+    EXPECT_TRUE(kernelUsesIdx(*kr)) << intrinsicName(id);
+  }
+}
+
 TEST(LoopAccessIdx, KernelWithoutIdx) {
   Mesh m;
   auto l = m.overNodes(args(B::direct(m.q, AccessMode::Write)));

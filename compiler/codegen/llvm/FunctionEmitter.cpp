@@ -15,6 +15,8 @@
 // guarded division never traps.
 #include "codegen/llvm/FunctionEmitter.h"
 
+#include "codegen/llvm/RandomCodeGen.h"
+
 #include "support/Assert.h"
 
 #include "llvm/IR/Constants.h"
@@ -352,6 +354,10 @@ llvm::Value *FunctionEmitter::emitIdx(unsigned) {
   OPDC_UNREACHABLE("idx() outside a kernel");
 }
 
+std::vector<llvm::Value *> FunctionEmitter::elementCoords() {
+  OPDC_UNREACHABLE("random numbers outside a kernel");
+}
+
 llvm::Value *FunctionEmitter::emitSizeOf(const ir::SizeOfExpr &) {
   OPDC_UNREACHABLE("size() outside host code");
 }
@@ -617,6 +623,12 @@ llvm::Value *FunctionEmitter::emitIntrinsic(const ir::IntrinsicExpr &e) {
   }
   case Intrinsic::Wtime:
     return b.CreateCall(cgm.rt.wtime);
+  case Intrinsic::RngUniform:
+  case Intrinsic::RngNormal: {
+    llvm::Value *seed = emitExpr(*e.args[0]);
+    llvm::Value *n = emitExpr(*e.args[1]);
+    return emitRandom(cgm, b, e.id, seed, n, elementCoords());
+  }
   default:
     break;
   }

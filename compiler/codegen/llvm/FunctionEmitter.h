@@ -84,6 +84,9 @@ protected:
   virtual void emitHostStmt(const ir::Stmt &s);
   virtual llvm::Value *emitKernelArgAddress(const ir::KernelArgExpr &e);
   virtual llvm::Value *emitIdx(unsigned dim);
+  /// The current element's global coordinates as i64 (kernels only): the
+  /// set element's index, or the grid point's 1 to 3 coordinates.
+  virtual std::vector<llvm::Value *> elementCoords();
   virtual llvm::Value *emitSizeOf(const ir::SizeOfExpr &e);
 
   void createSlots();

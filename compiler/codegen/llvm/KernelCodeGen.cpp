@@ -90,6 +90,13 @@ protected:
     return b.CreateTrunc(llvmFn->getArg(iface.firstCoordParam + d), cgm.i32Ty);
   }
 
+  std::vector<llvm::Value *> elementCoords() override {
+    std::vector<llvm::Value *> coords;
+    for (unsigned d = 0; d < iface.dims; ++d)
+      coords.push_back(llvmFn->getArg(iface.firstCoordParam + d));
+    return coords;
+  }
+
 private:
   const ParLoopStmt &loop;
   const KernelInterface &iface;
