@@ -367,7 +367,7 @@ llvm::Value *FunctionEmitter::emitConstant(const ConstValue &v) {
 
 llvm::Value *FunctionEmitter::emitUnary(const ir::UnaryExpr &e) {
   llvm::Value *v = emitExpr(*e.operand);
-  if (e.op == UnaryOp::Not)
+  if (e.op != UnaryOp::Neg) // ! on bool, ~ on integers
     return b.CreateNot(v);
   if (isFloat(e.type.scalar))
     return b.CreateFNeg(v);
@@ -380,7 +380,7 @@ llvm::Value *FunctionEmitter::emitBinary(const ir::BinaryExpr &e) {
   llvm::Value *l = emitExpr(*e.lhs);
   llvm::Value *r = emitExpr(*e.rhs);
   ScalarKind k = e.lhs->type.scalar;
-  if (isArithmetic(e.op))
+  if (isArithmetic(e.op) || isBitwise(e.op))
     return emitArithmetic(e.op, k, l, r, e.range);
   if (isFloat(k)) {
     // Ordered comparisons are false on NaN, `!=` is true, as in C.
@@ -451,6 +451,8 @@ llvm::Value *FunctionEmitter::emitArithmetic(ir::BinaryOp op, ScalarKind k,
     case BinaryOp::Rem:
       return emitIntDivRem(op, l, r, where);
     default:
+      if (isBitwise(op))
+        return emitBitwise(op, l, r, where);
       break;
     }
   }
@@ -651,6 +653,8 @@ llvm::Value *FunctionEmitter::emitIntrinsic(const ir::IntrinsicExpr &e) {
   case Intrinsic::Max:
     return emitMinMax(e.id == Intrinsic::Min, k, args[0], args[1]);
   default:
+    if (llvm::Value *v = emitMathLib(e, args))
+      return v;
     break;
   }
   OPDC_UNREACHABLE("unknown intrinsic");
