@@ -548,20 +548,6 @@ llvm::Value *FunctionEmitter::emitIndex(const ir::IndexExpr &e) {
   return loadValue(ptr, e.type);
 }
 
-llvm::Value *FunctionEmitter::emitLibmCall(const char *name, ScalarKind k,
-                                           llvm::ArrayRef<llvm::Value *> args) {
-  std::string fname = name;
-  if (k == ScalarKind::F32)
-    fname += "f";
-  llvm::Type *ty = cgm.regType(k);
-  std::vector<llvm::Type *> params(args.size(), ty);
-  auto callee = cgm.module.getOrInsertFunction(
-      fname, llvm::FunctionType::get(ty, params, false));
-  if (auto *f = dyn_cast<llvm::Function>(callee.getCallee()))
-    f->addFnAttr(llvm::Attribute::NoUnwind);
-  return b.CreateCall(callee, args);
-}
-
 // Floats: IEEE 754-2019 minimum/maximum (llvm.minimum/llvm.maximum): NaN
 // if either operand is NaN, -0 below +0. Unlike a compare-and-select, the
 // operation is commutative and associative even with NaNs and signed
@@ -644,11 +630,11 @@ llvm::Value *FunctionEmitter::emitIntrinsic(const ir::IntrinsicExpr &e) {
   case Intrinsic::Fma:
     return b.CreateIntrinsic(llvm::Intrinsic::fma, {args[0]->getType()}, args);
   case Intrinsic::Tan:
-    return emitLibmCall("tan", k, args);
+    return emitExactLibmCall("tan", k, args);
   case Intrinsic::Atan:
-    return emitLibmCall("atan", k, args);
+    return emitExactLibmCall("atan", k, args);
   case Intrinsic::Atan2:
-    return emitLibmCall("atan2", k, args);
+    return emitExactLibmCall("atan2", k, args);
   case Intrinsic::Min:
   case Intrinsic::Max:
     return emitMinMax(e.id == Intrinsic::Min, k, args[0], args[1]);

@@ -106,8 +106,6 @@ private:
   llvm::Value *emitSelect(const ir::IntrinsicExpr &e);
   llvm::Value *emitCall(const ir::CallExpr &e);
   llvm::Value *emitArrayLit(const ir::ArrayLitExpr &e);
-  llvm::Value *emitLibmCall(const char *name, ScalarKind k,
-                            llvm::ArrayRef<llvm::Value *> args);
   // FunctionEmitterMath.cpp: bit operations and the <math.h> intrinsics.
   /// &, |, ^, <<, >> on integers; a shift by a count that is not a constant
   /// is checked at run time (0 <= count < bit width).

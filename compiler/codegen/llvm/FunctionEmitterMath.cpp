@@ -10,7 +10,8 @@
 // combined like any pure call, but not vectorised: glibc's vector variants
 // (libmvec) differ from the scalar functions in the last bits, and a loop's
 // results would then depend on which elements ran in the vector body
-// (bench/libmvec_accuracy.c measures by how much).
+// (bench/libmvec/libmvec_accuracy.c measures by how much). -fveclib=libmvec
+// drops nobuiltin so that the vectoriser may use them.
 // trunc, round and copysign are exact operations and use LLVM's intrinsics
 // (which vectorise); fmod is `frem`, also exact; isnan and isfinite are
 // comparisons.
@@ -66,7 +67,9 @@ llvm::Value *FunctionEmitter::emitExactLibmCall(
     f->setDoesNotAccessMemory();
   }
   llvm::CallInst *call = b.CreateCall(callee, args);
-  call->addFnAttr(llvm::Attribute::NoBuiltin);
+  // -fveclib=libmvec: a library call the vectoriser may replace.
+  if (!cgm.options.vecLibMvec)
+    call->addFnAttr(llvm::Attribute::NoBuiltin);
   return call;
 }
 
