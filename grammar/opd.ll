@@ -56,6 +56,13 @@ STRCHAR ([^"\\\n]|\\[^\n])
 "-="                                    { return Tok::TOK_MINUSEQ; }
 "*="                                    { return Tok::TOK_STAREQ; }
 "/="                                    { return Tok::TOK_SLASHEQ; }
+"<<="                                   { return Tok::TOK_SHLEQ; }
+">>="                                   { return Tok::TOK_SHREQ; }
+"&="                                    { return Tok::TOK_AMPEQ; }
+"|="                                    { return Tok::TOK_PIPEEQ; }
+"^="                                    { return Tok::TOK_CARETEQ; }
+"<<"                                    { return Tok::TOK_SHL; }
+">>"                                    { return Tok::TOK_SHR; }
 "=="                                    { return Tok::TOK_EQ; }
 "!="                                    { return Tok::TOK_NE; }
 "<="                                    { return Tok::TOK_LE; }
@@ -73,6 +80,10 @@ STRCHAR ([^"\\\n]|\\[^\n])
 "<"                                     { return Tok::TOK_LT; }
 ">"                                     { return Tok::TOK_GT; }
 "!"                                     { return Tok::TOK_NOT; }
+"&"                                     { return Tok::TOK_AMP; }
+"|"                                     { return Tok::TOK_PIPE; }
+"^"                                     { return Tok::TOK_CARET; }
+"~"                                     { return Tok::TOK_TILDE; }
 "="                                     { return Tok::TOK_ASSIGN; }
 "@"                                     { return Tok::TOK_AT; }
 ":"                                     { return Tok::TOK_COLON; }

@@ -4,7 +4,17 @@
 
 namespace opdc {
 
-const char *spelling(UnaryOp op) { return op == UnaryOp::Neg ? "-" : "!"; }
+const char *spelling(UnaryOp op) {
+  switch (op) {
+  case UnaryOp::Neg:
+    return "-";
+  case UnaryOp::Not:
+    return "!";
+  case UnaryOp::BitNot:
+    return "~";
+  }
+  return "?";
+}
 
 const char *spelling(BinaryOp op) {
   switch (op) {
@@ -34,6 +44,16 @@ const char *spelling(BinaryOp op) {
     return "&&";
   case BinaryOp::Or:
     return "||";
+  case BinaryOp::BitAnd:
+    return "&";
+  case BinaryOp::BitOr:
+    return "|";
+  case BinaryOp::BitXor:
+    return "^";
+  case BinaryOp::Shl:
+    return "<<";
+  case BinaryOp::Shr:
+    return ">>";
   }
   return "?";
 }
@@ -50,6 +70,16 @@ const char *spelling(AssignOp op) {
     return "*=";
   case AssignOp::Div:
     return "/=";
+  case AssignOp::BitAnd:
+    return "&=";
+  case AssignOp::BitOr:
+    return "|=";
+  case AssignOp::BitXor:
+    return "^=";
+  case AssignOp::Shl:
+    return "<<=";
+  case AssignOp::Shr:
+    return ">>=";
   }
   return "?";
 }
@@ -62,6 +92,16 @@ BinaryOp binaryOpOf(AssignOp op) {
     return BinaryOp::Mul;
   case AssignOp::Div:
     return BinaryOp::Div;
+  case AssignOp::BitAnd:
+    return BinaryOp::BitAnd;
+  case AssignOp::BitOr:
+    return BinaryOp::BitOr;
+  case AssignOp::BitXor:
+    return BinaryOp::BitXor;
+  case AssignOp::Shl:
+    return BinaryOp::Shl;
+  case AssignOp::Shr:
+    return BinaryOp::Shr;
   default:
     return BinaryOp::Add;
   }
@@ -86,7 +126,31 @@ constexpr IntrinsicInfo intrinsicTable[] = {
     {Intrinsic::Wtime, "wtime", 0},
     {Intrinsic::RngUniform, "rng_uniform", 2},
     {Intrinsic::RngNormal, "rng_normal", 2},
+    // <math.h>
+    {Intrinsic::Asin, "asin", 1},   {Intrinsic::Acos, "acos", 1},
+    {Intrinsic::Sinh, "sinh", 1},   {Intrinsic::Cosh, "cosh", 1},
+    {Intrinsic::Tanh, "tanh", 1},   {Intrinsic::Asinh, "asinh", 1},
+    {Intrinsic::Acosh, "acosh", 1}, {Intrinsic::Atanh, "atanh", 1},
+    {Intrinsic::Cbrt, "cbrt", 1},   {Intrinsic::Hypot, "hypot", 2},
+    {Intrinsic::Log2, "log2", 1},   {Intrinsic::Log10, "log10", 1},
+    {Intrinsic::Log1p, "log1p", 1}, {Intrinsic::Exp2, "exp2", 1},
+    {Intrinsic::Expm1, "expm1", 1}, {Intrinsic::Erf, "erf", 1},
+    {Intrinsic::Erfc, "erfc", 1},   {Intrinsic::Copysign, "copysign", 2},
+    {Intrinsic::Fmod, "fmod", 2},   {Intrinsic::Trunc, "trunc", 1},
+    {Intrinsic::Round, "round", 1}, {Intrinsic::IsNan, "isnan", 1},
+    {Intrinsic::IsFinite, "isfinite", 1},
 };
+
+constexpr unsigned intrinsicCount =
+    sizeof(intrinsicTable) / sizeof(intrinsicTable[0]);
+struct NameList {
+  const char *names[intrinsicCount];
+  constexpr NameList() : names() {
+    for (unsigned i = 0; i < intrinsicCount; ++i)
+      names[i] = intrinsicTable[i].name;
+  }
+};
+constexpr NameList intrinsicNameList;
 } // namespace
 
 Intrinsic lookupIntrinsic(const std::string &name) {
@@ -101,6 +165,11 @@ const char *intrinsicName(Intrinsic i) {
     if (info.id == i)
       return info.name;
   return "<none>";
+}
+
+const char *const *intrinsicNames(unsigned &count) {
+  count = intrinsicCount;
+  return intrinsicNameList.names;
 }
 
 unsigned intrinsicArity(Intrinsic i) {

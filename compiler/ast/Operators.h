@@ -22,8 +22,8 @@ namespace opdc {
 // Operators
 //===----------------------------------------------------------------------===//
 
-enum class UnaryOp : uint8_t { Neg, Not };
-/// "-" or "!".
+enum class UnaryOp : uint8_t { Neg, Not, BitNot };
+/// "-", "!" or "~".
 const char *spelling(UnaryOp op);
 
 enum class BinaryOp : uint8_t {
@@ -40,8 +40,14 @@ enum class BinaryOp : uint8_t {
   Ge,
   And,
   Or,
+  // Bit operations on integers (i32, i64); C's precedence.
+  BitAnd, ///< &
+  BitOr,  ///< |
+  BitXor, ///< ^
+  Shl,    ///< <<: bits shifted out are lost (no overflow check)
+  Shr,    ///< >>: arithmetic (sign-filling), as C compilers do
 };
-/// "+", "-", ..., "&&", "||".
+/// "+", "-", ..., "&&", "||", "&", "|", "^", "<<", ">>".
 const char *spelling(BinaryOp op);
 inline bool isComparison(BinaryOp op) {
   return op >= BinaryOp::Eq && op <= BinaryOp::Ge;
@@ -50,11 +56,28 @@ inline bool isLogical(BinaryOp op) {
   return op == BinaryOp::And || op == BinaryOp::Or;
 }
 inline bool isArithmetic(BinaryOp op) { return op <= BinaryOp::Rem; }
+/// &, |, ^, << and >>: integer operands only.
+inline bool isBitwise(BinaryOp op) { return op >= BinaryOp::BitAnd; }
+inline bool isShift(BinaryOp op) {
+  return op == BinaryOp::Shl || op == BinaryOp::Shr;
+}
 
-/// `=`, `+=`, `-=`, `*=`, `/=`. Compound assignments are kept (not expanded)
-/// because `+=` on an `inc` or `sum` parameter is the increment itself.
-enum class AssignOp : uint8_t { Set, Add, Sub, Mul, Div };
-/// "=", "+=", "-=", "*=", "/=".
+/// `=`, `+=`, `-=`, `*=`, `/=`, and on integers `&=`, `|=`, `^=`, `<<=`,
+/// `>>=`. Compound assignments are kept (not expanded) because `+=` on an
+/// `inc` or `sum` parameter is the increment itself.
+enum class AssignOp : uint8_t {
+  Set,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  BitAnd,
+  BitOr,
+  BitXor,
+  Shl,
+  Shr
+};
+/// "=", "+=", "-=", "*=", "/=", "&=", "|=", "^=", "<<=", ">>=".
 const char *spelling(AssignOp op);
 /// The binary operator of a compound assignment (Add for `+=`); Set has none
 /// (Add is returned).
@@ -90,6 +113,31 @@ enum class Intrinsic : uint8_t {
   // only, (seed, n) as i64, a function of the seed, the loop's element and n.
   RngUniform, ///< rng_uniform(seed, n): f64 in [0, 1)
   RngNormal,  ///< rng_normal(seed, n): f64, standard normal
+  // The rest of C's <math.h>, on f32 and f64 (sinf for f32, sin for f64):
+  // computed by the C library (glibc libm) at run time and when folded.
+  Asin,
+  Acos,
+  Sinh,
+  Cosh,
+  Tanh,
+  Asinh,
+  Acosh,
+  Atanh,
+  Cbrt,
+  Hypot,
+  Log2,
+  Log10,
+  Log1p,
+  Exp2,
+  Expm1,
+  Erf,
+  Erfc,
+  Copysign,
+  Fmod,
+  Trunc,
+  Round,   ///< halfway cases away from zero, as C's round
+  IsNan,   ///< isnan(x) -> bool
+  IsFinite ///< isfinite(x) -> bool
 };
 /// The intrinsic called \p name, or None.
 Intrinsic lookupIntrinsic(const std::string &name);
@@ -108,6 +156,13 @@ inline bool isIRIntrinsic(Intrinsic i) {
 inline bool isRandomIntrinsic(Intrinsic i) {
   return i == Intrinsic::RngUniform || i == Intrinsic::RngNormal;
 }
+/// True for isnan and isfinite: a float argument, a bool result.
+inline bool isFloatPredicate(Intrinsic i) {
+  return i == Intrinsic::IsNan || i == Intrinsic::IsFinite;
+}
+/// Every intrinsic's source spelling, in declaration order (for "did you
+/// mean" suggestions).
+const char *const *intrinsicNames(unsigned &count);
 
 //===----------------------------------------------------------------------===//
 // Access modes and loop arguments

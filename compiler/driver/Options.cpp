@@ -58,6 +58,10 @@ Code generation:
   -ffp-contract=off|fast
                       fuse multiplies and adds into fma (fast) or keep every
                       rounding step of the source (off, the default)
+  -fveclib=none|libmvec
+                      vectorise math calls with glibc's libmvec (x86-64;
+                      results differ from libm's in the last bits) or keep
+                      the scalar C library calls (none, the default)
   --mpi               with build or run: link the MPI runtime; the program
                       runs under 'mpirun -np N' (or alone as one process)
 
@@ -340,6 +344,14 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
         return std::nullopt;
       }
       o.fpContract = v == "fast";
+    } else if (startsWith(a, "-fveclib=")) {
+      std::string v = a.substr(9);
+      if (v != "none" && v != "libmvec") {
+        error = "unknown value '" + v +
+                "' for -fveclib; expected 'none' or 'libmvec'";
+        return std::nullopt;
+      }
+      o.vecLibMvec = v == "libmvec";
     } else if (a == "--mpi") {
       o.mpi = true;
     } else if (a == "--") {

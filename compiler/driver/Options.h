@@ -36,6 +36,7 @@ struct DriverOptions {
   bool objectOnly = false;              ///< build -c: stop after the object
   std::string cpu;                      ///< -march=CPU; empty: not given
   bool fpContract = false;              ///< -ffp-contract=fast
+  bool vecLibMvec = false;              ///< -fveclib=libmvec
   bool mpi = false; ///< --mpi: link the MPI runtime (opd_rt_mpi)
   std::vector<std::string> programArgs; ///< run: the arguments after --
   // Targets and make-style builds (driver/Targets.cpp, driver/Depfile.cpp):

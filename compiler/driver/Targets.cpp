@@ -71,6 +71,7 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   CPUCodeGenOptions cg;
   cg.optLevel = opts.optLevel;
   cg.fpContract = opts.fpContract;
+  cg.vecLibMvec = opts.vecLibMvec;
   cg.cpu = opts.cpu.empty() ? "native" : opts.cpu;
   if (!profile)
     return cg;

@@ -115,14 +115,14 @@ std::vector<std::string> runtimeFiles(const char *argv0, bool mpi) {
 
 bool linkExecutable(const char *argv0, const std::string &object,
                     const std::string &exe, const std::string &shownAs,
-                    std::string &error, bool mpi) {
+                    std::string &error, bool mpi, bool libmvec) {
   return linkExecutable(argv0, std::vector<std::string>{object}, exe, shownAs,
-                        error, mpi);
+                        error, mpi, libmvec);
 }
 
 bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
                     const std::string &exe, const std::string &shownAs,
-                    std::string &error, bool mpi) {
+                    std::string &error, bool mpi, bool libmvec) {
   std::vector<std::string> tried;
   std::string linkFile = findRuntimeLinkFile(argv0, tried, mpi);
   const std::string target = mpi ? "opd_rt_mpi" : "opd_rt";
@@ -168,6 +168,8 @@ bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
   argv.push_back(exe);
   for (const std::string &a : runtimeArgs)
     argv.push_back(a);
+  if (libmvec)
+    argv.push_back("-lmvec");
   std::string execError;
   int rc =
       llvm::sys::ExecuteAndWait(cxx, argv, std::nullopt, {}, 0, 0, &execError);

@@ -24,12 +24,15 @@ namespace opdc {
 /// stderr.
 bool linkExecutable(const char *argv0, const std::string &object,
                     const std::string &exe, const std::string &shownAs,
-                    std::string &error, bool mpi = false);
+                    std::string &error, bool mpi = false,
+                    bool libmvec = false);
 
-/// As above, for several objects (`opdc link`).
+/// As above, for several objects (`opdc link`). \p libmvec links glibc's
+/// vector math library (-fveclib=libmvec).
 bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
                     const std::string &exe, const std::string &shownAs,
-                    std::string &error, bool mpi = false);
+                    std::string &error, bool mpi = false,
+                    bool libmvec = false);
 
 /// The runtime's files an up-to-date program must be newer than: the link
 /// file linkExecutable would use and the absolute paths it lists (the

@@ -190,13 +190,13 @@ int generate(const DriverOptions &opts, const ir::Program &program,
   if (opts.emit == EmitKind::LLVM) {
     // -O0 shows the module as generated, before even the always-inliner.
     if (opts.optLevel > 0)
-      optimizeModule(*module, *tm, opts.optLevel);
+      optimizeModule(*module, *tm, opts.optLevel, opts.vecLibMvec);
     if (remarks)
       remarks->report(*module, opts.optLevel, diags);
     module->print(out->os(), nullptr);
     return ExitOk;
   }
-  optimizeModule(*module, *tm, opts.optLevel);
+  optimizeModule(*module, *tm, opts.optLevel, opts.vecLibMvec);
   if (remarks)
     remarks->report(*module, opts.optLevel, diags);
 
@@ -217,7 +217,7 @@ int generate(const DriverOptions &opts, const ir::Program &program,
   std::string dest = opts.output.empty() ? stem : opts.output;
   if (!linkExecutable(argv0, object, exe,
                       opts.command == Command::Build ? dest : stem, error,
-                      opts.mpi)) {
+                      opts.mpi, opts.vecLibMvec)) {
     diags.error({}, error);
     return ExitUserError;
   }
@@ -439,7 +439,7 @@ int linkCommand(const DriverOptions &opts, const char *argv0) {
   }
   std::string exe = tmp.file(programStem(opts.output));
   if (!linkExecutable(argv0, opts.linkInputs, exe, opts.output, error,
-                      opts.mpi)) {
+                      opts.mpi, opts.vecLibMvec)) {
     diags.error({}, error);
     return ExitUserError;
   }

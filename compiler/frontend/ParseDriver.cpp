@@ -519,6 +519,7 @@ static const std::vector<TokenGroup> &tokenGroups() {
       {"expression",
        {Sym::S_IDENT, Sym::S_INT, Sym::S_FLOAT, Sym::S_STRING, Sym::S_TRUE,
         Sym::S_FALSE, Sym::S_LPAREN, Sym::S_LBRACKET, Sym::S_MINUS, Sym::S_NOT,
+        Sym::S_TILDE,
         Sym::S_F64, Sym::S_F32, Sym::S_I32, Sym::S_I64, Sym::S_BOOL, Sym::S_MIN,
         Sym::S_MAX, Sym::S_SUM, Sym::S_SIZE}},
       {"access mode",
@@ -530,10 +531,12 @@ static const std::vector<TokenGroup> &tokenGroups() {
       {"operator",
        {Sym::S_PLUS, Sym::S_MINUS, Sym::S_STAR, Sym::S_SLASH, Sym::S_PERCENT,
         Sym::S_EQ, Sym::S_NE, Sym::S_LT, Sym::S_LE, Sym::S_GT, Sym::S_GE,
-        Sym::S_ANDAND, Sym::S_OROR}},
+        Sym::S_ANDAND, Sym::S_OROR, Sym::S_AMP, Sym::S_PIPE, Sym::S_CARET,
+        Sym::S_SHL, Sym::S_SHR}},
       {"assignment operator",
        {Sym::S_ASSIGN, Sym::S_PLUSEQ, Sym::S_MINUSEQ, Sym::S_STAREQ,
-        Sym::S_SLASHEQ}},
+        Sym::S_SLASHEQ, Sym::S_AMPEQ, Sym::S_PIPEEQ, Sym::S_CARETEQ,
+        Sym::S_SHLEQ, Sym::S_SHREQ}},
   };
   return groups;
 }

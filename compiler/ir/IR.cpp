@@ -118,6 +118,9 @@ Type intrinsicResultType(Intrinsic id, const std::vector<ExprPtr> &args) {
     return Type::scalarOf(ScalarKind::F64);
   case Intrinsic::Idx:
     return Type::scalarOf(ScalarKind::I32);
+  case Intrinsic::IsNan:
+  case Intrinsic::IsFinite:
+    return Type::scalarOf(ScalarKind::Bool);
   case Intrinsic::Select:
     return args.size() > 1 && args[1] ? args[1]->type : Type::error();
   default:

@@ -15,27 +15,36 @@ int precedence(BinaryOp op) {
     return 1;
   case BinaryOp::And:
     return 2;
+  case BinaryOp::BitOr:
+    return 3;
+  case BinaryOp::BitXor:
+    return 4;
+  case BinaryOp::BitAnd:
+    return 5;
   case BinaryOp::Eq:
   case BinaryOp::Ne:
-    return 3;
+    return 6;
   case BinaryOp::Lt:
   case BinaryOp::Le:
   case BinaryOp::Gt:
   case BinaryOp::Ge:
-    return 4;
+    return 7;
+  case BinaryOp::Shl:
+  case BinaryOp::Shr:
+    return 8;
   case BinaryOp::Add:
   case BinaryOp::Sub:
-    return 5;
+    return 9;
   case BinaryOp::Mul:
   case BinaryOp::Div:
   case BinaryOp::Rem:
-    return 6;
+    return 10;
   }
   return 0;
 }
 
-constexpr int UnaryPrecedence = 7;
-constexpr int PostfixPrecedence = 8;
+constexpr int UnaryPrecedence = 11;
+constexpr int PostfixPrecedence = 12;
 
 int precedenceOf(const Expr &e) {
   if (auto *b = dyn_cast<BinaryExpr>(&e))

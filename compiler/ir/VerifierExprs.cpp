@@ -64,6 +64,11 @@ Type Verifier::checkIntrinsic(const IntrinsicExpr &e, Scope &sc) {
         break;
       }
     return ts[0];
+  case Intrinsic::IsNan:
+  case Intrinsic::IsFinite:
+    if (!ts[0].isFloatScalar())
+      problem(n + "() of " + ts[0].str() + ", expected a float");
+    return Type::scalarOf(ScalarKind::Bool);
   default:
     for (const Type &t : ts)
       if (t != ts[0] || !t.isFloatScalar()) {
@@ -158,6 +163,8 @@ Type Verifier::check(const Expr &e, Scope &sc) {
       problem("negation of " + t.str());
     if (u.op == UnaryOp::Not && !t.isBool())
       problem("'!' of " + t.str());
+    if (u.op == UnaryOp::BitNot && !t.isIntegerScalar())
+      problem("'~' of " + t.str());
     got = u.op == UnaryOp::Not ? Type::scalarOf(ScalarKind::Bool) : t;
     break;
   }
@@ -174,8 +181,10 @@ Type Verifier::check(const Expr &e, Scope &sc) {
       problem("operands of '" + op + "' are " + l.str() + ", expected bool");
     else if (isArithmetic(b.op) && !l.isNumeric())
       problem("operands of '" + op + "' are " + l.str());
-    else if (b.op == BinaryOp::Rem && !l.isIntegerScalar())
-      problem("operands of '%' are " + l.str() + ", expected integers");
+    else if ((b.op == BinaryOp::Rem || isBitwise(b.op)) &&
+             !l.isIntegerScalar())
+      problem("operands of '" + op + "' are " + l.str() +
+              ", expected integers");
     else if (isComparison(b.op) && b.op != BinaryOp::Eq &&
              b.op != BinaryOp::Ne && !l.isNumeric())
       problem("ordering of " + l.str());

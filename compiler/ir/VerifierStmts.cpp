@@ -175,6 +175,10 @@ void Verifier::checkStmt(const Stmt &s, Scope &sc,
               tt.str() + " " + str(*a.target));
     if (a.op != AssignOp::Set && !tt.isNumeric())
       problem("compound assignment to non-numeric " + str(*a.target));
+    else if (a.op != AssignOp::Set && isBitwise(binaryOpOf(a.op)) &&
+             !tt.isIntegerScalar())
+      problem("'" + std::string(spelling(a.op)) + "' on non-integer " +
+              str(*a.target));
     return;
   }
   case StmtKind::Eval: {

@@ -178,6 +178,11 @@ ir::ExprPtr Lowerer::intrinsic(const ast::CallExpr &e) {
     // Seed and counter: any integers, as i64 (sign-extended).
     for (const auto &a : e.args)
       args.push_back(exprAs(*a, Type::scalarOf(ScalarKind::I64)));
+  case ir::Intrinsic::IsNan:
+  case ir::Intrinsic::IsFinite:
+    // A float argument (sema converted it), a bool result.
+    for (const auto &a : e.args)
+      args.push_back(expr(*a));
     break;
   case ir::Intrinsic::Select: {
     if (e.args.size() != 3)
@@ -271,9 +276,8 @@ ir::ExprPtr Lowerer::expr(const ast::Expr &e) {
       return B::unary(ir::UnaryOp::Not,
                       exprAs(*u.operand, Type::scalarOf(ScalarKind::Bool)),
                       e.range);
-    return coerce(
-        B::unary(ir::UnaryOp::Neg, exprAs(*u.operand, e.type), e.range),
-        e.type);
+    return coerce(B::unary(u.op, exprAs(*u.operand, e.type), e.range),
+                  e.type);
   }
   case ast::ExprKind::Binary: {
     const auto &b = cast<ast::BinaryExpr>(e);

@@ -109,6 +109,58 @@ bool compareInt(BinaryOp op, int64_t a, int64_t b) {
   }
 }
 
+// The <math.h> intrinsics, through the same C library functions (asinf for
+// f32, asin for f64) the generated code calls, so a folded value has the
+// bits the program would compute at run time on this machine.
+template <typename T> T foldMathLib(Intrinsic i, T a, T b) {
+  switch (i) {
+  case Intrinsic::Asin:
+    return std::asin(a);
+  case Intrinsic::Acos:
+    return std::acos(a);
+  case Intrinsic::Sinh:
+    return std::sinh(a);
+  case Intrinsic::Cosh:
+    return std::cosh(a);
+  case Intrinsic::Tanh:
+    return std::tanh(a);
+  case Intrinsic::Asinh:
+    return std::asinh(a);
+  case Intrinsic::Acosh:
+    return std::acosh(a);
+  case Intrinsic::Atanh:
+    return std::atanh(a);
+  case Intrinsic::Cbrt:
+    return std::cbrt(a);
+  case Intrinsic::Hypot:
+    return std::hypot(a, b);
+  case Intrinsic::Log2:
+    return std::log2(a);
+  case Intrinsic::Log10:
+    return std::log10(a);
+  case Intrinsic::Log1p:
+    return std::log1p(a);
+  case Intrinsic::Exp2:
+    return std::exp2(a);
+  case Intrinsic::Expm1:
+    return std::expm1(a);
+  case Intrinsic::Erf:
+    return std::erf(a);
+  case Intrinsic::Erfc:
+    return std::erfc(a);
+  case Intrinsic::Copysign:
+    return std::copysign(a, b);
+  case Intrinsic::Fmod:
+    return std::fmod(a, b);
+  case Intrinsic::Trunc:
+    return std::trunc(a);
+  case Intrinsic::Round:
+    return std::round(a);
+  default:
+    return T(0);
+  }
+}
+
 } // namespace
 
 void Sema::foldConst(ConstDecl *c, SourceRange use) {
@@ -306,6 +358,8 @@ std::optional<ConstValue> Sema::foldUnary(UnaryOp op, const ConstValue &v,
   if (op == UnaryOp::Not)
     return ConstValue::ofBool(!v.asInt());
   ScalarKind k = type.scalar;
+  if (op == UnaryOp::BitNot)
+    return ConstValue::ofInt(k, ~v.asInt());
   if (isFloat(k))
     return ConstValue::ofFloat(k, -v.asDouble());
   int64_t x = v.asInt();
@@ -344,6 +398,8 @@ std::optional<ConstValue> Sema::foldBinary(BinaryOp op, const ConstValue &a,
     return ConstValue::ofFloat(
         k, floatArith<double>(op, a.asDouble(), b.asDouble()));
   }
+  if (isBitwise(op))
+    return foldBitwise(op, a.asInt(), b.asInt(), k, at);
   int64_t r = 0;
   bool divZero = false;
   bool ok = intArith(op, a.asInt(), b.asInt(), r, divZero);
@@ -358,6 +414,41 @@ std::optional<ConstValue> Sema::foldBinary(BinaryOp op, const ConstValue &a,
     return std::nullopt;
   }
   return ConstValue::ofInt(k, r);
+}
+
+bool Sema::checkShiftCount(const ConstValue &count, ScalarKind k,
+                           SourceRange at) {
+  int64_t n = count.asInt();
+  int64_t width = k == ScalarKind::I32 ? 32 : 64;
+  if (n >= 0 && n < width)
+    return true;
+  diags.error(at, "shift count " + std::to_string(n) +
+                      " is out of range for '" + scalarName(k) + "' (0 to " +
+                      std::to_string(width - 1) + ")");
+  return false;
+}
+
+// Two's complement, as the generated code computes them: `<<` drops the bits
+// shifted out (no overflow error), `>>` fills with the sign bit.
+std::optional<ConstValue> Sema::foldBitwise(BinaryOp op, int64_t a, int64_t b,
+                                            ScalarKind k, SourceRange at) {
+  switch (op) {
+  case BinaryOp::BitAnd:
+    return ConstValue::ofInt(k, a & b);
+  case BinaryOp::BitOr:
+    return ConstValue::ofInt(k, a | b);
+  case BinaryOp::BitXor:
+    return ConstValue::ofInt(k, a ^ b);
+  default:
+    break;
+  }
+  if (!checkShiftCount(ConstValue::ofInt(k, b), k, at))
+    return std::nullopt;
+  if (op == BinaryOp::Shr)
+    return ConstValue::ofInt(k, a >> b);
+  if (k == ScalarKind::I32)
+    return ConstValue::ofInt(k, int32_t(uint32_t(a) << b));
+  return ConstValue::ofInt(k, int64_t(uint64_t(a) << b));
 }
 
 std::optional<ConstValue> Sema::foldUntyped(BinaryOp op, const ConstValue &a,
@@ -408,6 +499,11 @@ Sema::foldIntrinsic(Intrinsic i, const std::vector<ConstValue> &args, Type type,
   if (i == Intrinsic::Idx || i == Intrinsic::Size || i == Intrinsic::Wtime ||
       !type.isScalar())
     return std::nullopt;
+  if (isFloatPredicate(i)) {
+    double x = args[0].asDouble();
+    return ConstValue::ofBool(i == Intrinsic::IsNan ? std::isnan(x)
+                                                    : std::isfinite(x));
+  }
   ScalarKind k = type.scalar;
   if (isInteger(k)) {
     int64_t a = args[0].asInt();
@@ -428,7 +524,6 @@ Sema::foldIntrinsic(Intrinsic i, const std::vector<ConstValue> &args, Type type,
     }
   }
   auto compute = [&](auto a, auto b, auto c) -> decltype(a) {
-    using T = decltype(a);
     switch (i) {
     case Intrinsic::Sqrt:
       return std::sqrt(a);
@@ -461,7 +556,7 @@ Sema::foldIntrinsic(Intrinsic i, const std::vector<ConstValue> &args, Type type,
     case Intrinsic::Fma:
       return std::fma(a, b, c);
     default:
-      return T(0);
+      return foldMathLib(i, a, b);
     }
   };
   auto arg = [&](unsigned n) {

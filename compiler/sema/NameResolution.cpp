@@ -247,12 +247,10 @@ std::string Sema::suggest(const std::string &name, Want want,
         visible(n, ds.front());
   }
   if (withIntrinsics) {
-    static const char *const names[] = {
-        "sqrt", "abs",    "exp",   "log",  "pow",  "sin",   "cos",
-        "tan",  "atan",   "atan2", "min",  "max",  "floor", "ceil",
-        "fma",  "select", "idx",   "size", "wtime"};
-    for (const char *n : names)
-      consider(n);
+    unsigned count = 0;
+    const char *const *names = intrinsicNames(count);
+    for (unsigned i = 0; i < count; ++i)
+      consider(names[i]);
   }
   return bestDist <= limit ? best : std::string();
 }

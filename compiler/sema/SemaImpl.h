@@ -245,6 +245,12 @@ public:
   std::optional<ConstValue> foldBinary(ast::BinaryOp op, const ConstValue &a,
                                        const ConstValue &b, Type operandType,
                                        SourceRange at);
+  /// False (after an error at \p at) when a constant shift count is
+  /// negative or not below the bit width of \p k.
+  bool checkShiftCount(const ConstValue &count, ScalarKind k, SourceRange at);
+  /// &, |, ^, <<, >> on integers of kind \p k.
+  std::optional<ConstValue> foldBitwise(ast::BinaryOp op, int64_t a, int64_t b,
+                                        ScalarKind k, SourceRange at);
   /// Folds arithmetic on untyped constants (integers as i64, floats as f64).
   std::optional<ConstValue> foldUntyped(ast::BinaryOp op, const ConstValue &a,
                                         const ConstValue &b, SourceRange at);

@@ -540,10 +540,20 @@ void Sema::checkAssign(AssignStmt &s) {
     checkValue(s.value);
     return;
   }
+  BinaryOp op = binaryOpOf(s.op);
+  if (s.op != AssignOp::Set && isBitwise(op) && !lv.type.isIntegerScalar()) {
+    diags.error(at, std::string("'") + spelling(s.op) +
+                        "' needs an integer target, found '" + lv.type.str() +
+                        "'");
+    checkValue(s.value);
+    return;
+  }
   allowedReductionRead = allowed;
-  convert(s.value, lv.type, "assigned value");
+  bool ok = convert(s.value, lv.type, "assigned value");
   allowedReductionRead = nullptr;
   insideAllowedRead = false;
+  if (ok && s.op != AssignOp::Set && isShift(op) && s.value->constValue)
+    checkShiftCount(*s.value->constValue, lv.type.scalar, s.value->range);
 }
 
 void Sema::checkReturn(ReturnStmt &s) {

@@ -235,11 +235,15 @@ Type Sema::checkUnary(ExprPtr &e) {
   check(u.operand);
   if (u.operand->type.isError() && !isUntyped(*u.operand))
     return u.type;
-  if (u.op == UnaryOp::Neg && isUntyped(*u.operand) &&
+  if (u.op == UnaryOp::BitNot && isUntypedFloat(*u.operand)) {
+    diags.error(u.range, "'~' needs an integer operand, found 'f64'");
+    return u.type;
+  }
+  if (u.op != UnaryOp::Not && isUntyped(*u.operand) &&
       !isa<ArrayLitExpr>(u.operand.get())) {
     const ConstValue &v = *u.operand->constValue;
     Type t = Type::scalarOf(v.type.scalar);
-    auto r = foldUnary(UnaryOp::Neg, v, t, u.range);
+    auto r = foldUnary(u.op, v, t, u.range);
     if (!r)
       return u.type;
     u.constValue = *r;
@@ -261,6 +265,11 @@ Type Sema::checkUnary(ExprPtr &e) {
   if (u.op == UnaryOp::Neg && !t.isNumeric()) {
     diags.error(u.range,
                 "unary '-' needs a numeric operand, found '" + t.str() + "'");
+    return u.type;
+  }
+  if (u.op == UnaryOp::BitNot && !t.isIntegerScalar()) {
+    diags.error(u.range,
+                "'~' needs an integer operand, found '" + t.str() + "'");
     return u.type;
   }
   if (u.op == UnaryOp::Not && !t.isBool()) {
@@ -332,9 +341,10 @@ Type Sema::checkBinary(ExprPtr &e) {
         b.type = Type::error();
       return b.type;
     }
-    if (b.op == BinaryOp::Rem &&
+    if ((b.op == BinaryOp::Rem || isBitwise(b.op)) &&
         (isUntypedFloat(*b.lhs) || isUntypedFloat(*b.rhs))) {
-      diags.error(b.opRange, "'%' needs integer operands, found 'f64'");
+      diags.error(b.opRange, std::string("'") + op +
+                                 "' needs integer operands, found 'f64'");
       return b.type;
     }
     auto r =
@@ -400,11 +410,15 @@ Type Sema::checkBinary(ExprPtr &e) {
                                lt.str() + "' and '" + rt.str() + "'");
     return b.type;
   }
-  if (b.op == BinaryOp::Rem && !t.isIntegerScalar()) {
-    diags.error(b.opRange,
-                "'%' needs integer operands, found '" + t.str() + "'");
+  if ((b.op == BinaryOp::Rem || isBitwise(b.op)) && !t.isIntegerScalar()) {
+    diags.error(b.opRange, std::string("'") + op +
+                               "' needs integer operands, found '" + t.str() +
+                               "'");
     return b.type;
   }
+  if (isShift(b.op) && b.rhs->constValue &&
+      !checkShiftCount(*b.rhs->constValue, t.scalar, b.rhs->range))
+    return b.type;
   Type result = isComparison(b.op) ? Type::scalarOf(ScalarKind::Bool) : t;
   // Integer division by a constant zero is undefined even at run time.
   if ((b.op == BinaryOp::Div || b.op == BinaryOp::Rem) && t.isIntegerScalar() &&

@@ -116,28 +116,9 @@ Type Sema::checkIntrinsic(CallExpr &e, Intrinsic i) {
     diags.error(e.calleeRange, "'" + name + "' is only available in host code");
     return e.type;
   }
-  size_t minArgs, maxArgs;
-  switch (i) {
-  case Intrinsic::Pow:
-  case Intrinsic::Atan2:
-  case Intrinsic::Min:
-  case Intrinsic::Max:
-    minArgs = maxArgs = 2;
-    break;
-  case Intrinsic::Fma:
-  case Intrinsic::Select:
-    minArgs = maxArgs = 3;
-    break;
-  case Intrinsic::Size:
-    minArgs = 1;
-    maxArgs = 2;
-    break;
-  case Intrinsic::Wtime:
-    minArgs = maxArgs = 0;
-    break;
-  default:
-    minArgs = maxArgs = 1;
-  }
+  // size(set) or size(dat, d); every other intrinsic has one arity.
+  size_t minArgs = i == Intrinsic::Size ? 1 : intrinsicArity(i);
+  size_t maxArgs = i == Intrinsic::Size ? 2 : intrinsicArity(i);
   size_t n = e.args.size();
   if (n < minArgs || n > maxArgs) {
     std::string expected =
@@ -278,15 +259,17 @@ Type Sema::checkIntrinsic(CallExpr &e, Intrinsic i) {
     break;
   }
   }
+  // isnan and isfinite take a float and give a bool.
+  Type result = isFloatPredicate(i) ? Type::scalarOf(ScalarKind::Bool) : t;
   std::vector<ConstValue> values;
   for (auto &a : e.args) {
     if (!a->constValue)
-      return e.type = t;
+      return e.type = result;
     values.push_back(*a->constValue);
   }
   if (auto v = foldIntrinsic(i, values, t, e.range))
     e.constValue = *v;
-  return e.type = t;
+  return e.type = result;
 }
 
 // rng_uniform(seed, n) and rng_normal(seed, n) draw for the loop's element,

@@ -381,7 +381,7 @@ llvm::Value *FunctionEmitter::emitConstant(const ConstValue &v) {
 
 llvm::Value *FunctionEmitter::emitUnary(const ir::UnaryExpr &e) {
   llvm::Value *v = emitExpr(*e.operand);
-  if (e.op == UnaryOp::Not)
+  if (e.op != UnaryOp::Neg) // ! on bool, ~ on integers
     return b.CreateNot(v);
   if (isFloat(e.type.scalar))
     return b.CreateFNeg(v);
@@ -394,7 +394,7 @@ llvm::Value *FunctionEmitter::emitBinary(const ir::BinaryExpr &e) {
   llvm::Value *l = emitExpr(*e.lhs);
   llvm::Value *r = emitExpr(*e.rhs);
   ScalarKind k = e.lhs->type.scalar;
-  if (isArithmetic(e.op))
+  if (isArithmetic(e.op) || isBitwise(e.op))
     return emitArithmetic(e.op, k, l, r, e.range);
   if (isFloat(k)) {
     // Ordered comparisons are false on NaN, `!=` is true, as in C.
@@ -465,6 +465,8 @@ llvm::Value *FunctionEmitter::emitArithmetic(ir::BinaryOp op, ScalarKind k,
     case BinaryOp::Rem:
       return emitIntDivRem(op, l, r, where);
     default:
+      if (isBitwise(op))
+        return emitBitwise(op, l, r, where);
       break;
     }
   }
@@ -560,20 +562,6 @@ llvm::Value *FunctionEmitter::emitIndex(const ir::IndexExpr &e) {
   return loadValue(ptr, e.type);
 }
 
-llvm::Value *FunctionEmitter::emitLibmCall(const char *name, ScalarKind k,
-                                           llvm::ArrayRef<llvm::Value *> args) {
-  std::string fname = name;
-  if (k == ScalarKind::F32)
-    fname += "f";
-  llvm::Type *ty = cgm.regType(k);
-  std::vector<llvm::Type *> params(args.size(), ty);
-  auto callee = cgm.module.getOrInsertFunction(
-      fname, llvm::FunctionType::get(ty, params, false));
-  if (auto *f = dyn_cast<llvm::Function>(callee.getCallee()))
-    f->addFnAttr(llvm::Attribute::NoUnwind);
-  return b.CreateCall(callee, args);
-}
-
 // Floats: IEEE 754-2019 minimum/maximum (llvm.minimum/llvm.maximum): NaN
 // if either operand is NaN, -0 below +0. Unlike a compare-and-select, the
 // operation is commutative and associative even with NaNs and signed
@@ -662,15 +650,17 @@ llvm::Value *FunctionEmitter::emitIntrinsic(const ir::IntrinsicExpr &e) {
   case Intrinsic::Fma:
     return b.CreateIntrinsic(llvm::Intrinsic::fma, {args[0]->getType()}, args);
   case Intrinsic::Tan:
-    return emitLibmCall("tan", k, args);
+    return emitExactLibmCall("tan", k, args);
   case Intrinsic::Atan:
-    return emitLibmCall("atan", k, args);
+    return emitExactLibmCall("atan", k, args);
   case Intrinsic::Atan2:
-    return emitLibmCall("atan2", k, args);
+    return emitExactLibmCall("atan2", k, args);
   case Intrinsic::Min:
   case Intrinsic::Max:
     return emitMinMax(e.id == Intrinsic::Min, k, args[0], args[1]);
   default:
+    if (llvm::Value *v = emitMathLib(e, args))
+      return v;
     break;
   }
   OPDC_UNREACHABLE("unknown intrinsic");

@@ -113,8 +113,20 @@ private:
   llvm::Value *emitSelect(const ir::IntrinsicExpr &e);
   llvm::Value *emitCall(const ir::CallExpr &e);
   llvm::Value *emitArrayLit(const ir::ArrayLitExpr &e);
-  llvm::Value *emitLibmCall(const char *name, ScalarKind k,
-                            llvm::ArrayRef<llvm::Value *> args);
+  // FunctionEmitterMath.cpp: bit operations and the <math.h> intrinsics.
+  /// &, |, ^, <<, >> on integers; a shift by a count that is not a constant
+  /// is checked at run time (0 <= count < bit width).
+  llvm::Value *emitBitwise(ir::BinaryOp op, llvm::Value *l, llvm::Value *r,
+                           SourceRange where);
+  /// asin ... isfinite (Intrinsic::Asin and after); nullptr for the others.
+  llvm::Value *emitMathLib(const ir::IntrinsicExpr &e,
+                           llvm::ArrayRef<llvm::Value *> args);
+  /// A call of the C library's \p name (name + "f" for f32), marked
+  /// nobuiltin so that LLVM neither folds nor rewrites it (the result is
+  /// always the library's, as sema's folding) and memory(none), since a
+  /// program cannot observe errno.
+  llvm::Value *emitExactLibmCall(const char *name, ScalarKind k,
+                                 llvm::ArrayRef<llvm::Value *> args);
 
   std::vector<llvm::Value *> slots;
   struct LoopTargets {

@@ -34,6 +34,10 @@ struct CPUCodeGenOptions {
   /// Allow fusing a multiply and an add into an fma (-ffp-contract=fast).
   /// Off by default: results keep the source's rounding step by step.
   bool fpContract = false;
+  /// Let the vectoriser replace math calls by glibc's libmvec variants
+  /// (-fveclib=libmvec; x86-64). Off by default: the scalar C library's
+  /// results, bit for bit at every -O (FunctionEmitterMath.cpp).
+  bool vecLibMvec = false;
   /// The LLVM target triple; empty: the host's.
   std::string triple;
   /// LLVM features added to the CPU's ("+avx512f,-avx512bw"); ignored for
@@ -68,7 +72,7 @@ generateLLVMModule(const ir::Program &program, llvm::LLVMContext &context,
 
 /// Runs the default per-module pipeline of \p optLevel (0..3) on \p module.
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
-                    unsigned optLevel);
+                    unsigned optLevel, bool libmvec = false);
 
 /// Name of the function metadata that tags a loop's body function with the
 /// loop's kernel name and source location: !{!"kernel", i32 buffer, i32 line,

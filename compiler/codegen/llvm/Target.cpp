@@ -18,8 +18,12 @@
 // Optimisation is the new pass manager's default per-module pipeline at the
 // requested level (O0 still runs the always-inliner, which kernels and fns
 // rely on), with loop and SLP vectorisation from O2 up, as clang does.
+// -fveclib=libmvec lets the vectoriser call glibc's vector math functions
+// (_ZGVdN4v_sin, ...) for math calls; they differ from scalar libm in the
+// last bits (bench/libmvec/results.txt), so it is opt-in.
 #include "codegen/llvm/LLVMCodeGen.h"
 
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -56,6 +60,13 @@ createCPUTargetMachine(const CPUCodeGenOptions &options, std::string &error) {
     error = "no LLVM target for " +
             (host ? "this machine (" + triple + ")" : "'" + triple + "'") +
             ": " + lookupError;
+    return nullptr;
+  }
+
+  if (options.vecLibMvec &&
+      llvm::Triple(triple).getArch() != llvm::Triple::x86_64) {
+    error = "-fveclib=libmvec needs an x86-64 target (glibc's libmvec); " +
+            triple + " is not one";
     return nullptr;
   }
 
@@ -115,7 +126,7 @@ createCPUTargetMachine(const CPUCodeGenOptions &options, std::string &error) {
 }
 
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
-                    unsigned optLevel) {
+                    unsigned optLevel, bool libmvec) {
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = optLevel >= 2;
   pto.SLPVectorization = optLevel >= 2;
@@ -126,6 +137,13 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PassBuilder pb(&tm, pto);
+  llvm::Triple triple(module.getTargetTriple());
+  llvm::TargetLibraryInfoImpl tlii(triple);
+  if (libmvec) {
+    tlii.addVectorizableFunctionsFromVecLib(
+        llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
+    fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
+  }
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
