@@ -178,6 +178,7 @@ ir::ExprPtr Lowerer::intrinsic(const ast::CallExpr &e) {
     // Seed and counter: any integers, as i64 (sign-extended).
     for (const auto &a : e.args)
       args.push_back(exprAs(*a, Type::scalarOf(ScalarKind::I64)));
+    break;
   case ir::Intrinsic::IsNan:
   case ir::Intrinsic::IsFinite:
     // A float argument (sema converted it), a bool result.

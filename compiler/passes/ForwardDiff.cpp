@@ -18,7 +18,19 @@
 //   min(a, b)         a <= b ? a' : b'           (the operand min returned;
 //   max(a, b)         a >= b ? a' : b'            ties as the forward run)
 //   fma(a, b, c)      a' b + a b' + c'
-//   floor, ceil       zero (piecewise constant)
+//   floor, ceil,      zero (piecewise constant; random numbers depend on the
+//   trunc, round, rng seed and the element only)
+//   asin, acos        +-x' / sqrt(1 - x^2)
+//   sinh, cosh, tanh  cosh(x) x', sinh(x) x', (1 - tanh(x)^2) x'
+//   asinh, acosh      x' / sqrt(x^2 + 1), x' / sqrt(x^2 - 1)
+//   atanh             x' / (1 - x^2)
+//   cbrt, hypot       x' / (3 cbrt(x)^2), (x x' + y y') / hypot(x, y)
+//   log2, log10,      x' / (x ln 2), x' / (x ln 10), x' / (1 + x)
+//   log1p
+//   exp2, expm1       exp2(x) ln 2 x', (expm1(x) + 1) x'
+//   erf, erfc         +-2/sqrt(pi) exp(-x^2) x'
+//   copysign(x, y)    sign(x) sign(y) x'
+//   fmod(x, y)        x' - trunc(x / y) y'
 //   select(c, a, b)   select(c, a', b')
 // Statements keep their structure; an assignment `t op= v` becomes its
 // tangent assignment followed by itself, with the tangent computed from the
@@ -97,6 +109,12 @@ ExprPtr select(ExprPtr c, ExprPtr a, ExprPtr b, Type t) {
   args.push_back(a ? std::move(a) : zero(t));
   args.push_back(b ? std::move(b) : zero(t));
   return call(Intrinsic::Select, std::move(args));
+}
+
+/// 1 - x^2 (or 1 + x^2 with \p plus).
+ExprPtr sq1(ScalarKind k, const Expr &x, bool plus) {
+  return bin(plus ? BinaryOp::Add : BinaryOp::Sub, num(k, 1.0),
+             bin(BinaryOp::Mul, copy(x), copy(x)));
 }
 
 } // namespace
@@ -259,7 +277,76 @@ ExprPtr ForwardDiff::intrinsicTangent(const IntrinsicExpr &e) {
     return add(add(scale(t(0), copy(*a[1])), scale(t(1), copy(*a[0]))), t(2));
   case Intrinsic::Floor:
   case Intrinsic::Ceil:
+  case Intrinsic::Trunc:
+  case Intrinsic::Round:
+  case Intrinsic::RngUniform: // a function of the seed and the element only
+  case Intrinsic::RngNormal:
     return nullptr;
+  case Intrinsic::Asin:
+  case Intrinsic::Acos: {
+    ExprPtr d = divide(t(0), call1(Intrinsic::Sqrt, *sq1(k, *a[0], false)));
+    return e.id == Intrinsic::Asin ? std::move(d) : neg(std::move(d));
+  }
+  case Intrinsic::Sinh:
+    return scale(t(0), call1(Intrinsic::Cosh, *a[0]));
+  case Intrinsic::Cosh:
+    return scale(t(0), call1(Intrinsic::Sinh, *a[0]));
+  case Intrinsic::Tanh:
+    return scale(t(0), bin(BinaryOp::Sub, num(k, 1.0),
+                           bin(BinaryOp::Mul, copy(e), copy(e))));
+  case Intrinsic::Asinh:
+    return divide(t(0), call1(Intrinsic::Sqrt, *sq1(k, *a[0], true)));
+  case Intrinsic::Acosh:
+    return divide(t(0),
+                  call1(Intrinsic::Sqrt,
+                        *bin(BinaryOp::Sub,
+                             bin(BinaryOp::Mul, copy(*a[0]), copy(*a[0])),
+                             num(k, 1.0))));
+  case Intrinsic::Atanh:
+    return divide(t(0), sq1(k, *a[0], false));
+  case Intrinsic::Cbrt:
+    return divide(t(0), bin(BinaryOp::Mul, num(k, 3.0),
+                            bin(BinaryOp::Mul, copy(e), copy(e))));
+  case Intrinsic::Hypot:
+    return divide(add(scale(t(0), copy(*a[0])), scale(t(1), copy(*a[1]))),
+                  copy(e));
+  case Intrinsic::Log2:
+  case Intrinsic::Log10:
+    return divide(t(0), bin(BinaryOp::Mul, copy(*a[0]),
+                            num(k, e.id == Intrinsic::Log2
+                                       ? 0.69314718055994530942
+                                       : 2.30258509299404568402)));
+  case Intrinsic::Log1p:
+    return divide(t(0), bin(BinaryOp::Add, num(k, 1.0), copy(*a[0])));
+  case Intrinsic::Exp2:
+    return scale(t(0), bin(BinaryOp::Mul, copy(e),
+                           num(k, 0.69314718055994530942)));
+  case Intrinsic::Expm1:
+    return scale(t(0), bin(BinaryOp::Add, copy(e), num(k, 1.0)));
+  case Intrinsic::Erf:
+  case Intrinsic::Erfc: {
+    // 2/sqrt(pi) exp(-x^2)
+    ExprPtr g = bin(BinaryOp::Mul, num(k, 1.12837916709551257390),
+                    call1(Intrinsic::Exp,
+                          *neg(bin(BinaryOp::Mul, copy(*a[0]), copy(*a[0])))));
+    ExprPtr d = scale(t(0), std::move(g));
+    return e.id == Intrinsic::Erf ? std::move(d) : neg(std::move(d));
+  }
+  case Intrinsic::Copysign: {
+    // |x| with y's sign: x' times sign(x) sign(y) (y's tangent: zero).
+    auto unit = [&](const Expr &v) {
+      std::vector<ExprPtr> args;
+      args.push_back(num(k, 1.0));
+      args.push_back(copy(v));
+      return call(Intrinsic::Copysign, std::move(args));
+    };
+    return scale(t(0), bin(BinaryOp::Mul, unit(*a[0]), unit(*a[1])));
+  }
+  case Intrinsic::Fmod:
+    // x - trunc(x / y) y, the quotient piecewise constant.
+    return sub(t(0), scale(t(1), call1(Intrinsic::Trunc,
+                                       *bin(BinaryOp::Div, copy(*a[0]),
+                                            copy(*a[1])))));
   case Intrinsic::Select:
     return select(copy(*a[0]), t(1), t(2), e.type);
   default:
@@ -301,6 +388,8 @@ void ForwardDiff::assignTangent(const AssignStmt &s,
                 divide(scale(std::move(dv), copy(*s.target)),
                        bin(BinaryOp::Mul, copy(*s.value), copy(*s.value))));
     break;
+  default:
+    return; // bit operations: integers, passive
   }
   out.push_back(std::make_unique<AssignStmt>(op, std::move(target),
                                              std::move(value), s.range));
