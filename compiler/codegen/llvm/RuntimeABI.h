@@ -39,6 +39,7 @@ struct RuntimeABI {
   llvm::FunctionCallee blockCreate, blockDatCreate, datExtent, datOrigin;
   llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopChunks, loopRun;
   llvm::FunctionCallee scratch, reduceLocal, reduceGlobal;
+  llvm::FunctionCallee solveTridiagonal;
   llvm::FunctionCallee printf, printI64, printF64, printF32, printBool,
       printStr, printEnd;
 
