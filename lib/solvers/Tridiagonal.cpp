@@ -380,9 +380,9 @@ void checkDats(opd_dat *const *dats, int along) {
   if (!block->edgeLo[along] || !block->edgeHi[along])
     failf("tridiagonal solve of %s along dimension %d: block '%s' is split "
           "over ranks along that dimension; a distributed tridiagonal solve "
-          "(issue 13, item 2) is the next step; until then run on a rank "
-          "count that leaves dimension %d whole",
-          d->describe().c_str(), along, block->name.c_str(), along);
+          "(issue 13, item 2) is the next step; until then solve only along "
+          "dimensions the decomposition leaves whole, or run on one rank",
+          d->describe().c_str(), along, block->name.c_str());
 }
 
 } // namespace
