@@ -22,9 +22,11 @@
 //   * Along dimension 1 or 2, neighbouring systems are neighbours in
 //     memory along dimension 0: a work unit is a panel of up to W systems
 //     with consecutive i0 (and one index of the third dimension), and each
-//     row of the sweeps is a unit-stride loop over the panel's lanes. W is
-//     chosen so that the panel's c' and d rows (2 n W values) fit in about
-//     256 KiB of cache, for the backward sweep to find them there.
+//     row of the sweeps is a unit-stride loop over the panel's lanes. Wide
+//     panels (up to 512 lanes, a 4 KiB run of each dat per row for f64) let
+//     the hardware prefetchers follow the rows; panels narrow enough to keep
+//     c' in L2 (8 to 64 lanes) ran 2 to 4 times slower on 256^3 and 4096^2
+//     (bench/solvers/README.md).
 //   * Along dimension 0 (contiguous), a work unit is a group of 8
 //     consecutive lines, transposed into scratch (row-major n x 8, padded
 //     with trivial systems b = 1 when fewer than 8 lines are left), solved
@@ -58,13 +60,14 @@ namespace {
 
 /// Lanes of one along-0 group.
 constexpr int64_t GroupLanes = 8;
-/// Bytes of scratch and d rows a panel aims to keep in cache.
-constexpr int64_t PanelBudgetBytes = 256 * 1024;
+/// Panels are as wide as MaxPanelWidth lanes, less when a line is so long
+/// that the panel's c' scratch (n W values) would pass PanelBudgetBytes.
+constexpr int64_t PanelBudgetBytes = int64_t(16) << 20;
 constexpr int64_t MinPanelWidth = 8, MaxPanelWidth = 512;
 
 /// The lanes of panels along dimensions 1 and 2 for lines of `n` points.
 int64_t panelWidth(int64_t n, int64_t bytes) {
-  int64_t w = PanelBudgetBytes / std::max<int64_t>(1, 2 * n * bytes);
+  int64_t w = PanelBudgetBytes / std::max<int64_t>(1, n * bytes);
   w = std::clamp(w, MinPanelWidth, MaxPanelWidth);
   return w / MinPanelWidth * MinPanelWidth;
 }
