@@ -207,7 +207,11 @@ template <typename T> void solveStrided(const Problem &p) {
   const int o = p.dims == 3 ? 3 - k : -1;
   const int64_t oLo = o < 0 ? 0 : p.lo[o], oN = o < 0 ? 1 : p.hi[o] - p.lo[o];
   const int64_t n0 = p.hi[0] - p.lo[0], n = p.n;
-  const int64_t W = panelWidth(n, sizeof(T));
+  // No wider than the rows (rounded up to whole vectors): the scratch rows
+  // stay dense.
+  const int64_t W =
+      std::min(panelWidth(n, sizeof(T)),
+               (n0 + MinPanelWidth - 1) / MinPanelWidth * MinPanelWidth);
   const int64_t chunks = (n0 + W - 1) / W, units = oN * chunks;
   const int64_t sa = a.stride[k], sb = b.stride[k], sc = c.stride[k],
                 sd = d.stride[k];
