@@ -14,8 +14,8 @@
 // c_{n-1} are not part of the system and are never read. d' overwrites d in
 // place and then x overwrites d'; c' lives in per-thread scratch, so a, b
 // and c are left unchanged. Without pivoting the pivots m_r stay away from
-// zero when the matrix is diagonally dominant; a zero or non-finite pivot
-// stops the program naming the system and row.
+// zero when the matrix is diagonally dominant; a pivot that is zero, not
+// finite or too small to invert stops the program naming the system and row.
 //
 // Vectorisation: the recurrence runs along a line, so SIMD lanes take
 // different systems.
@@ -24,16 +24,18 @@
 //     with consecutive i0 (and one index of the third dimension), and each
 //     row of the sweeps is a unit-stride loop over the panel's lanes. Wide
 //     panels (up to 512 lanes, a 4 KiB run of each dat per row for f64) let
-//     the hardware prefetchers follow the rows; panels narrow enough to keep
-//     c' in L2 (8 to 64 lanes) ran 2 to 4 times slower on 256^3 and 4096^2
-//     (bench/solvers/README.md).
+//     the hardware prefetchers follow the rows; narrower panels that keep
+//     more of c' in cache (32 or 128 lanes) ran 2 to 6 times slower along
+//     dimension 1 of 4096^2 (bench/solvers/README.md).
 //   * Along dimension 0 (contiguous), a work unit is a group of 8
 //     consecutive lines, transposed into scratch (row-major n x 8, padded
 //     with trivial systems b = 1 when fewer than 8 lines are left), solved
-//     there with the same lane loop, and d transposed back.
-// The lane loops are written for GCC's and clang's loop vectorisers:
-// restrict pointers, no branch (the pivot test is an OR reduction), a
-// trip count known at the top of the loop.
+//     there with the same lane loop, and d transposed back; this runs at
+//     about half the bandwidth of a solve along dimension 1 of the same
+//     grid (bench/solvers/README.md).
+// The lane loops are `omp simd` loops with restrict pointers and no branch
+// (the pivot test is a floating-point probe, pivotProbe); GCC 12 vectorises
+// all of them (-fopt-info-vec, and divpd/divps in the object code).
 //
 // Threads take whole work units (OpenMP, static schedule). The units and
 // their widths depend on the range and element type only, and every
@@ -51,7 +53,6 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
