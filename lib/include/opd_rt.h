@@ -178,6 +178,25 @@ void opd_dat_copy(opd_dat *dst, const opd_dat *src);
 void opd_dat_write(opd_dat *const *dats, int n, const char *file);
 void opd_dat_read(opd_dat *const *dats, int n, const char *file);
 
+/*===-- Solvers ------------------------------------------------------------===*/
+
+/** `solve tridiagonal(a, b, c, d) along k over block[lo .. hi]`: for every
+ *  grid line along dimension `along` of the box [lo, hi) (global indices,
+ *  one entry per block dimension; lo and hi null: d's interior points),
+ *  solves the tridiagonal system of n = hi[along] - lo[along] rows
+ *      a_r x_{r-1} + b_r x_r + c_r x_{r+1} = d_r      (r = 0 .. n-1)
+ *  by Thomas's algorithm and overwrites d with x; a_0 and c_{n-1} are not
+ *  read, a, b and c are left unchanged. The four dats are dim-1 dats of the
+ *  same element type (f64 or f32) on one block, d distinct from the
+ *  others. No pivoting: the systems must be diagonally dominant; a zero or
+ *  non-finite pivot stops the program naming d, the system (its
+ *  coordinates) and the row. Results are bitwise identical for any thread
+ *  count. Each rank solves the lines of its part of the range (as loops
+ *  clip theirs); a block split over ranks along `along` is an error (the
+ *  distributed solve is not implemented yet). Marks d's halo copies stale. */
+void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
+                           int along, const int64_t *lo, const int64_t *hi);
+
 /*===-- Parallel loops -----------------------------------------------------===*/
 
 /** opd_arg.flags: the stencil reads a point off the axes (a corner or

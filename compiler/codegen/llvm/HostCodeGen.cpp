@@ -189,7 +189,7 @@ void HostEmitter::emitHostStmt(const ir::Stmt &s) {
     return p.formatted ? emitPrintf(p) : emitPrint(p);
   }
   case StmtKind::Solve:
-    return unsupported(s, "solve");
+    return emitSolve(cast<SolveStmt>(s));
   case StmtKind::Adjoint:
     return unsupported(s, "adjoint");
   case StmtKind::Tangent:
@@ -197,6 +197,32 @@ void HostEmitter::emitHostStmt(const ir::Stmt &s) {
   default:
     OPDC_UNREACHABLE("unknown host statement");
   }
+}
+
+void HostEmitter::emitSolve(const ir::SolveStmt &s) {
+  OPDC_ASSERT(s.solver == SolverKind::Tridiagonal && s.dats.size() == 4,
+              "a solve other than tridiagonal(a, b, c, d)");
+  std::vector<llvm::Value *> args;
+  for (const Dat *d : s.dats)
+    args.push_back(b.CreateLoad(cgm.ptrTy, cgm.handle(d)));
+  args.push_back(llvm::ConstantInt::get(cgm.i32Ty, s.along));
+  // The range as loops pass theirs (global indices, hi exclusive); none
+  // for the whole block, which the runtime takes from d's interior.
+  llvm::Value *lo = llvm::ConstantPointerNull::get(cgm.ptrTy), *hi = lo;
+  if (!s.ranges.empty()) {
+    auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, s.ranges.size());
+    lo = createTemp(arrTy, "solve.lo");
+    hi = createTemp(arrTy, "solve.hi");
+    for (unsigned d = 0; d < s.ranges.size(); ++d) {
+      b.CreateStore(b.CreateSExt(emitExpr(*s.ranges[d].lo), cgm.i64Ty),
+                    b.CreateConstInBoundsGEP2_32(arrTy, lo, 0, d));
+      b.CreateStore(b.CreateSExt(emitExpr(*s.ranges[d].hi), cgm.i64Ty),
+                    b.CreateConstInBoundsGEP2_32(arrTy, hi, 0, d));
+    }
+  }
+  args.push_back(lo);
+  args.push_back(hi);
+  b.CreateCall(cgm.rt.solveTridiagonal, args);
 }
 
 void HostEmitter::emitPrint(const ir::PrintStmt &s) {

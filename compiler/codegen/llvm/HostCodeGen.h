@@ -31,6 +31,8 @@ private:
   void fillDat(const ir::Dat &d, llvm::Value *handle);
   /// A stack array of the handles of \p dats, for opd_dat_write/read.
   llvm::Value *datArray(const std::vector<ir::Dat *> &dats);
+  /// opd_solve_tridiagonal(a, b, c, d, along, lo, hi).
+  void emitSolve(const ir::SolveStmt &s);
   void emitPrint(const ir::PrintStmt &s);
   void emitPrintf(const ir::PrintStmt &s);
   void unsupported(const ir::Stmt &s, const char *what);

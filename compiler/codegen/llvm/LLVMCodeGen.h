@@ -62,7 +62,7 @@ createCPUTargetMachine(const CPUCodeGenOptions &options, std::string &error);
 
 /// Builds the LLVM module of \p program for \p tm (triple, data layout and
 /// CPU attributes are taken from it). Statements the CPU backend cannot
-/// compile yet (solve, adjoint, tangent) are reported at their location
+/// compile yet (adjoint, tangent) are reported at their location
 /// through \p diags; then, as on any error, the result is null. The module
 /// is unoptimised and passes llvm::verifyModule.
 std::unique_ptr<llvm::Module>

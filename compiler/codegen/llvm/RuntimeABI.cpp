@@ -79,6 +79,8 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   scratch = declare("opd_rt_scratch", ptr, {i64});
   reduceLocal = declare("opd_reduce_local", voidTy, {ptr, i32, i32, i32});
   reduceGlobal = declare("opd_reduce_global", voidTy, {ptr, i32, i32, i32});
+  solveTridiagonal = declare("opd_solve_tridiagonal", voidTy,
+                             {ptr, ptr, ptr, ptr, i32, ptr, ptr});
 
   printf = declare("opd_rt_printf", i32, {ptr}, /*vararg=*/true);
   printI64 = declare("opd_rt_print_i64", voidTy, {i64, i32});

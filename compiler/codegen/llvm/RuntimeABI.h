@@ -40,6 +40,7 @@ struct RuntimeABI {
   llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopSetLocation,
       loopChunks, loopRun;
   llvm::FunctionCallee scratch, reduceLocal, reduceGlobal;
+  llvm::FunctionCallee solveTridiagonal;
   llvm::FunctionCallee printf, printI64, printF64, printF32, printBool,
       printStr, printEnd;
 

@@ -1,0 +1,444 @@
+// Tridiagonal.cpp - Batched tridiagonal solves along one dimension of a block.
+// SPDX-License-Identifier: Apache-2.0
+//
+// `solve tridiagonal(a, b, c, d) along k over block[range]` solves one
+// system per grid line along dimension k of the range (opd_rt.h,
+// opd_solve_tridiagonal) by Thomas's algorithm, which is Gaussian
+// elimination without pivoting:
+//   forward   m_0 = b_0,                     c'_0 = c_0 / m_0,
+//             d'_0 = d_0 / m_0,
+//             m_r = b_r - a_r c'_{r-1},      c'_r = c_r / m_r,
+//             d'_r = (d_r - a_r d'_{r-1}) / m_r          (r = 1 .. n-1)
+//   backward  x_{n-1} = d'_{n-1},  x_r = d'_r - c'_r x_{r+1}
+// (each row takes one reciprocal 1/m_r and multiplies by it). a_0 and
+// c_{n-1} are not part of the system and are never read. d' overwrites d in
+// place and then x overwrites d'; c' lives in per-thread scratch, so a, b
+// and c are left unchanged. Without pivoting the pivots m_r stay away from
+// zero when the matrix is diagonally dominant; a pivot that is zero, not
+// finite or too small to invert stops the program naming the system and row.
+//
+// Vectorisation: the recurrence runs along a line, so SIMD lanes take
+// different systems.
+//   * Along dimension 1 or 2, neighbouring systems are neighbours in
+//     memory along dimension 0: a work unit is a panel of up to W systems
+//     with consecutive i0 (and one index of the third dimension), and each
+//     row of the sweeps is a unit-stride loop over the panel's lanes. Wide
+//     panels (up to 512 lanes, a 4 KiB run of each dat per row for f64) let
+//     the hardware prefetchers follow the rows; narrower panels that keep
+//     more of c' in cache (32 or 128 lanes) ran 2 to 6 times slower along
+//     dimension 1 of 4096^2 (bench/solvers/README.md).
+//   * Along dimension 0 (contiguous), a work unit is a group of 8
+//     consecutive lines, transposed into scratch (row-major n x 8, padded
+//     with trivial systems b = 1 when fewer than 8 lines are left), solved
+//     there with the same lane loop, and d transposed back; this runs at
+//     about half the bandwidth of a solve along dimension 1 of the same
+//     grid (bench/solvers/README.md).
+// The lane loops are `omp simd` loops with restrict pointers and no branch
+// (the pivot test is a floating-point probe, pivotProbe); GCC 12 vectorises
+// all of them (-fopt-info-vec, and divpd/divps in the object code).
+//
+// Threads take whole work units (OpenMP, static schedule). The units and
+// their widths depend on the range and element type only, and every
+// system's arithmetic is the same whatever lane or unit it lands in, so
+// results are bitwise identical for any thread count.
+//
+// Distributed memory: a split along the solve dimension would need the
+// distributed algorithm (issue 13, item 2); each rank solves the lines of
+// its own part of the other dimensions.
+#include "core/Objects.h"
+#include "core/Runtime.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace opdc::rt {
+namespace {
+
+/// Lanes of one along-0 group.
+constexpr int64_t GroupLanes = 8;
+/// Panels are as wide as MaxPanelWidth lanes, less when a line is so long
+/// that the panel's c' scratch (n W values) would pass PanelBudgetBytes.
+constexpr int64_t PanelBudgetBytes = int64_t(16) << 20;
+constexpr int64_t MinPanelWidth = 8, MaxPanelWidth = 512;
+
+/// The lanes of panels along dimensions 1 and 2 for lines of `n` points.
+int64_t panelWidth(int64_t n, int64_t bytes) {
+  int64_t w = PanelBudgetBytes / std::max<int64_t>(1, n * bytes);
+  w = std::clamp(w, MinPanelWidth, MaxPanelWidth);
+  return w / MinPanelWidth * MinPanelWidth;
+}
+
+/// One dat's element (0, 0, 0) and strides, in elements.
+template <typename T> struct View {
+  T *origin;
+  int64_t stride[3] = {0, 0, 0};
+  explicit View(opd_dat *dat) {
+    int64_t s[3] = {1, 1, 1};
+    origin = static_cast<T *>(opd_dat_origin(dat, s));
+    for (int k = 0; k < dat->ndims; ++k)
+      stride[k] = s[k];
+  }
+  T *at(const int64_t *p) const {
+    return origin + p[0] * stride[0] + p[1] * stride[1] + p[2] * stride[2];
+  }
+};
+
+/// The pivot test, in floating point so that it vectorises like the rest
+/// (a bool-to-integer flag kept GCC 12 from vectorising the f64 lane loops
+/// on SSE2): (m + 1/m) * 0 is 0 for a usable pivot m and NaN when m is zero
+/// or so small that 1/m overflows, infinite or NaN. The sweeps add it up
+/// per lane; NaN stays.
+template <typename T> inline T pivotProbe(T m, T inv) {
+  return (m + inv) * T(0);
+}
+
+/// Forward sweep over `w` lanes for row r > 0: cp and d of row r from those
+/// of row r - 1 (dp); adds the pivot probes to `probe`.
+template <typename T>
+inline void forwardRow(int64_t w, const T *__restrict a, const T *__restrict b,
+                       const T *__restrict c, T *__restrict d,
+                       const T *__restrict dp, const T *__restrict cpPrev,
+                       T *__restrict cp, T *__restrict probe) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l) {
+    const T m = b[l] - a[l] * cpPrev[l];
+    const T inv = T(1) / m;
+    probe[l] += pivotProbe(m, inv);
+    cp[l] = c[l] * inv;
+    d[l] = (d[l] - a[l] * dp[l]) * inv;
+  }
+}
+
+/// Row 0 of the forward sweep; sets the probes.
+template <typename T>
+inline void forwardFirst(int64_t w, const T *__restrict b,
+                         const T *__restrict c, T *__restrict d,
+                         T *__restrict cp, T *__restrict probe) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l) {
+    const T m = b[l];
+    const T inv = T(1) / m;
+    probe[l] = pivotProbe(m, inv);
+    cp[l] = c[l] * inv;
+    d[l] = d[l] * inv;
+  }
+}
+
+/// Whether a lane met a bad pivot.
+template <typename T> bool anyBad(int64_t w, const T *probe) {
+  bool bad = false;
+  for (int64_t l = 0; l < w; ++l)
+    bad |= !(probe[l] == T(0));
+  return bad;
+}
+
+/// Backward substitution of row r from row r + 1 (dn).
+template <typename T>
+inline void backwardRow(int64_t w, T *__restrict d, const T *__restrict dn,
+                        const T *__restrict cp) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l)
+    d[l] -= cp[l] * dn[l];
+}
+
+/// The first bad pivot of the line starting at a, b, c (stride s in each),
+/// recomputed as the sweeps compute it; -1 when there is none.
+template <typename T>
+int64_t firstBadRow(const T *a, int64_t sa, const T *b, int64_t sb, const T *c,
+                    int64_t sc, int64_t n, double &pivot) {
+  T cpPrev = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    const T m = r == 0 ? b[0] : b[r * sb] - a[r * sa] * cpPrev;
+    const T inv = T(1) / m;
+    if (!(pivotProbe(m, inv) == T(0))) {
+      pivot = double(m);
+      return r;
+    }
+    cpPrev = c[r * sc] * inv;
+  }
+  return -1;
+}
+
+/// What the solve works on: the four dats, the dimension, the box.
+struct Problem {
+  opd_dat *dats[4]; // a, b, c, d
+  int dims = 1;
+  int along = 0;
+  int64_t lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+  int64_t n = 0; ///< points per line
+};
+
+/// A failed unit's first bad system: its first point and row.
+[[noreturn]] void failPivot(const Problem &p, const int64_t *start, int64_t row,
+                            double pivot) {
+  std::string where, point;
+  for (int k = 0; k < p.dims; ++k) {
+    const std::string sep = k ? ", " : "";
+    where += sep + (k == p.along ? std::string("*") : std::to_string(start[k]));
+    point += sep + std::to_string(k == p.along ? p.lo[k] + row : start[k]);
+  }
+  failf("tridiagonal solve of %s along dimension %d: %s pivot (%g) in row "
+        "%" PRId64 " of the system at (%s), point (%s); Thomas's algorithm "
+        "does not pivot, so every system must be diagonally dominant "
+        "(|b| >= |a| + |c| in every row, strictly in at least one)",
+        p.dats[3]->describe().c_str(), p.along,
+        pivot == 0              ? "zero"
+        : !std::isfinite(pivot) ? "non-finite"
+                                : "near-zero",
+        pivot, row, where.c_str(), point.c_str());
+}
+
+/// Records unit u as failed, keeping the lowest failed unit.
+void noteFailure(std::atomic<int64_t> &first, int64_t u) {
+  int64_t seen = first.load(std::memory_order_relaxed);
+  while (u < seen && !first.compare_exchange_weak(seen, u))
+    ;
+}
+
+// Along dimension 1 or 2: panels of up to W systems with consecutive i0.
+template <typename T> void solveStrided(const Problem &p) {
+  View<T> a(p.dats[0]), b(p.dats[1]), c(p.dats[2]), d(p.dats[3]);
+  const int k = p.along;
+  // The third dimension (neither 0 nor k), or none (a range of one).
+  const int o = p.dims == 3 ? 3 - k : -1;
+  const int64_t oLo = o < 0 ? 0 : p.lo[o], oN = o < 0 ? 1 : p.hi[o] - p.lo[o];
+  const int64_t n0 = p.hi[0] - p.lo[0], n = p.n;
+  // No wider than the rows (rounded up to whole vectors): the scratch rows
+  // stay dense.
+  const int64_t W =
+      std::min(panelWidth(n, sizeof(T)),
+               (n0 + MinPanelWidth - 1) / MinPanelWidth * MinPanelWidth);
+  const int64_t chunks = (n0 + W - 1) / W, units = oN * chunks;
+  const int64_t sa = a.stride[k], sb = b.stride[k], sc = c.stride[k],
+                sd = d.stride[k];
+  auto unitStart = [&](int64_t u, int64_t *start, int64_t &w) {
+    start[0] = p.lo[0] + (u % chunks) * W;
+    start[k] = p.lo[k];
+    if (o >= 0)
+      start[o] = oLo + u / chunks;
+    else
+      start[2] = 0;
+    w = std::min(W, p.hi[0] - start[0]);
+  };
+  std::atomic<int64_t> failed{INT64_MAX};
+#pragma omp parallel if (units > 1)
+  {
+    std::vector<T> scratch(static_cast<std::size_t>(n * W));
+    std::vector<T> probes(static_cast<std::size_t>(W));
+    T *cp = scratch.data(), *bad = probes.data();
+#pragma omp for schedule(static)
+    for (int64_t u = 0; u < units; ++u) {
+      int64_t start[3] = {0, 0, 0}, w = 0;
+      unitStart(u, start, w);
+      const T *pa = a.at(start), *pb = b.at(start), *pc = c.at(start);
+      T *pd = d.at(start);
+      forwardFirst(w, pb, pc, pd, cp, bad);
+      for (int64_t r = 1; r < n; ++r)
+        forwardRow(w, pa + r * sa, pb + r * sb, pc + r * sc, pd + r * sd,
+                   pd + (r - 1) * sd, cp + (r - 1) * W, cp + r * W, bad);
+      if (anyBad(w, bad)) {
+        noteFailure(failed, u);
+        continue;
+      }
+      for (int64_t r = n - 2; r >= 0; --r)
+        backwardRow(w, pd + r * sd, pd + (r + 1) * sd, cp + r * W);
+    }
+  }
+  const int64_t u = failed.load();
+  if (u == INT64_MAX)
+    return;
+  int64_t start[3] = {0, 0, 0}, w = 0;
+  unitStart(u, start, w);
+  for (int64_t l = 0; l < w; ++l) {
+    double pivot = 0;
+    const int64_t row = firstBadRow(a.at(start) + l, sa, b.at(start) + l, sb,
+                                    c.at(start) + l, sc, n, pivot);
+    if (row >= 0) {
+      start[0] += l;
+      failPivot(p, start, row, pivot);
+    }
+  }
+  failf("internal error: tridiagonal solve of %s: a bad pivot vanished",
+        p.dats[3]->describe().c_str());
+}
+
+// Along dimension 0: groups of 8 lines, transposed into scratch.
+template <typename T> void solveContiguous(const Problem &p) {
+  View<T> a(p.dats[0]), b(p.dats[1]), c(p.dats[2]), d(p.dats[3]);
+  constexpr int64_t L = GroupLanes;
+  const int64_t n = p.n, n1 = p.hi[1] - p.lo[1], n2 = p.hi[2] - p.lo[2];
+  const int64_t lines = n1 * n2, units = (lines + L - 1) / L;
+  // The first point of line q (i1 fastest).
+  auto lineStart = [&](int64_t q, int64_t *start) {
+    start[0] = p.lo[0];
+    start[1] = p.lo[1] + q % n1;
+    start[2] = p.lo[2] + q / n1;
+  };
+  std::atomic<int64_t> failed{INT64_MAX};
+#pragma omp parallel if (units > 1)
+  {
+    // Rows of 8 lanes: a, b, c, d (solved in place) and c'.
+    std::vector<T> scratch(std::size_t(5 * n * L));
+    T bad[L];
+    T *ta = scratch.data(), *tb = ta + n * L, *tc = tb + n * L,
+      *td = tc + n * L, *cp = td + n * L;
+#pragma omp for schedule(static)
+    for (int64_t u = 0; u < units; ++u) {
+      const int64_t lanes = std::min(L, lines - u * L);
+      for (int64_t l = 0; l < L; ++l) {
+        if (l >= lanes) {
+          // A trivial system (x = 0) keeps the lane loops full.
+          for (int64_t r = 0; r < n; ++r) {
+            ta[r * L + l] = 0;
+            tb[r * L + l] = 1;
+            tc[r * L + l] = 0;
+            td[r * L + l] = 0;
+          }
+          continue;
+        }
+        int64_t start[3];
+        lineStart(u * L + l, start);
+        const T *la = a.at(start), *lb = b.at(start), *lc = c.at(start),
+                *ld = d.at(start);
+        for (int64_t r = 0; r < n; ++r) {
+          ta[r * L + l] = la[r];
+          tb[r * L + l] = lb[r];
+          tc[r * L + l] = lc[r];
+          td[r * L + l] = ld[r];
+        }
+      }
+      forwardFirst(L, tb, tc, td, cp, bad);
+      for (int64_t r = 1; r < n; ++r)
+        forwardRow(L, ta + r * L, tb + r * L, tc + r * L, td + r * L,
+                   td + (r - 1) * L, cp + (r - 1) * L, cp + r * L, bad);
+      if (anyBad(L, bad)) {
+        noteFailure(failed, u);
+        continue;
+      }
+      for (int64_t r = n - 2; r >= 0; --r)
+        backwardRow(L, td + r * L, td + (r + 1) * L, cp + r * L);
+      for (int64_t l = 0; l < lanes; ++l) {
+        int64_t start[3];
+        lineStart(u * L + l, start);
+        T *ld = d.at(start);
+        for (int64_t r = 0; r < n; ++r)
+          ld[r] = td[r * L + l];
+      }
+    }
+  }
+  const int64_t u = failed.load();
+  if (u == INT64_MAX)
+    return;
+  for (int64_t l = 0; l < std::min(L, lines - u * L); ++l) {
+    int64_t start[3];
+    lineStart(u * L + l, start);
+    double pivot = 0;
+    const int64_t row =
+        firstBadRow(a.at(start), 1, b.at(start), 1, c.at(start), 1, n, pivot);
+    if (row >= 0)
+      failPivot(p, start, row, pivot);
+  }
+  failf("internal error: tridiagonal solve of %s: a bad pivot vanished",
+        p.dats[3]->describe().c_str());
+}
+
+const char *const Roles[4] = {"a", "b", "c", "d"};
+
+// The checks of opd_solve_tridiagonal, one message each.
+void checkDats(opd_dat *const *dats, int along) {
+  for (int i = 0; i < 4; ++i)
+    if (!dats[i] || !dats[i]->block)
+      failf("internal error: tridiagonal solve: argument %s is not a block "
+            "dat",
+            Roles[i]);
+  opd_dat *d = dats[3];
+  const opd_block *block = d->block;
+  if (along < 0 || along >= block->dims)
+    failf("internal error: tridiagonal solve of %s along dimension %d of a "
+          "%dD block",
+          d->describe().c_str(), along, block->dims);
+  for (int i = 0; i < 4; ++i) {
+    opd_dat *x = dats[i];
+    if (x->block != block)
+      failf("tridiagonal solve of %s: %s (argument %s) is on another block",
+            d->describe().c_str(), x->describe().c_str(), Roles[i]);
+    if (x->type != OPD_F64 && x->type != OPD_F32)
+      failf("tridiagonal solve of %s: %s (argument %s) holds %s; the solver "
+            "takes f64 or f32",
+            d->describe().c_str(), x->describe().c_str(), Roles[i],
+            scalarName(x->type));
+    if (x->type != d->type)
+      failf("tridiagonal solve of %s: %s (argument %s) holds %s, d holds %s",
+            d->describe().c_str(), x->describe().c_str(), Roles[i],
+            scalarName(x->type), scalarName(d->type));
+    if (x->dim != 1)
+      failf("tridiagonal solve of %s: %s (argument %s) has %d components "
+            "per point; the solver takes one",
+            d->describe().c_str(), x->describe().c_str(), Roles[i], x->dim);
+    if (i < 3 && x == d)
+      failf("tridiagonal solve of %s: the right-hand side is also argument "
+            "%s; the solution overwrites it",
+            d->describe().c_str(), Roles[i]);
+  }
+  if (!block->edgeLo[along] || !block->edgeHi[along])
+    failf("tridiagonal solve of %s along dimension %d: block '%s' is split "
+          "over ranks along that dimension; a distributed tridiagonal solve "
+          "(issue 13, item 2) is the next step; until then solve only along "
+          "dimensions the decomposition leaves whole, or run on one rank",
+          d->describe().c_str(), along, block->name.c_str());
+}
+
+} // namespace
+} // namespace opdc::rt
+
+using namespace opdc::rt;
+
+void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
+                           int along, const int64_t *lo, const int64_t *hi) {
+  Problem p;
+  p.dats[0] = a;
+  p.dats[1] = b;
+  p.dats[2] = c;
+  p.dats[3] = d;
+  checkDats(p.dats, along);
+  const opd_block *block = d->block;
+  p.dims = block->dims;
+  p.along = along;
+  for (int k = 0; k < p.dims; ++k) {
+    // The whole block: d's interior points.
+    int64_t l = lo ? lo[k] : d->base[k],
+            h = hi ? hi[k] : d->base[k] + d->size[k];
+    // Owner computes, as loops do: the rank's part of the range.
+    if (l < h) {
+      l = std::max(l, block->ownLo[k]);
+      h = std::max(l, std::min(h, block->ownHi[k]));
+    }
+    p.lo[k] = l;
+    p.hi[k] = std::max(l, h);
+  }
+  for (int k = 0; k < 3; ++k)
+    if (p.hi[k] <= p.lo[k])
+      return;
+  for (opd_dat *x : p.dats)
+    for (int k = 0; k < p.dims; ++k)
+      if (p.lo[k] < x->first[k] || p.hi[k] > x->first[k] + x->stored[k])
+        failf("tridiagonal solve of %s: the range [%" PRId64 ", %" PRId64
+              ") of dimension %d reaches outside %s (valid indices %" PRId64
+              " to %" PRId64 ")",
+              d->describe().c_str(), p.lo[k], p.hi[k], k, x->describe().c_str(),
+              x->first[k], x->first[k] + x->stored[k] - 1);
+  p.n = p.hi[along] - p.lo[along];
+  const bool f64 = d->type == OPD_F64;
+  if (along == 0)
+    f64 ? solveContiguous<double>(p) : solveContiguous<float>(p);
+  else
+    f64 ? solveStrided<double>(p) : solveStrided<float>(p);
+  // d changed: other ranks' copies of its points are stale.
+  d->haloValid = 0;
+  d->cornersValid = false;
+}
