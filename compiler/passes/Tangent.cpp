@@ -454,17 +454,16 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
     seeded.insert(d);
   std::set<Dat *> active = activeDats(body, seeded, activeVars);
   // Tangent dats in declaration order: copies of the seeds, zeros elsewhere.
-  for (auto &d : program.dats) {
-    if (!active.count(d.get()))
-      continue;
-    auto s = seeds.find(d.get());
-    out.push_back(fillLoop(s == seeds.end() ? nullptr : s->second,
-                           tangentDat(d.get()), ts.range));
-  }
+  // (Collected first: creating a tangent dat grows program.dats.)
   std::vector<Dat *> order;
   for (auto &d : program.dats)
     if (active.count(d.get()))
       order.push_back(d.get());
+  for (Dat *d : order) {
+    auto s = seeds.find(d);
+    out.push_back(fillLoop(s == seeds.end() ? nullptr : s->second,
+                           tangentDat(d), ts.range));
+  }
 
   Type resultType = p.returnType;
   unsigned result = caller.addVar(p.name + ".result.d", resultType, true);
