@@ -91,6 +91,16 @@ private:
   std::string ranges(const std::vector<LoopRange> &rs, const NameTable &names);
   std::string operand(const ExprPtr &e, const NameTable &names, int prec,
                       bool rightSide = false);
+  /// Expressions separated by ", ".
+  std::string exprList(const std::vector<ExprPtr> &v, const NameTable &names) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i)
+        out += ", ";
+      out += exprOrNull(v[i], names);
+    }
+    return out;
+  }
   std::string exprOrNull(const ExprPtr &e, const NameTable &names) {
     return e ? expr(*e, names) : "<null>";
   }

@@ -88,13 +88,7 @@ std::string Printer::operand(const ExprPtr &e, const NameTable &names, int prec,
 
 std::string Printer::expr(const Expr &e, const NameTable &names) {
   auto list = [&](const std::vector<ExprPtr> &v) {
-    std::string out;
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i)
-        out += ", ";
-      out += exprOrNull(v[i], names);
-    }
-    return out;
+    return exprList(v, names);
   };
   switch (e.kind) {
   case ExprKind::Constant:
@@ -252,13 +246,7 @@ void Printer::body(const Body &b, const Function &f, const NameTable &names,
 void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
                    unsigned indent) {
   auto list = [&](const std::vector<ExprPtr> &v) {
-    std::string out;
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i)
-        out += ", ";
-      out += exprOrNull(v[i], names);
-    }
-    return out;
+    return exprList(v, names);
   };
   auto dats = [](const std::vector<Dat *> &v) {
     std::string out;
