@@ -156,7 +156,7 @@ private:
   std::map<Dat *, Dat *> tangentDats;
   std::map<std::pair<const Function *, std::vector<bool>>, Function *>
       tangentKernels;
-  std::map<std::pair<std::string, bool>, Function *> fillKernels;
+  std::map<std::string, Function *> fillKernels; ///< by name
 };
 
 bool TangentBuilder::run() {
@@ -241,7 +241,7 @@ Function *TangentBuilder::fillKernel(Type elem, bool copy) {
                      scalarName(elem.scalar);
   if (elem.isArray())
     name += "x" + std::to_string(elem.dim());
-  Function *&k = fillKernels[{name, copy}];
+  Function *&k = fillKernels[name];
   if (k)
     return k;
   auto f = std::make_unique<Function>();
@@ -370,8 +370,7 @@ bool TangentBuilder::tangentLoop(const ParLoopStmt &l, ForwardDiff &fd,
     out.push_back(l.clone());
     return true;
   }
-  auto loop = cast<ParLoopStmt>(l.clone().release());
-  std::unique_ptr<ParLoopStmt> owned(loop);
+  std::unique_ptr<ParLoopStmt> loop(cast<ParLoopStmt>(l.clone().release()));
   loop->kernel = tangentKernel(*l.kernel, act);
   for (unsigned i = 0; i < l.args.size(); ++i) {
     if (!act[i])
@@ -386,7 +385,7 @@ bool TangentBuilder::tangentLoop(const ParLoopStmt &l, ForwardDiff &fd,
     loop->args.push_back(std::move(t));
   }
   ctx.stats.add(PassName, "loops", "loops with a tangent");
-  out.push_back(std::move(owned));
+  out.push_back(std::move(loop));
   return true;
 }
 
