@@ -491,6 +491,7 @@ void Expansion::adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out) {
   if (!kb)
     kb = buildAdjointKernel(b.program, k, plan, b.ctx, l.range);
   if (!kb) {
+    b.ctx.diags.note(l.range, "in the adjoint of this loop");
     ok = false;
     return;
   }

@@ -626,7 +626,7 @@ bool KernelAdjoint::build(SourceRange at) {
   rd.onKernelArg = [&](const KernelArgExpr &a, const Expr *idx, ExprPtr seed,
                        std::vector<StmtPtr> &out) {
     int i = a.index < primalOfRead.size() ? primalOfRead[a.index] : -1;
-    if (i < 0 || !plan[unsigned(i)].active)
+    if (i < 0 || !plan[unsigned(i)].active || !ok)
       return;
     for (int64_t o : a.offset)
       if (o != 0) {
