@@ -60,6 +60,7 @@
 
 #include "llvm/Support/Casting.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -166,6 +167,11 @@ private:
   void sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
                  std::vector<StmtPtr> &rev, bool top);
   void adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out);
+  /// Block loops: the adjoints of active reads off the centre of a stencil,
+  /// one loop per stencil offset (ReverseDiff.h); marks them done in \p plan.
+  bool transposedStencils(const ParLoopStmt &l,
+                          std::vector<AdjointParamPlan> &plan,
+                          std::vector<bool> &key, std::vector<StmtPtr> &out);
   Dat *adjointDat(Dat *d);
   static StmtPtr tape(bool push, std::vector<Dat *> d,
                       std::vector<unsigned> v, SourceRange r) {
@@ -487,6 +493,8 @@ void Expansion::adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out) {
   }
   if (!any)
     return;
+  if (l.block && !transposedStencils(l, plan, key, out))
+    return;
   Function *&kb = b.adjointKernels[{&k, key}];
   if (!kb)
     kb = buildAdjointKernel(b.program, k, plan, b.ctx, l.range);
@@ -540,6 +548,109 @@ void Expansion::adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out) {
   out.push_back(std::move(loop));
   for (StmtPtr &s : after)
     out.push_back(std::move(s));
+}
+
+bool Expansion::transposedStencils(const ParLoopStmt &l,
+                                   std::vector<AdjointParamPlan> &plan,
+                                   std::vector<bool> &key,
+                                   std::vector<StmtPtr> &out) {
+  const Function &k = *l.kernel;
+  std::vector<std::vector<int64_t>> shifts;
+  std::vector<size_t> off;
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const AccessDescriptor &a = l.args[i];
+    if (!plan[i].active || a.kind != ArgKind::Stencil || !a.stencil ||
+        a.stencil->isCentreOnly())
+      continue;
+    off.push_back(i);
+    for (const auto &pt : a.stencil->points)
+      if (std::find(shifts.begin(), shifts.end(), pt) == shifts.end())
+        shifts.push_back(pt);
+  }
+  if (off.empty())
+    return true;
+  if (l.ranges.empty())
+    return error(l.range,
+                 "the adjoint of a stencil read needs the loop's range: write "
+                 "it (loop " + k.name + " over " + l.block->name +
+                     "[lo..hi, ...])");
+  for (const std::vector<int64_t> &t : shifts) {
+    std::vector<bool> tkey = key;
+    for (int64_t v : t)
+      for (int bit = 0; bit < 8; ++bit)
+        tkey.push_back((uint64_t(v) >> bit) & 1);
+    Function *&kt = b.adjointKernels[{&k, tkey}];
+    if (!kt)
+      kt = buildAdjointKernel(b.program, k, plan, b.ctx, l.range, &t);
+    if (!kt) {
+      b.ctx.diags.note(l.range, "in the adjoint of this loop");
+      ok = false;
+      return false;
+    }
+    auto loop = std::make_unique<ParLoopStmt>(l.range);
+    loop->kernel = kt;
+    loop->block = l.block;
+    for (size_t d = 0; d < l.ranges.size(); ++d) {
+      auto moved = [&](const ExprPtr &e) -> ExprPtr {
+        if (t[d] == 0)
+          return e->clone();
+        return std::make_unique<BinaryExpr>(
+            BinaryOp::Add, e->clone(),
+            std::make_unique<ConstantExpr>(
+                ConstValue::ofInt(e->type.scalar, t[d])));
+      };
+      loop->ranges.push_back({moved(l.ranges[d].lo), moved(l.ranges[d].hi)});
+    }
+    for (const AccessDescriptor &a : l.args)
+      if (a.mode == AccessMode::Read || a.mode == AccessMode::ReadWrite) {
+        AccessDescriptor c = a.clone();
+        c.mode = AccessMode::Read;
+        const KernelParam &p = kt->kernelParams[loop->args.size()];
+        if (c.usesDat() && p.stencil) {
+          c.kind = ArgKind::Stencil;
+          c.stencil = p.stencil;
+        }
+        loop->args.push_back(std::move(c));
+      }
+    for (size_t i = 0; i < l.args.size(); ++i) {
+      const AccessDescriptor &a = l.args[i];
+      if (!plan[i].active || loop->args.size() >= kt->kernelParams.size())
+        continue;
+      const KernelParam &p = kt->kernelParams[loop->args.size()];
+      if (p.name != k.kernelParams[i].name + ".b")
+        continue; // not in the shifted kernel
+      AccessDescriptor c = a.clone();
+      c.mode = p.mode;
+      if (a.kind == ArgKind::Reduction) {
+        Type vt = caller.vars[unsigned(a.var)].type;
+        c.kind = ArgKind::GlobalRead;
+        c.value = ref(rd.adjointSlot(unsigned(a.var)), vt);
+        c.var = -1;
+      } else if (p.stencil) {
+        // An output's adjoint, read at -t: its halo must reach that far.
+        Dat *ad = adjointDat(a.dat);
+        c.dat = ad;
+        c.kind = ArgKind::Stencil;
+        c.stencil = p.stencil;
+        for (size_t d = 0; d < t.size() && d < ad->haloMinus.size(); ++d) {
+          ad->haloMinus[d] = std::max<int64_t>(ad->haloMinus[d], t[d]);
+          ad->haloPlus[d] = std::max<int64_t>(ad->haloPlus[d], -t[d]);
+        }
+      } else {
+        c.dat = adjointDat(a.dat);
+        c.kind = ArgKind::Direct;
+        c.stencil = nullptr;
+      }
+      loop->args.push_back(std::move(c));
+    }
+    b.ctx.stats.add(PassName, "transposed", "transposed-stencil loops");
+    out.push_back(std::move(loop));
+  }
+  for (size_t i : off) {
+    plan[i].active = false;
+    key[2 * i] = false;
+  }
+  return true;
 }
 
 std::vector<StmtPtr> Expansion::run() {
@@ -644,21 +755,21 @@ std::vector<StmtPtr> Expansion::run() {
       f->isDerivative = false;
       f->primal = nullptr;
     }
-    out.push_back(b.fill.loop(d, f, req.range));
+    out.push_back(b.fill.loop(d, f, req.range, true));
   }
   std::vector<Dat *> zeroed;
   for (auto &d : b.program.dats)
     if (active.count(d.get()))
       zeroed.push_back(d.get());
   for (Dat *d : zeroed)
-    out.push_back(b.fill.loop(nullptr, adjointDat(d), req.range));
+    out.push_back(b.fill.loop(nullptr, adjointDat(d), req.range, true));
   out.push_back(assign(AssignOp::Set, ref(rd.adjointSlot(result), rt),
                        std::make_unique<ConstantExpr>(
                            ConstValue::ofFloat(rt.scalar, 1.0))));
   for (StmtPtr &s : rev.stmts)
     out.push_back(std::move(s));
   for (Dat *d : w.dats)
-    out.push_back(b.fill.loop(b.finalDats[d], d, req.range));
+    out.push_back(b.fill.loop(b.finalDats[d], d, req.range, true));
   for (const DerivEntry &e : req.entries)
     if (!e.of.dat) {
       unsigned s = slots[p.params[unsigned(e.of.param)]];
