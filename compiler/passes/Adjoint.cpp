@@ -163,7 +163,14 @@ private:
     return s;
   }
   Body plain(const Body &in);
-  void sweep(const Body &in, Body &fwd, Body &rev, bool top);
+  void sweep(const Body &in, Body &fwd, Body &rev, bool top,
+             bool cancelTail = false);
+  /// What sweepStmt tells sweep about the statement it did: how many
+  /// statements open its reverse chunk and undo its forward piece (NoUndo:
+  /// it cannot be cancelled), and whether the rest reads no primal state.
+  static constexpr size_t NoUndo = ~size_t(0);
+  size_t undoLen = NoUndo;
+  bool adjointPure = false;
   void sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
                  std::vector<StmtPtr> &rev, bool top);
   void adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out);
@@ -300,16 +307,45 @@ Body Expansion::plain(const Body &in) {
   return out;
 }
 
-void Expansion::sweep(const Body &in, Body &fwd, Body &rev, bool top) {
-  std::vector<std::vector<StmtPtr>> chunks;
+void Expansion::sweep(const Body &in, Body &fwd, Body &rev, bool top,
+                      bool cancelTail) {
+  std::vector<std::vector<StmtPtr>> pieces, chunks;
+  std::vector<size_t> undo;
+  std::vector<bool> pure;
   for (const StmtPtr &s : in.stmts) {
-    std::vector<StmtPtr> r;
-    sweepStmt(*s, fwd.stmts, r, top);
+    std::vector<StmtPtr> f, r;
+    undoLen = NoUndo;
+    adjointPure = false;
+    sweepStmt(*s, f, r, top);
+    pieces.push_back(std::move(f));
     chunks.push_back(std::move(r));
+    undo.push_back(undoLen);
+    pure.push_back(adjointPure);
   }
+  // Run forward and then back at once (the reverse body of a checkpointed
+  // step), the last statement's forward piece and the undo that opens its
+  // reverse chunk cancel: the state before it is what its adjoint reads.
+  // So do the ones before it while the adjoints of those cancelled read no
+  // primal state (a swap's).
+  for (size_t i = pieces.size(); cancelTail && i-- > 0;) {
+    if (undo[i] == NoUndo)
+      break;
+    pieces[i].clear();
+    chunks[i].erase(chunks[i].begin(), chunks[i].begin() + long(undo[i]));
+    b.ctx.stats.add(PassName, "cancelled",
+                    "forward statements cancelled against their undo");
+    if (!pure[i])
+      break;
+  }
+  for (auto &p : pieces)
+    for (StmtPtr &s : p)
+      fwd.stmts.push_back(std::move(s));
   for (auto c = chunks.rbegin(); c != chunks.rend(); ++c)
     for (StmtPtr &s : *c)
       rev.stmts.push_back(std::move(s));
+  // A compound statement around this body cannot be cancelled.
+  undoLen = NoUndo;
+  adjointPure = false;
 }
 
 void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
@@ -333,6 +369,7 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
       rev.push_back(tape(false, {}, {root}, at));
     rd.assignAdjoint(*a, rev);
     fwd.push_back(std::move(a));
+    undoLen = taped ? 1 : 0;
     return;
   }
   case StmtKind::Eval:
@@ -358,7 +395,7 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
     const auto &f = cast<ForStmt>(s);
     Type it = caller.vars[f.slot].type;
     Body fb, rb;
-    sweep(f.body, fb, rb, false);
+    sweep(f.body, fb, rb, false, /*cancelTail=*/top);
     if (top) {
       // A top-level loop: binomial checkpointing of its steps.
       Writes w;
@@ -452,6 +489,7 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
     fwd.push_back(s.clone());
     rev.push_back(tape(false, w.dats, vars, at));
     adjointLoop(l, rev);
+    undoLen = 1;
     return;
   }
   case StmtKind::Swap: {
@@ -461,6 +499,8 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
     if (active.count(w.a) || active.count(w.b))
       rev.push_back(std::make_unique<SwapStmt>(adjointDat(w.a),
                                                adjointDat(w.b), at));
+    undoLen = 1;
+    adjointPure = true;
     return;
   }
   default:
