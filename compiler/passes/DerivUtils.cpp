@@ -15,6 +15,15 @@ using namespace ir;
 using llvm::cast;
 using llvm::dyn_cast;
 
+std::vector<Function *> hostFunctions(const Program &program) {
+  std::vector<Function *> hosts;
+  for (auto &p : program.procs)
+    hosts.push_back(p.get());
+  if (program.main)
+    hosts.push_back(program.main.get());
+  return hosts;
+}
+
 bool refsSlot(const Expr &e, const std::set<unsigned> &slots) {
   struct Finder : IRVisitor {
     const std::set<unsigned> &slots;

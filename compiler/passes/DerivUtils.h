@@ -10,9 +10,12 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace opdc {
 
+/// The procs, then main: where derivative requests can be.
+std::vector<ir::Function *> hostFunctions(const ir::Program &program);
 /// True when \p e reads one of \p slots.
 bool refsSlot(const ir::Expr &e, const std::set<unsigned> &slots);
 /// The first statement of \p b (recursively) a derivative cannot contain:

@@ -87,12 +87,7 @@ private:
 };
 
 bool TangentBuilder::run() {
-  std::vector<Function *> hosts;
-  for (auto &p : program.procs)
-    hosts.push_back(p.get());
-  if (program.main)
-    hosts.push_back(program.main.get());
-  for (Function *f : hosts)
+  for (Function *f : hostFunctions(program))
     mutateFunction(*f);
   return changed;
 }
