@@ -380,6 +380,7 @@ public:
                    SourceRange at);
   void checkHalo(ast::LoopStmt &s, ast::LoopArg &a, ast::BlockDecl &block);
   void checkSolve(ast::SolveStmt &s);
+  void checkSolveCG(ast::SolveStmt &s);
   void checkAdjoint(ast::AdjointStmt &s);
   void checkTangent(ast::TangentStmt &s);
   /// A `wrt`/`along` target: a dat or a float parameter of \p proc.

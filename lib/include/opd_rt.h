@@ -99,6 +99,14 @@ double opd_rt_wtime(void);
 int opd_rt_threads(void);
 /** Aborts the program with "<program>: error: <message>" and status 1. */
 void opd_rt_fail(const char *message);
+/** A run-time error every rank reaches together (the values it reports
+ *  are the same on every rank): rank 0 prints "<program>: error: " and the
+ *  printf-formatted message, then the job ends with status 1. */
+void opd_rt_fail_allf(const char *format, ...);
+/** A warning every rank reaches together: rank 0 prints "<program>:
+ *  warning: " and the printf-formatted message on stderr; the program goes
+ *  on. */
+void opd_rt_warnf(const char *format, ...);
 /** Aborts like opd_rt_fail with "<message> at index <index> in dimension
  *  <dim>, outside its halo (valid indices <first> .. <last>)": a block
  *  loop whose range, known only at run time, reaches past a dat's halo. */
