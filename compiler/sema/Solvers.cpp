@@ -66,8 +66,8 @@ void Sema::checkSolve(SolveStmt &s) {
   if (s.iters) {
     s.iters->type = Type::error();
     s.residual->type = Type::error();
-    declareLocal(s.iters.get(), VarOrigin::Derived);
-    declareLocal(s.residual.get(), VarOrigin::Derived);
+    declareLocal(s.iters.get(), VarOrigin::SolveResult);
+    declareLocal(s.residual.get(), VarOrigin::SolveResult);
   }
   if (!s.along)
     return;
@@ -228,8 +228,8 @@ void Sema::checkSolveCG(SolveStmt &s) {
   if (s.iters) {
     s.iters->type = Type::scalarOf(ScalarKind::I32);
     s.residual->type = Type::scalarOf(ScalarKind::F64);
-    declareLocal(s.iters.get(), VarOrigin::Derived);
-    declareLocal(s.residual.get(), VarOrigin::Derived);
+    declareLocal(s.iters.get(), VarOrigin::SolveResult);
+    declareLocal(s.residual.get(), VarOrigin::SolveResult);
   }
 }
 
