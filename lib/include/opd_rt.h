@@ -200,8 +200,9 @@ void opd_dat_read(opd_dat *const *dats, int n, const char *file);
  *  non-finite pivot stops the program naming d, the system (its
  *  coordinates) and the row. Results are bitwise identical for any thread
  *  count. Each rank solves the lines of its part of the range (as loops
- *  clip theirs); a block split over ranks along `along` is an error (the
- *  distributed solve is not implemented yet). Marks d's halo copies stale. */
+ *  clip theirs); along a dimension the ranks split, by the distributed
+ *  algorithm (lib/README.md, "Solvers"), equal to round-off. Collective
+ *  over the ranks of each line. Marks d's halo copies stale. */
 void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
                            int along, const int64_t *lo, const int64_t *hi);
 

@@ -42,9 +42,32 @@
 // system's arithmetic is the same whatever lane or unit it lands in, so
 // results are bitwise identical for any thread count.
 //
-// Distributed memory: a split along the solve dimension would need the
-// distributed algorithm (issue 13, item 2); each rank solves the lines of
-// its own part of the other dimensions.
+// Distributed memory: each rank solves the lines of its own part of the
+// other dimensions. When the ranks split the solve dimension too, each line
+// is cut into one segment per rank and solved by the hybrid algorithm of
+// Tridsolver (Laszlo, Giles and Appleyard 2016; Balogh 2023):
+//   1. each rank runs the modified Thomas algorithm on its segment of rows
+//      0 .. m-1, which leaves every row in the form
+//        a'_r x_0 + x_r + c'_r x_{m-1} = d'_r             (0 < r < m-1)
+//      and the first and last rows coupled to the neighbours' unknowns:
+//        a'_0 x_{-1} + x_0 + c'_0 x_{m-1} = d'_0
+//        a'_{m-1} x_0 + x_{m-1} + c'_{m-1} x_m = d'_{m-1}
+//   2. those two rows per rank form a tridiagonal "reduced" system of 2P
+//      rows (P ranks along the line; a rank with one row gives one, with
+//      none gives none). First version: every rank of the line gathers all
+//      of them (dist::allgatherAlong, one message round for all the lines
+//      at once) and solves the reduced systems itself by Thomas, in the
+//      same order on every rank, so all agree bit for bit. (Tridsolver
+//      solves them by parallel cyclic reduction with point-to-point
+//      messages, O(log P) steps: the next step when P grows.)
+//   3. each rank takes x_0 and x_{m-1} of its segment from the reduced
+//      solution and substitutes them: x_r = d'_r - a'_r x_0 - c'_r x_{m-1}.
+// The elimination order differs from Thomas on the whole line, so the
+// result agrees with the one-rank solve to round-off, not bit for bit; it
+// does not depend on the thread count. This path is scalar per line (the
+// lines of a thread run one after another); the whole-line solves above
+// stay vectorised.
+#include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
 
@@ -171,6 +194,8 @@ struct Problem {
   int along = 0;
   int64_t lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
   int64_t n = 0; ///< points per line
+  /// Rows of each system before this rank's segment (split solves).
+  int64_t rowOffset = 0;
 };
 
 /// A failed unit's first bad system: its first point and row.
@@ -190,7 +215,7 @@ struct Problem {
         pivot == 0              ? "zero"
         : !std::isfinite(pivot) ? "non-finite"
                                 : "near-zero",
-        pivot, row, where.c_str(), point.c_str());
+        pivot, row + p.rowOffset, where.c_str(), point.c_str());
 }
 
 /// Records unit u as failed, keeping the lowest failed unit.
@@ -347,6 +372,176 @@ template <typename T> void solveContiguous(const Problem &p) {
         p.dats[3]->describe().c_str());
 }
 
+// Along a dimension split over ranks (see the top of the file). `split`
+// is this rank's segment [p.lo[k], p.hi[k]) (maybe empty) of every line;
+// the lines are the box of the other dimensions, the same on every rank of
+// the line communicator.
+template <typename T> void solveDistributed(const Problem &p) {
+  View<T> a(p.dats[0]), b(p.dats[1]), c(p.dats[2]), d(p.dats[3]);
+  const int k = p.along;
+  int others[2] = {-1, -1}, no = 0;
+  for (int e = 0; e < 3; ++e)
+    if (e != k)
+      others[no++] = e;
+  const int64_t n1 = p.hi[others[0]] - p.lo[others[0]],
+                n2 = p.hi[others[1]] - p.lo[others[1]];
+  const int64_t lines = n1 * n2, m = p.n;
+  const int64_t kept = std::min<int64_t>(m, 2); // reduced rows per line
+  const int64_t sa = a.stride[k], sb = b.stride[k], sc = c.stride[k],
+                sd = d.stride[k];
+  auto lineStart = [&](int64_t q, int64_t *start) {
+    start[k] = p.lo[k];
+    start[others[0]] = p.lo[others[0]] + q % n1;
+    start[others[1]] = p.lo[others[1]] + q / n1;
+  };
+  // a' and c' of every row of every line (d' goes into d).
+  std::vector<T> ac(std::size_t(2 * m * lines));
+  // Reduced rows, per line: kept x (a, c, d).
+  std::vector<char> mine(std::size_t(lines * kept * 3) * sizeof(T));
+  T *red = reinterpret_cast<T *>(mine.data());
+  int64_t failedLine = INT64_MAX, failedRow = 0;
+  double failedPivot = 0;
+
+#pragma omp parallel for schedule(static) if (lines > 1)
+  for (int64_t q = 0; q < lines; ++q) {
+    if (m == 0)
+      continue;
+    int64_t start[3] = {0, 0, 0};
+    lineStart(q, start);
+    const T *la = a.at(start), *lb = b.at(start), *lc = c.at(start);
+    T *ld = d.at(start);
+    T *aa = ac.data() + 2 * m * q, *cc = aa + m;
+    T probe = 0;
+    int64_t bad = -1;
+    double badPivot = 0;
+    // Forward: rows 0 and 1 normalised, then x_{r-1} eliminated.
+    for (int64_t r = 0; r < m; ++r) {
+      if (r < 2) {
+        const T inv = T(1) / lb[r * sb];
+        probe = pivotProbe(lb[r * sb], inv);
+        if (!(probe == T(0)) && bad < 0)
+          badPivot = double(lb[r * sb]);
+        aa[r] = la[r * sa] * inv;
+        cc[r] = lc[r * sc] * inv;
+        ld[r * sd] *= inv;
+      } else {
+        const T piv = lb[r * sb] - la[r * sa] * cc[r - 1];
+        const T inv = T(1) / piv;
+        probe = pivotProbe(piv, inv);
+        if (!(probe == T(0)) && bad < 0)
+          badPivot = double(piv);
+        ld[r * sd] = (ld[r * sd] - la[r * sa] * ld[(r - 1) * sd]) * inv;
+        aa[r] = -la[r * sa] * aa[r - 1] * inv;
+        cc[r] = lc[r * sc] * inv;
+      }
+      if (!(probe == T(0)) && bad < 0)
+        bad = r;
+    }
+    // Backward: rows m-3 .. 1 in terms of x_0 and x_{m-1}, then row 0.
+    for (int64_t r = m - 3; r >= 1; --r) {
+      ld[r * sd] -= cc[r] * ld[(r + 1) * sd];
+      aa[r] -= cc[r] * aa[r + 1];
+      cc[r] = -cc[r] * cc[r + 1];
+    }
+    if (m >= 3) {
+      const T piv = T(1) - cc[0] * aa[1];
+      const T inv = T(1) / piv;
+      if (!(pivotProbe(piv, inv) == T(0)) && bad < 0) {
+        bad = 0;
+        badPivot = double(piv);
+      }
+      ld[0] = (ld[0] - cc[0] * ld[sd]) * inv;
+      aa[0] *= inv;
+      cc[0] = -cc[0] * cc[1] * inv;
+    }
+    if (bad >= 0) {
+#pragma omp critical(opd_tridiagonal_failure)
+      if (q < failedLine) {
+        failedLine = q;
+        failedRow = bad;
+        failedPivot = badPivot;
+      }
+    }
+    T *out = red + q * kept * 3;
+    out[0] = aa[0];
+    out[1] = cc[0];
+    out[2] = ld[0];
+    if (kept == 2) {
+      out[3] = aa[m - 1];
+      out[4] = cc[m - 1];
+      out[5] = ld[(m - 1) * sd];
+    }
+  }
+  if (failedLine != INT64_MAX) {
+    int64_t start[3] = {0, 0, 0};
+    lineStart(failedLine, start);
+    failPivot(p, start, failedRow, failedPivot);
+  }
+
+  // Every rank's reduced rows, in the order of the segments along k.
+  std::vector<std::vector<char>> all;
+  const int me = dist::allgatherAlong(p.dats[3]->block, k, mine, all);
+  const int parts = int(all.size());
+  const std::size_t nparts = static_cast<std::size_t>(parts);
+  std::vector<int64_t> rowsOf(nparts), firstOf(nparts);
+  int64_t total = 0;
+  for (int r = 0; r < parts; ++r) {
+    const int64_t bytes = int64_t(all[std::size_t(r)].size());
+    rowsOf[std::size_t(r)] =
+        lines > 0 ? bytes / int64_t(sizeof(T)) / (3 * lines) : 0;
+    firstOf[std::size_t(r)] = total;
+    total += rowsOf[std::size_t(r)];
+  }
+  if (m == 0 || lines == 0)
+    return;
+  const int64_t mineFirst = firstOf[std::size_t(me)];
+
+#pragma omp parallel if (lines > 1)
+  {
+    const std::size_t nt = static_cast<std::size_t>(total);
+    std::vector<T> ra(nt), rc(nt), rd(nt);
+#pragma omp for schedule(static)
+    for (int64_t q = 0; q < lines; ++q) {
+      // The reduced system of line q, rows in order along k; the range's
+      // first row has no left neighbour, its last no right one.
+      for (int r = 0; r < parts; ++r) {
+        const int64_t kr = rowsOf[std::size_t(r)];
+        const T *in = reinterpret_cast<const T *>(all[std::size_t(r)].data()) +
+                      q * kr * 3;
+        for (int64_t j = 0; j < kr; ++j) {
+          const int64_t row = firstOf[std::size_t(r)] + j;
+          ra[std::size_t(row)] = in[3 * j];
+          rc[std::size_t(row)] = in[3 * j + 1];
+          rd[std::size_t(row)] = in[3 * j + 2];
+        }
+      }
+      ra[0] = 0;
+      rc[std::size_t(total - 1)] = 0;
+      // Thomas on it (unit diagonal): rc becomes c', rd d' then x.
+      for (int64_t r = 1; r < total; ++r) {
+        const T inv = T(1) / (T(1) - ra[std::size_t(r)] * rc[std::size_t(r - 1)]);
+        rc[std::size_t(r)] *= inv;
+        rd[std::size_t(r)] =
+            (rd[std::size_t(r)] - ra[std::size_t(r)] * rd[std::size_t(r - 1)]) *
+            inv;
+      }
+      for (int64_t r = total - 2; r >= 0; --r)
+        rd[std::size_t(r)] -= rc[std::size_t(r)] * rd[std::size_t(r + 1)];
+      // Back substitution of this rank's segment.
+      int64_t start[3] = {0, 0, 0};
+      lineStart(q, start);
+      T *ld = d.at(start);
+      const T *aa = ac.data() + 2 * m * q, *cc = aa + m;
+      const T x0 = rd[std::size_t(mineFirst)];
+      const T xl = rd[std::size_t(mineFirst + kept - 1)];
+      for (int64_t r = 1; r < m - 1; ++r)
+        ld[r * sd] -= aa[r] * x0 + cc[r] * xl;
+      ld[0] = x0;
+      ld[(m - 1) * sd] = xl;
+    }
+  }
+}
+
 const char *const Roles[4] = {"a", "b", "c", "d"};
 
 // The checks of opd_solve_tridiagonal, one message each.
@@ -385,12 +580,6 @@ void checkDats(opd_dat *const *dats, int along) {
             "%s; the solution overwrites it",
             d->describe().c_str(), Roles[i]);
   }
-  if (!block->edgeLo[along] || !block->edgeHi[along])
-    failf("tridiagonal solve of %s along dimension %d: block '%s' is split "
-          "over ranks along that dimension; a distributed tridiagonal solve "
-          "(issue 13, item 2) is the next step; until then solve only along "
-          "dimensions the decomposition leaves whole, or run on one rank",
-          d->describe().c_str(), along, block->name.c_str());
 }
 
 } // namespace
@@ -414,19 +603,26 @@ void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
     int64_t l = lo ? lo[k] : d->base[k],
             h = hi ? hi[k] : d->base[k] + d->size[k];
     // Owner computes, as loops do: the rank's part of the range.
+    const int64_t unclipped = l;
     if (l < h) {
       l = std::max(l, block->ownLo[k]);
       h = std::max(l, std::min(h, block->ownHi[k]));
     }
     p.lo[k] = l;
     p.hi[k] = std::max(l, h);
+    if (k == along)
+      p.rowOffset = l - unclipped;
   }
+  // Split along the solve dimension: every rank of a line takes part in
+  // the reduced solve, even with no rows of it.
+  const bool split = !block->edgeLo[along] || !block->edgeHi[along];
   for (int k = 0; k < 3; ++k)
-    if (p.hi[k] <= p.lo[k])
+    if (p.hi[k] <= p.lo[k] && !(split && k == along))
       return;
   for (opd_dat *x : p.dats)
     for (int k = 0; k < p.dims; ++k)
-      if (p.lo[k] < x->first[k] || p.hi[k] > x->first[k] + x->stored[k])
+      if (p.hi[k] > p.lo[k] &&
+          (p.lo[k] < x->first[k] || p.hi[k] > x->first[k] + x->stored[k]))
         failf("tridiagonal solve of %s: the range [%" PRId64 ", %" PRId64
               ") of dimension %d reaches outside %s (valid indices %" PRId64
               " to %" PRId64 ")",
@@ -434,7 +630,9 @@ void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
               x->first[k], x->first[k] + x->stored[k] - 1);
   p.n = p.hi[along] - p.lo[along];
   const bool f64 = d->type == OPD_F64;
-  if (along == 0)
+  if (split)
+    f64 ? solveDistributed<double>(p) : solveDistributed<float>(p);
+  else if (along == 0)
     f64 ? solveContiguous<double>(p) : solveContiguous<float>(p);
   else
     f64 ? solveStrided<double>(p) : solveStrided<float>(p);
