@@ -66,6 +66,16 @@ int allgatherAlong(const opd_block *block, int dim,
                    const std::vector<char> &mine,
                    std::vector<std::vector<char>> &all);
 
+/// Point-to-point along the same ranks as allgatherAlong: sends `toLower`
+/// to the rank `distance` positions below this one along `dim` and
+/// `toUpper` to the one `distance` above, and receives what they send this
+/// way into `fromLower` and `fromUpper` (sized by the caller, which knows
+/// what comes); a partner beyond the first or last rank is skipped.
+void shiftAlong(const opd_block *block, int dim, int distance,
+                const std::vector<char> &toLower,
+                const std::vector<char> &toUpper,
+                std::vector<char> &fromLower, std::vector<char> &fromUpper);
+
 /// Unstructured meshes: called when a set is created.
 void setCreated(opd_set *set);
 /// Partitions every set over the ranks, once, at the first set loop that

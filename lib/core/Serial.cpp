@@ -37,6 +37,9 @@ int allgatherAlong(const opd_block *, int, const std::vector<char> &mine,
   all.assign(1, mine);
   return 0;
 }
+void shiftAlong(const opd_block *, int, int, const std::vector<char> &,
+                const std::vector<char> &, std::vector<char> &,
+                std::vector<char> &) {}
 void setCreated(opd_set *) {}
 void partitionSets() {}
 std::string partitionDescription() { return ""; }

@@ -101,6 +101,45 @@ void decomposeBlock(opd_block *block, const int64_t *base,
   comms()[block] = c;
 }
 
+namespace {
+/// The communicator of the ranks along `dim` of `block`'s rank grid.
+MPI_Comm lineComm(const opd_block *block, int dim) {
+  BlockComm &c = comms().at(block);
+  if (c.line[dim] == MPI_COMM_NULL) {
+    int remain[3] = {0, 0, 0};
+    remain[dim] = 1;
+    MPI_Cart_sub(c.cart, remain, &c.line[dim]);
+  }
+  return c.line[dim];
+}
+} // namespace
+
+void shiftAlong(const opd_block *block, int dim, int distance,
+                const std::vector<char> &toLower,
+                const std::vector<char> &toUpper,
+                std::vector<char> &fromLower, std::vector<char> &fromUpper) {
+  auto it = comms().find(block);
+  if (it == comms().end() || it->second.pdims[dim] == 1)
+    return;
+  MPI_Comm line = lineComm(block, dim);
+  const int n = it->second.pdims[dim];
+  int me = 0;
+  MPI_Comm_rank(line, &me);
+  const int lower = me - distance >= 0 ? me - distance : MPI_PROC_NULL;
+  const int upper = me + distance < n ? me + distance : MPI_PROC_NULL;
+  // Tag 0 travels up, tag 1 down.
+  MPI_Request req[4];
+  MPI_Irecv(fromLower.data(), int(fromLower.size()), MPI_BYTE, lower, 0, line,
+            &req[0]);
+  MPI_Irecv(fromUpper.data(), int(fromUpper.size()), MPI_BYTE, upper, 1, line,
+            &req[1]);
+  MPI_Isend(toUpper.data(), int(toUpper.size()), MPI_BYTE, upper, 0, line,
+            &req[2]);
+  MPI_Isend(toLower.data(), int(toLower.size()), MPI_BYTE, lower, 1, line,
+            &req[3]);
+  MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+}
+
 int allgatherAlong(const opd_block *block, int dim,
                    const std::vector<char> &mine,
                    std::vector<std::vector<char>> &all) {
@@ -109,19 +148,14 @@ int allgatherAlong(const opd_block *block, int dim,
     all.assign(1, mine);
     return 0;
   }
-  BlockComm &c = it->second;
-  if (c.line[dim] == MPI_COMM_NULL) {
-    int remain[3] = {0, 0, 0};
-    remain[dim] = 1;
-    MPI_Cart_sub(c.cart, remain, &c.line[dim]);
-  }
+  MPI_Comm line = lineComm(block, dim);
   // Ranks of the sub-communicator follow the coordinate along dim.
-  const int n = c.pdims[dim];
+  const int n = it->second.pdims[dim];
   int me = 0;
-  MPI_Comm_rank(c.line[dim], &me);
+  MPI_Comm_rank(line, &me);
   int size = int(mine.size());
   std::vector<int> sizes(std::size_t(n), 0), offsets(std::size_t(n), 0);
-  MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, c.line[dim]);
+  MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, line);
   int total = 0;
   for (int r = 0; r < n; ++r) {
     offsets[std::size_t(r)] = total;
@@ -129,7 +163,7 @@ int allgatherAlong(const opd_block *block, int dim,
   }
   std::vector<char> buffer(std::size_t(std::max(total, 1)));
   MPI_Allgatherv(mine.data(), size, MPI_BYTE, buffer.data(), sizes.data(),
-                 offsets.data(), MPI_BYTE, c.line[dim]);
+                 offsets.data(), MPI_BYTE, line);
   all.resize(std::size_t(n));
   for (int r = 0; r < n; ++r)
     all[std::size_t(r)].assign(buffer.begin() + offsets[std::size_t(r)],

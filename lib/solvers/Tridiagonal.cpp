@@ -53,13 +53,15 @@
 //        a'_0 x_{-1} + x_0 + c'_0 x_{m-1} = d'_0
 //        a'_{m-1} x_0 + x_{m-1} + c'_{m-1} x_m = d'_{m-1}
 //   2. those two rows per rank form a tridiagonal "reduced" system of 2P
-//      rows (P ranks along the line; a rank with one row gives one, with
-//      none gives none). First version: every rank of the line gathers all
-//      of them (dist::allgatherAlong, one message round for all the lines
-//      at once) and solves the reduced systems itself by Thomas, in the
-//      same order on every rank, so all agree bit for bit. (Tridsolver
-//      solves them by parallel cyclic reduction with point-to-point
-//      messages, O(log P) steps: the next step when P grows.)
+//      rows (P ranks along the line), solved exactly by parallel cyclic
+//      reduction (reducedByPCR): log2(2P) steps, each exchanging the two
+//      rows of every line with the ranks max(1, s/2) below and above
+//      (point-to-point messages, dist::shiftAlong), all lines in one
+//      message. When a rank holds fewer than two rows of the lines (a
+//      sub-range ending next to a rank boundary), the rows (one or none
+//      from such a rank) are gathered on every rank of the line instead
+//      (dist::allgatherAlong) and solved there by Thomas, in the same order
+//      everywhere. The ranks first share their row counts to choose.
 //   3. each rank takes x_0 and x_{m-1} of its segment from the reduced
 //      solution and substitutes them: x_r = d'_r - a'_r x_0 - c'_r x_{m-1}.
 // The elimination order differs from Thomas on the whole line, so the
@@ -75,6 +77,7 @@
 #include <atomic>
 #include <cinttypes>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -372,6 +375,97 @@ template <typename T> void solveContiguous(const Problem &p) {
         p.dats[3]->describe().c_str());
 }
 
+// x_r = d'_r - a'_r x_0 - c'_r x_{m-1} over the segment of line q, whose
+// first and last values x0 and xl the reduced system gave.
+template <typename T>
+void substitute(T *ld, int64_t sd, const T *aa, const T *cc, int64_t m, T x0,
+                T xl) {
+  for (int64_t r = 1; r < m - 1; ++r)
+    ld[r * sd] -= aa[r] * x0 + cc[r] * xl;
+  ld[0] = x0;
+  ld[(m - 1) * sd] = xl;
+}
+
+// The reduced systems (2 rows per rank, `parts` ranks: N = 2 parts rows)
+// by parallel cyclic reduction: in the step of stride s every row i takes
+// rows i - s and i + s (identity rows outside 0 .. N-1),
+//   k1 = a_i / b_{i-s},  k2 = c_i / b_{i+s},
+//   a_i = -k1 a_{i-s},   c_i = -k2 c_{i+s},
+//   b_i -= k1 c_{i-s} + k2 a_{i+s},  d_i -= k1 d_{i-s} + k2 d_{i+s},
+// until s reaches N, when every row stands alone: x_i = d_i / b_i. Row i
+// lives on rank i / 2, so a step exchanges both rows of every line with
+// the ranks max(1, s/2) below and above (dist::shiftAlong): log2(N) rounds
+// of two point-to-point messages each way. `red` holds this rank's rows as
+// (a, c, d) per line, b = 1.
+template <typename T, typename LineStart>
+void reducedByPCR(const Problem &p, const opd_block *block, int me, int parts,
+                  int64_t lines, const T *red, const std::vector<T> &ac,
+                  LineStart lineStart) {
+  const int k = p.along;
+  const int64_t m = p.n, N = 2 * int64_t(parts);
+  const std::size_t bytes = std::size_t(lines * 8) * sizeof(T);
+  std::vector<char> curB(bytes), nxtB(bytes), loB(bytes), hiB(bytes);
+  T *cur = reinterpret_cast<T *>(curB.data());
+  for (int64_t q = 0; q < lines; ++q)
+    for (int j = 0; j < 2; ++j) {
+      T *row = cur + (q * 2 + j) * 4;
+      const T *in = red + (q * 2 + j) * 3;
+      row[0] = in[0];
+      row[1] = 1;
+      row[2] = in[1];
+      row[3] = in[2];
+    }
+  // The range's first row has no left neighbour, its last no right one.
+  if (me == 0)
+    for (int64_t q = 0; q < lines; ++q)
+      cur[q * 8 + 0] = 0;
+  if (me == parts - 1)
+    for (int64_t q = 0; q < lines; ++q)
+      cur[q * 8 + 4 + 2] = 0;
+  static const T identity[4] = {0, 1, 0, 0};
+  for (int64_t s = 1; s < N; s *= 2) {
+    const int distance = s == 1 ? 1 : int(s / 2);
+    dist::shiftAlong(block, k, distance, curB, curB, loB, hiB);
+    const T *c0 = reinterpret_cast<const T *>(curB.data());
+    const T *lo = reinterpret_cast<const T *>(loB.data());
+    const T *hi = reinterpret_cast<const T *>(hiB.data());
+    T *nx = reinterpret_cast<T *>(nxtB.data());
+#pragma omp parallel for schedule(static) if (lines > 1)
+    for (int64_t q = 0; q < lines; ++q) {
+      auto row = [&](int64_t g) -> const T * {
+        if (g < 0 || g >= N)
+          return identity;
+        const int64_t owner = g / 2, j = g % 2;
+        const T *base = owner == me ? c0 : owner < me ? lo : hi;
+        return base + (q * 2 + j) * 4;
+      };
+      for (int j = 0; j < 2; ++j) {
+        const int64_t i = 2 * int64_t(me) + j;
+        const T *self = c0 + (q * 2 + j) * 4, *below = row(i - s),
+                *above = row(i + s);
+        const T k1 = self[0] / below[1], k2 = self[2] / above[1];
+        T *out = nx + (q * 2 + j) * 4;
+        out[0] = -k1 * below[0];
+        out[1] = self[1] - k1 * below[2] - k2 * above[0];
+        out[2] = -k2 * above[2];
+        out[3] = self[3] - k1 * below[3] - k2 * above[3];
+      }
+    }
+    std::swap(curB, nxtB);
+  }
+  const T *x = reinterpret_cast<const T *>(curB.data());
+  View<T> d(p.dats[3]);
+  const int64_t sd = d.stride[k];
+#pragma omp parallel for schedule(static) if (lines > 1)
+  for (int64_t q = 0; q < lines; ++q) {
+    int64_t start[3] = {0, 0, 0};
+    lineStart(q, start);
+    const T *aa = ac.data() + 2 * m * q, *cc = aa + m;
+    const T *r0 = x + q * 8, *r1 = r0 + 4;
+    substitute(d.at(start), sd, aa, cc, m, r0[3] / r0[1], r1[3] / r1[1]);
+  }
+}
+
 // Along a dimension split over ranks (see the top of the file). `split`
 // is this rank's segment [p.lo[k], p.hi[k]) (maybe empty) of every line;
 // the lines are the box of the other dimensions, the same on every rank of
@@ -478,21 +572,41 @@ template <typename T> void solveDistributed(const Problem &p) {
     failPivot(p, start, failedRow, failedPivot);
   }
 
+  // Every rank's row count decides how the reduced systems are solved:
+  // parallel cyclic reduction when every segment has two rows or more,
+  // else gathered.
+  const opd_block *block = p.dats[3]->block;
+  std::vector<char> count(sizeof(int64_t));
+  std::memcpy(count.data(), &m, sizeof m);
+  std::vector<std::vector<char>> counts;
+  const int me = dist::allgatherAlong(block, k, count, counts);
+  const int parts = int(counts.size());
+  bool pcr = parts > 1;
+  for (const std::vector<char> &c0 : counts) {
+    int64_t mr = 0;
+    std::memcpy(&mr, c0.data(), sizeof mr);
+    pcr = pcr && mr >= 2;
+  }
+  if (lines == 0)
+    return;
+  if (pcr) {
+    reducedByPCR<T>(p, block, me, parts, lines, red, ac, lineStart);
+    return;
+  }
+
   // Every rank's reduced rows, in the order of the segments along k.
   std::vector<std::vector<char>> all;
-  const int me = dist::allgatherAlong(p.dats[3]->block, k, mine, all);
-  const int parts = int(all.size());
+  dist::allgatherAlong(block, k, mine, all);
   const std::size_t nparts = static_cast<std::size_t>(parts);
   std::vector<int64_t> rowsOf(nparts), firstOf(nparts);
   int64_t total = 0;
   for (int r = 0; r < parts; ++r) {
     const int64_t bytes = int64_t(all[std::size_t(r)].size());
-    rowsOf[std::size_t(r)] =
-        lines > 0 ? bytes / int64_t(sizeof(T)) / (3 * lines) : 0;
+    rowsOf[std::size_t(r)] = bytes / int64_t(sizeof(T)) / (3 * lines);
     firstOf[std::size_t(r)] = total;
     total += rowsOf[std::size_t(r)];
   }
-  if (m == 0 || lines == 0)
+  if (m == 0)
     return;
   const int64_t mineFirst = firstOf[std::size_t(me)];
 
@@ -532,12 +646,8 @@ template <typename T> void solveDistributed(const Problem &p) {
       lineStart(q, start);
       T *ld = d.at(start);
       const T *aa = ac.data() + 2 * m * q, *cc = aa + m;
-      const T x0 = rd[std::size_t(mineFirst)];
-      const T xl = rd[std::size_t(mineFirst + kept - 1)];
-      for (int64_t r = 1; r < m - 1; ++r)
-        ld[r * sd] -= aa[r] * x0 + cc[r] * xl;
-      ld[0] = x0;
-      ld[(m - 1) * sd] = xl;
+      substitute(ld, sd, aa, cc, m, rd[std::size_t(mineFirst)],
+                 rd[std::size_t(mineFirst + kept - 1)]);
     }
   }
 }
