@@ -295,6 +295,23 @@ StmtPtr TangentStmt::clone() const {
   return c;
 }
 
+StmtPtr TapeStmt::clone() const {
+  return std::make_unique<TapeStmt>(push, dats, vars, range);
+}
+
+StmtPtr CheckpointStmt::clone() const {
+  auto c = std::make_unique<CheckpointStmt>(reverse, range);
+  c->slot = slot;
+  c->lo = cloneExpr(lo);
+  c->hi = cloneExpr(hi);
+  c->snapshots = cloneExpr(snapshots);
+  c->dats = dats;
+  c->vars = vars;
+  c->body = body.clone();
+  c->reverseBody = reverseBody.clone();
+  return c;
+}
+
 //===----------------------------------------------------------------------===//
 // Globals, functions, program
 //===----------------------------------------------------------------------===//

@@ -245,6 +245,9 @@ enum class StmtKind : uint8_t {
   Solve,
   Adjoint,
   Tangent,
+  // Host only, made by the adjoint pass:
+  Tape,
+  Checkpoint,
 };
 
 struct Stmt {
@@ -527,6 +530,54 @@ struct TangentStmt : DerivativeStmt {
   explicit TangentStmt(SourceRange r = {})
       : DerivativeStmt(StmtKind::Tangent, r) {}
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Tangent; }
+  StmtPtr clone() const override;
+};
+
+/// `tape push (dats; vars)` / `tape pop (dats; vars)`: saves values on the
+/// run-time tape (a stack) or restores them. Push saves the dats in order
+/// (values, halos included, and their halo state), then the variables; pop
+/// restores the variables in reverse order, then the dats in reverse order,
+/// so a pop with the same lists undoes the matching push. Made by the
+/// adjoint pass (the reverse sweep restores what the forward sweep
+/// overwrote), never by lowering. Variables are host scalars (not str).
+struct TapeStmt : Stmt {
+  bool push = true;
+  std::vector<Dat *> dats;
+  std::vector<unsigned> vars;
+  TapeStmt(bool p, std::vector<Dat *> d, std::vector<unsigned> v,
+           SourceRange r = {})
+      : Stmt(StmtKind::Tape, r), push(p), dats(std::move(d)),
+        vars(std::move(v)) {}
+  static bool classof(const Stmt *s) { return s->kind == StmtKind::Tape; }
+  StmtPtr clone() const override;
+};
+
+/// Binomial checkpointing of a host loop `for %i in lo..hi { body }` (made
+/// by the adjoint pass). The state of one step is `dats` and `vars`.
+///
+/// Forward (`reverse` false): opens a checkpoint plan for hi - lo steps and
+/// `snapshots` snapshots (null: the run-time default), then runs `body` for
+/// %i = lo .. hi-1 as a for loop would, saving the state before the steps
+/// the plan picks. %i is a mutable variable declared before the statement.
+///
+/// Reverse: takes the plan the matching forward statement opened (plans
+/// form a stack), then follows it: restores snapshots, re-runs steps with
+/// `body`, saves new snapshots, and for every step from the last to the
+/// first runs `reverseBody` with %i set to that step and the state as it
+/// was before the step; closes the plan. lo, hi and snapshots are null.
+struct CheckpointStmt : Stmt {
+  bool reverse = false;
+  unsigned slot = 0;
+  ExprPtr lo, hi, snapshots;
+  std::vector<Dat *> dats;
+  std::vector<unsigned> vars;
+  Body body;
+  Body reverseBody;
+  explicit CheckpointStmt(bool rev, SourceRange r = {})
+      : Stmt(StmtKind::Checkpoint, r), reverse(rev) {}
+  static bool classof(const Stmt *s) {
+    return s->kind == StmtKind::Checkpoint;
+  }
   StmtPtr clone() const override;
 };
 

@@ -109,6 +109,12 @@ std::vector<StmtPtr> IRMutator::mutateStmt(StmtPtr s) {
   case StmtKind::Tangent:
     r = mutateTangent(downcast<TangentStmt>(std::move(s)));
     break;
+  case StmtKind::Tape:
+    r = mutateTape(downcast<TapeStmt>(std::move(s)));
+    break;
+  case StmtKind::Checkpoint:
+    r = mutateCheckpoint(downcast<CheckpointStmt>(std::move(s)));
+    break;
   }
   std::vector<StmtPtr> out;
   if (r)
@@ -232,6 +238,15 @@ StmtPtr IRMutator::mutateAdjoint(std::unique_ptr<AdjointStmt> s) {
 
 StmtPtr IRMutator::mutateTangent(std::unique_ptr<TangentStmt> s) {
   mutateDerivative(*s);
+  return s;
+}
+
+StmtPtr IRMutator::mutateCheckpoint(std::unique_ptr<CheckpointStmt> s) {
+  mutateInPlace(s->lo);
+  mutateInPlace(s->hi);
+  mutateInPlace(s->snapshots);
+  mutateBody(s->body);
+  mutateBody(s->reverseBody);
   return s;
 }
 

@@ -56,6 +56,8 @@ public:
   virtual StmtPtr mutateSolve(std::unique_ptr<SolveStmt> s);
   virtual StmtPtr mutateAdjoint(std::unique_ptr<AdjointStmt> s);
   virtual StmtPtr mutateTangent(std::unique_ptr<TangentStmt> s);
+  virtual StmtPtr mutateTape(std::unique_ptr<TapeStmt> s) { return s; }
+  virtual StmtPtr mutateCheckpoint(std::unique_ptr<CheckpointStmt> s);
 
   virtual ExprPtr mutateConstant(std::unique_ptr<ConstantExpr> e) { return e; }
   virtual ExprPtr mutateVarRef(std::unique_ptr<VarRefExpr> e) { return e; }

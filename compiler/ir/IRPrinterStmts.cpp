@@ -257,6 +257,17 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
     }
     return out;
   };
+  // "a, b; %x, %y": the dats and variables of a tape or checkpoint.
+  auto state = [&](const std::vector<Dat *> &ds,
+                   const std::vector<unsigned> &vs, const NameTable &names) {
+    std::string out = dats(ds);
+    if (!vs.empty()) {
+      out += "; ";
+      for (size_t i = 0; i < vs.size(); ++i)
+        out += (i ? ", " : "") + names.var(int(vs[i]));
+    }
+    return out;
+  };
 
   if (s.kind == StmtKind::ParLoop)
     return parLoop(cast<ParLoopStmt>(s), names, indent);
@@ -412,6 +423,33 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
     if (auto *a = dyn_cast<AdjointStmt>(&d); a && a->checkpoints)
       os << " checkpoints " << expr(*a->checkpoints, names);
     os << "\n";
+    return;
+  }
+  case StmtKind::Tape: {
+    const auto &t = cast<TapeStmt>(s);
+    os << "tape " << (t.push ? "push" : "pop") << " ("
+       << state(t.dats, t.vars, names) << ")\n";
+    return;
+  }
+  case StmtKind::Checkpoint: {
+    const auto &c = cast<CheckpointStmt>(s);
+    os << "checkpoint " << (c.reverse ? "reverse " : "forward ")
+       << names.var(int(c.slot));
+    if (!c.reverse) {
+      os << " in " << exprOrNull(c.lo, names) << " .. "
+         << exprOrNull(c.hi, names);
+      if (c.snapshots)
+        os << " snapshots " << expr(*c.snapshots, names);
+    }
+    os << " state (" << state(c.dats, c.vars, names) << ") {\n";
+    body(c.body, f, names, indent + 1);
+    indentBy(indent);
+    if (c.reverse) {
+      os << "} reverse {\n";
+      body(c.reverseBody, f, names, indent + 1);
+      indentBy(indent);
+    }
+    os << "}\n";
     return;
   }
   }

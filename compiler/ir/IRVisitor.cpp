@@ -84,6 +84,10 @@ void IRVisitor::visitStmt(const Stmt &s) {
     return visitAdjoint(cast<AdjointStmt>(s));
   case StmtKind::Tangent:
     return visitTangent(cast<TangentStmt>(s));
+  case StmtKind::Tape:
+    return visitTape(cast<TapeStmt>(s));
+  case StmtKind::Checkpoint:
+    return visitCheckpoint(cast<CheckpointStmt>(s));
   }
   OPDC_UNREACHABLE("unknown IR statement kind");
 }
@@ -174,6 +178,14 @@ void IRVisitor::visitSolve(const SolveStmt &s) {
 void IRVisitor::visitAdjoint(const AdjointStmt &s) { visitDerivative(s); }
 
 void IRVisitor::visitTangent(const TangentStmt &s) { visitDerivative(s); }
+
+void IRVisitor::visitCheckpoint(const CheckpointStmt &s) {
+  visitOptional(s.lo);
+  visitOptional(s.hi);
+  visitOptional(s.snapshots);
+  visitBody(s.body);
+  visitBody(s.reverseBody);
+}
 
 void IRVisitor::visitDerivative(const DerivativeStmt &s) {
   for (const auto &a : s.args)

@@ -54,6 +54,8 @@ public:
   /// Both default to visitDerivative.
   virtual void visitAdjoint(const AdjointStmt &s);
   virtual void visitTangent(const TangentStmt &s);
+  virtual void visitTape(const TapeStmt &s) {}
+  virtual void visitCheckpoint(const CheckpointStmt &s);
   /// Call arguments, each entry's value, then an adjoint's checkpoints.
   virtual void visitDerivative(const DerivativeStmt &s);
 

@@ -148,6 +148,15 @@ bool Verifier::run(std::string &why) {
         for (const auto &a : cast<ParLoopStmt>(*s).args)
           ex(a.value);
         break;
+      case StmtKind::Checkpoint: {
+        const auto &c = cast<CheckpointStmt>(*s);
+        ex(c.lo);
+        ex(c.hi);
+        ex(c.snapshots);
+        collectBody(c.body, out);
+        collectBody(c.reverseBody, out);
+        break;
+      }
       case StmtKind::Adjoint:
       case StmtKind::Tangent:
         out.insert(cast<DerivativeStmt>(*s).proc);

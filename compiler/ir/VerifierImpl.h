@@ -54,6 +54,10 @@ private:
   /// the result slot.
   void checkDerivative(const DerivativeStmt &d, Scope &sc,
                        std::vector<unsigned> &declHere);
+  /// The dats and variables of a tape or checkpoint statement.
+  void checkStateLists(const std::vector<Dat *> &ds,
+                       const std::vector<unsigned> &vs, Scope &sc,
+                       const char *what);
   void checkAssignTarget(const Expr &t, AssignOp op, Scope &sc);
   void checkRanges(const std::vector<LoopRange> &rs, const Block *b, Scope &sc,
                    const char *what);

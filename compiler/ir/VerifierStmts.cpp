@@ -340,6 +340,63 @@ void Verifier::checkStmt(const Stmt &s, Scope &sc,
     checkDerivative(d, sc, declHere);
     return;
   }
+  case StmtKind::Tape: {
+    const auto &t = cast<TapeStmt>(s);
+    hostOnly("tape");
+    checkStateLists(t.dats, t.vars, sc, "tape");
+    return;
+  }
+  case StmtKind::Checkpoint: {
+    const auto &c = cast<CheckpointStmt>(s);
+    hostOnly("checkpoint");
+    checkStateLists(c.dats, c.vars, sc, "checkpoint");
+    if (!validSlot(int(c.slot))) {
+      problem("checkpoint uses slot " + std::to_string(c.slot) +
+              ", which does not exist");
+      return;
+    }
+    const Var &v = fn->vars[c.slot];
+    if (!v.type.isIntegerScalar() || !v.isMutable || !sc.defined[c.slot])
+      problem("checkpoint step variable '" + v.name +
+              "' must be a mutable integer in scope");
+    if (c.reverse) {
+      if (c.lo || c.hi || c.snapshots)
+        problem("a reverse checkpoint has no bounds");
+    } else {
+      if (!c.lo || !c.hi)
+        problem("a forward checkpoint without bounds");
+      expectType(c.lo, v.type, sc, "checkpoint lower bound");
+      expectType(c.hi, v.type, sc, "checkpoint upper bound");
+      if (c.snapshots && !check(*c.snapshots, sc).isIntegerScalar())
+        problem("checkpoint snapshot count is not an integer");
+      if (!c.reverseBody.empty())
+        problem("a forward checkpoint has no reverse body");
+    }
+    ++sc.loopDepth;
+    checkBody(c.body, sc);
+    checkBody(c.reverseBody, sc);
+    --sc.loopDepth;
+    return;
+  }
+  }
+}
+
+void Verifier::checkStateLists(const std::vector<Dat *> &ds,
+                               const std::vector<unsigned> &vs, Scope &sc,
+                               const char *what) {
+  for (const Dat *d : ds)
+    if (!dats.count(d))
+      problem(std::string(what) + " of a dat outside the program");
+  for (unsigned v : vs) {
+    if (!validSlot(int(v))) {
+      problem(std::string(what) + " of slot " + std::to_string(v) +
+              ", which does not exist");
+      continue;
+    }
+    const Var &var = fn->vars[v];
+    if (!var.type.isScalar() || !sc.defined[v] || !var.isMutable)
+      problem(std::string(what) + " of variable '" + var.name +
+              "': expected a mutable scalar in scope");
   }
 }
 

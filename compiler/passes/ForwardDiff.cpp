@@ -215,9 +215,15 @@ ExprPtr ForwardDiff::tangent(const Expr &e) {
 }
 
 ExprPtr ForwardDiff::intrinsicTangent(const IntrinsicExpr &e) {
+  return intrinsicDerivative(
+      e, [&](size_t i) { return tangent(*e.args[i]); }, diags, failed);
+}
+
+ExprPtr intrinsicDerivative(const IntrinsicExpr &e,
+                            const std::function<ExprPtr(size_t)> &t,
+                            DiagnosticEngine &diags, bool &failed) {
   const std::vector<ExprPtr> &a = e.args;
   ScalarKind k = e.type.scalar;
-  auto t = [&](size_t i) { return tangent(*a[i]); };
   switch (e.id) {
   case Intrinsic::Sqrt:
     return divide(t(0), bin(BinaryOp::Mul, num(k, 2.0), copy(e)));

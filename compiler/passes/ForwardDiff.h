@@ -58,6 +58,16 @@ private:
   DiagnosticEngine &diags;
 };
 
+/// The directional derivative of \p e given its arguments' tangents
+/// (\p argTangent(i), null for zero); null when it is zero. Linear in the
+/// tangents, so the reverse mode gets the adjoint of argument i by passing
+/// the seed for i and null for the others. An intrinsic without a
+/// derivative is reported and sets \p failed.
+ir::ExprPtr
+intrinsicDerivative(const ir::IntrinsicExpr &e,
+                    const std::function<ir::ExprPtr(size_t)> &argTangent,
+                    DiagnosticEngine &diags, bool &failed);
+
 /// True when \p t holds floats (a float scalar or an array of floats).
 bool isFloatType(const Type &t);
 

@@ -6,6 +6,7 @@
 // a pass is one line here plus its .h/.cpp pair and its test folder.
 #include "passes/PassPipeline.h"
 
+#include "passes/Adjoint.h"
 #include "passes/ExpandCG.h"
 #include "passes/Inline.h"
 #include "passes/Tangent.h"
@@ -33,6 +34,8 @@ const std::vector<Registered> &registry() {
   static const std::vector<Registered> passes = {
       {{"inline", "inline fn calls into kernels and fns", inlineCalls}, false},
       {{"tangent", "build the tangents of procs (forward mode)", buildTangents},
+       true},
+      {{"adjoint", "build the adjoints of procs (reverse mode)", buildAdjoints},
        true},
       {{"expand-cg", "expand solve cg into loops and a while loop", expandCG},
        true},

@@ -39,6 +39,7 @@
 #include "passes/Tangent.h"
 
 #include "passes/BodyUtils.h"
+#include "passes/DerivUtils.h"
 #include "passes/ForwardDiff.h"
 #include "passes/Inline.h"
 
@@ -62,76 +63,6 @@ namespace {
 
 constexpr const char *PassName = "tangent";
 
-bool refsSlot(const Expr &e, const std::set<unsigned> &slots) {
-  struct Finder : IRVisitor {
-    const std::set<unsigned> &slots;
-    bool found = false;
-    explicit Finder(const std::set<unsigned> &s) : slots(s) {}
-    void visitVarRef(const VarRefExpr &v) override {
-      found = found || slots.count(v.slot);
-    }
-  } f(slots);
-  f.visitExpr(e);
-  return f.found;
-}
-
-/// The first statement of \p b (recursively) that a tangent cannot contain.
-const Stmt *firstForbidden(const Body &b) {
-  for (const StmtPtr &s : b.stmts) {
-    switch (s->kind) {
-    case StmtKind::Print:
-    case StmtKind::Write:
-    case StmtKind::Read:
-    case StmtKind::Solve:
-    case StmtKind::Adjoint:
-    case StmtKind::Tangent:
-      return s.get();
-    case StmtKind::Eval:
-      if (auto *c = dyn_cast<CallExpr>(cast<EvalStmt>(*s).expr.get()))
-        if (c->callee->isHost())
-          return s.get();
-      break;
-    case StmtKind::If: {
-      const auto &i = cast<IfStmt>(*s);
-      if (const Stmt *f = firstForbidden(i.thenBody))
-        return f;
-      if (const Stmt *f = firstForbidden(i.elseBody))
-        return f;
-      break;
-    }
-    case StmtKind::For:
-      if (const Stmt *f = firstForbidden(cast<ForStmt>(*s).body))
-        return f;
-      break;
-    case StmtKind::While:
-      if (const Stmt *f = firstForbidden(cast<WhileStmt>(*s).body))
-        return f;
-      break;
-    default:
-      break;
-    }
-  }
-  return nullptr;
-}
-
-const char *forbiddenWhat(const Stmt &s) {
-  switch (s.kind) {
-  case StmtKind::Print:
-    return "it prints";
-  case StmtKind::Write:
-    return "it writes dats to a file";
-  case StmtKind::Read:
-    return "it reads dats from a file";
-  case StmtKind::Solve:
-    return "it calls a solver, whose derivative is not built yet";
-  case StmtKind::Adjoint:
-  case StmtKind::Tangent:
-    return "it asks for a derivative itself";
-  default:
-    return "it calls a proc, which the tangent does not follow yet";
-  }
-}
-
 class TangentBuilder : public IRMutator {
 public:
   TangentBuilder(Program &p, PassContext &ctx) : program(p), ctx(ctx) {}
@@ -141,14 +72,10 @@ public:
 private:
   std::vector<StmtPtr> expand(Function &caller, const TangentStmt &ts);
   /// Dats the seeds reach in \p body (see the file header).
-  std::set<Dat *> activeDats(const Body &body, std::set<Dat *> active,
-                             const std::set<unsigned> &activeVars);
   bool tangentLoop(const ParLoopStmt &l, ForwardDiff &fd, TangentSlots &slots,
                    const std::set<Dat *> &active, std::vector<StmtPtr> &out);
   Function *tangentKernel(const Function &k, const std::vector<bool> &act);
   Dat *tangentDat(Dat *primal);
-  Function *fillKernel(Type elem, bool copy);
-  StmtPtr fillLoop(Dat *src, Dat *dst, SourceRange at);
 
   Program &program;
   PassContext &ctx;
@@ -156,7 +83,7 @@ private:
   std::map<Dat *, Dat *> tangentDats;
   std::map<std::pair<const Function *, std::vector<bool>>, Function *>
       tangentKernels;
-  std::map<std::string, Function *> fillKernels; ///< by name
+  FillLoops fill{program, "tangent"};
 };
 
 bool TangentBuilder::run() {
@@ -178,136 +105,13 @@ std::vector<StmtPtr> TangentBuilder::mutateStmt(StmtPtr s) {
   return IRMutator::mutateStmt(std::move(s));
 }
 
-std::set<Dat *> TangentBuilder::activeDats(const Body &body,
-                                           std::set<Dat *> active,
-                                           const std::set<unsigned> &vars) {
-  struct Collect : IRVisitor {
-    std::vector<const Stmt *> stmts;
-    void visitParLoop(const ParLoopStmt &s) override { stmts.push_back(&s); }
-    void visitSwap(const SwapStmt &s) override { stmts.push_back(&s); }
-  } collect;
-  collect.visitBody(body);
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (const Stmt *s : collect.stmts) {
-      if (auto *w = dyn_cast<SwapStmt>(s)) {
-        if (active.count(w->a) || active.count(w->b))
-          grew |= active.insert(w->a).second | active.insert(w->b).second;
-        continue;
-      }
-      const auto &l = cast<ParLoopStmt>(*s);
-      bool readsActive = false;
-      for (const AccessDescriptor &a : l.args)
-        if (isFloat(a.scalar) &&
-            ((a.usesDat() && modeReads(a.mode) && active.count(a.dat)) ||
-             (a.kind == ArgKind::GlobalRead && refsSlot(*a.value, vars))))
-          readsActive = true;
-      if (!readsActive)
-        continue;
-      for (const AccessDescriptor &a : l.args)
-        if (a.usesDat() && modeWrites(a.mode) && isFloat(a.scalar))
-          grew |= active.insert(a.dat).second;
-    }
-  }
-  return active;
-}
-
 Dat *TangentBuilder::tangentDat(Dat *primal) {
   Dat *&t = tangentDats[primal];
-  if (t)
-    return t;
-  auto d = std::make_unique<Dat>();
-  d->name = primal->name + ".d";
-  d->set = primal->set;
-  d->block = primal->block;
-  d->elemType = primal->elemType;
-  for (const ExprPtr &s : primal->size)
-    d->size.push_back(cloneExpr(s));
-  d->haloMinus = primal->haloMinus;
-  d->haloPlus = primal->haloPlus;
-  d->base = primal->base;
-  d->init = DatInit::Zero;
-  d->isDerivative = true;
-  d->primal = primal;
-  d->range = primal->range;
-  t = d.get();
-  program.dats.push_back(std::move(d));
-  ctx.stats.add(PassName, "dats", "tangent dats created");
-  return t;
-}
-
-Function *TangentBuilder::fillKernel(Type elem, bool copy) {
-  std::string name = std::string(copy ? "tangent_copy_" : "tangent_zero_") +
-                     scalarName(elem.scalar);
-  if (elem.isArray())
-    name += "x" + std::to_string(elem.dim());
-  Function *&k = fillKernels[name];
-  if (k)
-    return k;
-  auto f = std::make_unique<Function>();
-  f->kind = FunctionKind::Kernel;
-  f->name = name;
-  if (copy)
-    f->kernelParams.push_back({"src", AccessMode::Read, elem, nullptr, {}});
-  f->kernelParams.push_back({"dst", AccessMode::Write, elem, nullptr, {}});
-  unsigned dst = copy ? 1 : 0;
-  Type scalar = Type::scalarOf(elem.scalar);
-  auto value = [&](ExprPtr index) -> ExprPtr {
-    if (!copy)
-      return std::make_unique<ConstantExpr>(zeroOf(scalar));
-    ExprPtr src = std::make_unique<KernelArgExpr>(0, elem);
-    if (!index)
-      return src;
-    return std::make_unique<IndexExpr>(std::move(src), std::move(index));
-  };
-  if (!elem.isArray()) {
-    f->body.stmts.push_back(std::make_unique<AssignStmt>(
-        AssignOp::Set, std::make_unique<KernelArgExpr>(dst, elem),
-        value(nullptr)));
-  } else {
-    unsigned i = f->addVar("i", Type::scalarOf(ScalarKind::I32), false);
-    auto at = [&] {
-      return std::make_unique<VarRefExpr>(i, Type::scalarOf(ScalarKind::I32));
-    };
-    Body body;
-    body.stmts.push_back(std::make_unique<AssignStmt>(
-        AssignOp::Set,
-        std::make_unique<IndexExpr>(std::make_unique<KernelArgExpr>(dst, elem),
-                                    at()),
-        value(at())));
-    f->body.stmts.push_back(std::make_unique<ForStmt>(
-        i,
-        std::make_unique<ConstantExpr>(ConstValue::ofInt(ScalarKind::I32, 0)),
-        std::make_unique<ConstantExpr>(
-            ConstValue::ofInt(ScalarKind::I32, int64_t(elem.dim()))),
-        std::move(body)));
+  if (!t) {
+    t = makeDerivativeDat(program, *primal, primal->name + ".d");
+    ctx.stats.add(PassName, "dats", "tangent dats created");
   }
-  k = f.get();
-  program.kernels.push_back(std::move(f));
-  return k;
-}
-
-StmtPtr TangentBuilder::fillLoop(Dat *src, Dat *dst, SourceRange at) {
-  Function *k = fillKernel(dst->elemType, src != nullptr);
-  auto loop = std::make_unique<ParLoopStmt>(at);
-  loop->kernel = k;
-  loop->set = dst->set;
-  loop->block = dst->block;
-  auto arg = [&](Dat *d, AccessMode m) {
-    AccessDescriptor a;
-    a.kind = ArgKind::Direct;
-    a.mode = m;
-    a.scalar = d->scalar();
-    a.dim = d->dim();
-    a.bytes = d->bytesPerElement();
-    a.dat = d;
-    a.range = at;
-    return a;
-  };
-  if (src)
-    loop->args.push_back(arg(src, AccessMode::Read));
-  loop->args.push_back(arg(dst, AccessMode::Write));
-  return loop;
+  return t;
 }
 
 Function *TangentBuilder::tangentKernel(const Function &k,
@@ -460,7 +264,7 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
       order.push_back(d.get());
   for (Dat *d : order) {
     auto s = seeds.find(d);
-    out.push_back(fillLoop(s == seeds.end() ? nullptr : s->second,
+    out.push_back(fill.loop(s == seeds.end() ? nullptr : s->second,
                            tangentDat(d), ts.range));
   }
 

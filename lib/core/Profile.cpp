@@ -1,6 +1,7 @@
 // Profile.cpp - Formats the per-loop profile table.
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Profile.h"
+#include "exec/Adjoint.h"
 
 #include "core/Dist.h"
 
@@ -87,6 +88,15 @@ void printProfile(std::FILE *out) {
   const std::string partition = dist::partitionDescription();
   if (!partition.empty())
     text += "partition: " + partition + "\n";
+  const AdjointMemory &adj = adjointMemory();
+  if (adj.tapePeakBytes || adj.snapshotsTaken)
+    appendf(text,
+            "adjoint: tape peak %.1f MiB, checkpoints peak %.1f MiB, %lld "
+            "snapshots, %lld steps reversed, %lld re-run\n",
+            double(adj.tapePeakBytes) / 1048576.0,
+            double(adj.checkpointPeakBytes) / 1048576.0,
+            (long long)adj.snapshotsTaken, (long long)adj.stepsReversed,
+            (long long)adj.stepsRerun);
   if (dist::printer())
     std::fputs(text.c_str(), out);
 }

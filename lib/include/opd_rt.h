@@ -390,6 +390,41 @@ void opd_reduce_global(void *v, opd_scalar type, opd_access op, int dim);
  *  64-byte aligned, contents unspecified (each chunk writes its slot). */
 void *opd_rt_scratch(int64_t bytes);
 
+/*===-- Adjoints: the tape and checkpoint plans ----------------------------===*/
+
+/** The tape of the adjoint pass's forward sweep: a stack. Pushing a dat
+ *  saves its local storage (halos included) and halo state; popping it
+ *  restores both into the same dat. Values are any host scalar as 64 bits.
+ *  Pops must mirror pushes (the generated code guarantees it). */
+void opd_tape_push_dat(opd_dat *dat);
+void opd_tape_pop_dat(opd_dat *dat);
+void opd_tape_push_value(uint64_t bits);
+uint64_t opd_tape_pop_value(void);
+
+/** Binomial checkpointing of one host loop of `count` steps numbered from
+ *  `first`, whose state is `ndats` dats and `nvals` 64-bit host values.
+ *  opd_ckpt_begin opens a plan (plans form a stack) with `snapshots`
+ *  snapshots (<= 0: the default, the smallest c with c (c + 1) / 2 >=
+ *  count). In the forward sweep, before step k call opd_ckpt_forward(k):
+ *  a slot >= 0 asks for opd_ckpt_save(slot, values). In the reverse sweep,
+ *  call opd_ckpt_next until it returns OPD_CKPT_DONE and do what it says
+ *  (ADVANCE: run step *step; SAVE / RESTORE: the state into / from *slot;
+ *  REVERSE: the adjoint of step *step), then opd_ckpt_end. */
+enum {
+  OPD_CKPT_DONE = 0,
+  OPD_CKPT_ADVANCE = 1,
+  OPD_CKPT_SAVE = 2,
+  OPD_CKPT_RESTORE = 3,
+  OPD_CKPT_REVERSE = 4
+};
+void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
+                    opd_dat *const *dats, int32_t ndats, int32_t nvals);
+int32_t opd_ckpt_forward(int64_t step);
+void opd_ckpt_save(int32_t slot, const uint64_t *values);
+void opd_ckpt_restore(int32_t slot, uint64_t *values);
+int32_t opd_ckpt_next(int64_t *step, int32_t *slot);
+void opd_ckpt_end(void);
+
 /*===-- Output -------------------------------------------------------------===*/
 
 /** printf-style output (on rank 0 only); sema has checked the

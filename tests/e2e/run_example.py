@@ -21,6 +21,10 @@
 #   adi_heat3d     the same against exp(-3 pi^2 t) (Douglas-Gunn ADI, solves
 #                  along 0, 1 and 2): below 1.2e-2 on 17^3 to 65^3, second
 #                  order
+#   adjoint        the compiler's adjoint against its tangent (dot-product
+#                  test, 1e-12 relative) and dJ/dalpha against a central
+#                  finite difference (1e-6; the larger ring with a step
+#                  of 1e-3 that keeps rounding below that), on two ring sizes
 #   fem_poisson    Q1 finite elements on a distorted quad mesh solved by
 #                  solve cg: converged to its tolerance, the max nodal error
 #                  against the manufactured solution falls as h^2 (ratios in
@@ -170,6 +174,19 @@ def check_adi_heat3d(exe, work):
     check_adi(exe, work, (17, 33, 65), 0.064, 3.0, 1.2e-2)
 
 
+def check_adjoint(exe, work):
+    for out in outputs(exe, work, [["--n=1000", "--sweeps=10"],
+                                   ["--n=20000", "--sweeps=25", "--fd_step=1e-3"]]):
+        rel = number(out, r"^relative difference (\S+)", "dot-product result")
+        if not rel < 1e-12:
+            fail("adjoint and tangent differ by %g (relative)" % rel)
+        ad = number(out, r"^dJ/dalpha  = (\S+)$", "dJ/dalpha")
+        fd = number(out, r"^dJ/dalpha  = (\S+) \(finite difference\)",
+                    "finite difference")
+        if not abs(ad - fd) <= 1e-6 * abs(fd):
+            fail("dJ/dalpha %.15e against finite difference %.15e" % (ad, fd))
+
+
 def check_fem_poisson(exe, work):
     grids = (16, 32, 64)
     runs = [["--quad_nx=%d" % n, "--quad_ny=%d" % n] for n in grids]
@@ -188,9 +205,10 @@ def check_fem_poisson(exe, work):
         fail("fem_poisson error %.3e on the finest mesh" % errors[-1])
 
 
-CHECKS = {"fem_poisson": check_fem_poisson, "poisson": check_poisson, "heat3d": check_heat3d,
+CHECKS = {"fem_poisson": check_fem_poisson, "poisson": check_poisson,
+          "heat3d": check_heat3d,
           "shallow_water": check_shallow_water, "adi_heat": check_adi_heat,
-          "adi_heat3d": check_adi_heat3d}
+          "adi_heat3d": check_adi_heat3d, "adjoint": check_adjoint}
 
 
 def main():

@@ -194,9 +194,168 @@ void HostEmitter::emitHostStmt(const ir::Stmt &s) {
     return unsupported(s, "adjoint");
   case StmtKind::Tangent:
     return unsupported(s, "tangent");
+  case StmtKind::Tape:
+    return emitTape(cast<TapeStmt>(s));
+  case StmtKind::Checkpoint:
+    return emitCheckpoint(cast<CheckpointStmt>(s));
   default:
     OPDC_UNREACHABLE("unknown host statement");
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Adjoint support: the tape and checkpointed loops
+//===----------------------------------------------------------------------===//
+
+llvm::Value *HostEmitter::varBits(unsigned s) {
+  const Type &t = fn.vars[s].type;
+  OPDC_ASSERT(t.isScalar(), "tape of a non-scalar variable");
+  llvm::Type *st = cgm.storageType(t);
+  llvm::Value *v = b.CreateLoad(st, slot(s));
+  if (st->isFloatingPointTy())
+    v = b.CreateBitCast(v, b.getIntNTy(st->getPrimitiveSizeInBits()));
+  return b.CreateZExtOrTrunc(v, cgm.i64Ty);
+}
+
+void HostEmitter::setVarBits(unsigned s, llvm::Value *bits) {
+  llvm::Type *st = cgm.storageType(fn.vars[s].type);
+  llvm::Value *v = b.CreateTrunc(
+      bits, b.getIntNTy(st->getPrimitiveSizeInBits()));
+  if (st->isFloatingPointTy())
+    v = b.CreateBitCast(v, st);
+  b.CreateStore(v, slot(s));
+}
+
+llvm::Value *HostEmitter::packVars(const std::vector<unsigned> &vars,
+                                   llvm::Value *into) {
+  auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(vars.size(), 1));
+  if (!into)
+    into = createTemp(arrTy, "ckpt.vals");
+  for (size_t i = 0; i < vars.size(); ++i)
+    b.CreateStore(varBits(vars[i]),
+                  b.CreateConstInBoundsGEP2_32(arrTy, into, 0, unsigned(i)));
+  return into;
+}
+
+void HostEmitter::unpackVars(const std::vector<unsigned> &vars,
+                             llvm::Value *from) {
+  auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(vars.size(), 1));
+  for (size_t i = 0; i < vars.size(); ++i)
+    setVarBits(vars[i],
+               b.CreateLoad(cgm.i64Ty, b.CreateConstInBoundsGEP2_32(
+                                           arrTy, from, 0, unsigned(i))));
+}
+
+void HostEmitter::emitTape(const ir::TapeStmt &s) {
+  if (s.push) {
+    for (const Dat *d : s.dats)
+      b.CreateCall(cgm.rt.tapePushDat, {b.CreateLoad(cgm.ptrTy, cgm.handle(d))});
+    for (unsigned v : s.vars)
+      b.CreateCall(cgm.rt.tapePushValue, {varBits(v)});
+    return;
+  }
+  for (auto v = s.vars.rbegin(); v != s.vars.rend(); ++v)
+    setVarBits(*v, b.CreateCall(cgm.rt.tapePopValue));
+  for (auto d = s.dats.rbegin(); d != s.dats.rend(); ++d)
+    b.CreateCall(cgm.rt.tapePopDat, {b.CreateLoad(cgm.ptrTy, cgm.handle(*d))});
+}
+
+void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
+  auto i32 = [&](int64_t v) {
+    return llvm::ConstantInt::get(cgm.i32Ty, uint64_t(v), true);
+  };
+  const Type &stepType = fn.vars[s.slot].type;
+  llvm::Type *stepTy = cgm.storageType(stepType);
+  llvm::Value *vals = packVars({}, nullptr);
+  if (!s.vars.empty())
+    vals = createTemp(llvm::ArrayType::get(cgm.i64Ty, s.vars.size()),
+                      "ckpt.vals");
+  auto save = [&](llvm::Value *slotNo) {
+    packVars(s.vars, vals);
+    b.CreateCall(cgm.rt.ckptSave, {slotNo, vals});
+  };
+  if (!s.reverse) {
+    llvm::Value *lo = b.CreateSExt(emitExpr(*s.lo), cgm.i64Ty);
+    llvm::Value *hi = b.CreateSExt(emitExpr(*s.hi), cgm.i64Ty);
+    llvm::Value *count = b.CreateSub(hi, lo);
+    llvm::Value *snaps = s.snapshots
+                             ? b.CreateSExt(emitExpr(*s.snapshots), cgm.i64Ty)
+                             : llvm::ConstantInt::get(cgm.i64Ty, 0);
+    llvm::Value *dats = s.dats.empty()
+                            ? llvm::ConstantPointerNull::get(cgm.ptrTy)
+                            : datArray(s.dats);
+    b.CreateCall(cgm.rt.ckptBegin, {lo, count, snaps, dats,
+                                    i32(int64_t(s.dats.size())),
+                                    i32(int64_t(s.vars.size()))});
+    // for (step = lo; step < hi; ++step) { save if asked; body }
+    llvm::Value *var = slot(s.slot);
+    llvm::AllocaInst *k = createTemp(cgm.i64Ty, "ckpt.step");
+    b.CreateStore(lo, k);
+    auto *condBB = llvm::BasicBlock::Create(cgm.context, "ckpt.cond", llvmFn);
+    auto *bodyBB = llvm::BasicBlock::Create(cgm.context, "ckpt.body", llvmFn);
+    auto *saveBB = llvm::BasicBlock::Create(cgm.context, "ckpt.save", llvmFn);
+    auto *runBB = llvm::BasicBlock::Create(cgm.context, "ckpt.run", llvmFn);
+    auto *endBB = llvm::BasicBlock::Create(cgm.context, "ckpt.end");
+    b.CreateBr(condBB);
+    b.SetInsertPoint(condBB);
+    llvm::Value *step = b.CreateLoad(cgm.i64Ty, k);
+    b.CreateCondBr(b.CreateICmpSLT(step, hi), bodyBB, endBB);
+    b.SetInsertPoint(bodyBB);
+    llvm::Value *slotNo = b.CreateCall(cgm.rt.ckptForward, {step});
+    b.CreateStore(b.CreateTrunc(step, stepTy), var);
+    b.CreateCondBr(b.CreateICmpSGE(slotNo, i32(0)), saveBB, runBB);
+    b.SetInsertPoint(saveBB);
+    save(slotNo);
+    b.CreateBr(runBB);
+    b.SetInsertPoint(runBB);
+    emitBody(s.body);
+    b.CreateStore(b.CreateAdd(b.CreateLoad(cgm.i64Ty, k),
+                              llvm::ConstantInt::get(cgm.i64Ty, 1)),
+                  k);
+    b.CreateBr(condBB);
+    endBB->insertInto(llvmFn);
+    b.SetInsertPoint(endBB);
+    return;
+  }
+  // Reverse: follow the plan's actions.
+  llvm::AllocaInst *stepAddr = createTemp(cgm.i64Ty, "ckpt.step");
+  llvm::AllocaInst *slotAddr = createTemp(cgm.i32Ty, "ckpt.slot");
+  auto *nextBB = llvm::BasicBlock::Create(cgm.context, "ckpt.next", llvmFn);
+  auto *advanceBB = llvm::BasicBlock::Create(cgm.context, "ckpt.advance", llvmFn);
+  auto *saveBB = llvm::BasicBlock::Create(cgm.context, "ckpt.save", llvmFn);
+  auto *restoreBB = llvm::BasicBlock::Create(cgm.context, "ckpt.restore", llvmFn);
+  auto *reverseBB = llvm::BasicBlock::Create(cgm.context, "ckpt.reverse", llvmFn);
+  auto *endBB = llvm::BasicBlock::Create(cgm.context, "ckpt.done", llvmFn);
+  b.CreateBr(nextBB);
+  b.SetInsertPoint(nextBB);
+  llvm::Value *act = b.CreateCall(cgm.rt.ckptNext, {stepAddr, slotAddr});
+  llvm::SwitchInst *sw = b.CreateSwitch(act, endBB, 4);
+  sw->addCase(llvm::cast<llvm::ConstantInt>(i32(1)), advanceBB);
+  sw->addCase(llvm::cast<llvm::ConstantInt>(i32(2)), saveBB);
+  sw->addCase(llvm::cast<llvm::ConstantInt>(i32(3)), restoreBB);
+  sw->addCase(llvm::cast<llvm::ConstantInt>(i32(4)), reverseBB);
+  auto setStep = [&] {
+    b.CreateStore(b.CreateTrunc(b.CreateLoad(cgm.i64Ty, stepAddr), stepTy),
+                  slot(s.slot));
+  };
+  b.SetInsertPoint(advanceBB);
+  setStep();
+  emitBody(s.body);
+  b.CreateBr(nextBB);
+  b.SetInsertPoint(saveBB);
+  save(b.CreateLoad(cgm.i32Ty, slotAddr));
+  b.CreateBr(nextBB);
+  b.SetInsertPoint(restoreBB);
+  b.CreateCall(cgm.rt.ckptRestore, {b.CreateLoad(cgm.i32Ty, slotAddr), vals});
+  unpackVars(s.vars, vals);
+  b.CreateBr(nextBB);
+  b.SetInsertPoint(reverseBB);
+  setStep();
+  emitBody(s.reverseBody);
+  b.CreateBr(nextBB);
+  b.SetInsertPoint(endBB);
+  b.CreateCall(cgm.rt.ckptEnd);
+  (void)stepType;
 }
 
 void HostEmitter::emitSolve(const ir::SolveStmt &s) {

@@ -33,6 +33,16 @@ private:
   llvm::Value *datArray(const std::vector<ir::Dat *> &dats);
   /// opd_solve_tridiagonal(a, b, c, d, along, lo, hi).
   void emitSolve(const ir::SolveStmt &s);
+  /// Adjoint support (runtime: lib/exec/Adjoint.cpp).
+  void emitTape(const ir::TapeStmt &s);
+  void emitCheckpoint(const ir::CheckpointStmt &s);
+  /// A host scalar variable as 64 bits, and back.
+  llvm::Value *varBits(unsigned slot);
+  void setVarBits(unsigned slot, llvm::Value *bits);
+  /// The variables as an array of 64-bit values (for snapshots), and back.
+  llvm::Value *packVars(const std::vector<unsigned> &vars,
+                        llvm::Value *into = nullptr);
+  void unpackVars(const std::vector<unsigned> &vars, llvm::Value *from);
   void emitPrint(const ir::PrintStmt &s);
   void emitPrintf(const ir::PrintStmt &s);
   void unsupported(const ir::Stmt &s, const char *what);

@@ -84,6 +84,18 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   solveTridiagonal = declare("opd_solve_tridiagonal", voidTy,
                              {ptr, ptr, ptr, ptr, i32, ptr, ptr});
 
+  tapePushDat = declare("opd_tape_push_dat", voidTy, {ptr});
+  tapePopDat = declare("opd_tape_pop_dat", voidTy, {ptr});
+  tapePushValue = declare("opd_tape_push_value", voidTy, {i64});
+  tapePopValue = declare("opd_tape_pop_value", i64, {});
+  ckptBegin =
+      declare("opd_ckpt_begin", voidTy, {i64, i64, i64, ptr, i32, i32});
+  ckptForward = declare("opd_ckpt_forward", i32, {i64});
+  ckptSave = declare("opd_ckpt_save", voidTy, {i32, ptr});
+  ckptRestore = declare("opd_ckpt_restore", voidTy, {i32, ptr});
+  ckptNext = declare("opd_ckpt_next", i32, {ptr, ptr});
+  ckptEnd = declare("opd_ckpt_end", voidTy, {});
+
   printf = declare("opd_rt_printf", i32, {ptr}, /*vararg=*/true);
   printI64 = declare("opd_rt_print_i64", voidTy, {i64, i32});
   printF64 = declare("opd_rt_print_f64", voidTy, {f64, i32});

@@ -42,6 +42,9 @@ struct RuntimeABI {
       loopChunks, loopRun;
   llvm::FunctionCallee scratch, reduceLocal, reduceGlobal;
   llvm::FunctionCallee solveTridiagonal;
+  llvm::FunctionCallee tapePushDat, tapePopDat, tapePushValue, tapePopValue;
+  llvm::FunctionCallee ckptBegin, ckptForward, ckptSave, ckptRestore, ckptNext,
+      ckptEnd;
   llvm::FunctionCallee printf, printI64, printF64, printF32, printBool,
       printStr, printEnd;
 

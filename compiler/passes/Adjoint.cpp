@@ -1,0 +1,686 @@
+// Adjoint.cpp - Build the adjoint (reverse-mode derivative) of procs.
+// SPDX-License-Identifier: Apache-2.0
+//
+// `let (J, dJ) = adjoint P(args) wrt (x, alpha) checkpoints 4` becomes, in
+// place (every variable of P declared first, as `var %P.name`):
+//
+//   forward sweep   P's body; before a statement overwrites a dat or a
+//                   host variable, `tape push` saves it; the branch an if
+//                   took and the trip counts of loops are pushed after
+//                   them; P's top-level for loops run as `checkpoint
+//                   forward` (binomial checkpointing: snapshots of the
+//                   step's state, never a tape of every step)
+//   final state     the dats P wrote, copied aside
+//   seed            the adjoint dats zeroed, %P.result.b = 1
+//   reverse sweep   P's statements last to first: `tape pop` restores what
+//                   the statement overwrote, then its adjoint runs: a loop
+//                   over the kernel's adjoint (ReverseDiff.h) for a loop,
+//                   adjoint assignments for host code, the branch taken,
+//                   loops backwards; top-level for loops as `checkpoint
+//                   reverse`, whose reverse body is one step's forward
+//                   sweep with tape and its reverse sweep
+//   results         the dats restored to P's final state; dJ.alpha =
+//                   %P.alpha.b; J = %P.result. dJ.x is x's adjoint dat.
+//
+// Loop-level transposition (design §5), per argument whose value the
+// inputs reach: a read dat's adjoint is incremented (through the same map;
+// at the centre of a stencil), an out dat's adjoint read then zeroed, an
+// inout's read and written, an incremented dat's adjoint read; a global
+// read becomes a sum reduction into a host variable whose value then flows
+// into the read expression's variables; a sum reduction's adjoint is a
+// global read. Incremented adjoints through maps keep the primal's race
+// rules (reads through maps become increments through the same maps:
+// colouring plans and, under MPI, the exec-halo redundant increments give
+// every owner all contributions, as for primal increments; no reverse halo
+// exchange is needed).
+//
+// Legal because the reverse sweep visits every statement of the forward
+// sweep in reverse order with the primal state restored to what it was
+// before the statement (the tape is last-in first-out and each statement's
+// pops mirror its pushes; a reversed checkpoint step starts from a
+// snapshot or a re-run of earlier steps), and each statement's adjoint
+// reads only that state, the adjoint dats and the adjoint variables.
+//
+// Activity: as the tangent's (DerivUtils.h: activeDats): dats reached from
+// the wrt dats and from P's float variables and wrt parameters get adjoint
+// dats NAME.b (the wrt dats' adjoints are the gradient dats). Not yet:
+// min/max reductions of active values, stencil reads of active dats off
+// the centre (the transposed stencil), procs calling procs, break and
+// continue in P, host arrays in P.
+#include "passes/Adjoint.h"
+
+#include "passes/BodyUtils.h"
+#include "passes/DerivUtils.h"
+#include "passes/ForwardDiff.h"
+#include "passes/ReverseDiff.h"
+
+#include "ir/IRMutator.h"
+#include "ir/IRVisitor.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <map>
+#include <set>
+
+namespace opdc {
+
+using namespace ir;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+
+namespace {
+
+constexpr const char *PassName = "adjoint";
+
+ExprPtr ref(unsigned slot, Type t) {
+  return std::make_unique<VarRefExpr>(slot, t);
+}
+StmtPtr assign(AssignOp op, ExprPtr t, ExprPtr v) {
+  return std::make_unique<AssignStmt>(op, std::move(t), std::move(v));
+}
+ExprPtr zero(Type t) { return std::make_unique<ConstantExpr>(zeroOf(t)); }
+
+/// The variable an lvalue assigns (a variable or a component of one).
+unsigned rootSlot(const Expr &target) {
+  const Expr *e = &target;
+  while (auto *i = dyn_cast<IndexExpr>(e))
+    e = i->base.get();
+  return cast<VarRefExpr>(*e).slot;
+}
+
+/// The dats a body writes (loops' out, inout and inc arguments, swaps) and
+/// the host variables it assigns, in first-seen order.
+struct Writes : IRVisitor {
+  std::vector<Dat *> dats;
+  std::vector<unsigned> vars;
+  std::set<const void *> seen;
+  void dat(Dat *d) {
+    if (seen.insert(d).second)
+      dats.push_back(d);
+  }
+  void var(unsigned s) {
+    if (seen.insert(reinterpret_cast<const void *>(uintptr_t(s) + 1)).second)
+      vars.push_back(s);
+  }
+  void visitDecl(const DeclStmt &d) override {
+    var(d.slot);
+    IRVisitor::visitDecl(d);
+  }
+  void visitAssign(const AssignStmt &a) override { var(rootSlot(*a.target)); }
+  void visitFor(const ForStmt &f) override {
+    var(f.slot);
+    IRVisitor::visitFor(f);
+  }
+  void visitParLoop(const ParLoopStmt &l) override {
+    for (const AccessDescriptor &a : l.args) {
+      if (a.usesDat() && modeWrites(a.mode))
+        dat(a.dat);
+      if (a.kind == ArgKind::Reduction)
+        var(unsigned(a.var));
+    }
+  }
+  void visitSwap(const SwapStmt &s) override {
+    dat(s.a);
+    dat(s.b);
+  }
+};
+
+class AdjointBuilder : public IRMutator {
+public:
+  AdjointBuilder(Program &p, PassContext &ctx) : program(p), ctx(ctx) {}
+  bool run();
+  std::vector<StmtPtr> mutateStmt(StmtPtr s) override;
+
+  Program &program;
+  PassContext &ctx;
+  bool changed = false;
+  FillLoops fill{program, "adjoint"};
+  std::map<Dat *, Dat *> adjointDats, finalDats;
+  std::map<std::pair<const Function *, std::vector<bool>>, Function *>
+      adjointKernels;
+};
+
+/// One request being expanded.
+class Expansion {
+public:
+  Expansion(AdjointBuilder &b, Function &caller, const AdjointStmt &req)
+      : b(b), caller(caller), req(req), p(*req.proc), rd(caller, b.ctx.diags) {}
+  std::vector<StmtPtr> run();
+
+private:
+  bool error(SourceRange r, const std::string &msg) {
+    b.ctx.diags.error(r, msg);
+    ok = false;
+    return false;
+  }
+  bool check(const Body &body);
+  unsigned hoist(const std::string &name, Type t) {
+    unsigned s = caller.addVar(p.name + "." + name, t, true, req.range);
+    hoisted.push_back(std::make_unique<DeclStmt>(s, zero(t), req.range));
+    return s;
+  }
+  Body plain(const Body &in);
+  void sweep(const Body &in, Body &fwd, Body &rev, bool top);
+  void sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
+                 std::vector<StmtPtr> &rev, bool top);
+  void adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out);
+  Dat *adjointDat(Dat *d);
+  static StmtPtr tape(bool push, std::vector<Dat *> d,
+                      std::vector<unsigned> v, SourceRange r) {
+    return std::make_unique<TapeStmt>(push, std::move(d), std::move(v), r);
+  }
+
+  AdjointBuilder &b;
+  Function &caller;
+  const AdjointStmt &req;
+  const Function &p;
+  ReverseDiff rd;
+  bool ok = true;
+  std::vector<StmtPtr> hoisted;
+  std::set<unsigned> activeVars;
+  std::set<Dat *> active;
+  std::map<Dat *, Dat *> adj; ///< active dat -> its adjoint in this request
+};
+
+bool AdjointBuilder::run() {
+  std::vector<Function *> hosts;
+  for (auto &p : program.procs)
+    hosts.push_back(p.get());
+  if (program.main)
+    hosts.push_back(program.main.get());
+  for (Function *f : hosts)
+    mutateFunction(*f);
+  return changed;
+}
+
+std::vector<StmtPtr> AdjointBuilder::mutateStmt(StmtPtr s) {
+  if (auto *a = dyn_cast<AdjointStmt>(s.get())) {
+    changed = true;
+    return Expansion(*this, *currentFunction, *a).run();
+  }
+  return IRMutator::mutateStmt(std::move(s));
+}
+
+bool Expansion::check(const Body &body) {
+  if (const Stmt *bad = firstForbidden(body)) {
+    error(req.range, "cannot build the adjoint of proc '" + p.name + "': " +
+                         forbiddenWhat(*bad));
+    b.ctx.diags.note(bad->range, "here");
+    return false;
+  }
+  struct Find : IRVisitor {
+    const Stmt *found = nullptr;
+    void visitBreak(const BreakStmt &s) override { found = found ? found : &s; }
+    void visitContinue(const ContinueStmt &s) override {
+      found = found ? found : &s;
+    }
+  } find;
+  find.visitBody(body);
+  if (find.found) {
+    error(req.range, "cannot build the adjoint of proc '" + p.name +
+                         "': break and continue are not supported yet");
+    b.ctx.diags.note(find.found->range, "here");
+    return false;
+  }
+  if (!returnsOnlyInTail(body))
+    return error(req.range, "cannot build the adjoint of proc '" + p.name +
+                                "': it returns from inside a loop");
+  for (const Var &v : p.vars)
+    if (v.type.isArray())
+      return error(v.range, "cannot build the adjoint of proc '" + p.name +
+                                "': array variable '" + v.name +
+                                "' (host arrays in a differentiated proc are "
+                                "not supported yet)");
+  return true;
+}
+
+Dat *Expansion::adjointDat(Dat *d) {
+  auto it = adj.find(d);
+  if (it != adj.end())
+    return it->second;
+  Dat *&a = b.adjointDats[d];
+  if (!a) {
+    a = makeDerivativeDat(b.program, *d, d->name + ".b");
+    b.ctx.stats.add(PassName, "dats", "adjoint dats created");
+  }
+  adj[d] = a;
+  return a;
+}
+
+/// P's body without tape: declarations become assignments (every variable
+/// is declared at the top) and each for loop gets a slot of its own.
+Body Expansion::plain(const Body &in) {
+  Body out;
+  for (const StmtPtr &s : in.stmts) {
+    switch (s->kind) {
+    case StmtKind::Decl: {
+      const auto &d = cast<DeclStmt>(*s);
+      out.stmts.push_back(std::make_unique<AssignStmt>(
+          AssignOp::Set, ref(d.slot, caller.vars[d.slot].type),
+          d.init->clone(), d.range));
+      break;
+    }
+    case StmtKind::If: {
+      const auto &i = cast<IfStmt>(*s);
+      out.stmts.push_back(std::make_unique<IfStmt>(
+          i.cond->clone(), plain(i.thenBody), plain(i.elseBody), i.range));
+      break;
+    }
+    case StmtKind::While: {
+      const auto &w = cast<WhileStmt>(*s);
+      out.stmts.push_back(
+          std::make_unique<WhileStmt>(w.cond->clone(), plain(w.body), w.range));
+      break;
+    }
+    case StmtKind::For: {
+      const auto &f = cast<ForStmt>(*s);
+      Type it = caller.vars[f.slot].type;
+      unsigned k = caller.addVar(caller.vars[f.slot].name, it, false, f.range);
+      Body body;
+      body.stmts.push_back(assign(AssignOp::Set, ref(f.slot, it), ref(k, it)));
+      for (StmtPtr &x : plain(f.body).stmts)
+        body.stmts.push_back(std::move(x));
+      out.stmts.push_back(std::make_unique<ForStmt>(
+          k, f.lo->clone(), f.hi->clone(), std::move(body), f.range));
+      break;
+    }
+    default:
+      out.stmts.push_back(s->clone());
+      break;
+    }
+  }
+  return out;
+}
+
+void Expansion::sweep(const Body &in, Body &fwd, Body &rev, bool top) {
+  std::vector<std::vector<StmtPtr>> chunks;
+  for (const StmtPtr &s : in.stmts) {
+    std::vector<StmtPtr> r;
+    sweepStmt(*s, fwd.stmts, r, top);
+    chunks.push_back(std::move(r));
+  }
+  for (auto c = chunks.rbegin(); c != chunks.rend(); ++c)
+    for (StmtPtr &s : *c)
+      rev.stmts.push_back(std::move(s));
+}
+
+void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
+                          std::vector<StmtPtr> &rev, bool top) {
+  SourceRange at = s.range;
+  switch (s.kind) {
+  case StmtKind::Decl:
+  case StmtKind::Assign: {
+    std::unique_ptr<AssignStmt> a;
+    if (auto *d = dyn_cast<DeclStmt>(&s))
+      a = std::make_unique<AssignStmt>(AssignOp::Set,
+                                       ref(d->slot, caller.vars[d->slot].type),
+                                       d->init->clone(), at);
+    else
+      a.reset(cast<AssignStmt>(s.clone().release()));
+    unsigned root = rootSlot(*a->target);
+    bool taped = !caller.vars[root].type.isString();
+    if (taped)
+      fwd.push_back(tape(true, {}, {root}, at));
+    if (taped)
+      rev.push_back(tape(false, {}, {root}, at));
+    rd.assignAdjoint(*a, rev);
+    fwd.push_back(std::move(a));
+    return;
+  }
+  case StmtKind::Eval:
+    fwd.push_back(s.clone());
+    return;
+  case StmtKind::If: {
+    const auto &i = cast<IfStmt>(s);
+    Type bt = Type::scalarOf(ScalarKind::Bool);
+    unsigned c = hoist("branch", bt);
+    Body ft, fe, rt, re;
+    sweep(i.thenBody, ft, rt, false);
+    sweep(i.elseBody, fe, re, false);
+    fwd.push_back(assign(AssignOp::Set, ref(c, bt), i.cond->clone()));
+    fwd.push_back(std::make_unique<IfStmt>(ref(c, bt), std::move(ft),
+                                           std::move(fe), at));
+    fwd.push_back(tape(true, {}, {c}, at));
+    rev.push_back(tape(false, {}, {c}, at));
+    rev.push_back(std::make_unique<IfStmt>(ref(c, bt), std::move(rt),
+                                           std::move(re), at));
+    return;
+  }
+  case StmtKind::For: {
+    const auto &f = cast<ForStmt>(s);
+    Type it = caller.vars[f.slot].type;
+    Body fb, rb;
+    sweep(f.body, fb, rb, false);
+    if (top) {
+      // A top-level loop: binomial checkpointing of its steps.
+      Writes w;
+      w.visitBody(f.body);
+      std::vector<unsigned> vars;
+      for (unsigned v : w.vars)
+        if (caller.vars[v].type.isScalar())
+          vars.push_back(v);
+      vars.push_back(f.slot);
+      auto cf = std::make_unique<CheckpointStmt>(false, at);
+      cf->slot = f.slot;
+      cf->lo = f.lo->clone();
+      cf->hi = f.hi->clone();
+      cf->snapshots = cloneExpr(req.checkpoints);
+      cf->dats = w.dats;
+      cf->vars = vars;
+      cf->body = plain(f.body);
+      fwd.push_back(std::move(cf));
+      auto cr = std::make_unique<CheckpointStmt>(true, at);
+      cr->slot = f.slot;
+      cr->dats = w.dats;
+      cr->vars = vars;
+      cr->body = plain(f.body);
+      for (StmtPtr &x : fb.stmts)
+        cr->reverseBody.stmts.push_back(std::move(x));
+      for (StmtPtr &x : rb.stmts)
+        cr->reverseBody.stmts.push_back(std::move(x));
+      rev.push_back(std::move(cr));
+      b.ctx.stats.add(PassName, "checkpointed", "loops checkpointed");
+      return;
+    }
+    unsigned lo = hoist("lo", it), hi = hoist("hi", it);
+    fwd.push_back(assign(AssignOp::Set, ref(lo, it), f.lo->clone()));
+    fwd.push_back(assign(AssignOp::Set, ref(hi, it), f.hi->clone()));
+    unsigned k = caller.addVar(caller.vars[f.slot].name, it, false, at);
+    Body body;
+    body.stmts.push_back(assign(AssignOp::Set, ref(f.slot, it), ref(k, it)));
+    for (StmtPtr &x : fb.stmts)
+      body.stmts.push_back(std::move(x));
+    fwd.push_back(std::make_unique<ForStmt>(k, ref(lo, it), ref(hi, it),
+                                            std::move(body), at));
+    fwd.push_back(tape(true, {}, {lo, hi}, at));
+    // Backwards: %i = hi - 1 - j for j in 0 .. hi - lo.
+    rev.push_back(tape(false, {}, {lo, hi}, at));
+    unsigned j = caller.addVar(caller.vars[f.slot].name + ".rev", it, false, at);
+    Body rbody;
+    rbody.stmts.push_back(assign(
+        AssignOp::Set, ref(f.slot, it),
+        std::make_unique<BinaryExpr>(
+            BinaryOp::Sub,
+            std::make_unique<BinaryExpr>(
+                BinaryOp::Sub, ref(hi, it),
+                std::make_unique<ConstantExpr>(ConstValue::ofInt(it.scalar, 1))),
+            ref(j, it))));
+    for (StmtPtr &x : rb.stmts)
+      rbody.stmts.push_back(std::move(x));
+    rev.push_back(std::make_unique<ForStmt>(
+        j, zero(it),
+        std::make_unique<BinaryExpr>(BinaryOp::Sub, ref(hi, it), ref(lo, it)),
+        std::move(rbody), at));
+    return;
+  }
+  case StmtKind::While: {
+    const auto &w = cast<WhileStmt>(s);
+    Type it = Type::scalarOf(ScalarKind::I64);
+    unsigned n = hoist("trips", it);
+    Body fb, rb;
+    sweep(w.body, fb, rb, false);
+    fb.stmts.push_back(assign(
+        AssignOp::Add, ref(n, it),
+        std::make_unique<ConstantExpr>(ConstValue::ofInt(ScalarKind::I64, 1))));
+    fwd.push_back(assign(AssignOp::Set, ref(n, it), zero(it)));
+    fwd.push_back(
+        std::make_unique<WhileStmt>(w.cond->clone(), std::move(fb), at));
+    fwd.push_back(tape(true, {}, {n}, at));
+    rev.push_back(tape(false, {}, {n}, at));
+    unsigned j = caller.addVar("trip", it, false, at);
+    rev.push_back(std::make_unique<ForStmt>(j, zero(it), ref(n, it),
+                                            std::move(rb), at));
+    return;
+  }
+  case StmtKind::ParLoop: {
+    const auto &l = cast<ParLoopStmt>(s);
+    Writes w;
+    w.visitParLoop(l);
+    std::vector<unsigned> vars;
+    for (unsigned v : w.vars)
+      if (caller.vars[v].type.isScalar())
+        vars.push_back(v);
+    fwd.push_back(tape(true, w.dats, vars, at));
+    fwd.push_back(s.clone());
+    rev.push_back(tape(false, w.dats, vars, at));
+    adjointLoop(l, rev);
+    return;
+  }
+  case StmtKind::Swap: {
+    const auto &w = cast<SwapStmt>(s);
+    fwd.push_back(s.clone());
+    rev.push_back(s.clone());
+    if (active.count(w.a) || active.count(w.b))
+      rev.push_back(std::make_unique<SwapStmt>(adjointDat(w.a),
+                                               adjointDat(w.b), at));
+    return;
+  }
+  default:
+    error(at, "this statement cannot be differentiated in reverse");
+    return;
+  }
+}
+
+void Expansion::adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out) {
+  const Function &k = *l.kernel;
+  std::vector<AdjointParamPlan> plan(l.args.size());
+  std::vector<bool> key(l.args.size() * 2, false);
+  bool any = false;
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const AccessDescriptor &a = l.args[i];
+    bool act = false;
+    if (isFloat(a.scalar)) {
+      if (a.usesDat())
+        act = active.count(a.dat) != 0;
+      else if (a.kind == ArgKind::GlobalRead)
+        act = refsSlot(*a.value, activeVars);
+      else if (a.kind == ArgKind::Reduction)
+        act = activeVars.count(unsigned(a.var)) != 0;
+    }
+    plan[i].active = act;
+    plan[i].global = a.kind == ArgKind::GlobalRead;
+    key[2 * i] = act;
+    key[2 * i + 1] = plan[i].global;
+    any = any || act;
+  }
+  if (!any)
+    return;
+  Function *&kb = b.adjointKernels[{&k, key}];
+  if (!kb)
+    kb = buildAdjointKernel(b.program, k, plan, b.ctx, l.range);
+  if (!kb) {
+    b.ctx.diags.note(l.range, "in the adjoint of this loop");
+    ok = false;
+    return;
+  }
+  auto loop = std::make_unique<ParLoopStmt>(l.range);
+  loop->kernel = kb;
+  loop->set = l.set;
+  loop->block = l.block;
+  for (const LoopRange &r : l.ranges)
+    loop->ranges.push_back(r.clone());
+  for (const AccessDescriptor &a : l.args)
+    if (a.mode == AccessMode::Read || a.mode == AccessMode::ReadWrite) {
+      AccessDescriptor c = a.clone();
+      c.mode = AccessMode::Read;
+      loop->args.push_back(std::move(c));
+    }
+  std::vector<StmtPtr> after;
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    if (!plan[i].active)
+      continue;
+    const AccessDescriptor &a = l.args[i];
+    AccessDescriptor c = a.clone();
+    c.mode = kb->kernelParams[loop->args.size()].mode;
+    if (a.usesDat()) {
+      c.dat = adjointDat(a.dat);
+      if (c.kind == ArgKind::Stencil) {
+        c.kind = ArgKind::Direct;
+        c.stencil = nullptr;
+      }
+    } else if (a.kind == ArgKind::GlobalRead) {
+      Type t = a.value->type;
+      unsigned sum = hoist("gbl.b", t);
+      out.push_back(assign(AssignOp::Set, ref(sum, t), zero(t)));
+      c.kind = ArgKind::Reduction;
+      c.value = nullptr;
+      c.var = int(sum);
+      rd.accumulate(*a.value, ref(sum, t), after);
+    } else { // a sum reduction: its adjoint is read
+      Type t = caller.vars[unsigned(a.var)].type;
+      c.kind = ArgKind::GlobalRead;
+      c.value = ref(rd.adjointSlot(unsigned(a.var)), t);
+      c.var = -1;
+    }
+    loop->args.push_back(std::move(c));
+  }
+  b.ctx.stats.add(PassName, "loops", "adjoint loops");
+  out.push_back(std::move(loop));
+  for (StmtPtr &s : after)
+    out.push_back(std::move(s));
+}
+
+std::vector<StmtPtr> Expansion::run() {
+  Body body = p.body.clone();
+  sinkAfterEarlyReturns(body);
+  if (!check(body))
+    return {};
+
+  // P's variables become the caller's, all declared (mutable) up front.
+  std::vector<unsigned> slots(p.vars.size());
+  for (size_t v = 0; v < p.vars.size(); ++v) {
+    const Var &var = p.vars[v];
+    slots[v] = caller.addVar(p.name + "." + var.name, var.type, true, var.range);
+  }
+  remapSlots(body, slots);
+  Type rt = p.returnType;
+  unsigned result = caller.addVar(p.name + ".result", rt, true, req.range);
+  replaceTailReturns(body, int(result));
+  std::set<unsigned> params;
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    unsigned s = slots[p.params[i]];
+    params.insert(s);
+    hoisted.push_back(std::make_unique<DeclStmt>(s, req.args[i]->clone(),
+                                                 req.args[i]->range));
+  }
+  for (size_t v = 0; v < p.vars.size(); ++v)
+    if (!params.count(slots[v]))
+      hoisted.push_back(std::make_unique<DeclStmt>(
+          slots[v], zero(p.vars[v].type), req.range));
+  hoisted.push_back(std::make_unique<DeclStmt>(result, zero(rt), req.range));
+
+  // Activity.
+  std::set<Dat *> seeds;
+  for (const DerivEntry &e : req.entries) {
+    if (e.of.dat)
+      seeds.insert(e.of.dat);
+    else
+      activeVars.insert(slots[p.params[unsigned(e.of.param)]]);
+  }
+  for (size_t v = 0; v < p.vars.size(); ++v)
+    if (isFloatType(p.vars[v].type) && !params.count(slots[v]))
+      activeVars.insert(slots[v]);
+  activeVars.insert(result);
+  rd.isActive = [&](unsigned s) { return activeVars.count(s) != 0; };
+  active = activeDats(body, seeds, activeVars);
+
+  // Every wrt dat must be read by P (else its gradient is zero by mistake).
+  struct Reads : IRVisitor {
+    std::set<const Dat *> dats;
+    void visitParLoop(const ParLoopStmt &l) override {
+      for (const AccessDescriptor &a : l.args)
+        if (a.usesDat() && modeReads(a.mode))
+          dats.insert(a.dat);
+    }
+    void visitSwap(const SwapStmt &s) override {
+      dats.insert(s.a);
+      dats.insert(s.b);
+    }
+  } reads;
+  reads.visitBody(body);
+  for (const DerivEntry &e : req.entries)
+    if (e.of.dat && !reads.dats.count(e.of.dat))
+      error(e.range, "proc '" + p.name + "' never reads dat '" +
+                         e.of.dat->name +
+                         "': its gradient would be zero; remove it from "
+                         "'wrt'");
+  if (!ok)
+    return {};
+  // The gradient dats are the wrt dats' adjoints.
+  for (const DerivEntry &e : req.entries)
+    if (e.of.dat)
+      adj[e.of.dat] = e.dat;
+
+  // Adjoint slots the results need exist before the declarations.
+  rd.adjointSlot(result);
+  for (const DerivEntry &e : req.entries)
+    if (!e.of.dat)
+      rd.adjointSlot(slots[p.params[unsigned(e.of.param)]]);
+  Body fwd, rev;
+  sweep(body, fwd, rev, /*top=*/true);
+  if (!ok || rd.failed)
+    return {};
+
+  std::vector<StmtPtr> out;
+  for (StmtPtr &s : hoisted)
+    out.push_back(std::move(s));
+  for (StmtPtr &s : rd.takeDecls())
+    out.push_back(std::move(s));
+  for (StmtPtr &s : fwd.stmts)
+    out.push_back(std::move(s));
+  // J, kept: the reverse sweep restores %P.result to its earlier value.
+  unsigned value = caller.addVar(p.name + ".value", rt, false, req.range);
+  out.push_back(std::make_unique<DeclStmt>(value, ref(result, rt), req.range));
+  // P's final state, kept aside while the reverse sweep restores earlier
+  // states.
+  Writes w;
+  w.visitBody(body);
+  for (Dat *d : w.dats) {
+    Dat *&f = b.finalDats[d];
+    if (!f) {
+      f = makeDerivativeDat(b.program, *d, d->name + ".final");
+      f->isDerivative = false;
+      f->primal = nullptr;
+    }
+    out.push_back(b.fill.loop(d, f, req.range));
+  }
+  std::vector<Dat *> zeroed;
+  for (auto &d : b.program.dats)
+    if (active.count(d.get()))
+      zeroed.push_back(d.get());
+  for (Dat *d : zeroed)
+    out.push_back(b.fill.loop(nullptr, adjointDat(d), req.range));
+  out.push_back(assign(AssignOp::Set, ref(rd.adjointSlot(result), rt),
+                       std::make_unique<ConstantExpr>(
+                           ConstValue::ofFloat(rt.scalar, 1.0))));
+  for (StmtPtr &s : rev.stmts)
+    out.push_back(std::move(s));
+  for (Dat *d : w.dats)
+    out.push_back(b.fill.loop(b.finalDats[d], d, req.range));
+  for (const DerivEntry &e : req.entries)
+    if (!e.of.dat) {
+      unsigned s = slots[p.params[unsigned(e.of.param)]];
+      Type t = caller.vars[s].type;
+      out.push_back(std::make_unique<DeclStmt>(
+          unsigned(e.var), ref(rd.adjointSlot(s), t), e.range));
+    }
+  out.push_back(std::make_unique<DeclStmt>(unsigned(req.resultVar),
+                                           ref(value, rt), req.range));
+  b.ctx.stats.add(PassName, "requests", "adjoint requests expanded");
+  b.ctx.diags.remark(req.range,
+                     "adjoint of '" + p.name + "' built: " +
+                         std::to_string(zeroed.size()) + " adjoint dat" +
+                         (zeroed.size() == 1 ? "" : "s"),
+                     PassName);
+  return out;
+}
+
+} // namespace
+
+bool buildAdjoints(Program &program, PassContext &ctx) {
+  return AdjointBuilder(program, ctx).run();
+}
+
+} // namespace opdc

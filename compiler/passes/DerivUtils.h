@@ -1,0 +1,50 @@
+// DerivUtils.h - What the tangent and adjoint passes share: the statements
+// a differentiated proc may not hold, dat activity, derivative dats and the
+// loops that zero or copy them.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_PASSES_DERIVUTILS_H
+#define OPDC_PASSES_DERIVUTILS_H
+
+#include "ir/IR.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace opdc {
+
+/// True when \p e reads one of \p slots.
+bool refsSlot(const ir::Expr &e, const std::set<unsigned> &slots);
+/// The first statement of \p b (recursively) a derivative cannot contain:
+/// print, write, read, solve, a derivative request or a proc call.
+const ir::Stmt *firstForbidden(const ir::Body &b);
+/// Why \p s (from firstForbidden) is refused, as "it prints".
+const char *forbiddenWhat(const ir::Stmt &s);
+/// The dats the seeds reach in \p body: \p active, plus every float dat
+/// written by a loop that reads an active dat or an active host variable
+/// (\p vars), or swapped with an active dat; to a fixed point.
+std::set<ir::Dat *> activeDats(const ir::Body &body, std::set<ir::Dat *> active,
+                               const std::set<unsigned> &vars);
+/// A new dat shaped as \p primal (zero-initialised, isDerivative), added to
+/// \p program under \p name.
+ir::Dat *makeDerivativeDat(ir::Program &program, ir::Dat &primal,
+                           std::string name);
+
+/// Direct loops that zero a dat or copy one dat into another of the same
+/// shape, over kernels PREFIX_zero_T / PREFIX_copy_T made once per type.
+class FillLoops {
+public:
+  FillLoops(ir::Program &p, std::string prefix)
+      : program(p), prefix(std::move(prefix)) {}
+  /// `dst = src` element by element, or `dst = 0` when \p src is null.
+  ir::StmtPtr loop(ir::Dat *src, ir::Dat *dst, SourceRange at);
+
+private:
+  ir::Function *kernel(Type elem, bool copy);
+  ir::Program &program;
+  std::string prefix;
+  std::map<std::string, ir::Function *> kernels; ///< by name
+};
+
+} // namespace opdc
+#endif

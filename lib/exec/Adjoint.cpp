@@ -1,0 +1,456 @@
+// Adjoint.cpp - The tape and the checkpoint plans of compiler-built adjoints.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The adjoint pass (compiler/passes/Adjoint.cpp) turns a request into a
+// forward sweep, which saves what it overwrites, and a reverse sweep, which
+// restores it statement by statement while it runs the adjoint loops. Two
+// run-time services back it:
+//
+// * The tape: a stack of dat copies (storage with halos, and the halo state,
+//   so MPI ranks restore exactly what they had) and of 64-bit host values.
+//   Buffers popped are kept in a pool by size: a reverse sweep pushes and
+//   pops the same dats every step, and fresh allocations would page-fault
+//   every time.
+//
+// * Checkpoint plans for the host loops of the differentiated proc (the
+//   time loops): binomial checkpointing (Griewank and Walther's Revolve
+//   schedule, computed here ahead of the run). With s free snapshots and t
+//   re-runs per step, beta(s, t) = C(s + t, s) steps can be reversed; to
+//   reverse [a, b) from a snapshot at a with s more snapshots the plan
+//   advances to a + m with m = (b - a) - beta(s - 1, t), saves a snapshot
+//   there, reverses [a + m, b) with s - 1 snapshots, frees it, then
+//   reverses [a, a + m) with s. The forward sweep runs the loop once from
+//   start to end and saves the snapshots of the plan's first descent (its
+//   "spine"); the reverse sweep follows the rest of the plan. A snapshot of
+//   every step (snapshots >= steps) gives no re-runs at all.
+#include "core/Memory.h"
+#include "core/Objects.h"
+#include "core/Runtime.h"
+#include "exec/Adjoint.h"
+
+#include "opd_rt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace opdc::rt {
+namespace {
+
+/// A buffer from the pool (or a new one) of at least \p bytes.
+struct Buffer {
+  void *data = nullptr;
+  int64_t bytes = 0;
+};
+
+class Pool {
+public:
+  Buffer get(int64_t bytes) {
+    auto it = free.lower_bound(bytes);
+    if (it != free.end() && it->first <= 2 * bytes) {
+      Buffer b = it->second;
+      free.erase(it);
+      return b;
+    }
+    Buffer b;
+    b.data = allocRaw(std::size_t(std::max<int64_t>(bytes, 1)), "the adjoint tape");
+    b.bytes = bytes;
+    return b;
+  }
+  void put(Buffer b) { free.emplace(b.bytes, b); }
+  ~Pool() {
+    for (auto &[n, b] : free)
+      freeAligned(b.data);
+  }
+
+private:
+  std::multimap<int64_t, Buffer> free;
+};
+
+Pool &pool() {
+  static Pool p;
+  return p;
+}
+
+void parallelCopy(void *to, const void *from, int64_t bytes) {
+  const int64_t chunk = DirectChunkSize * 64;
+  const int64_t chunks = (bytes + chunk - 1) / chunk;
+  char *t = static_cast<char *>(to);
+  const char *f = static_cast<const char *>(from);
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * chunk;
+    const int64_t end = std::min(begin + chunk, bytes);
+    std::memcpy(t + begin, f + begin, std::size_t(end - begin));
+  }
+}
+
+/// One saved dat: its storage and halo state.
+struct DatCopy {
+  opd_dat *dat = nullptr;
+  Buffer buf;
+  int64_t haloValid = 0;
+  bool cornersValid = true;
+};
+
+int64_t storageBytes(const opd_dat *d) { return d->elements * d->elementBytes(); }
+
+DatCopy saveDat(opd_dat *d) {
+  DatCopy c;
+  c.dat = d;
+  c.buf = pool().get(storageBytes(d));
+  parallelCopy(c.buf.data, d->data, storageBytes(d));
+  c.haloValid = d->haloValid;
+  c.cornersValid = d->cornersValid;
+  return c;
+}
+
+void restoreDat(const DatCopy &c, opd_dat *d) {
+  if (c.dat != d)
+    failf("internal error: the adjoint tape restores dat '%s' from a copy of "
+          "'%s'",
+          d->name.c_str(), c.dat->name.c_str());
+  parallelCopy(d->data, c.buf.data, storageBytes(d));
+  d->haloValid = c.haloValid;
+  d->cornersValid = c.cornersValid;
+}
+
+AdjointMemory stats;
+
+struct Tape {
+  std::vector<DatCopy> dats;
+  std::vector<uint64_t> values;
+  int64_t bytes = 0;
+};
+
+Tape &tape() {
+  static Tape t;
+  return t;
+}
+
+void noteTape(int64_t delta) {
+  Tape &t = tape();
+  t.bytes += delta;
+  stats.tapePeakBytes = std::max(stats.tapePeakBytes, t.bytes);
+}
+
+//===-- Checkpoint plans --------------------------------------------------===//
+
+/// C(s + t, s), saturating at a value above any step count.
+double beta(int64_t s, int64_t t) {
+  double r = 1;
+  for (int64_t i = 1; i <= s; ++i) {
+    r = r * double(t + i) / double(i);
+    if (r > 1e18)
+      return 1e18;
+  }
+  return r;
+}
+
+/// The fewest re-runs t with beta(s, t) >= n.
+int64_t repsFor(int64_t n, int64_t s) {
+  int64_t t = 1;
+  while (beta(s, t) < double(n))
+    ++t;
+  return t;
+}
+
+struct Snapshot {
+  std::vector<Buffer> bufs;
+  std::vector<int64_t> haloValid;
+  std::vector<char> cornersValid;
+  std::vector<uint64_t> values;
+  bool allocated = false;
+};
+
+struct Plan {
+  int64_t first = 0, count = 0;
+  int snaps = 1;
+  std::vector<opd_dat *> dats;
+  int nvals = 0;
+  std::vector<Snapshot> slots;
+  std::vector<ScheduleAction> forward; ///< SAVE actions of the spine
+  size_t forwardNext = 0;
+  std::vector<ScheduleAction> reverse;
+  size_t reverseNext = 0;
+  int64_t bytes = 0;
+};
+
+std::vector<std::unique_ptr<Plan>> &plans() {
+  static std::vector<std::unique_ptr<Plan>> p;
+  return p;
+}
+
+int64_t checkpointBytesNow = 0;
+
+/// Builds the action lists of a plan (relative step numbers).
+class Scheduler {
+public:
+  Scheduler(int64_t steps, int snaps) : steps(steps), slotStep(size_t(snaps), -1) {}
+
+  void build(std::vector<ScheduleAction> &fwd, std::vector<ScheduleAction> &rev) {
+    if (steps == 0)
+      return;
+    // The forward sweep: the state at 0, then the spine's snapshots.
+    out = &fwd;
+    pos = 0;
+    int slotA = take(0);
+    struct Pending {
+      int64_t a, m;
+      int64_t s;
+      int slotA, right;
+    };
+    std::vector<Pending> pending;
+    int64_t a = 0, b = steps, s = int64_t(slotStep.size()) - 1;
+    while (b - a > 1 && s > 0) {
+      int64_t m = split(b - a, s);
+      int right = take(a + m);
+      pending.push_back({a, m, s, slotA, right});
+      a += m;
+      --s;
+      slotA = right;
+    }
+    // The reverse sweep starts after the whole loop ran.
+    out = &rev;
+    pos = steps;
+    reverseRange(a, b, s, slotA);
+    while (!pending.empty()) {
+      Pending p = pending.back();
+      pending.pop_back();
+      slotStep[size_t(p.right)] = -1;
+      reverseRange(p.a, p.a + p.m, p.s, p.slotA);
+    }
+  }
+
+private:
+  int64_t split(int64_t n, int64_t s) const {
+    int64_t t = repsFor(n, s);
+    double right = beta(s - 1, t);
+    int64_t m = n - int64_t(std::min<double>(right, double(n)));
+    return std::clamp<int64_t>(m, 1, n - 1);
+  }
+  /// Saves the state at \p step (the current one) into a free slot.
+  int take(int64_t step) {
+    for (size_t i = 0; i < slotStep.size(); ++i)
+      if (slotStep[i] < 0) {
+        slotStep[i] = step;
+        out->push_back({ScheduleAction::Save, step, int(i)});
+        return int(i);
+      }
+    failf("internal error: checkpoint plan out of snapshots");
+  }
+  void restore(int slot) {
+    if (pos == slotStep[size_t(slot)])
+      return;
+    out->push_back({ScheduleAction::Restore, slotStep[size_t(slot)], slot});
+    pos = slotStep[size_t(slot)];
+  }
+  void advanceTo(int64_t k) {
+    for (; pos < k; ++pos)
+      out->push_back({ScheduleAction::Advance, pos, -1});
+  }
+  void reverseStep(int64_t k) {
+    out->push_back({ScheduleAction::Reverse, k, -1});
+    pos = k; // the reversed step leaves the state from before it
+  }
+  /// Reverses [a, b) from the snapshot of a in \p slotA with \p s free slots.
+  void reverseRange(int64_t a, int64_t b, int64_t s, int slotA) {
+    if (b - a == 1) {
+      restore(slotA);
+      reverseStep(a);
+      return;
+    }
+    if (s == 0) {
+      for (int64_t k = b - 1; k >= a; --k) {
+        restore(slotA);
+        advanceTo(k);
+        reverseStep(k);
+      }
+      return;
+    }
+    int64_t m = split(b - a, s);
+    restore(slotA);
+    advanceTo(a + m);
+    int right = take(a + m);
+    reverseRange(a + m, b, s - 1, right);
+    slotStep[size_t(right)] = -1;
+    reverseRange(a, a + m, s, slotA);
+  }
+
+  int64_t steps;
+  std::vector<int64_t> slotStep; ///< the step a slot holds, -1 free
+  std::vector<ScheduleAction> *out = nullptr;
+  int64_t pos = 0; ///< the step whose state is current
+};
+
+Plan &topPlan(const char *what) {
+  if (plans().empty())
+    failf("internal error: %s without a checkpoint plan", what);
+  return *plans().back();
+}
+
+void saveSlot(Plan &p, int slot, const uint64_t *vals) {
+  if (slot < 0 || slot >= p.snaps)
+    failf("internal error: checkpoint slot %d of %d", slot, p.snaps);
+  Snapshot &s = p.slots[size_t(slot)];
+  if (!s.allocated) {
+    for (opd_dat *d : p.dats) {
+      s.bufs.push_back(pool().get(storageBytes(d)));
+      p.bytes += storageBytes(d);
+      checkpointBytesNow += storageBytes(d);
+    }
+    s.haloValid.resize(p.dats.size());
+    s.cornersValid.resize(p.dats.size());
+    s.allocated = true;
+    stats.checkpointPeakBytes =
+        std::max(stats.checkpointPeakBytes, checkpointBytesNow);
+  }
+  for (size_t i = 0; i < p.dats.size(); ++i) {
+    opd_dat *d = p.dats[i];
+    parallelCopy(s.bufs[i].data, d->data, storageBytes(d));
+    s.haloValid[i] = d->haloValid;
+    s.cornersValid[i] = d->cornersValid;
+  }
+  s.values.assign(vals, vals + p.nvals);
+  ++stats.snapshotsTaken;
+}
+
+} // namespace
+
+std::vector<ScheduleAction> checkpointSchedule(int64_t steps, int64_t snapshots,
+                                               std::vector<ScheduleAction> *forward) {
+  std::vector<ScheduleAction> fwd, rev;
+  int snaps = int(std::clamp<int64_t>(snapshots, 1, std::max<int64_t>(steps, 1)));
+  Scheduler(steps, snaps).build(fwd, rev);
+  if (forward)
+    *forward = std::move(fwd);
+  return rev;
+}
+
+int64_t defaultSnapshots(int64_t steps) {
+  // The smallest c with c (c + 1) / 2 >= steps: at most two re-runs of a
+  // step on average (beta(c - 1, 2) = c (c + 1) / 2).
+  int64_t c = 1;
+  while (c * (c + 1) / 2 < steps)
+    ++c;
+  return c;
+}
+
+const AdjointMemory &adjointMemory() { return stats; }
+
+} // namespace opdc::rt
+
+using namespace opdc::rt;
+
+extern "C" {
+
+void opd_tape_push_dat(opd_dat *dat) {
+  if (!dat)
+    failf("internal error: tape push of a dat that does not exist");
+  tape().dats.push_back(saveDat(dat));
+  noteTape(storageBytes(dat));
+}
+
+void opd_tape_pop_dat(opd_dat *dat) {
+  Tape &t = tape();
+  if (t.dats.empty())
+    failf("internal error: the adjoint tape is empty (restoring dat '%s')",
+          dat ? dat->name.c_str() : "?");
+  DatCopy c = t.dats.back();
+  t.dats.pop_back();
+  restoreDat(c, dat);
+  pool().put(c.buf);
+  noteTape(-storageBytes(dat));
+}
+
+void opd_tape_push_value(uint64_t bits) {
+  tape().values.push_back(bits);
+  noteTape(8);
+}
+
+uint64_t opd_tape_pop_value(void) {
+  Tape &t = tape();
+  if (t.values.empty())
+    failf("internal error: the adjoint tape holds no value to restore");
+  uint64_t v = t.values.back();
+  t.values.pop_back();
+  noteTape(-8);
+  return v;
+}
+
+void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
+                    opd_dat *const *dats, int32_t ndats, int32_t nvals) {
+  auto p = std::make_unique<Plan>();
+  p->first = first;
+  p->count = std::max<int64_t>(count, 0);
+  if (snapshots <= 0)
+    snapshots = defaultSnapshots(p->count);
+  p->snaps = int(std::clamp<int64_t>(snapshots, 1, std::max<int64_t>(p->count, 1)));
+  p->dats.assign(dats, dats + ndats);
+  p->nvals = nvals;
+  p->slots.resize(size_t(p->snaps));
+  p->reverse = checkpointSchedule(p->count, p->snaps, &p->forward);
+  plans().push_back(std::move(p));
+}
+
+int32_t opd_ckpt_forward(int64_t step) {
+  Plan &p = topPlan("a checkpointed step");
+  if (p.forwardNext < p.forward.size() &&
+      p.forward[p.forwardNext].step == step - p.first)
+    return p.forward[p.forwardNext++].slot;
+  return -1;
+}
+
+void opd_ckpt_save(int32_t slot, const uint64_t *vals) {
+  saveSlot(topPlan("a snapshot"), slot, vals);
+}
+
+void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
+  Plan &p = topPlan("a restore");
+  if (slot < 0 || slot >= p.snaps || !p.slots[size_t(slot)].allocated)
+    failf("internal error: restore of checkpoint slot %d, never saved", slot);
+  Snapshot &s = p.slots[size_t(slot)];
+  for (size_t i = 0; i < p.dats.size(); ++i) {
+    opd_dat *d = p.dats[i];
+    parallelCopy(d->data, s.bufs[i].data, storageBytes(d));
+    d->haloValid = s.haloValid[i];
+    d->cornersValid = s.cornersValid[i] != 0;
+  }
+  std::copy(s.values.begin(), s.values.end(), vals);
+}
+
+int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
+  Plan &p = topPlan("the reverse of a checkpointed loop");
+  if (p.reverseNext >= p.reverse.size())
+    return OPD_CKPT_DONE;
+  const ScheduleAction &a = p.reverse[p.reverseNext++];
+  *step = p.first + a.step;
+  *slot = a.slot;
+  switch (a.kind) {
+  case ScheduleAction::Advance:
+    ++stats.stepsRerun;
+    return OPD_CKPT_ADVANCE;
+  case ScheduleAction::Save:
+    return OPD_CKPT_SAVE;
+  case ScheduleAction::Restore:
+    return OPD_CKPT_RESTORE;
+  case ScheduleAction::Reverse:
+    ++stats.stepsReversed;
+    return OPD_CKPT_REVERSE;
+  }
+  return OPD_CKPT_DONE;
+}
+
+void opd_ckpt_end(void) {
+  Plan &p = topPlan("the end of a checkpointed loop");
+  for (Snapshot &s : p.slots)
+    for (Buffer &b : s.bufs)
+      pool().put(b);
+  checkpointBytesNow -= p.bytes;
+  plans().pop_back();
+}
+
+} // extern "C"

@@ -1,0 +1,42 @@
+// Adjoint.h - The tape and checkpoint plans behind compiler-built adjoints
+// (internal to the runtime; the C ABI is opd_tape_* / opd_ckpt_* in
+// opd_rt.h).
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_LIB_EXEC_ADJOINT_H
+#define OPDC_LIB_EXEC_ADJOINT_H
+
+#include <cstdint>
+#include <vector>
+
+namespace opdc::rt {
+
+/// One action of a checkpoint plan; steps are relative to the loop's first.
+struct ScheduleAction {
+  enum Kind { Advance, Save, Restore, Reverse } kind;
+  int64_t step; ///< Advance/Reverse: the step; Save/Restore: the state's step
+  int slot;     ///< Save/Restore: the snapshot slot
+};
+
+/// The binomial checkpoint schedule of \p steps steps with \p snapshots
+/// snapshots (clamped to [1, steps]): the reverse sweep's actions, which
+/// start with the state after the last step; the forward sweep's Save
+/// actions (in step order) into \p forward.
+std::vector<ScheduleAction>
+checkpointSchedule(int64_t steps, int64_t snapshots,
+                   std::vector<ScheduleAction> *forward);
+
+/// The snapshot count used when the program names none.
+int64_t defaultSnapshots(int64_t steps);
+
+/// What the adjoint runs so far have used (for --profile).
+struct AdjointMemory {
+  int64_t tapePeakBytes = 0;
+  int64_t checkpointPeakBytes = 0;
+  int64_t snapshotsTaken = 0;
+  int64_t stepsRerun = 0;
+  int64_t stepsReversed = 0;
+};
+const AdjointMemory &adjointMemory();
+
+} // namespace opdc::rt
+#endif

@@ -1,0 +1,194 @@
+// AdjointTest.cpp - The adjoint tape and checkpoint plans: every schedule
+// reverses each step once, last to first, from the state before it, within
+// its snapshots and with binomial re-run counts; the tape and snapshots
+// restore dats (halos and halo state included) and host values.
+// SPDX-License-Identifier: Apache-2.0
+#include "core/Objects.h"
+#include "exec/Adjoint.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+using opdc::rt::checkpointSchedule;
+using opdc::rt::ScheduleAction;
+
+struct Simulation {
+  int64_t rerun = 0;
+  int maxSlots = 0;
+};
+
+// Runs the schedule on a model: the state is a step number; the forward
+// sweep runs 0..n-1 saving where it is told, then the reverse actions.
+Simulation simulate(int64_t n, int64_t snaps) {
+  std::vector<ScheduleAction> fwd;
+  std::vector<ScheduleAction> rev = checkpointSchedule(n, snaps, &fwd);
+  std::vector<int64_t> slot(size_t(std::max<int64_t>(snaps, 1)), -1);
+  Simulation sim;
+  int64_t state = 0;
+  size_t f = 0;
+  for (int64_t k = 0; k <= n; ++k) {
+    while (f < fwd.size() && fwd[f].step == k) {
+      EXPECT_EQ(fwd[f].kind, ScheduleAction::Save);
+      slot.at(size_t(fwd[f].slot)) = k;
+      ++f;
+    }
+    state = k;
+  }
+  EXPECT_EQ(f, fwd.size()) << "forward saves out of order";
+  int64_t next = n - 1; // the step to reverse next
+  for (const ScheduleAction &a : rev) {
+    switch (a.kind) {
+    case ScheduleAction::Advance:
+      EXPECT_EQ(a.step, state);
+      ++state;
+      ++sim.rerun;
+      break;
+    case ScheduleAction::Save:
+      EXPECT_EQ(a.step, state);
+      slot.at(size_t(a.slot)) = state;
+      break;
+    case ScheduleAction::Restore:
+      EXPECT_GE(slot.at(size_t(a.slot)), 0);
+      state = slot.at(size_t(a.slot));
+      break;
+    case ScheduleAction::Reverse:
+      EXPECT_EQ(a.step, next) << "steps reversed out of order";
+      EXPECT_EQ(state, a.step) << "step reversed from the wrong state";
+      --next;
+      break;
+    }
+    int used = 0;
+    for (int64_t s : slot)
+      used += s >= 0;
+    sim.maxSlots = std::max(sim.maxSlots, used);
+  }
+  EXPECT_EQ(next, -1) << "not every step was reversed";
+  return sim;
+}
+
+TEST(CheckpointSchedule, ReversesEveryStepFromItsState) {
+  for (int64_t n : {1, 2, 3, 5, 10, 17, 64, 100, 1000})
+    for (int64_t c : {1, 2, 3, 4, 8, 100}) {
+      SCOPED_TRACE("steps " + std::to_string(n) + " snapshots " +
+                   std::to_string(c));
+      Simulation s = simulate(n, c);
+      EXPECT_LE(s.maxSlots, std::min(c, n));
+    }
+}
+
+TEST(CheckpointSchedule, SnapshotOfEveryStepNeedsNoRerun) {
+  EXPECT_EQ(simulate(50, 50).rerun, 0);
+}
+
+TEST(CheckpointSchedule, OneSnapshotRerunsQuadratically) {
+  // From the start each time: 0 + 1 + ... + (n - 1) steps re-run.
+  EXPECT_EQ(simulate(10, 1).rerun, 45);
+}
+
+TEST(CheckpointSchedule, BinomialRerunCount) {
+  // 10 steps and 4 snapshots: beta(3, 2) = 10, so at most 2 runs of each
+  // step beyond the forward sweep's, and fewer than with uniform spacing.
+  Simulation s = simulate(10, 4);
+  EXPECT_LE(s.rerun, 2 * 10);
+  EXPECT_LT(s.rerun, simulate(10, 1).rerun);
+  // 1000 steps, 10 snapshots: beta(9, 3) = 220 < 1000 <= beta(9, 4) = 715?
+  // no: beta(9, 4) = C(13, 4) = 715 < 1000 <= beta(9, 5) = C(14, 5) = 2002.
+  EXPECT_LE(simulate(1000, 10).rerun, 5 * 1000);
+}
+
+TEST(CheckpointSchedule, DefaultSnapshots) {
+  EXPECT_EQ(opdc::rt::defaultSnapshots(1), 1);
+  EXPECT_EQ(opdc::rt::defaultSnapshots(10), 4);
+  EXPECT_EQ(opdc::rt::defaultSnapshots(100), 14);
+}
+
+class AdjointRuntimeTest : public ::testing::Test {
+protected:
+  void TearDown() override { opd_rt_finalize(); }
+};
+
+TEST_F(AdjointRuntimeTest, TapeRestoresDatsAndValuesInReverse) {
+  opd_set *s = opd_set_create("nodes", 5000);
+  opd_dat *a = opd_dat_create("a", s, OPD_F64, 2);
+  opd_dat *b = opd_dat_create("b", s, OPD_F32, 1);
+  auto *pa = static_cast<double *>(opd_dat_data(a));
+  auto *pb = static_cast<float *>(opd_dat_data(b));
+  for (int i = 0; i < 5000; ++i) {
+    pa[2 * i] = i;
+    pa[2 * i + 1] = -i;
+    pb[i] = float(i) / 2;
+  }
+  a->haloValid = 3;
+  opd_tape_push_dat(a);
+  opd_tape_push_dat(b);
+  opd_tape_push_value(42);
+  opd_tape_push_value(7);
+  std::vector<double> zero(10000, 0.0);
+  std::memcpy(pa, zero.data(), sizeof(double) * 10000);
+  std::memset(pb, 0, sizeof(float) * 5000);
+  a->haloValid = 0;
+  EXPECT_EQ(opd_tape_pop_value(), 7u);
+  EXPECT_EQ(opd_tape_pop_value(), 42u);
+  opd_tape_pop_dat(b);
+  opd_tape_pop_dat(a);
+  EXPECT_EQ(pa[2 * 4999 + 1], -4999.0);
+  EXPECT_EQ(pb[10], 5.0f);
+  EXPECT_EQ(a->haloValid, 3);
+  EXPECT_GE(opdc::rt::adjointMemory().tapePeakBytes, 5000 * 20);
+}
+
+TEST_F(AdjointRuntimeTest, PlanFollowsTheSchedule) {
+  opd_set *s = opd_set_create("cells", 100);
+  opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);
+  auto *pu = static_cast<double *>(opd_dat_data(u));
+  // The state after step k: u = k + 1 everywhere, one value k + 1.
+  auto run = [&](int64_t k, uint64_t &v) {
+    for (int i = 0; i < 100; ++i)
+      pu[i] = double(k + 1);
+    v = uint64_t(k + 1);
+  };
+  opd_dat *dats[] = {u};
+  const int64_t first = 3, n = 12;
+  opd_ckpt_begin(first, n, 3, dats, 1, 1);
+  uint64_t v = 0;
+  for (int i = 0; i < 100; ++i)
+    pu[i] = double(first);
+  v = uint64_t(first);
+  for (int64_t k = first; k < first + n; ++k) {
+    int32_t slot = opd_ckpt_forward(k);
+    if (slot >= 0)
+      opd_ckpt_save(slot, &v);
+    run(k, v);
+  }
+  int64_t step = 0;
+  int32_t slot = 0, act;
+  int64_t expect = first + n - 1;
+  while ((act = opd_ckpt_next(&step, &slot)) != OPD_CKPT_DONE) {
+    switch (act) {
+    case OPD_CKPT_ADVANCE:
+      run(step, v);
+      break;
+    case OPD_CKPT_SAVE:
+      opd_ckpt_save(slot, &v);
+      break;
+    case OPD_CKPT_RESTORE:
+      opd_ckpt_restore(slot, &v);
+      break;
+    case OPD_CKPT_REVERSE:
+      ASSERT_EQ(step, expect);
+      ASSERT_EQ(v, uint64_t(step));
+      ASSERT_EQ(pu[57], double(step));
+      --expect;
+      break;
+    }
+  }
+  opd_ckpt_end();
+  EXPECT_EQ(expect, first - 1);
+}
+
+} // namespace
