@@ -251,6 +251,23 @@ TEST_F(TridiagonalTest, ZeroPivotNamesSystemAndRow) {
       "be diagonally dominant");
 }
 
+// The distributed path (block marked split along the solve dimension)
+// reports a zero pivot of its elimination the same way: system and row.
+TEST_F(TridiagonalTest, ZeroPivotOnTheDistributedPath) {
+  auto run = [] {
+    System s = makeSystem({6, 5});
+    s.dat[3]->block->edgeLo[0] = false;
+    fillRandom<double>(s, 7);
+    int64_t p[3] = {3, 1, 0};
+    at<double>(s.dat[0], p) = 0; // b_3 - a_3 c'_2 = 0
+    at<double>(s.dat[1], p) = 0;
+    opd_solve_tridiagonal(s.dat[0], s.dat[1], s.dat[2], s.dat[3], 0, nullptr,
+                          nullptr);
+  };
+  EXPECT_DEATH(run(), "along dimension 0: zero pivot \\(0\\) in row 3 of the "
+                      "system at \\(\\*, 1\\), point \\(3, 1\\)");
+}
+
 TEST_F(TridiagonalTest, NonFinitePivotAlongAStridedDimension) {
   auto run = [] {
     System s = makeSystem({4, 5, 6});
