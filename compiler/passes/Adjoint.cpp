@@ -60,6 +60,7 @@
 
 #include "llvm/Support/Casting.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -162,10 +163,22 @@ private:
     return s;
   }
   Body plain(const Body &in);
-  void sweep(const Body &in, Body &fwd, Body &rev, bool top);
+  void sweep(const Body &in, Body &fwd, Body &rev, bool top,
+             bool cancelTail = false);
+  /// What sweepStmt tells sweep about the statement it did: how many
+  /// statements open its reverse chunk and undo its forward piece (NoUndo:
+  /// it cannot be cancelled), and whether the rest reads no primal state.
+  static constexpr size_t NoUndo = ~size_t(0);
+  size_t undoLen = NoUndo;
+  bool adjointPure = false;
   void sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
                  std::vector<StmtPtr> &rev, bool top);
   void adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out);
+  /// Block loops: the adjoints of active reads off the centre of a stencil,
+  /// one loop per stencil offset (ReverseDiff.h); marks them done in \p plan.
+  bool transposedStencils(const ParLoopStmt &l,
+                          std::vector<AdjointParamPlan> &plan,
+                          std::vector<bool> &key, std::vector<StmtPtr> &out);
   Dat *adjointDat(Dat *d);
   static StmtPtr tape(bool push, std::vector<Dat *> d,
                       std::vector<unsigned> v, SourceRange r) {
@@ -294,16 +307,45 @@ Body Expansion::plain(const Body &in) {
   return out;
 }
 
-void Expansion::sweep(const Body &in, Body &fwd, Body &rev, bool top) {
-  std::vector<std::vector<StmtPtr>> chunks;
+void Expansion::sweep(const Body &in, Body &fwd, Body &rev, bool top,
+                      bool cancelTail) {
+  std::vector<std::vector<StmtPtr>> pieces, chunks;
+  std::vector<size_t> undo;
+  std::vector<bool> pure;
   for (const StmtPtr &s : in.stmts) {
-    std::vector<StmtPtr> r;
-    sweepStmt(*s, fwd.stmts, r, top);
+    std::vector<StmtPtr> f, r;
+    undoLen = NoUndo;
+    adjointPure = false;
+    sweepStmt(*s, f, r, top);
+    pieces.push_back(std::move(f));
     chunks.push_back(std::move(r));
+    undo.push_back(undoLen);
+    pure.push_back(adjointPure);
   }
+  // Run forward and then back at once (the reverse body of a checkpointed
+  // step), the last statement's forward piece and the undo that opens its
+  // reverse chunk cancel: the state before it is what its adjoint reads.
+  // So do the ones before it while the adjoints of those cancelled read no
+  // primal state (a swap's).
+  for (size_t i = pieces.size(); cancelTail && i-- > 0;) {
+    if (undo[i] == NoUndo)
+      break;
+    pieces[i].clear();
+    chunks[i].erase(chunks[i].begin(), chunks[i].begin() + long(undo[i]));
+    b.ctx.stats.add(PassName, "cancelled",
+                    "forward statements cancelled against their undo");
+    if (!pure[i])
+      break;
+  }
+  for (auto &p : pieces)
+    for (StmtPtr &s : p)
+      fwd.stmts.push_back(std::move(s));
   for (auto c = chunks.rbegin(); c != chunks.rend(); ++c)
     for (StmtPtr &s : *c)
       rev.stmts.push_back(std::move(s));
+  // A compound statement around this body cannot be cancelled.
+  undoLen = NoUndo;
+  adjointPure = false;
 }
 
 void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
@@ -327,6 +369,7 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
       rev.push_back(tape(false, {}, {root}, at));
     rd.assignAdjoint(*a, rev);
     fwd.push_back(std::move(a));
+    undoLen = taped ? 1 : 0;
     return;
   }
   case StmtKind::Eval:
@@ -352,7 +395,7 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
     const auto &f = cast<ForStmt>(s);
     Type it = caller.vars[f.slot].type;
     Body fb, rb;
-    sweep(f.body, fb, rb, false);
+    sweep(f.body, fb, rb, false, /*cancelTail=*/top);
     if (top) {
       // A top-level loop: binomial checkpointing of its steps.
       Writes w;
@@ -446,6 +489,7 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
     fwd.push_back(s.clone());
     rev.push_back(tape(false, w.dats, vars, at));
     adjointLoop(l, rev);
+    undoLen = 1;
     return;
   }
   case StmtKind::Swap: {
@@ -455,6 +499,8 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
     if (active.count(w.a) || active.count(w.b))
       rev.push_back(std::make_unique<SwapStmt>(adjointDat(w.a),
                                                adjointDat(w.b), at));
+    undoLen = 1;
+    adjointPure = true;
     return;
   }
   default:
@@ -486,6 +532,8 @@ void Expansion::adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out) {
     any = any || act;
   }
   if (!any)
+    return;
+  if (l.block && !transposedStencils(l, plan, key, out))
     return;
   Function *&kb = b.adjointKernels[{&k, key}];
   if (!kb)
@@ -540,6 +588,109 @@ void Expansion::adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out) {
   out.push_back(std::move(loop));
   for (StmtPtr &s : after)
     out.push_back(std::move(s));
+}
+
+bool Expansion::transposedStencils(const ParLoopStmt &l,
+                                   std::vector<AdjointParamPlan> &plan,
+                                   std::vector<bool> &key,
+                                   std::vector<StmtPtr> &out) {
+  const Function &k = *l.kernel;
+  std::vector<std::vector<int64_t>> shifts;
+  std::vector<size_t> off;
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const AccessDescriptor &a = l.args[i];
+    if (!plan[i].active || a.kind != ArgKind::Stencil || !a.stencil ||
+        a.stencil->isCentreOnly())
+      continue;
+    off.push_back(i);
+    for (const auto &pt : a.stencil->points)
+      if (std::find(shifts.begin(), shifts.end(), pt) == shifts.end())
+        shifts.push_back(pt);
+  }
+  if (off.empty())
+    return true;
+  if (l.ranges.empty())
+    return error(l.range,
+                 "the adjoint of a stencil read needs the loop's range: write "
+                 "it (loop " + k.name + " over " + l.block->name +
+                     "[lo..hi, ...])");
+  for (const std::vector<int64_t> &t : shifts) {
+    std::vector<bool> tkey = key;
+    for (int64_t v : t)
+      for (int bit = 0; bit < 8; ++bit)
+        tkey.push_back((uint64_t(v) >> bit) & 1);
+    Function *&kt = b.adjointKernels[{&k, tkey}];
+    if (!kt)
+      kt = buildAdjointKernel(b.program, k, plan, b.ctx, l.range, &t);
+    if (!kt) {
+      b.ctx.diags.note(l.range, "in the adjoint of this loop");
+      ok = false;
+      return false;
+    }
+    auto loop = std::make_unique<ParLoopStmt>(l.range);
+    loop->kernel = kt;
+    loop->block = l.block;
+    for (size_t d = 0; d < l.ranges.size(); ++d) {
+      auto moved = [&](const ExprPtr &e) -> ExprPtr {
+        if (t[d] == 0)
+          return e->clone();
+        return std::make_unique<BinaryExpr>(
+            BinaryOp::Add, e->clone(),
+            std::make_unique<ConstantExpr>(
+                ConstValue::ofInt(e->type.scalar, t[d])));
+      };
+      loop->ranges.push_back({moved(l.ranges[d].lo), moved(l.ranges[d].hi)});
+    }
+    for (const AccessDescriptor &a : l.args)
+      if (a.mode == AccessMode::Read || a.mode == AccessMode::ReadWrite) {
+        AccessDescriptor c = a.clone();
+        c.mode = AccessMode::Read;
+        const KernelParam &p = kt->kernelParams[loop->args.size()];
+        if (c.usesDat() && p.stencil) {
+          c.kind = ArgKind::Stencil;
+          c.stencil = p.stencil;
+        }
+        loop->args.push_back(std::move(c));
+      }
+    for (size_t i = 0; i < l.args.size(); ++i) {
+      const AccessDescriptor &a = l.args[i];
+      if (!plan[i].active || loop->args.size() >= kt->kernelParams.size())
+        continue;
+      const KernelParam &p = kt->kernelParams[loop->args.size()];
+      if (p.name != k.kernelParams[i].name + ".b")
+        continue; // not in the shifted kernel
+      AccessDescriptor c = a.clone();
+      c.mode = p.mode;
+      if (a.kind == ArgKind::Reduction) {
+        Type vt = caller.vars[unsigned(a.var)].type;
+        c.kind = ArgKind::GlobalRead;
+        c.value = ref(rd.adjointSlot(unsigned(a.var)), vt);
+        c.var = -1;
+      } else if (p.stencil) {
+        // An output's adjoint, read at -t: its halo must reach that far.
+        Dat *ad = adjointDat(a.dat);
+        c.dat = ad;
+        c.kind = ArgKind::Stencil;
+        c.stencil = p.stencil;
+        for (size_t d = 0; d < t.size() && d < ad->haloMinus.size(); ++d) {
+          ad->haloMinus[d] = std::max<int64_t>(ad->haloMinus[d], t[d]);
+          ad->haloPlus[d] = std::max<int64_t>(ad->haloPlus[d], -t[d]);
+        }
+      } else {
+        c.dat = adjointDat(a.dat);
+        c.kind = ArgKind::Direct;
+        c.stencil = nullptr;
+      }
+      loop->args.push_back(std::move(c));
+    }
+    b.ctx.stats.add(PassName, "transposed", "transposed-stencil loops");
+    out.push_back(std::move(loop));
+  }
+  for (size_t i : off) {
+    plan[i].active = false;
+    key[2 * i] = false;
+  }
+  return true;
 }
 
 std::vector<StmtPtr> Expansion::run() {
@@ -644,21 +795,21 @@ std::vector<StmtPtr> Expansion::run() {
       f->isDerivative = false;
       f->primal = nullptr;
     }
-    out.push_back(b.fill.loop(d, f, req.range));
+    out.push_back(b.fill.loop(d, f, req.range, true));
   }
   std::vector<Dat *> zeroed;
   for (auto &d : b.program.dats)
     if (active.count(d.get()))
       zeroed.push_back(d.get());
   for (Dat *d : zeroed)
-    out.push_back(b.fill.loop(nullptr, adjointDat(d), req.range));
+    out.push_back(b.fill.loop(nullptr, adjointDat(d), req.range, true));
   out.push_back(assign(AssignOp::Set, ref(rd.adjointSlot(result), rt),
                        std::make_unique<ConstantExpr>(
                            ConstValue::ofFloat(rt.scalar, 1.0))));
   for (StmtPtr &s : rev.stmts)
     out.push_back(std::move(s));
   for (Dat *d : w.dats)
-    out.push_back(b.fill.loop(b.finalDats[d], d, req.range));
+    out.push_back(b.fill.loop(b.finalDats[d], d, req.range, true));
   for (const DerivEntry &e : req.entries)
     if (!e.of.dat) {
       unsigned s = slots[p.params[unsigned(e.of.param)]];

@@ -189,12 +189,27 @@ Function *FillLoops::kernel(Type elem, bool copy) {
   return k;
 }
 
-StmtPtr FillLoops::loop(Dat *src, Dat *dst, SourceRange at) {
+StmtPtr FillLoops::loop(Dat *src, Dat *dst, SourceRange at, bool halos) {
   Function *k = kernel(dst->elemType, src != nullptr);
   auto loop = std::make_unique<ParLoopStmt>(at);
   loop->kernel = k;
   loop->set = dst->set;
   loop->block = dst->block;
+  if (halos && dst->structured()) {
+    // Every stored point: [base - halo-, base + size + halo+).
+    for (size_t d = 0; d < dst->size.size(); ++d) {
+      ScalarKind ik = dst->size[d]->type.scalar;
+      int64_t base = d < dst->base.size() ? dst->base[d] : 0;
+      auto c = [&](int64_t v) {
+        return std::make_unique<ConstantExpr>(ConstValue::ofInt(ik, v));
+      };
+      LoopRange r;
+      r.lo = c(base - dst->haloMinus[d]);
+      r.hi = std::make_unique<BinaryExpr>(BinaryOp::Add, dst->size[d]->clone(),
+                                          c(base + dst->haloPlus[d]));
+      loop->ranges.push_back(std::move(r));
+    }
+  }
   auto arg = [&](Dat *d, AccessMode m) {
     AccessDescriptor a;
     a.kind = ArgKind::Direct;

@@ -36,8 +36,10 @@ class FillLoops {
 public:
   FillLoops(ir::Program &p, std::string prefix)
       : program(p), prefix(std::move(prefix)) {}
-  /// `dst = src` element by element, or `dst = 0` when \p src is null.
-  ir::StmtPtr loop(ir::Dat *src, ir::Dat *dst, SourceRange at);
+  /// `dst = src` element by element, or `dst = 0` when \p src is null;
+  /// block dats over their halos too when \p halos.
+  ir::StmtPtr loop(ir::Dat *src, ir::Dat *dst, SourceRange at,
+                   bool halos = false);
 
 private:
   ir::Function *kernel(Type elem, bool copy);

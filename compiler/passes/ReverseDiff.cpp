@@ -396,9 +396,11 @@ void declaredSlots(const Body &b, std::vector<unsigned> &out) {
 
 class KernelAdjoint {
 public:
-  KernelAdjoint(Function &f, const Function &primal,
-                const std::vector<AdjointParamPlan> &plan, PassContext &ctx)
-      : f(f), primal(primal), plan(plan), ctx(ctx), rd(f, ctx.diags) {}
+  KernelAdjoint(Program &program, Function &f, const Function &primal,
+                const std::vector<AdjointParamPlan> &plan, PassContext &ctx,
+                const std::vector<int64_t> *shift)
+      : program(program), f(f), primal(primal), plan(plan), ctx(ctx),
+        rd(f, ctx.diags), shift(shift) {}
   bool build(SourceRange at);
 
 private:
@@ -412,11 +414,21 @@ private:
     return false;
   }
 
+  /// A parameter read off the centre of its stencil.
+  bool offCentre(unsigned i) const {
+    const Stencil *st = primal.kernelParams[i].stencil;
+    return st && !st->isCentreOnly();
+  }
+  /// \p st moved by -shift (the centre when \p st is null).
+  Stencil *shifted(const Stencil *st);
+
+  Program &program;
   Function &f;
   const Function &primal;
   const std::vector<AdjointParamPlan> &plan;
   PassContext &ctx;
   ReverseDiff rd;
+  const std::vector<int64_t> *shift; ///< transposed-stencil part, or null
   std::vector<int> local; ///< primal param -> local slot (-1: read param)
   std::vector<int> accum; ///< read param -> its adjoint accumulator slot
 };
@@ -544,6 +556,30 @@ AccessMode adjointMode(AccessMode m, bool global) {
   }
 }
 
+Stencil *KernelAdjoint::shifted(const Stencil *st) {
+  const std::vector<int64_t> &t = *shift;
+  std::vector<std::vector<int64_t>> points;
+  if (st)
+    points = st->points;
+  else
+    points.push_back(std::vector<int64_t>(t.size(), 0));
+  for (auto &pt : points)
+    for (size_t d = 0; d < pt.size(); ++d)
+      pt[d] -= t[d];
+  for (auto &existing : program.stencils)
+    if (existing->points == points)
+      return existing.get();
+  auto n = std::make_unique<Stencil>();
+  n->name = (st ? st->name : std::string("centre")) + ".shift";
+  for (size_t d = 0; d < t.size(); ++d)
+    n->name += (t[d] < 0 ? "m" : "p") + std::to_string(t[d] < 0 ? -t[d] : t[d]);
+  n->dims = unsigned(t.size());
+  n->points = std::move(points);
+  n->range = st ? st->range : SourceRange();
+  program.stencils.push_back(std::move(n));
+  return program.stencils.back().get();
+}
+
 bool KernelAdjoint::build(SourceRange at) {
   const unsigned n = unsigned(primal.kernelParams.size());
   for (unsigned i = 0; i < n; ++i) {
@@ -569,6 +605,8 @@ bool KernelAdjoint::build(SourceRange at) {
     if (p.mode == AccessMode::Read || p.mode == AccessMode::ReadWrite) {
       readIndex[i] = int(params.size());
       p.mode = AccessMode::Read;
+      if (shift && p.stencil)
+        p.stencil = shifted(p.stencil);
       params.push_back(p);
     }
   }
@@ -577,8 +615,23 @@ bool KernelAdjoint::build(SourceRange at) {
       continue;
     KernelParam p = primal.kernelParams[i];
     p.name += ".b";
-    p.mode = adjointMode(p.mode, plan[i].global);
-    p.stencil = nullptr; // the adjoint lives at the centre
+    if (!shift) {
+      p.mode = adjointMode(p.mode, plan[i].global);
+      p.stencil = nullptr; // the adjoint lives at the centre
+    } else if (p.mode == AccessMode::Read) {
+      // The transposed stencil: only the off-centre reads, incremented at
+      // the centre of the shifted element.
+      if (!offCentre(i))
+        continue;
+      p.mode = AccessMode::Inc;
+      p.stencil = nullptr;
+    } else if (p.mode == AccessMode::Sum) {
+      p.mode = AccessMode::Read;
+    } else {
+      // The outputs' adjoints, read where the shifted element wrote them.
+      p.mode = AccessMode::Read;
+      p.stencil = shifted(nullptr);
+    }
     adjIndex[i] = int(params.size());
     params.push_back(p);
   }
@@ -596,17 +649,21 @@ bool KernelAdjoint::build(SourceRange at) {
   struct Remap : IRMutator {
     const std::vector<int> &readIndex, &local;
     const Function &f;
+    const std::vector<int64_t> *shift;
     Remap(const std::vector<int> &r, const std::vector<int> &l,
-          const Function &f)
-        : readIndex(r), local(l), f(f) {}
+          const Function &f, const std::vector<int64_t> *shift)
+        : readIndex(r), local(l), f(f), shift(shift) {}
     ExprPtr mutateKernelArg(std::unique_ptr<KernelArgExpr> e) override {
       if (local[e->index] >= 0)
         return std::make_unique<VarRefExpr>(unsigned(local[e->index]), e->type,
                                             e->range);
+      if (shift && !e->offset.empty())
+        for (size_t d = 0; d < e->offset.size(); ++d)
+          e->offset[d] -= (*shift)[d];
       e->index = unsigned(readIndex[e->index]);
       return e;
     }
-  } remap(readIndex, local, f);
+  } remap(readIndex, local, f, shift);
   remap.mutateBody(f.body);
   std::vector<int> primalOfRead(params.size(), -1);
   for (unsigned i = 0; i < n; ++i)
@@ -628,6 +685,14 @@ bool KernelAdjoint::build(SourceRange at) {
     int i = a.index < primalOfRead.size() ? primalOfRead[a.index] : -1;
     if (i < 0 || !plan[unsigned(i)].active || !ok)
       return;
+    if (shift) {
+      // Only the read at the shift lands on this element's centre.
+      if (!offCentre(unsigned(i)))
+        return;
+      for (int64_t o : a.offset)
+        if (o != 0)
+          return;
+    }
     for (int64_t o : a.offset)
       if (o != 0) {
         ctx.diags.error(a.range,
@@ -673,13 +738,23 @@ bool KernelAdjoint::build(SourceRange at) {
     if (!plan[i].active)
       continue;
     const KernelParam &p = primal.kernelParams[i];
+    if (adjIndex[i] < 0)
+      continue;
     auto adjArg = [&] {
       return std::make_unique<KernelArgExpr>(unsigned(adjIndex[i]), p.type);
     };
     if (local[i] >= 0) {
       unsigned ab = rd.adjointSlot(unsigned(local[i]));
-      seeds.push_back(assign(AssignOp::Set, ref(ab, p.type), adjArg()));
-      if (p.mode == AccessMode::Write || p.mode == AccessMode::ReadWrite)
+      ExprPtr seed = adjArg();
+      if (shift && p.mode != AccessMode::Sum) {
+        std::vector<int64_t> at(shift->size());
+        for (size_t d = 0; d < at.size(); ++d)
+          at[d] = -(*shift)[d];
+        seed = std::make_unique<KernelArgExpr>(unsigned(adjIndex[i]), p.type, at);
+      }
+      seeds.push_back(assign(AssignOp::Set, ref(ab, p.type), std::move(seed)));
+      if (!shift &&
+          (p.mode == AccessMode::Write || p.mode == AccessMode::ReadWrite))
         epilogue.push_back(assign(AssignOp::Set, adjArg(), ref(ab, p.type)));
       continue;
     }
@@ -714,13 +789,15 @@ bool KernelAdjoint::build(SourceRange at) {
 
 Function *buildAdjointKernel(Program &program, const Function &k,
                              const std::vector<AdjointParamPlan> &plan,
-                             PassContext &ctx, SourceRange at) {
+                             PassContext &ctx, SourceRange at,
+                             const std::vector<int64_t> *shift) {
   std::unique_ptr<Function> f = k.clone();
-  f->name = k.name + ".b";
+  std::string base = k.name + (shift ? ".bt" : ".b");
+  f->name = base;
   for (unsigned n = 1; program.findKernel(f->name); ++n)
-    f->name = k.name + ".b" + std::to_string(n);
+    f->name = base + std::to_string(n);
   inlineCallsIn(program, *f, ctx);
-  KernelAdjoint ka(*f, k, plan, ctx);
+  KernelAdjoint ka(program, *f, k, plan, ctx, shift);
   if (!ka.build(at))
     return nullptr;
   Function *out = f.get();

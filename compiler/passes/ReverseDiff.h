@@ -83,9 +83,20 @@ struct AdjointParamPlan {
 /// Returns null after reporting an error (a while loop, a for loop without
 /// constant bounds, break or continue, a min or max reduction of an active
 /// value, an active stencil read off the centre).
+///
+/// With \p shift (a block loop's transposed stencil, one kernel per offset
+/// t of the active stencils): the kernel runs at p = q + t for the primal
+/// element q and adds to the adjoint of each active off-centre stencil
+/// parameter, at the centre, only the contribution of its read at offset
+/// t; its primal reads are moved by -t (new stencils), the outputs'
+/// adjoints are read at -t, and nothing else is written (the kernel
+/// without shift, with those parameters inactive, does the rest). Every
+/// point is incremented once per kernel, so it stays race-free and
+/// vectorises like any centre write.
 ir::Function *buildAdjointKernel(ir::Program &program, const ir::Function &k,
                                  const std::vector<AdjointParamPlan> &plan,
-                                 PassContext &ctx, SourceRange at);
+                                 PassContext &ctx, SourceRange at,
+                                 const std::vector<int64_t> *shift = nullptr);
 
 } // namespace opdc
 #endif

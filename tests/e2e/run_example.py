@@ -25,6 +25,8 @@
 #                  test, 1e-12 relative) and dJ/dalpha against a central
 #                  finite difference (1e-6; the larger ring with a step
 #                  of 1e-3 that keeps rounding below that), on two ring sizes
+#   poisson_inverse  gradient descent with the adjoint recovers a source:
+#                  the misfit falls by more than 1000x
 #   fem_poisson    Q1 finite elements on a distorted quad mesh solved by
 #                  solve cg: converged to its tolerance, the max nodal error
 #                  against the manufactured solution falls as h^2 (ratios in
@@ -187,6 +189,14 @@ def check_adjoint(exe, work):
             fail("dJ/dalpha %.15e against finite difference %.15e" % (ad, fd))
 
 
+def check_poisson_inverse(exe, work):
+    out = outputs(exe, work, [[]])[0]
+    first = number(out, r"^misfit (\S+) ->", "first misfit")
+    final = number(out, r"-> (\S+) \(", "final misfit")
+    if not final < 1e-3 * first:
+        fail("misfit %g -> %g: fell by less than 1000x" % (first, final))
+
+
 def check_fem_poisson(exe, work):
     grids = (16, 32, 64)
     runs = [["--quad_nx=%d" % n, "--quad_ny=%d" % n] for n in grids]
@@ -208,7 +218,8 @@ def check_fem_poisson(exe, work):
 CHECKS = {"fem_poisson": check_fem_poisson, "poisson": check_poisson,
           "heat3d": check_heat3d,
           "shallow_water": check_shallow_water, "adi_heat": check_adi_heat,
-          "adi_heat3d": check_adi_heat3d, "adjoint": check_adjoint}
+          "adi_heat3d": check_adi_heat3d, "adjoint": check_adjoint,
+          "poisson_inverse": check_poisson_inverse}
 
 
 def main():
