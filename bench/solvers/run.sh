@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# run.sh - Batched tridiagonal solves: 256^3 and 4096^2, each dimension.
+# run.sh - Batched tridiagonal solves: 256^3 and 4096^2, each dimension;
+# conjugate gradients (solve cg) per iteration.
 #
 # Issue 13's figures: opd_solve_tridiagonal (lib/solvers/Tridiagonal.cpp)
 # along each dimension of a 256^3 and a 4096^2 f64 block, at 1 and 2
 # threads (bench/solvers/tridiag_bench.cpp, best of --reps solves). Prints
 # each case's time and GB/s (a, b, c, d read once and d written once: 40
 # bytes a point) with its share of the STREAM triad measured in this same
-# run (bench/stream, 3 x 256 MiB arrays).
+# run (bench/stream, 3 x 256 MiB arrays). Then bench/solvers/cg_bench.opd,
+# built by opdc: `solve cg` on the 5-point Laplacian of a --cg-n^2 grid,
+# --cg-iters iterations, plain and Jacobi; time per iteration, and GB/s of
+# the sum of its loops' least traffic (104 or 120 bytes a point an
+# iteration, see cg_bench.opd) against the same triad.
 #
 # usage: bench/solvers/run.sh [--threads=1,2] [--reps=5] [--n3=256]
-#        [--n2=4096]   (build/ must exist: scripts/build.sh; OPDC_BUILD
+#        [--n2=4096] [--cg-n=2048] [--cg-iters=100]
+#        (build/ must exist: scripts/build.sh; OPDC_BUILD
 #        names another build tree). Work files go to build/bench/solvers/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,12 +24,16 @@ threads=1,2
 reps=5
 n3=256
 n2=4096
+cgn=2048
+cgiters=100
 for a in "$@"; do
   case $a in
     --threads=*) threads=${a#--threads=} ;;
     --reps=*) reps=${a#--reps=} ;;
     --n3=*) n3=${a#--n3=} ;;
     --n2=*) n2=${a#--n2=} ;;
+    --cg-n=*) cgn=${a#--cg-n=} ;;
+    --cg-iters=*) cgiters=${a#--cg-iters=} ;;
     *) echo "run.sh: error: unknown argument '$a'" >&2; exit 2 ;;
   esac
 done
@@ -58,4 +68,32 @@ for line in open(sys.argv[2]):
     print("%-12s %6s %8d %10.1f %8.2f %7.1f%%" %
           (grid, along, t, 1e3 * float(s), float(gbps),
            100 * float(gbps) / triad[t]))
+PY
+
+echo "== solve cg, $cgiters iterations on ${cgn}^2"
+"$build/bin/opdc" build "$root/bench/solvers/cg_bench.opd" -o cg_bench
+: >cg.txt
+for t in ${threads//,/ }; do
+  for j in false true; do
+    # tol 0: the solve warns that it did not converge (expected).
+    ./cg_bench --threads="$t" --n="$cgn" --iters="$cgiters" --jacobi=$j \
+      2>/dev/null | sed "s/^cg /cg threads=$t /" >>cg.txt
+  done
+done
+python3 - stream.txt cg.txt <<'PY'
+import re, sys
+triad = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"stream-triad threads=(\d+) .* GBps=([0-9.]+)", line)
+    if m:
+        triad[int(m.group(1))] = float(m.group(2))
+print("%-8s %7s %8s %14s %10s %8s %8s" %
+      ("n", "jacobi", "threads", "ms/iteration", "B/point", "GB/s", "% triad"))
+for line in open(sys.argv[2]):
+    f = dict(kv.split("=") for kv in line.split()[1:] if "=" in kv)
+    t, n = int(f["threads"]), int(f["n"])
+    print("%-8d %7s %8d %14.3f %10.0f %8.2f %7.1f%%" %
+          (n, f["jacobi"], t, float(f["per_iter_ms"]),
+           float(f["bytes_per_iter"]) / n / n, float(f["GBps"]),
+           100 * float(f["GBps"]) / triad[t]))
 PY

@@ -98,6 +98,9 @@ ForStmt::ForStmt(SourceRange r, std::unique_ptr<VarDecl> v, RangeExpr b,
       body(std::move(bd)) {}
 ForStmt::~ForStmt() = default;
 
+SolveStmt::SolveStmt(SourceRange r) : Stmt(StmtKind::Solve, r) {}
+SolveStmt::~SolveStmt() = default;
+
 AdjointStmt::AdjointStmt(SourceRange r)
     : DerivativeStmt(StmtKind::Adjoint, r) {}
 AdjointStmt::~AdjointStmt() = default;

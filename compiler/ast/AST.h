@@ -409,16 +409,32 @@ struct PrintStmt : Stmt {
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Print; }
 };
 
-/// `solve tridiagonal(a, b, c, d) along 0 over grid[...]`
+/// `solve tridiagonal(a, b, c, d) along 0 over grid[...]`, or
+/// `let (iters, res) = solve cg(apply, p -> Ap, b, x, tol: 1e-10)`.
 struct SolveStmt : Stmt {
-  NameRef solver;             ///< "tridiagonal" (sema checks the name)
-  std::vector<NameRef> args;  ///< decl: DatDecl
-  ExprPtr along;
+  NameRef solver;             ///< "tridiagonal" or "cg" (sema checks it)
+  /// The positional arguments in order; `p -> q` contributes p and q.
+  /// decl: DatDecl (cg: args[0] is the operator's ProcDecl).
+  std::vector<NameRef> args;
+  std::vector<size_t> arrows; ///< i: `args[i] -> args[i + 1]` was written
+  /// `name: value` options (cg: tol, maxiter, precond), with the number of
+  /// positional arguments written before each.
+  struct Option {
+    NameRef name;
+    ExprPtr value;
+    size_t position = 0;
+  };
+  std::vector<Option> options;
+  ExprPtr along;              ///< null for cg
   int64_t alongDim = -1;      ///< sema
-  NameRef space;              ///< decl: BlockDecl
+  NameRef space;              ///< decl: BlockDecl; empty name for cg
   bool hasRanges = false;
   std::vector<RangeExpr> ranges;
-  SolveStmt(SourceRange r) : Stmt(StmtKind::Solve, r) {}
+  /// `let (iters, res) = solve ...`: the two variables defined, else null.
+  std::unique_ptr<VarDecl> iters, residual;
+  DatDecl *precond = nullptr; ///< sema: cg's `precond:` dat, if any
+  SolveStmt(SourceRange r);
+  ~SolveStmt() override;
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Solve; }
 };
 

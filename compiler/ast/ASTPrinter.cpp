@@ -42,6 +42,8 @@
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
+
 #include <string>
 
 namespace opdc {
@@ -494,15 +496,24 @@ private:
     }
     case StmtKind::Solve: {
       auto &v = llvm::cast<SolveStmt>(s);
+      if (v.iters)
+        os << "let (" << v.iters->name << ", " << v.residual->name << ") = ";
       os << "solve " << v.solver.name << "(";
-      for (size_t i = 0; i < v.args.size(); ++i)
-        os << (i ? ", " : "") << v.args[i].name;
-      os << ") over " << v.space.name;
+      for (size_t i = 0; i < v.args.size(); ++i) {
+        bool arrow = std::find(v.arrows.begin(), v.arrows.end(), i - 1) !=
+                     v.arrows.end();
+        os << (i ? (arrow ? " -> " : ", ") : "") << v.args[i].name;
+      }
+      os << ")";
+      if (v.along)
+        os << " over " << v.space.name;
       if (v.alongDim >= 0)
         os << " along " << v.alongDim;
       loc(s.range);
       Indent in(*this);
       expr(v.along.get(), "along");
+      for (const SolveStmt::Option &o : v.options)
+        expr(o.value.get(), o.name.name);
       for (const RangeExpr &r : v.ranges)
         range(r);
       return;

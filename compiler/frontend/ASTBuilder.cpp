@@ -451,13 +451,52 @@ StmtPtr ParseDriver::makePrint(bool formatted, std::vector<ExprPtr> args,
   return std::make_unique<PrintStmt>(range, formatted, std::move(args));
 }
 
-StmtPtr ParseDriver::makeSolve(NameRef solver, std::vector<NameRef> args,
-                               ExprPtr along, NameRef space,
+ParsedSolveArg ParseDriver::makeSolveArg(NameRef name,
+                                         std::optional<NameRef> to,
+                                         ExprPtr value, SourceRange range) {
+  takeDepth(value.get());
+  ParsedSolveArg a;
+  a.name = std::move(name);
+  a.to = std::move(to);
+  a.value = std::move(value);
+  a.range = range;
+  return a;
+}
+
+ParsedSolve ParseDriver::makeSolveCall(NameRef solver,
+                                       std::vector<ParsedSolveArg> args,
+                                       SourceRange range) {
+  ParsedSolve c;
+  c.solver = std::move(solver);
+  c.args = std::move(args);
+  c.range = range;
+  return c;
+}
+
+namespace {
+std::unique_ptr<SolveStmt> solveFromCall(ParsedSolve call, SourceRange range) {
+  auto s = std::make_unique<SolveStmt>(range);
+  s->solver = std::move(call.solver);
+  for (ParsedSolveArg &a : call.args) {
+    if (a.value) {
+      s->options.push_back({std::move(a.name), std::move(a.value),
+                            s->args.size()});
+      continue;
+    }
+    s->args.push_back(std::move(a.name));
+    if (a.to) {
+      s->arrows.push_back(s->args.size() - 1);
+      s->args.push_back(std::move(*a.to));
+    }
+  }
+  return s;
+}
+} // namespace
+
+StmtPtr ParseDriver::makeSolve(ParsedSolve call, ExprPtr along, NameRef space,
                                std::optional<std::vector<RangeExpr>> ranges,
                                SourceRange range) {
-  auto s = std::make_unique<SolveStmt>(range);
-  s->solver = std::move(solver);
-  s->args = std::move(args);
+  auto s = solveFromCall(std::move(call), range);
   takeDepth(along.get());
   s->along = std::move(along);
   s->space = std::move(space);
@@ -465,6 +504,16 @@ StmtPtr ParseDriver::makeSolve(NameRef solver, std::vector<NameRef> args,
     s->hasRanges = true;
     s->ranges = std::move(*ranges);
   }
+  return s;
+}
+
+StmtPtr ParseDriver::makeSolveLet(NameRef iters, NameRef residual,
+                                  ParsedSolve call, SourceRange range) {
+  auto s = solveFromCall(std::move(call), range);
+  s->iters = std::make_unique<VarDecl>(iters.name, iters.range, range);
+  s->iters->module = module.get();
+  s->residual = std::make_unique<VarDecl>(residual.name, residual.range, range);
+  s->residual->module = module.get();
   return s;
 }
 

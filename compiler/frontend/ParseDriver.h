@@ -74,6 +74,22 @@ struct ParsedDatInit {
   ast::ExprPtr expr;
 };
 
+/// One argument of `solve NAME(...)`: a name, `name -> to` or
+/// `name: value`.
+struct ParsedSolveArg {
+  ast::NameRef name;
+  std::optional<ast::NameRef> to;
+  ast::ExprPtr value;
+  SourceRange range;
+};
+
+/// `solve NAME(ARG, ...)` before what follows it.
+struct ParsedSolve {
+  ast::NameRef solver;
+  std::vector<ParsedSolveArg> args;
+  SourceRange range;
+};
+
 class ParseDriver {
 public:
   /// Deepest bracket nesting ('(', '[' and '{' together) the scanner accepts.
@@ -239,10 +255,19 @@ public:
                         SourceRange range);
   ast::StmtPtr makePrint(bool formatted, std::vector<ast::ExprPtr> args,
                          SourceRange range);
-  ast::StmtPtr makeSolve(ast::NameRef solver, std::vector<ast::NameRef> args,
-                         ast::ExprPtr along, ast::NameRef space,
+  ParsedSolveArg makeSolveArg(ast::NameRef name, std::optional<ast::NameRef> to,
+                              ast::ExprPtr value, SourceRange range);
+  ParsedSolve makeSolveCall(ast::NameRef solver,
+                            std::vector<ParsedSolveArg> args,
+                            SourceRange range);
+  /// `solve ... [along E over B[...]]` (\p along null: no `along` clause).
+  ast::StmtPtr makeSolve(ParsedSolve call, ast::ExprPtr along,
+                         ast::NameRef space,
                          std::optional<std::vector<ast::RangeExpr>> ranges,
                          SourceRange range);
+  /// `let (iters, res) = solve ...`.
+  ast::StmtPtr makeSolveLet(ast::NameRef iters, ast::NameRef residual,
+                            ParsedSolve call, SourceRange range);
   ast::StmtPtr makeAdjoint(ast::NameRef value, ast::NameRef grad,
                            ast::NameRef proc, std::vector<ast::ExprPtr> args,
                            std::vector<ast::NameRef> wrt,

@@ -14,6 +14,8 @@ const char *solverName(SolverKind k) {
   switch (k) {
   case SolverKind::Tridiagonal:
     return "tridiagonal";
+  case SolverKind::CG:
+    return "cg";
   }
   return "?";
 }
@@ -249,7 +251,10 @@ StmtPtr DatIOStmt::clone() const {
 }
 
 StmtPtr PrintStmt::clone() const {
-  return std::make_unique<PrintStmt>(formatted, format, cloneAll(args), range);
+  auto c =
+      std::make_unique<PrintStmt>(formatted, format, cloneAll(args), range);
+  c->to = to;
+  return c;
 }
 
 StmtPtr SolveStmt::clone() const {
@@ -260,6 +265,12 @@ StmtPtr SolveStmt::clone() const {
   c->block = block;
   for (const auto &r : ranges)
     c->ranges.push_back(r.clone());
+  c->op = op;
+  c->precond = precond;
+  c->tol = cloneExpr(tol);
+  c->maxiter = cloneExpr(maxiter);
+  c->itersVar = itersVar;
+  c->residualVar = residualVar;
   return c;
 }
 

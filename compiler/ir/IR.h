@@ -73,7 +73,7 @@ using opdc::modeReads;
 using opdc::modeWrites;
 using opdc::spelling;
 
-enum class SolverKind : uint8_t { Tridiagonal };
+enum class SolverKind : uint8_t { Tridiagonal, CG };
 const char *solverName(SolverKind k);
 
 //===----------------------------------------------------------------------===//
@@ -424,7 +424,13 @@ struct DatIOStmt : Stmt {
 
 /// `print(args)` (values separated by one space, then a newline), or
 /// `printf(format, args)` when formatted.
+/// Where a formatted print goes: the program's output (rank 0), or
+/// stderr as a warning, or stderr as an error that ends the program with
+/// status 1. Only passes make the last two (`warnf`, `failf` in --emit=ir).
+enum class PrintTo : uint8_t { Out, Warning, Error };
+
 struct PrintStmt : Stmt {
+  PrintTo to = PrintTo::Out; ///< Warning and Error: formatted only
   bool formatted = false;
   std::string format; ///< formatted only, escapes decoded
   std::vector<ExprPtr> args;
@@ -439,12 +445,24 @@ struct PrintStmt : Stmt {
 /// line along `along`, solves the tridiagonal system with sub-diagonal a,
 /// diagonal b, super-diagonal c and right-hand side d; d holds the solution
 /// afterwards.
+///
+/// `(iters, res) = solve cg(@op, p -> Ap, b, x) tol T maxiter M precond D`:
+/// conjugate gradients for A x = b, where the proc `op` (no parameters)
+/// applies A to the dat p and writes Ap; dats = {p, Ap, b, x}. The
+/// `expand-cg` pass turns it into loops and a host while loop; backends
+/// never see it.
 struct SolveStmt : Stmt {
   SolverKind solver = SolverKind::Tridiagonal;
   std::vector<Dat *> dats;
   unsigned along = 0;
   Block *block = nullptr;
   std::vector<LoopRange> ranges; ///< empty: whole block
+  // CG only:
+  Function *op = nullptr;  ///< the operator proc
+  Dat *precond = nullptr;  ///< Jacobi: the diagonal, or null
+  ExprPtr tol, maxiter;    ///< f64 and i32 host expressions
+  int itersVar = -1;       ///< slot defined (i32), or -1
+  int residualVar = -1;    ///< slot defined (f64), or -1
   explicit SolveStmt(SourceRange r = {}) : Stmt(StmtKind::Solve, r) {}
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Solve; }
   StmtPtr clone() const override;

@@ -225,6 +225,8 @@ StmtPtr IRMutator::mutateSolve(std::unique_ptr<SolveStmt> s) {
     mutateInPlace(r.lo);
     mutateInPlace(r.hi);
   }
+  mutateInPlace(s->tol);
+  mutateInPlace(s->maxiter);
   return s;
 }
 

@@ -366,7 +366,10 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
   case StmtKind::Print: {
     const auto &p = cast<PrintStmt>(s);
     if (p.formatted) {
-      os << "printf(" << quoteString(p.format);
+      os << (p.to == PrintTo::Warning ? "warnf("
+             : p.to == PrintTo::Error ? "failf("
+                                      : "printf(")
+         << quoteString(p.format);
       if (!p.args.empty())
         os << ", " << list(p.args);
       os << ")\n";
@@ -377,6 +380,21 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
   }
   case StmtKind::Solve: {
     const auto &v = cast<SolveStmt>(s);
+    if (v.solver == SolverKind::CG) {
+      if (v.itersVar >= 0)
+        os << "(" << names.var(v.itersVar) << ", " << names.var(v.residualVar)
+           << ") = ";
+      os << "solve cg(@" << (v.op ? v.op->name : "<null>") << ", ";
+      for (size_t i = 0; i < v.dats.size(); ++i)
+        os << (i == 0 ? "" : i == 1 ? " -> " : ", ")
+           << (v.dats[i] ? v.dats[i]->name : "<null>");
+      os << ") tol " << exprOrNull(v.tol, names) << " maxiter "
+         << exprOrNull(v.maxiter, names);
+      if (v.precond)
+        os << " precond " << v.precond->name;
+      os << "\n";
+      return;
+    }
     os << "solve " << solverName(v.solver) << "(" << dats(v.dats) << ") along "
        << v.along << " over " << (v.block ? v.block->name : "<null>")
        << ranges(v.ranges, names) << "\n";

@@ -171,6 +171,8 @@ void IRVisitor::visitSolve(const SolveStmt &s) {
     visitOptional(r.lo);
     visitOptional(r.hi);
   }
+  visitOptional(s.tol);
+  visitOptional(s.maxiter);
 }
 
 void IRVisitor::visitAdjoint(const AdjointStmt &s) { visitDerivative(s); }

@@ -61,6 +61,8 @@ private:
   void checkAssignTarget(const Expr &t, AssignOp op, Scope &sc);
   void checkRanges(const std::vector<LoopRange> &rs, const Block *b, Scope &sc,
                    const char *what);
+  void checkSolveCG(const SolveStmt &v, Scope &sc,
+                    std::vector<unsigned> &declHere);
   /// Declares \p slot at this point (problem if declared before).
   void declare(unsigned slot, Scope &sc, std::vector<unsigned> &declHere,
                const char *what);

@@ -288,6 +288,8 @@ void Verifier::checkStmt(const Stmt &s, Scope &sc,
   case StmtKind::Print: {
     hostOnly("print");
     const auto &p = cast<PrintStmt>(s);
+    if (p.to != PrintTo::Out && !p.formatted)
+      problem("a warning or error print that is not formatted");
     for (const auto &a : p.args) {
       if (!a) {
         problem("print of nothing");
@@ -302,6 +304,10 @@ void Verifier::checkStmt(const Stmt &s, Scope &sc,
   case StmtKind::Solve: {
     hostOnly("solve");
     const auto &v = cast<SolveStmt>(s);
+    if (v.solver == SolverKind::CG) {
+      checkSolveCG(v, sc, declHere);
+      return;
+    }
     if (!blocks.count(v.block)) {
       problem("solve over a block outside the program");
       return;
@@ -391,6 +397,49 @@ void Verifier::checkStateLists(const std::vector<Dat *> &ds,
     if (!var.type.isScalar() || !sc.defined[v] || !var.isMutable)
       problem(std::string(what) + " of variable '" + var.name +
               "': expected a mutable scalar in scope");
+  }
+}
+
+void Verifier::checkSolveCG(const SolveStmt &v, Scope &sc,
+                            std::vector<unsigned> &declHere) {
+  if (!v.op || !procs.count(v.op) || !v.op->params.empty() ||
+      !v.op->returnType.isVoid())
+    problem("solve cg without an operator proc of the program taking no "
+            "parameters and returning nothing");
+  std::vector<const Dat *> all(v.dats.begin(), v.dats.end());
+  if (v.dats.size() != 4)
+    problem("solve cg takes 4 dats, has " + std::to_string(v.dats.size()));
+  if (v.precond)
+    all.push_back(v.precond);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Dat *d = all[i];
+    if (!dats.count(d)) {
+      problem("solve cg of a dat outside the program");
+      return;
+    }
+    if (!d->elemType.isScalar() || d->scalar() != ScalarKind::F64)
+      problem("solve cg of dat " + name(d) + " of " + d->elemType.str() +
+              ", expected f64");
+    if (d->set != all[0]->set || d->block != all[0]->block)
+      problem("solve cg of dats on different sets or blocks");
+    for (size_t j = 0; j < i; ++j)
+      if (all[j] == d)
+        problem("solve cg names dat " + name(d) + " twice");
+  }
+  expectType(v.tol, Type::scalarOf(ScalarKind::F64), sc, "solve cg tol");
+  expectType(v.maxiter, Type::scalarOf(ScalarKind::I32), sc,
+             "solve cg maxiter");
+  if (!v.tol || !v.maxiter)
+    problem("solve cg without tol or maxiter");
+  if ((v.itersVar < 0) != (v.residualVar < 0))
+    problem("solve cg defines one of its two results");
+  if (v.itersVar >= 0) {
+    declare(unsigned(v.itersVar), sc, declHere, "solve cg");
+    declare(unsigned(v.residualVar), sc, declHere, "solve cg");
+    if (unsigned(v.residualVar) < fn->vars.size() &&
+        (fn->vars[v.itersVar].type != Type::scalarOf(ScalarKind::I32) ||
+         fn->vars[v.residualVar].type != Type::scalarOf(ScalarKind::F64)))
+      problem("solve cg results of types other than i32 and f64");
   }
 }
 

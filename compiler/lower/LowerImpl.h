@@ -87,6 +87,7 @@ private:
   std::vector<ir::LoopRange> lowerRanges(const std::vector<ast::RangeExpr> &rs);
   ir::LoopRange lowerRange(const ast::RangeExpr &r, Type t);
   unsigned newSlot(const ast::VarDecl &v, Type t, bool isMutable);
+  void lowerSolveCG(const ast::SolveStmt &v, ir::Body &out);
   ir::Dat *datOf(const ast::Expr &e);
   ir::DerivTarget derivTarget(const ast::Decl *d, const ast::ProcDecl *proc,
                               SourceRange at);

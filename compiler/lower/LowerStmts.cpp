@@ -224,6 +224,10 @@ void Lowerer::lowerStmt(const ast::Stmt &s, ir::Body &out) {
   }
   case ast::StmtKind::Solve: {
     const auto &v = cast<ast::SolveStmt>(s);
+    if (v.solver.name == "cg") {
+      lowerSolveCG(v, out);
+      return;
+    }
     auto solve = std::make_unique<ir::SolveStmt>(s.range);
     solve->solver = ir::SolverKind::Tridiagonal;
     for (const auto &a : v.args) {
@@ -251,6 +255,51 @@ void Lowerer::lowerStmt(const ast::Stmt &s, ir::Body &out) {
     lowerDerivative(cast<ast::DerivativeStmt>(s), out);
     return;
   }
+}
+
+// Defaults of cg's options: a relative residual of 1e-8, 1000 iterations.
+void Lowerer::lowerSolveCG(const ast::SolveStmt &v, ir::Body &out) {
+  auto solve = std::make_unique<ir::SolveStmt>(v.range);
+  solve->solver = ir::SolverKind::CG;
+  auto fit = v.args.empty() ? functions.end() : functions.find(v.args[0].decl);
+  if (fit == functions.end()) {
+    fail(v.solver.range, "solve cg of an unresolved operator");
+    return;
+  }
+  solve->op = fit->second;
+  for (size_t i = 1; i < v.args.size(); ++i) {
+    auto it = dats.find(v.args[i].decl);
+    if (it == dats.end()) {
+      fail(v.args[i].range, "solve of an unresolved dat");
+      return;
+    }
+    solve->dats.push_back(it->second);
+  }
+  Type f64 = Type::scalarOf(ScalarKind::F64), i32 = Type::scalarOf(ScalarKind::I32);
+  for (const ast::SolveStmt::Option &o : v.options) {
+    if (o.name.name == "tol")
+      solve->tol = exprAs(*o.value, f64);
+    else if (o.name.name == "maxiter")
+      solve->maxiter = exprAs(*o.value, i32);
+  }
+  if (v.precond) {
+    auto it = dats.find(v.precond);
+    if (it == dats.end()) {
+      fail(v.range, "solve cg with an unresolved preconditioner");
+      return;
+    }
+    solve->precond = it->second;
+  }
+  if (!solve->tol)
+    solve->tol = std::make_unique<ir::ConstantExpr>(ConstValue::ofFloat(ScalarKind::F64, 1e-8));
+  if (!solve->maxiter)
+    solve->maxiter =
+        std::make_unique<ir::ConstantExpr>(ConstValue::ofInt(ScalarKind::I32, 1000));
+  if (v.iters) {
+    solve->itersVar = int(newSlot(*v.iters, i32, false));
+    solve->residualVar = int(newSlot(*v.residual, f64, false));
+  }
+  out.stmts.push_back(std::move(solve));
 }
 
 void Lowerer::lowerLoop(const ast::LoopStmt &s, ir::Body &out) {

@@ -7,6 +7,7 @@
 #include "passes/PassPipeline.h"
 
 #include "passes/Adjoint.h"
+#include "passes/ExpandCG.h"
 #include "passes/Inline.h"
 #include "passes/Tangent.h"
 
@@ -35,6 +36,8 @@ const std::vector<Registered> &registry() {
       {{"tangent", "build the tangents of procs (forward mode)", buildTangents},
        true},
       {{"adjoint", "build the adjoints of procs (reverse mode)", buildAdjoints},
+       true},
+      {{"expand-cg", "expand solve cg into loops and a while loop", expandCG},
        true},
   };
   return passes;

@@ -60,7 +60,14 @@ enum class Want : uint8_t {
 };
 
 /// How a VarDecl came to be: decides the wording of "cannot assign" errors.
-enum class VarOrigin : uint8_t { Let, Var, Induction, Parameter, Derived };
+enum class VarOrigin : uint8_t {
+  Let,
+  Var,
+  Induction,
+  Parameter,
+  Derived,
+  SolveResult
+};
 
 /// A use of idx(d) in a kernel, checked against every loop running it.
 struct IdxUse {
@@ -380,6 +387,7 @@ public:
                    SourceRange at);
   void checkHalo(ast::LoopStmt &s, ast::LoopArg &a, ast::BlockDecl &block);
   void checkSolve(ast::SolveStmt &s);
+  void checkSolveCG(ast::SolveStmt &s);
   void checkAdjoint(ast::AdjointStmt &s);
   void checkTangent(ast::TangentStmt &s);
   /// A `wrt`/`along` target: a dat or a float parameter of \p proc.

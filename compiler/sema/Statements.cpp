@@ -466,6 +466,9 @@ void Sema::checkAssign(AssignStmt &s) {
       return reject("cannot assign to parameter '" + v->name + "'");
     case VarOrigin::Derived:
       return reject("cannot assign to derivative result '" + v->name + "'");
+    case VarOrigin::SolveResult:
+      return reject("cannot assign to solve result '" + v->name +
+                    "'; copy it into a 'var'");
     default:
       return reject("cannot assign to '" + v->name +
                     "', declared with 'let'; use 'var' for a variable");

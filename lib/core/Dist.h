@@ -56,6 +56,26 @@ void maxAndSum(const double *in, double *max, double *sum, int n);
 void decomposeBlock(opd_block *block, const int64_t *base,
                     const int64_t *size);
 
+/// Structured meshes: the ranks that share `block`'s lines along dimension
+/// `dim` (the same coordinates in the other dimensions) each contribute
+/// `mine`; `all` receives every one's bytes (sizes may differ), in the
+/// order of their parts along `dim`, and the return value is this rank's
+/// position in that order. Collective over those ranks. One process, or a
+/// block not split along `dim`: `all` is just `mine`.
+int allgatherAlong(const opd_block *block, int dim,
+                   const std::vector<char> &mine,
+                   std::vector<std::vector<char>> &all);
+
+/// Point-to-point along the same ranks as allgatherAlong: sends `toLower`
+/// to the rank `distance` positions below this one along `dim` and
+/// `toUpper` to the one `distance` above, and receives what they send this
+/// way into `fromLower` and `fromUpper` (sized by the caller, which knows
+/// what comes); a partner beyond the first or last rank is skipped.
+void shiftAlong(const opd_block *block, int dim, int distance,
+                const std::vector<char> &toLower,
+                const std::vector<char> &toUpper,
+                std::vector<char> &fromLower, std::vector<char> &fromUpper);
+
 /// Unstructured meshes: called when a set is created.
 void setCreated(opd_set *set);
 /// Partitions every set over the ranks, once, at the first set loop that

@@ -143,6 +143,37 @@ void opd_rt_fail(const char *message) {
   fail(message ? message : "unknown error");
 }
 
+void opd_rt_fail_allf(const char *format, ...) {
+  std::fflush(stdout);
+  if (dist::printer()) {
+    va_list ap;
+    va_start(ap, format);
+    std::fprintf(stderr, "%s: error: ", programName());
+    std::vfprintf(stderr, format, ap);
+    std::fputc('\n', stderr);
+    va_end(ap);
+    std::fflush(stderr);
+    dist::abortJob(1);
+  }
+  // The other ranks wait for rank 0, whose abort ends them, so the message
+  // is printed once and is not cut short.
+  dist::barrier();
+  dist::abortJob(1);
+}
+
+void opd_rt_warnf(const char *format, ...) {
+  if (!dist::printer())
+    return;
+  std::fflush(stdout);
+  va_list ap;
+  va_start(ap, format);
+  std::fprintf(stderr, "%s: warning: ", programName());
+  std::vfprintf(stderr, format, ap);
+  std::fputc('\n', stderr);
+  va_end(ap);
+  std::fflush(stderr);
+}
+
 void opd_rt_fail_outside(const char *message, int64_t index, int32_t dim,
                          int64_t first, int64_t last) {
   failf("%s at index %lld in dimension %d, outside its halo (valid indices "

@@ -32,6 +32,14 @@ void maxAndSum(const double *in, double *max, double *sum, int n) {
 void decomposeBlock(opd_block *block, const int64_t *, const int64_t *) {
   block->decomposed = true;
 }
+int allgatherAlong(const opd_block *, int, const std::vector<char> &mine,
+                   std::vector<std::vector<char>> &all) {
+  all.assign(1, mine);
+  return 0;
+}
+void shiftAlong(const opd_block *, int, int, const std::vector<char> &,
+                const std::vector<char> &, std::vector<char> &,
+                std::vector<char> &) {}
 void setCreated(opd_set *) {}
 void partitionSets() {}
 std::string partitionDescription() { return ""; }

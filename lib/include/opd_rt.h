@@ -99,6 +99,14 @@ double opd_rt_wtime(void);
 int opd_rt_threads(void);
 /** Aborts the program with "<program>: error: <message>" and status 1. */
 void opd_rt_fail(const char *message);
+/** A run-time error every rank reaches together (the values it reports
+ *  are the same on every rank): rank 0 prints "<program>: error: " and the
+ *  printf-formatted message, then the job ends with status 1. */
+void opd_rt_fail_allf(const char *format, ...);
+/** A warning every rank reaches together: rank 0 prints "<program>:
+ *  warning: " and the printf-formatted message on stderr; the program goes
+ *  on. */
+void opd_rt_warnf(const char *format, ...);
 /** Aborts like opd_rt_fail with "<message> at index <index> in dimension
  *  <dim>, outside its halo (valid indices <first> .. <last>)": a block
  *  loop whose range, known only at run time, reaches past a dat's halo. */
@@ -192,8 +200,9 @@ void opd_dat_read(opd_dat *const *dats, int n, const char *file);
  *  non-finite pivot stops the program naming d, the system (its
  *  coordinates) and the row. Results are bitwise identical for any thread
  *  count. Each rank solves the lines of its part of the range (as loops
- *  clip theirs); a block split over ranks along `along` is an error (the
- *  distributed solve is not implemented yet). Marks d's halo copies stale. */
+ *  clip theirs); along a dimension the ranks split, by the distributed
+ *  algorithm (lib/README.md, "Solvers"), equal to round-off. Collective
+ *  over the ranks of each line. Marks d's halo copies stale. */
 void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
                            int along, const int64_t *lo, const int64_t *hi);
 

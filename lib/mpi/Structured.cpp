@@ -45,6 +45,8 @@ struct BlockComm {
   int coords[3] = {0, 0, 0};
   int lower[3] = {MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL};
   int upper[3] = {MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL};
+  /// The ranks along each dimension (MPI_Cart_sub), made on first use.
+  MPI_Comm line[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
 };
 std::map<const opd_block *, BlockComm> &comms() {
   static std::map<const opd_block *, BlockComm> all;
@@ -58,9 +60,13 @@ bool writes(int mode) {
 } // namespace
 
 void releaseStructured() {
-  for (auto &[block, c] : comms())
+  for (auto &[block, c] : comms()) {
+    for (MPI_Comm &l : c.line)
+      if (l != MPI_COMM_NULL)
+        MPI_Comm_free(&l);
     if (c.cart != MPI_COMM_NULL)
       MPI_Comm_free(&c.cart);
+  }
   comms().clear();
 }
 
@@ -93,6 +99,77 @@ void decomposeBlock(opd_block *block, const int64_t *base,
     block->ownHi[d] = k == p - 1 ? INT64_MAX / 4 : cut(k + 1);
   }
   comms()[block] = c;
+}
+
+namespace {
+/// The communicator of the ranks along `dim` of `block`'s rank grid.
+MPI_Comm lineComm(const opd_block *block, int dim) {
+  BlockComm &c = comms().at(block);
+  if (c.line[dim] == MPI_COMM_NULL) {
+    int remain[3] = {0, 0, 0};
+    remain[dim] = 1;
+    MPI_Cart_sub(c.cart, remain, &c.line[dim]);
+  }
+  return c.line[dim];
+}
+} // namespace
+
+void shiftAlong(const opd_block *block, int dim, int distance,
+                const std::vector<char> &toLower,
+                const std::vector<char> &toUpper,
+                std::vector<char> &fromLower, std::vector<char> &fromUpper) {
+  auto it = comms().find(block);
+  if (it == comms().end() || it->second.pdims[dim] == 1)
+    return;
+  MPI_Comm line = lineComm(block, dim);
+  const int n = it->second.pdims[dim];
+  int me = 0;
+  MPI_Comm_rank(line, &me);
+  const int lower = me - distance >= 0 ? me - distance : MPI_PROC_NULL;
+  const int upper = me + distance < n ? me + distance : MPI_PROC_NULL;
+  // Tag 0 travels up, tag 1 down.
+  MPI_Request req[4];
+  MPI_Irecv(fromLower.data(), int(fromLower.size()), MPI_BYTE, lower, 0, line,
+            &req[0]);
+  MPI_Irecv(fromUpper.data(), int(fromUpper.size()), MPI_BYTE, upper, 1, line,
+            &req[1]);
+  MPI_Isend(toUpper.data(), int(toUpper.size()), MPI_BYTE, upper, 0, line,
+            &req[2]);
+  MPI_Isend(toLower.data(), int(toLower.size()), MPI_BYTE, lower, 1, line,
+            &req[3]);
+  MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+}
+
+int allgatherAlong(const opd_block *block, int dim,
+                   const std::vector<char> &mine,
+                   std::vector<std::vector<char>> &all) {
+  auto it = comms().find(block);
+  if (it == comms().end() || it->second.pdims[dim] == 1) {
+    all.assign(1, mine);
+    return 0;
+  }
+  MPI_Comm line = lineComm(block, dim);
+  // Ranks of the sub-communicator follow the coordinate along dim.
+  const int n = it->second.pdims[dim];
+  int me = 0;
+  MPI_Comm_rank(line, &me);
+  int size = int(mine.size());
+  std::vector<int> sizes(std::size_t(n), 0), offsets(std::size_t(n), 0);
+  MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, line);
+  int total = 0;
+  for (int r = 0; r < n; ++r) {
+    offsets[std::size_t(r)] = total;
+    total += sizes[std::size_t(r)];
+  }
+  std::vector<char> buffer(std::size_t(std::max(total, 1)));
+  MPI_Allgatherv(mine.data(), size, MPI_BYTE, buffer.data(), sizes.data(),
+                 offsets.data(), MPI_BYTE, line);
+  all.resize(std::size_t(n));
+  for (int r = 0; r < n; ++r)
+    all[std::size_t(r)].assign(buffer.begin() + offsets[std::size_t(r)],
+                               buffer.begin() + offsets[std::size_t(r)] +
+                                   sizes[std::size_t(r)]);
+  return me;
 }
 
 namespace {

@@ -6,7 +6,8 @@
 // the whole block and over sub-ranges, each line checked against Gaussian
 // elimination with partial pivoting on the dense matrix; points outside the
 // range must be untouched. Then: 1 and 2 threads bitwise equal, f32, and
-// the errors (zero and non-finite pivot, a split along the solve dimension).
+// the errors (zero and non-finite pivot, a range outside a dat), and the
+// distributed algorithm's path on one rank.
 #include "core/Objects.h"
 
 #include <gtest/gtest.h>
@@ -250,6 +251,23 @@ TEST_F(TridiagonalTest, ZeroPivotNamesSystemAndRow) {
       "be diagonally dominant");
 }
 
+// The distributed path (block marked split along the solve dimension)
+// reports a zero pivot of its elimination the same way: system and row.
+TEST_F(TridiagonalTest, ZeroPivotOnTheDistributedPath) {
+  auto run = [] {
+    System s = makeSystem({6, 5});
+    s.dat[3]->block->edgeLo[0] = false;
+    fillRandom<double>(s, 7);
+    int64_t p[3] = {3, 1, 0};
+    at<double>(s.dat[0], p) = 0; // b_3 - a_3 c'_2 = 0
+    at<double>(s.dat[1], p) = 0;
+    opd_solve_tridiagonal(s.dat[0], s.dat[1], s.dat[2], s.dat[3], 0, nullptr,
+                          nullptr);
+  };
+  EXPECT_DEATH(run(), "along dimension 0: zero pivot \\(0\\) in row 3 of the "
+                      "system at \\(\\*, 1\\), point \\(3, 1\\)");
+}
+
 TEST_F(TridiagonalTest, NonFinitePivotAlongAStridedDimension) {
   auto run = [] {
     System s = makeSystem({4, 5, 6});
@@ -265,18 +283,29 @@ TEST_F(TridiagonalTest, NonFinitePivotAlongAStridedDimension) {
       "point \\(1, 2, 4\\)");
 }
 
-TEST_F(TridiagonalTest, SplitAlongTheSolveDimensionIsAnError) {
-  auto run = [] {
-    System s = makeSystem({6, 5});
-    s.dat[3]->block->edgeHi[1] = false; // as a rank below another
-    opd_solve_tridiagonal(s.dat[0], s.dat[1], s.dat[2], s.dat[3], 1, nullptr,
-                          nullptr);
-  };
-  EXPECT_DEATH(
-      run(),
-      "along dimension 1: block 'grid' is split over ranks along that "
-      "dimension; a distributed tridiagonal solve \\(issue 13, item 2\\) is "
-      "the next step");
+// A block marked split along the solve dimension (as a rank below another
+// sees it) takes the distributed path: the modified Thomas algorithm on the
+// segment, its first and last rows as the reduced system (on one process
+// the whole of it), back substitution. Against the dense solve, along each
+// dimension, with segments of 1, 2, 3 and more rows. (Several ranks:
+// tests/mpi/tridiag_split.opd.)
+TEST_F(TridiagonalTest, DistributedPathOnOneRank) {
+  System s = makeSystem({9, 7, 10});
+  for (int along = 0; along < 3; ++along) {
+    s.dat[3]->block->edgeHi[along] = false;
+    checkSolve<double>(s, along, {}, {}, 1e-13);
+    checkSolve<double>(s, along, {1, 0, 3}, {8, 6, 9}, 1e-13);
+    for (int64_t rows = 1; rows <= 3; ++rows) {
+      std::vector<int64_t> lo = {0, 0, 0}, hi = {9, 7, 10};
+      lo[size_t(along)] = 2;
+      hi[size_t(along)] = 2 + rows;
+      checkSolve<double>(s, along, lo, hi, 1e-14);
+    }
+    s.dat[3]->block->edgeHi[along] = true;
+  }
+  System f = makeSystem({6, 5}, OPD_F32);
+  f.dat[3]->block->edgeLo[1] = false;
+  checkSolve<float>(f, 1, {}, {}, 2e-5);
 }
 
 TEST_F(TridiagonalTest, RangeOutsideADatIsAnError) {

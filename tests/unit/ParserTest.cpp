@@ -517,6 +517,32 @@ TEST(Parser, HostStatements) {
   EXPECT_EQ(sv2->ranges.size(), 2u);
 }
 
+TEST(Parser, SolveCG) {
+  ParsedMain p("let (k, r) = solve cg(apply, p -> ap, b, x, tol: 1e-6, "
+               "maxiter: 2 * n, precond: d)\n"
+               "solve cg(m.apply, p -> ap, b, x)");
+  ASSERT_EQ(p.errors(), 0u) << p.diagText;
+  auto *s = cast<SolveStmt>(p.stmt(0));
+  EXPECT_EQ(s->solver.name, "cg");
+  ASSERT_EQ(s->args.size(), 5u);
+  EXPECT_EQ(s->args[0].name, "apply");
+  EXPECT_EQ(s->args[2].name, "ap");
+  ASSERT_EQ(s->arrows.size(), 1u);
+  EXPECT_EQ(s->arrows[0], 1u); // p -> ap
+  ASSERT_EQ(s->options.size(), 3u);
+  EXPECT_EQ(s->options[0].name.name, "tol");
+  EXPECT_EQ(s->options[1].name.name, "maxiter");
+  EXPECT_EQ(shape(s->options[1].value.get()), "(2 * n)");
+  EXPECT_EQ(s->options[2].position, 5u);
+  EXPECT_FALSE(s->along);
+  ASSERT_TRUE(s->iters && s->residual);
+  EXPECT_EQ(s->iters->name, "k");
+  EXPECT_EQ(s->residual->name, "r");
+  auto *s2 = cast<SolveStmt>(p.stmt(1));
+  EXPECT_FALSE(s2->iters);
+  EXPECT_TRUE(s2->options.empty());
+}
+
 TEST(Parser, PrintfNeedsAFormatString) {
   ParsedMain p("printf(x)");
   EXPECT_EQ(p.errors(), 1u);

@@ -208,9 +208,16 @@ private:
       break;
     case StmtKind::Solve: {
       auto &sv = cast<SolveStmt>(s);
-      expect(sv.alongDim >= 0 && sv.space.decl, "solve");
+      if (sv.along)
+        expect(sv.alongDim >= 0 && sv.space.decl, "solve");
       for (auto &a : sv.args)
         expect(a.decl != nullptr, "solve dat");
+      for (auto &o : sv.options)
+        if (o.name.name != "precond")
+          expr(*o.value);
+      if (sv.iters)
+        expect(!sv.iters->type.isError() && !sv.residual->type.isError(),
+               "solve results");
       ranges(sv.ranges);
       break;
     }

@@ -359,6 +359,14 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
 }
 
 void HostEmitter::emitSolve(const ir::SolveStmt &s) {
+  if (s.solver == SolverKind::CG) {
+    // Conjugate gradients are loops of the program: the expand-cg pass
+    // (in the default pipeline) writes them; a --passes list without it
+    // leaves the solve here.
+    cgm.diags.error(s.range, "'solve cg' needs the 'expand-cg' pass; add it "
+                             "to --passes");
+    return;
+  }
   OPDC_ASSERT(s.solver == SolverKind::Tridiagonal && s.dats.size() == 4,
               "a solve other than tridiagonal(a, b, c, d)");
   std::vector<llvm::Value *> args;
@@ -422,7 +430,17 @@ void HostEmitter::emitPrintf(const ir::PrintStmt &s) {
       v = b.CreateFPExt(v, llvm::Type::getDoubleTy(cgm.context));
     args.push_back(v);
   }
-  b.CreateCall(cgm.rt.printf, args);
+  switch (s.to) {
+  case PrintTo::Out:
+    b.CreateCall(cgm.rt.printf, args);
+    return;
+  case PrintTo::Warning:
+    b.CreateCall(cgm.rt.warnf, args);
+    return;
+  case PrintTo::Error:
+    b.CreateCall(cgm.rt.failAllf, args);
+    return;
+  }
 }
 
 llvm::Value *HostEmitter::emitSizeOf(const ir::SizeOfExpr &e) {

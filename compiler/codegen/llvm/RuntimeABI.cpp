@@ -40,7 +40,9 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   wtime = declare("opd_rt_wtime", f64, {});
   fail = declare("opd_rt_fail", voidTy, {ptr});
   failOutside = declare("opd_rt_fail_outside", voidTy, {ptr, i64, i32, i64, i64});
-  for (auto *callee : {&fail, &failOutside})
+  failAllf = declare("opd_rt_fail_allf", voidTy, {ptr}, /*vararg=*/true);
+  warnf = declare("opd_rt_warnf", voidTy, {ptr}, /*vararg=*/true);
+  for (auto *callee : {&fail, &failOutside, &failAllf})
     if (auto *f = llvm::dyn_cast<llvm::Function>(callee->getCallee())) {
       f->addFnAttr(llvm::Attribute::NoReturn);
       f->addFnAttr(llvm::Attribute::Cold);

@@ -32,6 +32,7 @@ struct RuntimeABI {
   llvm::FunctionType *bodyTy;
 
   llvm::FunctionCallee init, finalize, wtime, fail, failOutside;
+  llvm::FunctionCallee failAllf, warnf; ///< collective error and warning
   llvm::FunctionCallee setCreate, setFromFile, setSize, setGlobalIds;
   llvm::FunctionCallee mapCreate, mapFromFile, mapData, mapValues;
   llvm::FunctionCallee datCreate, datFromFile, datData, datFill, datSwap;
