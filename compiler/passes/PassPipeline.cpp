@@ -6,6 +6,8 @@
 // a pass is one line here plus its .h/.cpp pair and its test folder.
 #include "passes/PassPipeline.h"
 
+#include "passes/Chain.h"
+#include "passes/Fuse.h"
 #include "passes/Inline.h"
 #include "passes/Tangent.h"
 
@@ -33,6 +35,10 @@ const std::vector<Registered> &registry() {
       {{"inline", "inline fn calls into kernels and fns", inlineCalls}, false},
       {{"tangent", "build the tangents of procs (forward mode)", buildTangents},
        true},
+      {{"chain", "report loop chains (-Rpass=chain); changes nothing",
+        reportLoopChains},
+       true},
+      {{"fuse", "fuse neighbouring loops of a loop chain", fuseLoops}, true},
   };
   return passes;
 }
