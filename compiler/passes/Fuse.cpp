@@ -145,7 +145,8 @@ AccessMode mergeModes(AccessMode first, AccessMode second) {
 }
 
 /// The iteration space of a loop as text, for comparisons and messages.
-std::string spaceText(const ParLoopStmt &l, const LoopAccess &acc) {
+std::string spaceText(const ParLoopStmt &l, const LoopAccess &acc,
+                      const Function *host = nullptr) {
   if (l.set)
     return l.set->name;
   std::string s = l.block->name;
@@ -156,8 +157,8 @@ std::string spaceText(const ParLoopStmt &l, const LoopAccess &acc) {
   }
   s += "[";
   for (size_t d = 0; d < l.ranges.size(); ++d)
-    s += (d ? ", " : "") + exprToString(*l.ranges[d].lo) + " .. " +
-         exprToString(*l.ranges[d].hi);
+    s += (d ? ", " : "") + exprToString(*l.ranges[d].lo, host) + " .. " +
+         exprToString(*l.ranges[d].hi, host);
   return s + "]";
 }
 
@@ -237,8 +238,8 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
   }
   if (!same)
     return quoted(c.loops[group.back()]->kernel->name) + " runs over " +
-           spaceA + " and " + bName +
-           " over " + spaceB;
+           spaceText(a0, c.access[group.front()], &host) + " and " + bName +
+           " over " + spaceText(b, c.access[next], &host);
 
   std::set<unsigned> inGroup(group.begin(), group.end());
   // 3. Dats written by one side and reached off the element by the other.
@@ -303,8 +304,10 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
       continue;
     for (unsigned v : hostSlotsUsed(*c.body->stmts[h]))
       if (groupSlots.count(v))
-        return "the host statement at " +
-               ctx.diags.sources().describe(c.body->stmts[h]->range.begin) +
+        return "the host statement at line " +
+               std::to_string(ctx.diags.sources()
+                                  .lineAndColumn(c.body->stmts[h]->range.begin)
+                                  .first) +
                " between them uses " + varName(v);
   }
   return "";
@@ -375,12 +378,20 @@ StmtPtr Fuser::buildFused(const LoopChain &c,
       paramOf[i] = unsigned(loop->args.size());
       loop->args.push_back(a.clone());
       KernelParam p = lk.kernelParams[i];
-      // Parameter names stay unique in the fused kernel.
-      for (const KernelParam &q : k->kernelParams)
-        if (q.name == p.name) {
-          p.name = lk.name + "." + p.name;
-          break;
-        }
+      // Parameter names stay unique in the fused kernel (a kernel may
+      // occur twice in one group).
+      auto taken = [&](const std::string &n) {
+        for (const KernelParam &q : k->kernelParams)
+          if (q.name == n)
+            return true;
+        return false;
+      };
+      if (taken(p.name)) {
+        std::string base = lk.name + "." + p.name, name = base;
+        for (unsigned n = 2; taken(name); ++n)
+          name = base + "." + std::to_string(n);
+        p.name = name;
+      }
       k->kernelParams.push_back(p);
     }
     // Body: slots shifted past the kernels before, parameters renumbered.
@@ -442,7 +453,7 @@ void Fuser::fuseBody(Function &host, Body &body) {
                          "fused " + std::to_string(group.size()) +
                              " loops (" + names + ") into " +
                              quoted(l->kernel->name) + " over " +
-                             spaceText(*l, c.access[group.front()]),
+                             spaceText(*l, c.access[group.front()], &host),
                          PassName);
         replace[c.loopStmts[group.back()]] = std::move(fused);
         changed = true;
