@@ -59,7 +59,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <set>
 
 namespace opdc {
@@ -99,20 +98,6 @@ std::set<unsigned> slotsIn(const Expr &e) {
   } refs;
   refs.visitExpr(e);
   return refs.slots;
-}
-
-/// A kernel body whose returns, if any, are all tail returns once early
-/// returns are sunk: those returns are dropped so that the next loop's body
-/// runs after it. Null when a return sits inside a for or while.
-std::optional<Body> straightBody(const Function &k) {
-  Body b = k.body.clone();
-  if (!containsReturn(b))
-    return b;
-  sinkAfterEarlyReturns(b);
-  if (!returnsOnlyInTail(b))
-    return std::nullopt;
-  replaceTailReturns(b, -1);
-  return b;
 }
 
 /// Two descriptors that the fused kernel can pass as one parameter: the
@@ -212,8 +197,6 @@ std::string Fuser::whyNotFusable(const LoopChain &c, unsigned l) {
   if (acc.race != RaceClass::Parallel)
     return name + " is sequential (" +
            std::string(sequentialReasonText(acc.reason)) + ")";
-  if (!straightBody(*loop.kernel))
-    return "kernel " + name + " returns from inside a loop";
   return "";
 }
 
@@ -395,7 +378,9 @@ StmtPtr Fuser::buildFused(const LoopChain &c,
       k->kernelParams.push_back(p);
     }
     // Body: slots shifted past the kernels before, parameters renumbered.
-    std::optional<Body> body = straightBody(lk);
+    // Kernels never return (sema), so B's body runs after A's for every
+    // element.
+    Body body = lk.body.clone();
     std::vector<unsigned> slotMap(lk.vars.size());
     for (unsigned v = 0; v < lk.vars.size(); ++v) {
       Var var = lk.vars[v];
@@ -403,7 +388,7 @@ StmtPtr Fuser::buildFused(const LoopChain &c,
         var.name = lk.name + "." + var.name;
       slotMap[v] = k->addVar(var.name, var.type, var.isMutable, var.range);
     }
-    remapSlots(*body, slotMap);
+    remapSlots(body, slotMap);
     struct Renumber : IRMutator {
       const std::vector<unsigned> &paramOf;
       const Function &fused;
@@ -421,8 +406,8 @@ StmtPtr Fuser::buildFused(const LoopChain &c,
         return e;
       }
     } renumber(paramOf, *k);
-    renumber.mutateBody(*body);
-    for (StmtPtr &s : body->stmts)
+    renumber.mutateBody(body);
+    for (StmtPtr &s : body.stmts)
       k->body.stmts.push_back(std::move(s));
   }
   loop->kernel = addKernel(std::move(k));
