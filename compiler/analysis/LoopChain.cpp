@@ -9,6 +9,7 @@
 #include "analysis/LoopChain.h"
 
 #include "ir/IR.h"
+#include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 
 #include "llvm/Support/Casting.h"
@@ -272,6 +273,81 @@ std::vector<LoopChain> findAllLoopChains(const Function &f) {
   std::vector<LoopChain> out;
   collect(f.body, out, true);
   return out;
+}
+
+ChainHaloDepths chainHaloDepths(const LoopChain &c) {
+  ChainHaloDepths r;
+  const size_t n = c.loops.size();
+  // One iteration space: the same block and the same range (bounds printed
+  // alike, or whole-block loops over the same extent dat).
+  auto rangeText = [](const ParLoopStmt &l) {
+    std::string s;
+    for (const LoopRange &rg : l.ranges)
+      s += exprToString(*rg.lo) + ".." + exprToString(*rg.hi) + ";";
+    return s;
+  };
+  for (size_t k = 0; k < n; ++k) {
+    const ParLoopStmt &l = *c.loops[k];
+    if (!l.block) {
+      r.notApplicable = "loop '" + l.kernel->name + "' runs over a set";
+      return r;
+    }
+    if (l.block != c.loops[0]->block ||
+        rangeText(l) != rangeText(*c.loops[0]) ||
+        (l.ranges.empty() && c.access[k].extentDat != c.access[0].extentDat)) {
+      r.notApplicable = "loops '" + c.loops[0]->kernel->name + "' and '" +
+                        l.kernel->name + "' run over different ranges";
+      return r;
+    }
+  }
+  r.lo.assign(n, {});
+  r.hi.assign(n, {});
+  // Backward: what later loops read of a dat widens its writers' ranges.
+  for (size_t l = n; l-- > 0;) {
+    for (const ChainDat &d : c.dats) {
+      bool writes = false;
+      for (const ChainAccess &a : d.accesses)
+        writes = writes || (a.loop == l && modeWrites(a.mode));
+      if (!writes)
+        continue;
+      for (const ChainAccess &a : d.accesses) {
+        if (a.loop <= l || !modeReads(a.mode))
+          continue;
+        const ArgAccess &ext = c.access[a.loop].args[a.arg];
+        for (unsigned dim = 0; dim < MaxLoopDims; ++dim) {
+          r.lo[l][dim] = std::max(r.lo[l][dim], r.lo[a.loop][dim] - ext.lo[dim]);
+          r.hi[l][dim] = std::max(r.hi[l][dim], r.hi[a.loop][dim] + ext.hi[dim]);
+        }
+      }
+    }
+  }
+  // Forward: reads of a dat before the chain's first write of it need the
+  // dat's values from before the chain, exchanged once.
+  for (const ChainDat &d : c.dats) {
+    ChainHaloDepths::Exchange e;
+    e.dat = d.dat;
+    bool needed = false;
+    for (const ChainAccess &a : d.accesses) {
+      if (modeReads(a.mode) &&
+          (a.kind == ArgKind::Stencil || a.kind == ArgKind::Direct)) {
+        const ArgAccess &ext = c.access[a.loop].args[a.arg];
+        for (unsigned dim = 0; dim < MaxLoopDims; ++dim) {
+          e.lo[dim] = std::max(e.lo[dim], r.lo[a.loop][dim] - ext.lo[dim]);
+          e.hi[dim] = std::max(e.hi[dim], r.hi[a.loop][dim] + ext.hi[dim]);
+        }
+        needed = true;
+      }
+      // Later readers see what this loop writes, computed in place.
+      if (modeWrites(a.mode))
+        break;
+    }
+    bool deep = false;
+    for (unsigned dim = 0; dim < MaxLoopDims; ++dim)
+      deep = deep || e.lo[dim] > 0 || e.hi[dim] > 0;
+    if (needed && deep)
+      r.exchanges.push_back(e);
+  }
+  return r;
 }
 
 std::string describeChainDats(const LoopChain &chain) {

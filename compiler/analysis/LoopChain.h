@@ -23,6 +23,7 @@
 #include "analysis/LoopAccess.h"
 #include "ast/Operators.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -118,6 +119,36 @@ std::vector<unsigned> hostSlotsUsed(const ir::Stmt &s);
 /// ranges: reduction targets and variables in global-read values and range
 /// bounds, in increasing order.
 std::vector<unsigned> loopSlotsUsed(const ir::ParLoopStmt &loop);
+
+/// Per loop of a structured chain, how far beyond its range it must run so
+/// that every later loop can run over its own extended range with no halo
+/// exchange inside the chain (communication avoidance: the chain's halos are
+/// exchanged once, deeper, and the overlap is computed redundantly).
+/// Backward dataflow over every dat: the last loop runs over its range;
+/// a loop that writes a dat a later loop k reads at stencil extent [a, b]
+/// (per dimension) must cover k's extension widened by the stencil:
+///   lo[l] >= lo[k] - a,   hi[l] >= hi[k] + b.
+/// A dat a loop reads before any loop of the chain writes it must be
+/// exchanged before the chain, as deep as its readers' extensions plus
+/// their stencils reach.
+struct ChainHaloDepths {
+  /// Why the analysis does not apply (loops over sets, over different
+  /// blocks or ranges); empty when it does.
+  std::string notApplicable;
+  /// Per loop, per dimension: points to run below the range's start and
+  /// above its end (>= 0).
+  std::vector<std::array<int64_t, MaxLoopDims>> lo, hi;
+  /// Dats to exchange before the chain, in order of first access, with the
+  /// halo depth needed below and above per dimension (>= 0).
+  struct Exchange {
+    const ir::Dat *dat = nullptr;
+    std::array<int64_t, MaxLoopDims> lo{}, hi{};
+  };
+  std::vector<Exchange> exchanges;
+};
+
+/// The halo depths of \p chain (see ChainHaloDepths).
+ChainHaloDepths chainHaloDepths(const LoopChain &chain);
 
 /// "dat 'u': 'jacobi' read @cross, 'residual' read @cross" style summary of
 /// \p chain's dats, separated by "; " (what -Rpass=chain prints).
