@@ -315,8 +315,10 @@ ChainHaloDepths chainHaloDepths(const LoopChain &c) {
           continue;
         const ArgAccess &ext = c.access[a.loop].args[a.arg];
         for (unsigned dim = 0; dim < MaxLoopDims; ++dim) {
-          r.lo[l][dim] = std::max(r.lo[l][dim], r.lo[a.loop][dim] - ext.lo[dim]);
-          r.hi[l][dim] = std::max(r.hi[l][dim], r.hi[a.loop][dim] + ext.hi[dim]);
+          r.lo[l][dim] =
+              std::max(r.lo[l][dim], r.lo[a.loop][dim] - ext.lo[dim]);
+          r.hi[l][dim] =
+              std::max(r.hi[l][dim], r.hi[a.loop][dim] + ext.hi[dim]);
         }
       }
     }

@@ -66,14 +66,14 @@ struct ChainDat {
 enum class ChainEnd : uint8_t {
   EndOfBody,
   Swap,
-  DatIO,       ///< read or write of dats from or to a file
+  DatIO, ///< read or write of dats from or to a file
   Print,
   Solve,
-  Derivative,  ///< adjoint or tangent request
-  ControlFlow, ///< if, for, while, break, continue, return
-  ProcCall,    ///< a proc call (it may run loops or print)
+  Derivative,   ///< adjoint or tangent request
+  ControlFlow,  ///< if, for, while, break, continue, return
+  ProcCall,     ///< a proc call (it may run loops or print)
   ReductionUse, ///< a host statement uses a reduction result of the chain
-  Clock,       ///< wtime(): moving loops across it changes what it times
+  Clock,        ///< wtime(): moving loops across it changes what it times
 };
 
 /// A short phrase for remarks ("swap", "print", ...).

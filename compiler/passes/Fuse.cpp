@@ -50,8 +50,8 @@
 #include "analysis/LoopChain.h"
 
 #include "ir/IRMutator.h"
-#include "ir/IRVisitor.h"
 #include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 
@@ -84,8 +84,8 @@ std::string offsetText(const std::vector<int64_t> &o) {
 /// stencil 'cross'" or "through 'pedge'[1]".
 std::string howReached(const ChainAccess &a) {
   if (a.kind == ArgKind::Indirect)
-    return "through " + quoted(a.map->name) + "[" +
-           std::to_string(a.mapIndex) + "]";
+    return "through " + quoted(a.map->name) + "[" + std::to_string(a.mapIndex) +
+           "]";
   return "at offset " + offsetText(a.offset) + " of stencil " +
          quoted(a.stencil->name);
 }
@@ -236,8 +236,8 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
         std::string yName = quoted(c.loops[y.loop]->kernel->name);
         std::string dat = quoted(d.dat->name);
         if (modeWrites(y.mode) && !x.centre)
-          return bName + " reads " + dat + " " + howReached(x) +
-                 ", which " + yName + " writes";
+          return bName + " reads " + dat + " " + howReached(x) + ", which " +
+                 yName + " writes";
         if (modeWrites(x.mode) && !y.centre)
           return bName + " writes " + dat + ", which " + yName + " reads " +
                  howReached(y);
@@ -346,9 +346,8 @@ StmtPtr Fuser::buildFused(const LoopChain &c,
       for (unsigned j = 0; j < loop->args.size() && found < 0; ++j) {
         const AccessDescriptor &f = loop->args[j];
         bool writes = modeWrites(a.mode) || modeWrites(f.mode);
-        if (sameAccess(f, a) ||
-            (writes && f.usesDat() && a.usesDat() && f.dat == a.dat &&
-             atCentre(f) && atCentre(a)))
+        if (sameAccess(f, a) || (writes && f.usesDat() && a.usesDat() &&
+                                 f.dat == a.dat && atCentre(f) && atCentre(a)))
           found = int(j);
       }
       if (found >= 0) {
@@ -425,8 +424,8 @@ void Fuser::fuseBody(Function &host, Body &body) {
       if (group.size() > 1) {
         std::string names;
         for (unsigned g : group) {
-          names += (names.empty() ? "" : ", ") +
-                   quoted(c.loops[g]->kernel->name);
+          names +=
+              (names.empty() ? "" : ", ") + quoted(c.loops[g]->kernel->name);
           replace[c.loopStmts[g]] = nullptr;
         }
         StmtPtr fused = buildFused(c, group);
@@ -435,9 +434,9 @@ void Fuser::fuseBody(Function &host, Body &body) {
                       int64_t(group.size() - 1));
         ctx.stats.add(PassName, "groups", "fused loops created");
         ctx.diags.remark(c.loops[group.front()]->range,
-                         "fused " + std::to_string(group.size()) +
-                             " loops (" + names + ") into " +
-                             quoted(l->kernel->name) + " over " +
+                         "fused " + std::to_string(group.size()) + " loops (" +
+                             names + ") into " + quoted(l->kernel->name) +
+                             " over " +
                              spaceText(*l, c.access[group.front()], &host),
                          PassName);
         replace[c.loopStmts[group.back()]] = std::move(fused);
@@ -468,12 +467,11 @@ void Fuser::fuseBody(Function &host, Body &body) {
         continue;
       }
       ctx.stats.add(PassName, "refused", "loops not fused");
-      ctx.diags.remark(c.loops[l]->range,
-                       "loop " + quoted(c.loops[l]->kernel->name) +
-                           " not fused with " +
-                           quoted(c.loops[group.back()]->kernel->name) + ": " +
-                           why,
-                       MissedName);
+      ctx.diags.remark(
+          c.loops[l]->range,
+          "loop " + quoted(c.loops[l]->kernel->name) + " not fused with " +
+              quoted(c.loops[group.back()]->kernel->name) + ": " + why,
+          MissedName);
       close();
       group.push_back(l);
     }

@@ -399,7 +399,8 @@ TEST(LoopChainHalo, MatchesBruteForceOnGeneratedChains) {
       ASSERT_TRUE(exchange.count(d)) << e.dat->name << "\n" << text;
       EXPECT_EQ((std::array<int64_t, 4>{e.lo[0], e.lo[1], e.hi[0], e.hi[1]}),
                 exchange[d])
-          << e.dat->name << "\n" << text;
+          << e.dat->name << "\n"
+          << text;
     }
   }
   // The generated chains are not all trivial: some loop runs 2 or more
