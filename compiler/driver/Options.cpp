@@ -306,8 +306,8 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       // NAME-missed (clang's -Rpass-missed): -Rpass-missed=fuse.
       std::string pass = a.substr(14);
       if (pass != "all" && !findPass(pass)) {
-        error = "unknown remark pass '" + pass + "' for -Rpass-missed; known: " +
-                knownPassNames() + ", all";
+        error = "unknown remark pass '" + pass +
+                "' for -Rpass-missed; known: " + knownPassNames() + ", all";
         return std::nullopt;
       }
       o.remarks.push_back(pass == "all" ? pass : pass + "-missed");

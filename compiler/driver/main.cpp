@@ -277,9 +277,8 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   if (opts.noFuse) {
     std::vector<const PassInfo *> list =
         po.passes ? *po.passes : defaultPipeline();
-    std::erase_if(list, [](const PassInfo *p) {
-      return std::string(p->name) == "fuse";
-    });
+    std::erase_if(
+        list, [](const PassInfo *p) { return std::string(p->name) == "fuse"; });
     po.passes = list;
   }
   po.printAfter = opts.printAfter;

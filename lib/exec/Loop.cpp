@@ -113,8 +113,8 @@ void setSegments(opd_loop *loop, std::initializer_list<int64_t> bounds,
     if (k > 0 && end <= begin)
       continue;
     opd_loop::Segment &s = loop->segments[loop->nsegments++];
-    s = {begin, std::max(begin, end), origin >= 0 ? (begin - origin) / cs
-                                                  : chunks};
+    s = {begin, std::max(begin, end),
+         origin >= 0 ? (begin - origin) / cs : chunks};
     chunks += (s.end - s.begin + cs - 1) / cs;
   }
   loop->nchunks = chunks;
