@@ -62,6 +62,8 @@ Code generation:
                       vectorise math calls with glibc's libmvec (x86-64;
                       results differ from libm's in the last bits) or keep
                       the scalar C library calls (none, the default)
+  -fno-fuse           do not fuse loops (the default pipeline's 'fuse'
+                      pass; results are bitwise the same either way)
   --mpi               with build or run: link the MPI runtime; the program
                       runs under 'mpirun -np N' (or alone as one process)
 
@@ -83,6 +85,12 @@ Diagnostics:
                       vectorised (SIMD width) or why not
   -Rpass=PASS         remarks of IR pass PASS (e.g. -Rpass=inline: each call
                       inlined or why not); -Rpass=all: every remark
+  -Rpass=chain        report each loop chain: its loops, what ended it and
+                      which loops read and write each dat
+  -Rpass=fuse         report each fusion of loops
+  -Rpass-missed=PASS  what PASS did not do, and why (-Rpass-missed=fuse:
+                      each pair of chained loops not fused, with the dat
+                      and dependence that prevented it)
   --error-limit=N     stop printing errors after N (default 50, 0 = no limit)
 
   --help              show this text
@@ -95,6 +103,13 @@ Exit status: 0 success, 1 errors in the program, 2 bad command line,
 }
 
 namespace {
+std::string knownPassNames() {
+  std::string known;
+  for (const PassInfo &p : registeredPasses())
+    known += (known.empty() ? "" : ", ") + std::string(p.name);
+  return known;
+}
+
 bool startsWith(const std::string &s, const char *prefix) {
   return s.rfind(prefix, 0) == 0;
 }
@@ -286,6 +301,20 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
         return std::nullopt;
       }
       o.remarks.push_back(pass);
+    } else if (startsWith(a, "-Rpass-missed=")) {
+      // Missed-optimisation remarks of a pass are its remarks under
+      // NAME-missed (clang's -Rpass-missed): -Rpass-missed=fuse.
+      std::string pass = a.substr(14);
+      if (pass != "all" && !findPass(pass)) {
+        error = "unknown remark pass '" + pass +
+                "' for -Rpass-missed; known: " + knownPassNames() + ", all";
+        return std::nullopt;
+      }
+      o.remarks.push_back(pass == "all" ? pass : pass + "-missed");
+    } else if (a == "-fno-fuse") {
+      o.noFuse = true;
+    } else if (a == "-ffuse") {
+      o.noFuse = false;
     } else if (startsWith(a, "--passes=") || a == "--passes") {
       if (a == "--passes") {
         error = "option '--passes' needs a value: --passes=NAME,NAME "

@@ -54,6 +54,7 @@ struct DriverOptions {
   bool timePasses = false;              ///< --time-passes
   bool stats = false;                   ///< --stats
   bool listPasses = false;              ///< --list-passes
+  bool noFuse = false;                  ///< -fno-fuse: drop the fuse pass
 };
 
 /// Parses argv. On a bad command line returns nullopt and sets \p error to

@@ -274,6 +274,13 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
     OPDC_ASSERT(list, "--passes was checked by the command line parser");
     po.passes = *list;
   }
+  if (opts.noFuse) {
+    std::vector<const PassInfo *> list =
+        po.passes ? *po.passes : defaultPipeline();
+    std::erase_if(
+        list, [](const PassInfo *p) { return std::string(p->name) == "fuse"; });
+    po.passes = list;
+  }
   po.printAfter = opts.printAfter;
   po.verifyEach = opts.verifyEach;
   po.timePasses = opts.timePasses;

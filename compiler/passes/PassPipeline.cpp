@@ -8,6 +8,8 @@
 
 #include "passes/Adjoint.h"
 #include "passes/ExpandCG.h"
+#include "passes/Chain.h"
+#include "passes/Fuse.h"
 #include "passes/Inline.h"
 #include "passes/Tangent.h"
 
@@ -39,6 +41,10 @@ const std::vector<Registered> &registry() {
        true},
       {{"expand-cg", "expand solve cg into loops and a while loop", expandCG},
        true},
+      {{"chain", "report loop chains (-Rpass=chain); changes nothing",
+        reportLoopChains},
+       true},
+      {{"fuse", "fuse neighbouring loops of a loop chain", fuseLoops}, true},
   };
   return passes;
 }

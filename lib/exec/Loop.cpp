@@ -93,8 +93,11 @@ void checkIndirectMaps(int nargs, const opd_arg *args) {
 
 // Segments from boundary pairs: {b0, e0, e1} is [b0, e0) then [e0, e1);
 // {b0, e0, b1, e1, b2, e2} three separate ranges. Empty ones are dropped;
-// nchunks follows.
-void setSegments(opd_loop *loop, std::initializer_list<int64_t> bounds) {
+// nchunks follows. With `origin` >= 0 the bounds lie on the chunk grid
+// origin + k * chunkSize and chunks are numbered by position on it, not in
+// the order the segments run.
+void setSegments(opd_loop *loop, std::initializer_list<int64_t> bounds,
+                 int64_t origin = -1) {
   std::vector<int64_t> b(bounds);
   std::vector<std::pair<int64_t, int64_t>> ranges;
   if (b.size() == 3)
@@ -110,7 +113,8 @@ void setSegments(opd_loop *loop, std::initializer_list<int64_t> bounds) {
     if (k > 0 && end <= begin)
       continue;
     opd_loop::Segment &s = loop->segments[loop->nsegments++];
-    s = {begin, std::max(begin, end), chunks};
+    s = {begin, std::max(begin, end),
+         origin >= 0 ? (begin - origin) / cs : chunks};
     chunks += (s.end - s.begin + cs - 1) / cs;
   }
   loop->nchunks = chunks;
@@ -411,10 +415,23 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
       block->edgeHi[outer]
           ? last
           : std::clamp(block->ownHi[outer] - reachHi, coreLo, last);
-  if (coreLo == first)
-    setSegments(loop, {first, coreHi, last});
+  // The core's bounds move onto the chunk grid first + k * chunkSize (the
+  // core shrinks by less than a chunk at each end) and chunks are numbered
+  // by position: every loop over the same range then sums its reductions
+  // over the same chunks in the same order, however far its stencils reach
+  // (a loop fused with a stencil loop, passes/Fuse.cpp, reaches further
+  // than the loop it replaced, and its sums must not change).
+  const int64_t cs = loop->chunkSize;
+  const int64_t alignedLo =
+      std::min(last, first + (coreLo - first + cs - 1) / cs * cs);
+  const int64_t alignedHi =
+      coreHi == last ? last
+                     : std::max(alignedLo, first + (coreHi - first) / cs * cs);
+  if (alignedLo == first)
+    setSegments(loop, {first, alignedHi, last}, first);
   else
-    setSegments(loop, {coreLo, coreHi, first, coreLo, coreHi, last});
+    setSegments(loop, {alignedLo, alignedHi, first, alignedLo, alignedHi, last},
+                first);
   loop->bytesPerCall = loopBytes(loop->count * inner, nargs, args);
   return loop;
 }

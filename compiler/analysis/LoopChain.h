@@ -1,0 +1,158 @@
+// LoopChain.h - Loop chains: runs of parallel loops with no host dependence.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A loop chain is a maximal sequence of `loop` statements of one host Body
+// between which the host does nothing that depends on them or that they
+// depend on in ways a reordering pass could not see: in between there may
+// only be `let`/`var` declarations and assignments of host values that
+// neither read nor write a reduction result of the chain's loops, call no
+// proc and read no clock (wtime). Everything else ends the chain: swap,
+// print, I/O, solve, a derivative request, a proc call, control flow (if,
+// for, while, break, continue, return) and a host use of a reduction
+// result. Bodies nested in control flow have chains of their own.
+//
+// For every dat the chain touches, the analysis lists each access, in loop
+// and argument order: which loop, its mode, and how it reaches the dat
+// (directly, through which map and index, or through which stencil and its
+// first off-centre point). This is what loop fusion (passes/Fuse.cpp) and
+// communication avoidance ask: who writes a dat and who reads it after, at
+// the element itself or elsewhere.
+#ifndef OPDC_ANALYSIS_LOOPCHAIN_H
+#define OPDC_ANALYSIS_LOOPCHAIN_H
+
+#include "analysis/LoopAccess.h"
+#include "ast/Operators.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace opdc {
+namespace ir {
+struct Body;
+struct Function;
+struct Stmt;
+struct Stencil;
+} // namespace ir
+
+/// One argument of one loop of a chain that reaches a dat.
+struct ChainAccess {
+  unsigned loop = 0; ///< index into LoopChain::loops
+  unsigned arg = 0;  ///< argument of that loop
+  AccessMode mode = AccessMode::Read;
+  ArgKind kind = ArgKind::Direct; ///< Direct, Indirect or Stencil
+  const ir::Map *map = nullptr;   ///< Indirect: the map, with mapIndex
+  int mapIndex = -1;
+  const ir::Stencil *stencil = nullptr; ///< Stencil
+  /// The access reaches only the loop element's own point: direct, or a
+  /// stencil whose only point is the centre.
+  bool centre = true;
+  /// Not centre, through a stencil: its first off-centre point in source
+  /// order (for messages); empty otherwise.
+  std::vector<int64_t> offset;
+};
+
+/// Every access of the chain to one dat.
+struct ChainDat {
+  const ir::Dat *dat = nullptr;
+  std::vector<ChainAccess> accesses; ///< loop order, then argument order
+  /// Some loop of the chain writes it (out, inout or inc).
+  bool written() const;
+};
+
+/// Why a chain ends.
+enum class ChainEnd : uint8_t {
+  EndOfBody,
+  Swap,
+  DatIO, ///< read or write of dats from or to a file
+  Print,
+  Solve,
+  Derivative,   ///< adjoint or tangent request, or their tape or checkpoint
+  ControlFlow,  ///< if, for, while, break, continue, return
+  ProcCall,     ///< a proc call (it may run loops or print)
+  ReductionUse, ///< a host statement uses a reduction result of the chain
+  Clock,        ///< wtime(): moving loops across it changes what it times
+};
+
+/// A short phrase for remarks ("swap", "print", ...).
+const char *chainEndText(ChainEnd e);
+
+/// One loop chain of a host Body.
+struct LoopChain {
+  const ir::Body *body = nullptr;
+  /// body->stmts indices of the loops, in order, and the loops.
+  std::vector<size_t> loopStmts;
+  std::vector<const ir::ParLoopStmt *> loops;
+  /// analyzeLoopAccess() of each loop.
+  std::vector<LoopAccess> access;
+  /// The host statements between the first and the last loop (declarations
+  /// and assignments), as body->stmts indices.
+  std::vector<size_t> hostStmts;
+  /// Every dat a loop of the chain reaches, in order of first access.
+  std::vector<ChainDat> dats;
+  /// What ended the chain: body->stmts index of the statement that did
+  /// (body->stmts.size() for EndOfBody), and why. For ReductionUse, the
+  /// variable slot whose result was used in `endVar`.
+  size_t endStmt = 0;
+  ChainEnd end = ChainEnd::EndOfBody;
+  int endVar = -1;
+
+  /// The accesses to \p dat, or null when no loop of the chain reaches it.
+  const ChainDat *find(const ir::Dat *dat) const;
+};
+
+/// The chains among the statements of \p body (not of the bodies nested in
+/// its control flow), in order. Never fails.
+std::vector<LoopChain> findLoopChains(const ir::Body &body);
+
+/// The chains of \p f's body and of every body nested in it, in source
+/// order of their first loops.
+std::vector<LoopChain> findAllLoopChains(const ir::Function &f);
+
+/// Host variable slots that \p s reads or writes (declarations count as
+/// writes), in increasing order.
+std::vector<unsigned> hostSlotsUsed(const ir::Stmt &s);
+
+/// Host variable slots a loop reads or writes through its arguments and
+/// ranges: reduction targets and variables in global-read values and range
+/// bounds, in increasing order.
+std::vector<unsigned> loopSlotsUsed(const ir::ParLoopStmt &loop);
+
+/// Per loop of a structured chain, how far beyond its range it must run so
+/// that every later loop can run over its own extended range with no halo
+/// exchange inside the chain (communication avoidance: the chain's halos are
+/// exchanged once, deeper, and the overlap is computed redundantly).
+/// Backward dataflow over every dat: the last loop runs over its range;
+/// a loop that writes a dat a later loop k reads at stencil extent [a, b]
+/// (per dimension) must cover k's extension widened by the stencil:
+///   lo[l] >= lo[k] - a,   hi[l] >= hi[k] + b.
+/// A dat a loop reads before any loop of the chain writes it must be
+/// exchanged before the chain, as deep as its readers' extensions plus
+/// their stencils reach.
+struct ChainHaloDepths {
+  /// Why the analysis does not apply (loops over sets, over different
+  /// blocks or ranges); empty when it does.
+  std::string notApplicable;
+  /// Per loop, per dimension: points to run below the range's start and
+  /// above its end (>= 0).
+  std::vector<std::array<int64_t, MaxLoopDims>> lo, hi;
+  /// Dats to exchange before the chain, in order of first access, with the
+  /// halo depth needed below and above per dimension (>= 0).
+  struct Exchange {
+    const ir::Dat *dat = nullptr;
+    std::array<int64_t, MaxLoopDims> lo{}, hi{};
+  };
+  std::vector<Exchange> exchanges;
+};
+
+/// The halo depths of \p chain (see ChainHaloDepths).
+ChainHaloDepths chainHaloDepths(const LoopChain &chain);
+
+/// "dat 'u': 'jacobi' read @cross, 'residual' read @cross" style summary of
+/// \p chain's dats, separated by "; " (what -Rpass=chain prints).
+std::string describeChainDats(const LoopChain &chain);
+
+} // namespace opdc
+#endif

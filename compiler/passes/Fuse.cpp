@@ -1,0 +1,523 @@
+// Fuse.cpp - Fuse neighbouring loops of a loop chain into one sweep.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Loops A; B of one chain (analysis/LoopChain.h: only host declarations and
+// assignments between them) become `loop A+B` with A's body then B's per
+// element when
+//   1. both are element-parallel (RaceClass::Parallel): no indirect
+//      increments, nothing a loop writes reaches another element, and
+//      neither fills a map;
+//   2. they run over the same set, or the same block and the same range
+//      (the same bound expressions, or the same dat's extent);
+//   3. every dat one of them writes is reached by both only at the element
+//      itself: directly, or through a stencil whose only point is the
+//      centre. Element e of A+B then sees exactly what e of B saw after all
+//      of A: A's writes at e (they are at e only) and, for every other dat,
+//      values neither loop changes. A read through a map or at a stencil
+//      offset of a dat the other loop writes is refused, in both orders:
+//        loop jacobi (u @ cross -> u2); loop copy (u2 -> u)
+//      would read u(i+1) after copy has overwritten it (and under MPI the
+//      halo exchanged before the fused loop would be stale);
+//   4. they do not reduce into the same host variable (the partial sums
+//      would interleave, changing the rounding), and neither reads a
+//      variable the other reduces into;
+//   5. the host statements between them use no variable A's arguments or
+//      ranges use: the fused loop runs where B was, after them.
+// A group grows loop by loop while the next loop passes these checks
+// against every loop of the group.
+//
+// Bitwise the same results: each element runs the same operations on the
+// same values in the same order (A's, then B's); the fused kernel passes a
+// dat both loops reach at the element as one parameter, so B reads A's
+// store. Reductions keep one accumulator per argument and the runtime's
+// chunks depend only on the set or range, so every partial sum and the
+// order of combining them are unchanged, for any number of threads. Under
+// MPI the fused loop's arguments describe every access (read-only dats
+// through maps and stencils are exchanged before it, as before A; written
+// dats marked dirty after it). Not with -ffp-contract=fast, which may
+// contract a multiply of A with an add of B.
+//
+// Structured producer/consumer pairs through stencil offsets (Jacobi then
+// a residual of its output) are refused, not skewed: a skewed or tiled
+// schedule shifts B by the stencil's reach and needs loop peeling at the
+// range ends and per-rank halo recomputation under MPI; see
+// docs/architecture.md.
+#include "passes/Fuse.h"
+
+#include "passes/BodyUtils.h"
+
+#include "analysis/LoopAccess.h"
+#include "analysis/LoopChain.h"
+
+#include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "support/Diagnostics.h"
+#include "support/SourceManager.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace opdc {
+
+using namespace ir;
+using llvm::dyn_cast;
+
+namespace {
+
+constexpr const char *PassName = "fuse";
+constexpr const char *MissedName = "fuse-missed";
+
+std::string quoted(const std::string &s) { return "'" + s + "'"; }
+
+std::string offsetText(const std::vector<int64_t> &o) {
+  std::string s = "(";
+  for (size_t i = 0; i < o.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(o[i]);
+  return s + ")";
+}
+
+/// How a dat access reaches memory, for messages: "at offset (1, 0) of
+/// stencil 'cross'" or "through 'pedge'[1]".
+std::string howReached(const ChainAccess &a) {
+  if (a.kind == ArgKind::Indirect)
+    return "through " + quoted(a.map->name) + "[" + std::to_string(a.mapIndex) +
+           "]";
+  return "at offset " + offsetText(a.offset) + " of stencil " +
+         quoted(a.stencil->name);
+}
+
+/// The host variable slots \p e reads.
+std::set<unsigned> slotsIn(const Expr &e) {
+  struct Refs : IRVisitor {
+    std::set<unsigned> slots;
+    void visitVarRef(const VarRefExpr &v) override { slots.insert(v.slot); }
+  } refs;
+  refs.visitExpr(e);
+  return refs.slots;
+}
+
+/// Two descriptors that the fused kernel can pass as one parameter: the
+/// same dat reached the same way, or the same dat at the centre only.
+bool sameAccess(const AccessDescriptor &a, const AccessDescriptor &b) {
+  if (a.kind == ArgKind::MapDirect && b.kind == ArgKind::MapDirect)
+    return a.map == b.map && a.mode == AccessMode::Read &&
+           b.mode == AccessMode::Read;
+  if (!a.usesDat() || !b.usesDat() || a.dat != b.dat)
+    return false;
+  return a.kind == b.kind && a.map == b.map && a.mapIndex == b.mapIndex &&
+         a.stencil == b.stencil;
+}
+
+bool atCentre(const AccessDescriptor &a) {
+  return a.kind == ArgKind::Direct ||
+         (a.kind == ArgKind::Stencil && a.stencil && a.stencil->isCentreOnly());
+}
+
+/// The mode of one parameter standing for \p first then \p second at the
+/// same element.
+AccessMode mergeModes(AccessMode first, AccessMode second) {
+  if (first == second)
+    return first;
+  // Anything written and read, or incremented and otherwise accessed,
+  // becomes inout: the parameter is the dat's own element either way.
+  if (first == AccessMode::Write && second == AccessMode::Write)
+    return AccessMode::Write;
+  return AccessMode::ReadWrite;
+}
+
+/// The iteration space of a loop as text, for comparisons and messages.
+std::string spaceText(const ParLoopStmt &l, const LoopAccess &acc,
+                      const Function *host = nullptr) {
+  if (l.set)
+    return l.set->name;
+  std::string s = l.block->name;
+  if (l.ranges.empty()) {
+    s += " (extent of ";
+    s += acc.extentDat ? quoted(acc.extentDat->name) : "?";
+    return s + ")";
+  }
+  s += "[";
+  for (size_t d = 0; d < l.ranges.size(); ++d)
+    s += (d ? ", " : "") + exprToString(*l.ranges[d].lo, host) + " .. " +
+         exprToString(*l.ranges[d].hi, host);
+  return s + "]";
+}
+
+/// Whole-block loops run over their extent dat's points without halos:
+/// the same range when the dats' size expressions and bases agree.
+bool sameExtent(const Dat *a, const Dat *b) {
+  if (a == b)
+    return true;
+  if (!a || !b || a->size.size() != b->size.size() || a->base != b->base)
+    return false;
+  for (size_t d = 0; d < a->size.size(); ++d)
+    if (exprToString(*a->size[d]) != exprToString(*b->size[d]))
+      return false;
+  return true;
+}
+
+class Fuser {
+public:
+  Fuser(Program &p, PassContext &ctx) : program(p), ctx(ctx) {}
+  bool run();
+
+private:
+  /// Why loop \p l cannot be fused with anything; empty when it can.
+  std::string whyNotFusable(const LoopChain &c, unsigned l);
+  /// Why loop \p next cannot join the group of loops \p group of chain
+  /// \p c; empty when it can.
+  std::string whyNotJoin(const Function &host, const LoopChain &c,
+                         const std::vector<unsigned> &group, unsigned next);
+  void fuseBody(Function &host, Body &body);
+  StmtPtr buildFused(const LoopChain &c, const std::vector<unsigned> &group);
+  Function *addKernel(std::unique_ptr<Function> k);
+
+  Program &program;
+  PassContext &ctx;
+  bool changed = false;
+};
+
+std::string Fuser::whyNotFusable(const LoopChain &c, unsigned l) {
+  const ParLoopStmt &loop = *c.loops[l];
+  const LoopAccess &acc = c.access[l];
+  std::string name = quoted(loop.kernel->name);
+  for (const AccessDescriptor &a : loop.args)
+    if (a.kind == ArgKind::MapDirect && modeWrites(a.mode))
+      return name + " writes map " + quoted(a.map->name);
+  if (acc.race == RaceClass::IncStrips) {
+    for (const AccessDescriptor &a : loop.args)
+      if (a.kind == ArgKind::Indirect && a.mode == AccessMode::Inc)
+        return name + " increments " + quoted(a.dat->name) + " through " +
+               quoted(a.map->name) + "[" + std::to_string(a.mapIndex) + "]";
+  }
+  if (acc.race != RaceClass::Parallel)
+    return name + " is sequential (" +
+           std::string(sequentialReasonText(acc.reason)) + ")";
+  return "";
+}
+
+std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
+                              const std::vector<unsigned> &group,
+                              unsigned next) {
+  const ParLoopStmt &b = *c.loops[next];
+  std::string bName = quoted(b.kernel->name);
+  // 2. The same iteration space.
+  const ParLoopStmt &a0 = *c.loops[group.front()];
+  std::string spaceA = spaceText(a0, c.access[group.front()]);
+  std::string spaceB = spaceText(b, c.access[next]);
+  bool same = a0.set ? a0.set == b.set : a0.block == b.block;
+  if (same && a0.block) {
+    if (a0.ranges.empty() != b.ranges.empty())
+      same = false;
+    else if (a0.ranges.empty())
+      same = sameExtent(c.access[group.front()].extentDat,
+                        c.access[next].extentDat);
+    else
+      same = spaceA == spaceB;
+  }
+  if (!same)
+    return quoted(c.loops[group.back()]->kernel->name) + " runs over " +
+           spaceText(a0, c.access[group.front()], &host) + " and " + bName +
+           " over " + spaceText(b, c.access[next], &host);
+
+  std::set<unsigned> inGroup(group.begin(), group.end());
+  // 3. Dats written by one side and reached off the element by the other.
+  for (const ChainDat &d : c.dats) {
+    for (const ChainAccess &x : d.accesses) {
+      if (x.loop != next)
+        continue;
+      for (const ChainAccess &y : d.accesses) {
+        if (!inGroup.count(y.loop))
+          continue;
+        std::string yName = quoted(c.loops[y.loop]->kernel->name);
+        std::string dat = quoted(d.dat->name);
+        if (modeWrites(y.mode) && !x.centre)
+          return bName + " reads " + dat + " " + howReached(x) + ", which " +
+                 yName + " writes";
+        if (modeWrites(x.mode) && !y.centre)
+          return bName + " writes " + dat + ", which " + yName + " reads " +
+                 howReached(y);
+      }
+    }
+  }
+  // 4. Reductions.
+  std::map<unsigned, unsigned> reducedBy; // slot -> loop of the group
+  std::map<unsigned, unsigned> readBy;
+  for (unsigned g : group)
+    for (const AccessDescriptor &a : c.loops[g]->args) {
+      if (a.kind == ArgKind::Reduction && a.var >= 0)
+        reducedBy.emplace(unsigned(a.var), g);
+      if (a.kind == ArgKind::GlobalRead && a.value)
+        for (unsigned v : slotsIn(*a.value))
+          readBy.emplace(v, g);
+    }
+  auto varName = [&](unsigned v) { return quoted(host.vars[v].name); };
+  for (const AccessDescriptor &a : b.args) {
+    if (a.kind != ArgKind::Reduction || a.var < 0)
+      continue;
+    unsigned v = unsigned(a.var);
+    if (auto it = reducedBy.find(v); it != reducedBy.end())
+      return bName + " and " + quoted(c.loops[it->second]->kernel->name) +
+             " both reduce into " + varName(v);
+    if (auto it = readBy.find(v); it != readBy.end())
+      return bName + " reduces into " + varName(v) + ", which " +
+             quoted(c.loops[it->second]->kernel->name) + " reads";
+  }
+  for (const AccessDescriptor &a : b.args) {
+    if (a.kind != ArgKind::GlobalRead || !a.value)
+      continue;
+    for (unsigned v : slotsIn(*a.value))
+      if (auto it = reducedBy.find(v); it != reducedBy.end())
+        return bName + " reads " + varName(v) + ", which " +
+               quoted(c.loops[it->second]->kernel->name) + " reduces into";
+  }
+  // 5. Host statements between the group's last loop and `next` run before
+  // the fused loop.
+  std::set<unsigned> groupSlots;
+  for (unsigned g : group)
+    for (unsigned v : loopSlotsUsed(*c.loops[g]))
+      groupSlots.insert(v);
+  size_t from = c.loopStmts[group.back()], to = c.loopStmts[next];
+  for (size_t h : c.hostStmts) {
+    if (h <= from || h >= to)
+      continue;
+    for (unsigned v : hostSlotsUsed(*c.body->stmts[h]))
+      if (groupSlots.count(v))
+        return "the host statement at line " +
+               std::to_string(ctx.diags.sources()
+                                  .lineAndColumn(c.body->stmts[h]->range.begin)
+                                  .first) +
+               " between them uses " + varName(v);
+  }
+  return "";
+}
+
+Function *Fuser::addKernel(std::unique_ptr<Function> k) {
+  // The same loops fused in two places give the same kernel: keep one.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printFunction(*k, os);
+  os.flush();
+  std::string base = k->name;
+  for (unsigned n = 1;; ++n) {
+    Function *old = program.findKernel(k->name);
+    if (!old)
+      break;
+    std::string oldText;
+    llvm::raw_string_ostream oos(oldText);
+    printFunction(*old, oos);
+    oos.flush();
+    if (oldText == text)
+      return old;
+    k->name = base + "." + std::to_string(n + 1);
+    text.clear();
+    printFunction(*k, os);
+    os.flush();
+  }
+  program.kernels.push_back(std::move(k));
+  return program.kernels.back().get();
+}
+
+StmtPtr Fuser::buildFused(const LoopChain &c,
+                          const std::vector<unsigned> &group) {
+  const ParLoopStmt &first = *c.loops[group.front()];
+  auto k = std::make_unique<Function>();
+  k->kind = FunctionKind::Kernel;
+  k->range = first.kernel->range;
+  auto loop = std::make_unique<ParLoopStmt>(first.range);
+  loop->set = first.set;
+  loop->block = first.block;
+  for (const LoopRange &r : first.ranges)
+    loop->ranges.push_back(r.clone());
+
+  for (unsigned g : group) {
+    const ParLoopStmt &l = *c.loops[g];
+    const Function &lk = *l.kernel;
+    k->name += (k->name.empty() ? "" : "+") + lk.name;
+    // Parameters: reuse the fused parameter of the same access, else add.
+    std::vector<unsigned> paramOf(l.args.size());
+    for (unsigned i = 0; i < l.args.size(); ++i) {
+      const AccessDescriptor &a = l.args[i];
+      int found = -1;
+      for (unsigned j = 0; j < loop->args.size() && found < 0; ++j) {
+        const AccessDescriptor &f = loop->args[j];
+        bool writes = modeWrites(a.mode) || modeWrites(f.mode);
+        if (sameAccess(f, a) || (writes && f.usesDat() && a.usesDat() &&
+                                 f.dat == a.dat && atCentre(f) && atCentre(a)))
+          found = int(j);
+      }
+      if (found >= 0) {
+        AccessDescriptor &f = loop->args[unsigned(found)];
+        f.mode = mergeModes(f.mode, a.mode);
+        k->kernelParams[unsigned(found)].mode = f.mode;
+        paramOf[i] = unsigned(found);
+        continue;
+      }
+      paramOf[i] = unsigned(loop->args.size());
+      loop->args.push_back(a.clone());
+      KernelParam p = lk.kernelParams[i];
+      // Parameter names stay unique in the fused kernel (a kernel may
+      // occur twice in one group).
+      auto taken = [&](const std::string &n) {
+        for (const KernelParam &q : k->kernelParams)
+          if (q.name == n)
+            return true;
+        return false;
+      };
+      if (taken(p.name)) {
+        std::string base = lk.name + "." + p.name, name = base;
+        for (unsigned n = 2; taken(name); ++n)
+          name = base + "." + std::to_string(n);
+        p.name = name;
+      }
+      k->kernelParams.push_back(p);
+    }
+    // Body: slots shifted past the kernels before, parameters renumbered.
+    // Kernels never return (sema), so B's body runs after A's for every
+    // element.
+    Body body = lk.body.clone();
+    std::vector<unsigned> slotMap(lk.vars.size());
+    for (unsigned v = 0; v < lk.vars.size(); ++v) {
+      Var var = lk.vars[v];
+      if (group.size() > 1 && g != group.front())
+        var.name = lk.name + "." + var.name;
+      slotMap[v] = k->addVar(var.name, var.type, var.isMutable, var.range);
+    }
+    remapSlots(body, slotMap);
+    struct Renumber : IRMutator {
+      const std::vector<unsigned> &paramOf;
+      const Function &fused;
+      Renumber(const std::vector<unsigned> &p, const Function &f)
+          : paramOf(p), fused(f) {}
+      ExprPtr mutateKernelArg(std::unique_ptr<KernelArgExpr> e) override {
+        e->index = paramOf[e->index];
+        // A centre access merged into a parameter of the other form: the
+        // stencil's centre is all zeros, a direct access has no offset.
+        const Stencil *s = fused.kernelParams[e->index].stencil;
+        if (s && e->offset.empty())
+          e->offset.assign(s->dims, 0);
+        else if (!s)
+          e->offset.clear();
+        return e;
+      }
+    } renumber(paramOf, *k);
+    renumber.mutateBody(body);
+    for (StmtPtr &s : body.stmts)
+      k->body.stmts.push_back(std::move(s));
+  }
+  loop->kernel = addKernel(std::move(k));
+  return loop;
+}
+
+void Fuser::fuseBody(Function &host, Body &body) {
+  std::vector<LoopChain> chains = findLoopChains(body);
+  // Statement index -> replacement (the fused loop at its group's last
+  // loop; null for the other loops of a group, which go away).
+  std::map<size_t, StmtPtr> replace;
+  for (const LoopChain &c : chains) {
+    std::vector<unsigned> group;
+    auto close = [&] {
+      if (group.size() > 1) {
+        std::string names;
+        for (unsigned g : group) {
+          names +=
+              (names.empty() ? "" : ", ") + quoted(c.loops[g]->kernel->name);
+          replace[c.loopStmts[g]] = nullptr;
+        }
+        StmtPtr fused = buildFused(c, group);
+        auto *l = llvm::cast<ParLoopStmt>(fused.get());
+        ctx.stats.add(PassName, "fused", "loops fused away",
+                      int64_t(group.size() - 1));
+        ctx.stats.add(PassName, "groups", "fused loops created");
+        ctx.diags.remark(c.loops[group.front()]->range,
+                         "fused " + std::to_string(group.size()) + " loops (" +
+                             names + ") into " + quoted(l->kernel->name) +
+                             " over " +
+                             spaceText(*l, c.access[group.front()], &host),
+                         PassName);
+        replace[c.loopStmts[group.back()]] = std::move(fused);
+        changed = true;
+      }
+      group.clear();
+    };
+    for (unsigned l = 0; l < c.loops.size(); ++l) {
+      std::string why = whyNotFusable(c, l);
+      if (!why.empty()) {
+        if (!group.empty() || l + 1 < c.loops.size()) {
+          ctx.stats.add(PassName, "refused", "loops not fused");
+          ctx.diags.remark(c.loops[l]->range,
+                           "loop " + quoted(c.loops[l]->kernel->name) +
+                               " not fused: " + why,
+                           MissedName);
+        }
+        close();
+        continue;
+      }
+      if (group.empty()) {
+        group.push_back(l);
+        continue;
+      }
+      why = whyNotJoin(host, c, group, l);
+      if (why.empty()) {
+        group.push_back(l);
+        continue;
+      }
+      ctx.stats.add(PassName, "refused", "loops not fused");
+      ctx.diags.remark(
+          c.loops[l]->range,
+          "loop " + quoted(c.loops[l]->kernel->name) + " not fused with " +
+              quoted(c.loops[group.back()]->kernel->name) + ": " + why,
+          MissedName);
+      close();
+      group.push_back(l);
+    }
+    close();
+  }
+  if (!replace.empty()) {
+    std::vector<StmtPtr> out;
+    for (size_t i = 0; i < body.stmts.size(); ++i) {
+      auto it = replace.find(i);
+      if (it == replace.end())
+        out.push_back(std::move(body.stmts[i]));
+      else if (it->second)
+        out.push_back(std::move(it->second));
+    }
+    body.stmts = std::move(out);
+  }
+  for (StmtPtr &s : body.stmts) {
+    if (auto *i = dyn_cast<IfStmt>(s.get())) {
+      fuseBody(host, i->thenBody);
+      fuseBody(host, i->elseBody);
+    } else if (auto *f = dyn_cast<ForStmt>(s.get())) {
+      fuseBody(host, f->body);
+    } else if (auto *w = dyn_cast<WhileStmt>(s.get())) {
+      fuseBody(host, w->body);
+    } else if (auto *c = dyn_cast<CheckpointStmt>(s.get())) {
+      fuseBody(host, c->body);
+      fuseBody(host, c->reverseBody);
+    }
+  }
+}
+
+bool Fuser::run() {
+  std::vector<Function *> hosts;
+  for (auto &p : program.procs)
+    hosts.push_back(p.get());
+  if (program.main)
+    hosts.push_back(program.main.get());
+  for (Function *h : hosts)
+    fuseBody(*h, h->body);
+  return changed;
+}
+
+} // namespace
+
+bool fuseLoops(Program &program, PassContext &ctx) {
+  return Fuser(program, ctx).run();
+}
+
+} // namespace opdc

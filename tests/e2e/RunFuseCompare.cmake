@@ -1,0 +1,76 @@
+# RunFuseCompare.cmake - One program built with and without loop fusion;
+# every run must print the same bytes (the fuse pass's promise).
+# SPDX-License-Identifier: Apache-2.0
+# cmake -DOPDC=opdc -DSOURCE=prog.opd -DWORK=dir [-DARGS="--n=5;..."]
+#       [-DIGNORE=regex] [-DMPIEXEC=mpirun -DMPIFLAGS="..." -DNP=2]
+#       -P RunFuseCompare.cmake
+#
+# Without MPIEXEC: both builds run with --threads=1 and --threads=2 (four
+# runs). With MPIEXEC: both are built with --mpi and run under
+# `mpirun -np NP` with --threads=1. Lines matching IGNORE (timings) are
+# dropped before comparing. The fused build must report at least one
+# fusion (-Rpass=fuse), or the comparison would prove nothing.
+cmake_minimum_required(VERSION 3.25)
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(mpi "")
+if(DEFINED MPIEXEC)
+  set(mpi --mpi)
+endif()
+
+execute_process(COMMAND ${OPDC} build ${mpi} -Rpass=fuse ${SOURCE}
+                        -o ${WORK}/fused
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "opdc build ${mpi} ${SOURCE} failed (${rc}):\n${out}${err}")
+endif()
+if(NOT err MATCHES "remark: fused")
+  message(FATAL_ERROR "opdc fused no loops of ${SOURCE}:\n${err}")
+endif()
+execute_process(COMMAND ${OPDC} build ${mpi} -fno-fuse ${SOURCE}
+                        -o ${WORK}/unfused
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "opdc build ${mpi} -fno-fuse ${SOURCE} failed (${rc}):\n${out}${err}")
+endif()
+
+function(run_one variant threads result)
+  if(DEFINED MPIEXEC)
+    set(cmd ${MPIEXEC} ${MPIFLAGS} -np ${NP} ${WORK}/${variant})
+  else()
+    set(cmd ${WORK}/${variant})
+  endif()
+  execute_process(COMMAND ${cmd} ${ARGS} --threads=${threads}
+    WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+    ERROR_VARIABLE err TIMEOUT 120)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${variant} --threads=${threads} failed (${rc}):\n${out}${err}")
+  endif()
+  string(REPLACE "\n" ";" lines "${out}")
+  set(kept "")
+  foreach(line IN LISTS lines)
+    if(DEFINED IGNORE AND line MATCHES "${IGNORE}")
+      continue()
+    endif()
+    string(APPEND kept "${line}\n")
+  endforeach()
+  set(${result} "${kept}" PARENT_SCOPE)
+endfunction()
+
+set(thread_counts 1 2)
+if(DEFINED MPIEXEC)
+  set(thread_counts 1)
+endif()
+set(reference "")
+foreach(variant unfused fused)
+  foreach(threads ${thread_counts})
+    run_one(${variant} ${threads} got)
+    if(reference STREQUAL "")
+      set(reference "${got}")
+      message(STATUS "unfused --threads=${threads}:\n${got}")
+    elseif(NOT got STREQUAL reference)
+      message(FATAL_ERROR "${variant} --threads=${threads} printed\n${got}\n"
+                          "but the unfused build printed\n${reference}")
+    endif()
+  endforeach()
+endforeach()
