@@ -396,7 +396,7 @@ private:
     d += "    const bool active = i < e;\n";
     // The increment buffers live across the colour steps.
     std::string body;
-    emitElement(body, "      ", false);
+    emitElement(body, "    ", false);
     std::string decls, call;
     // Split the buffer declarations (before the call) from the call.
     size_t at = body.find("kernel_" + name);
@@ -404,7 +404,7 @@ private:
     decls = body.substr(0, lineStart == std::string::npos ? 0 : lineStart + 1);
     call = body.substr(decls.size());
     d += decls;
-    d += "    if (active) {\n" + call + "    }\n";
+    d += "    if (active) {\n  " + call + "    }\n";
     d += "    for (int col = 0; col < nc; ++col) {\n";
     d += "      if (active && tcol[i - first] == col) {\n";
     std::string apply;
