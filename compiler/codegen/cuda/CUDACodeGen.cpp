@@ -142,11 +142,11 @@ private:
   std::string functions() {
     std::string r;
     for (const auto &f : p.fns)
-      r += "__host__ __device__ static inline " + signature(*f) + ";\n";
+      r += "__host__ __device__ inline " + signature(*f) + ";\n";
     for (const auto &f : p.procs)
-      r += "static inline " + signature(*f) + ";\n";
+      r += "inline " + signature(*f) + ";\n";
     for (const auto &f : p.fns) {
-      r += "\n__host__ __device__ static inline " + signature(*f) + " {\n";
+      r += "\n__host__ __device__ inline " + signature(*f) + " {\n";
       CUDAFunctionWriter w(m, *f, CUDAFunctionWriter::Mode::Fn, r);
       w.declareVars(1);
       w.body(f->body, 1);
@@ -158,7 +158,7 @@ private:
   std::string hostFunctions() {
     std::string r;
     for (const auto &f : p.procs) {
-      r += "\nstatic inline " + signature(*f) + " {\n";
+      r += "\ninline " + signature(*f) + " {\n";
       CUDAFunctionWriter w(m, *f, CUDAFunctionWriter::Mode::Host, r);
       w.declareVars(1);
       w.body(f->body, 1);
