@@ -47,7 +47,7 @@ CUDACodeGenOptions cudaCodeGenOptions(const DriverOptions &opts,
 std::string findNvcc(std::string &error) {
   if (const char *env = std::getenv("OPDC_NVCC"); env && *env) {
     auto found = llvm::sys::findProgramByName(env);
-    if (found)
+    if (found && llvm::sys::fs::can_execute(*found))
       return *found;
     error = std::string("cannot find the CUDA compiler '") + env +
             "' named by $OPDC_NVCC";

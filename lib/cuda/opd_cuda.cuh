@@ -417,9 +417,17 @@ template <int Op, class T> __host__ __device__ inline T combine(T a, T b) {
 /** Folds the block's `v` (one per thread, linear thread order) in a fixed
  *  tree order; thread 0 stores the result to `*out`. Every thread of the
  *  block must call it. */
+/** The shared memory every reduction of a kernel folds in, one after the
+ *  other (a single buffer: one per type and operation would not fit). */
+__device__ inline void *reduce_buffer() {
+  __shared__ alignas(8) unsigned char buf[1024 * 8];
+  return buf;
+}
+
 template <int Op, class T>
 __device__ inline void block_reduce(T v, T *out) {
-  __shared__ T buf[1024];
+  static_assert(sizeof(T) <= 8, "a reduction of more than 8 bytes");
+  T *buf = static_cast<T *>(reduce_buffer());
   const int n = int(blockDim.x * blockDim.y * blockDim.z);
   const int t = int(threadIdx.x +
                     blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));

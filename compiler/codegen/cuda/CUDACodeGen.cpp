@@ -118,13 +118,13 @@ private:
   std::string handles() {
     std::string r;
     for (const auto &s : p.sets)
-      r += "static opd_set *" + CUDAModule::handle(s.get()) + ";\n";
+      r += "[[maybe_unused]] static opd_set *" + CUDAModule::handle(s.get()) + ";\n";
     for (const auto &mp : p.maps)
-      r += "static opd_map *" + CUDAModule::handle(mp.get()) + ";\n";
+      r += "[[maybe_unused]] static opd_map *" + CUDAModule::handle(mp.get()) + ";\n";
     for (const auto &b : p.blocks)
-      r += "static opd_block *" + CUDAModule::handle(b.get()) + ";\n";
+      r += "[[maybe_unused]] static opd_block *" + CUDAModule::handle(b.get()) + ";\n";
     for (const auto &d : p.dats)
-      r += "static opd_dat *" + CUDAModule::handle(d.get()) + ";\n";
+      r += "[[maybe_unused]] static opd_dat *" + CUDAModule::handle(d.get()) + ";\n";
     return r + "\n";
   }
 
