@@ -570,7 +570,7 @@ private:
     // The profile's row names the strategy of loops with increments.
     std::string lname = loop.kernel->name;
     if (access.race == RaceClass::IncStrips)
-      lname += std::string(" [") + cudaIndirectName(m.options.indirect) + "]";
+      lname += std::string("[") + cudaIndirectName(m.options.indirect) + "]";
     std::string nm = cudaStringLiteral(lname);
     if (loop.block)
       line(in, "opd_loop *const opd_l = opd_loop_prepare_block(&opd_cache, " +
