@@ -107,7 +107,8 @@ private:
                     "#else\n#define OPD_P(name) opd_p_##name\n#endif\n";
     for (const auto &pp : p.params) {
       std::string n = cudaIdent(pp->name);
-      r += "static " + paramStorage(*pp) + " opd_p_" + n + " = " +
+      r += "[[maybe_unused]] static " + paramStorage(*pp) + " opd_p_" + n +
+           " = " +
            paramValue(*pp) + ";\n";
       if (!pp->type.isString())
         r += "__constant__ " + paramStorage(*pp) + " opd_dp_" + n + ";\n";
@@ -164,12 +165,13 @@ private:
       w.body(f->body, 1);
       r += "}\n";
     }
+    if (!p.main)
+      return r;
     r += "\n// The end of main: the device's work first, then the runtime's "
          "(profile).\nstatic int opd_main_end() {\n"
          "  opd::check(cudaDeviceSynchronize(), \"finishing\");\n"
          "  return opd_rt_finalize();\n}\n";
-    if (p.main)
-      r += mainFunction(*p.main);
+    r += mainFunction(*p.main);
     return r;
   }
 
