@@ -518,8 +518,24 @@ int linkCommand(const DriverOptions &opts, const char *argv0) {
     return ExitUserError;
   }
   std::string exe = tmp.file(programStem(opts.output));
+  // Objects of `opdc build -c --target=<GPU profile>` need the CUDA runtime.
+  std::vector<std::string> extra;
+  if (!opts.target.empty()) {
+    bool ok = true;
+    auto profile = loadDriverTarget(opts, argv0, diags, ok);
+    if (!ok)
+      return ExitUserError;
+    if (isGPUTarget(profile ? &*profile : nullptr)) {
+      std::string nvcc = findNvcc(error);
+      if (nvcc.empty()) {
+        diags.error({}, error);
+        return ExitUserError;
+      }
+      extra = cudaLinkArgs(nvcc);
+    }
+  }
   if (!linkExecutable(argv0, opts.linkInputs, exe, opts.output, error,
-                      opts.mpi, opts.vecLibMvec)) {
+                      opts.mpi, opts.vecLibMvec, extra)) {
     diags.error({}, error);
     return ExitUserError;
   }
