@@ -83,6 +83,18 @@ std::vector<std::string> runtimeIncludes(const char *argv0) {
 
 } // namespace
 
+std::vector<std::string> cudaRuntimeFiles(const char *argv0) {
+  std::vector<std::string> files;
+  for (const std::string &dir : runtimeIncludes(argv0))
+    for (const char *name : {"opd_rt.h", "opd_cuda.cuh"}) {
+      llvm::SmallString<256> p(dir);
+      llvm::sys::path::append(p, name);
+      if (llvm::sys::fs::exists(p))
+        files.push_back(std::string(p));
+    }
+  return files;
+}
+
 bool compileCUDA(const char *argv0, const std::string &cuFile,
                  const std::string &object, const CUDACodeGenOptions &options,
                  unsigned optLevel, bool fpContract, std::string &error) {

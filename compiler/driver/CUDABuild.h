@@ -34,6 +34,10 @@ bool compileCUDA(const char *argv0, const std::string &cuFile,
                  const std::string &object, const CUDACodeGenOptions &options,
                  unsigned optLevel, bool fpContract, std::string &error);
 
+/// The headers a GPU program is compiled with (opd_rt.h, opd_cuda.cuh):
+/// an up-to-date program must be newer.
+std::vector<std::string> cudaRuntimeFiles(const char *argv0);
+
 /// What a GPU program links beside the runtime: the static CUDA runtime.
 std::vector<std::string> cudaLinkArgs(const std::string &nvcc);
 

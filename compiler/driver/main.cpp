@@ -306,8 +306,13 @@ int generateCUDA(const DriverOptions &opts, const ir::Program &program,
 /// What an output must also be newer than: this opdc, and for programs the
 /// runtime they link.
 std::vector<std::string> toolFiles(const DriverOptions &opts,
-                                   const char *argv0) {
+                                   const char *argv0,
+                                   const TargetProfile *target) {
   std::vector<std::string> tools;
+  // GPU programs compile the device runtime's header with them.
+  if (isGPUTarget(target))
+    for (auto &f : cudaRuntimeFiles(argv0))
+      tools.push_back(f);
   std::string exe = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&toolFiles));
   if (!exe.empty())
@@ -457,7 +462,7 @@ int compile(const DriverOptions &opts, const char *argv0) {
     inputs = buildInputs(programFiles(sm, firstProgramBuffer), target);
     // Remarks (-Rpass) come from code generation: asking for them builds.
     if (!opts.alwaysBuild && opts.remarks.empty() &&
-        isUpToDate(dest, inputs, toolFiles(opts, argv0), stamp))
+        isUpToDate(dest, inputs, toolFiles(opts, argv0, target), stamp))
       return writeDepfileIfAsked(opts, dest, inputs, diags);
   }
   if (!analyzeProgram(*program, diags) || diags.hasErrors())
