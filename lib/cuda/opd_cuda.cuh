@@ -420,7 +420,7 @@ template <int Op, class T> __host__ __device__ inline T combine(T a, T b) {
 /** The shared memory every reduction of a kernel folds in, one after the
  *  other (a single buffer: one per type and operation would not fit). */
 __device__ inline void *reduce_buffer() {
-  __shared__ alignas(8) unsigned char buf[1024 * 8];
+  __shared__ unsigned long long buf[1024]; // 8 KiB, 8-byte aligned
   return buf;
 }
 
