@@ -102,7 +102,7 @@ def main():
     includes = [os.path.join(src_dir, "tests/cuda/emu"),
                 os.path.join(src_dir, "lib/include"),
                 os.path.join(src_dir, "lib/cuda")]
-    # Blocks of 64 threads: each emulated block starts that many threads.
+    # Blocks of 32 threads: each emulated block starts that many threads.
     profile = os.path.join(src_dir, "tests/cuda/emu/emu-gpu.yaml")
     failures = []
     for case in CASES:
