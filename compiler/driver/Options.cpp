@@ -33,6 +33,7 @@ Stages:
   --emit=llvm         print the LLVM IR of the CPU program (optimised; raw
                       with -O0)
   --emit=obj          write the CPU program's object file (default FILE.o)
+  --emit=cuda         print the CUDA C++ source of the GPU program
 
 IR passes (run between lowering and code generation; see opdc(1)):
   --passes=LIST       run these passes, comma-separated, in this order,
@@ -66,6 +67,10 @@ Code generation:
                       pass; results are bitwise the same either way)
   --mpi               with build or run: link the MPI runtime; the program
                       runs under 'mpirun -np N' (or alone as one process)
+  --cuda-indirect=atomics|colouring
+                      GPU targets: increments through maps with atomics or
+                      with two-level colouring (default: the profile's
+                      backend.cuda.indirect)
 
 Output and input:
   -o FILE             write the output to FILE (--emit: instead of stdout)
@@ -124,6 +129,8 @@ const char *emitName(EmitKind k) {
     return "llvm";
   case EmitKind::Obj:
     return "obj";
+  case EmitKind::CUDA:
+    return "cuda";
   case EmitKind::None:
     break;
   }
@@ -256,15 +263,11 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
         o.emit = EmitKind::LLVM;
       else if (kind == "obj")
         o.emit = EmitKind::Obj;
-      else if (kind == "cuda") {
-        error = "'--emit=" + kind +
-                "' needs a code generator that this version of opdc does "
-                "not have yet; available: --emit=ast, --emit=ir, "
-                "--emit=llvm, --emit=obj";
-        return std::nullopt;
-      } else {
+      else if (kind == "cuda")
+        o.emit = EmitKind::CUDA;
+      else {
         error = "unknown value '" + kind +
-                "' for --emit; expected 'ast', 'ir', 'llvm' or 'obj'";
+                "' for --emit; expected 'ast', 'ir', 'llvm', 'obj' or 'cuda'";
         return std::nullopt;
       }
       if (emitSeen) {
@@ -383,6 +386,16 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.vecLibMvec = v == "libmvec";
     } else if (a == "--mpi") {
       o.mpi = true;
+    } else if (startsWith(a, "--cuda-indirect=")) {
+      std::string v = a.substr(16);
+      if (v == "colour" || v == "color" || v == "coloring")
+        v = "colouring";
+      if (v != "atomics" && v != "colouring") {
+        error = "unknown value '" + v +
+                "' for --cuda-indirect; expected 'atomics' or 'colouring'";
+        return std::nullopt;
+      }
+      o.cudaIndirect = v;
     } else if (a == "--") {
       if (o.command != Command::Run) {
         error = "arguments after '--' go to the program, which only "
@@ -427,7 +440,7 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
     return std::nullopt;
   }
   if (o.syntaxOnly && (o.emit == EmitKind::IR || o.emit == EmitKind::LLVM ||
-                       o.emit == EmitKind::Obj)) {
+                       o.emit == EmitKind::Obj || o.emit == EmitKind::CUDA)) {
     error = std::string("--emit=") + emitName(o.emit) +
             " needs the checked program; drop --syntax-only";
     return std::nullopt;

@@ -10,7 +10,7 @@
 namespace opdc {
 
 /// What the driver prints (--emit).
-enum class EmitKind { None, AST, IR, LLVM, Obj };
+enum class EmitKind { None, AST, IR, LLVM, Obj, CUDA };
 
 /// The subcommand: none (check and print a stage), `build`, `run`, or
 /// `link` (objects from `build -c` + the runtime -> a program).
@@ -38,6 +38,7 @@ struct DriverOptions {
   bool fpContract = false;              ///< -ffp-contract=fast
   bool vecLibMvec = false;              ///< -fveclib=libmvec
   bool mpi = false; ///< --mpi: link the MPI runtime (opd_rt_mpi)
+  std::string cudaIndirect; ///< --cuda-indirect=atomics|colouring; empty: profile
   std::vector<std::string> programArgs; ///< run: the arguments after --
   // Targets and make-style builds (driver/Targets.cpp, driver/Depfile.cpp):
   std::string target;                   ///< --target=NAME|FILE; empty: host

@@ -122,7 +122,8 @@ bool linkExecutable(const char *argv0, const std::string &object,
 
 bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
                     const std::string &exe, const std::string &shownAs,
-                    std::string &error, bool mpi, bool libmvec) {
+                    std::string &error, bool mpi, bool libmvec,
+                    const std::vector<std::string> &extra) {
   std::vector<std::string> tried;
   std::string linkFile = findRuntimeLinkFile(argv0, tried, mpi);
   const std::string target = mpi ? "opd_rt_mpi" : "opd_rt";
@@ -170,6 +171,8 @@ bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
     argv.push_back(a);
   if (libmvec)
     argv.push_back("-lmvec");
+  for (const std::string &a : extra)
+    argv.push_back(a);
   std::string execError;
   int rc =
       llvm::sys::ExecuteAndWait(cxx, argv, std::nullopt, {}, 0, 0, &execError);

@@ -28,11 +28,13 @@ bool linkExecutable(const char *argv0, const std::string &object,
                     bool libmvec = false);
 
 /// As above, for several objects (`opdc link`). \p libmvec links glibc's
-/// vector math library (-fveclib=libmvec).
+/// vector math library (-fveclib=libmvec); \p extra goes after the
+/// runtime's link line (the CUDA runtime library of GPU programs).
 bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
                     const std::string &exe, const std::string &shownAs,
                     std::string &error, bool mpi = false,
-                    bool libmvec = false);
+                    bool libmvec = false,
+                    const std::vector<std::string> &extra = {});
 
 /// The runtime's files an up-to-date program must be newer than: the link
 /// file linkExecutable would use and the absolute paths it lists (the

@@ -1,5 +1,6 @@
 // main.cpp - The opdc driver: command line, stages, output, exit status.
 // SPDX-License-Identifier: Apache-2.0
+#include "driver/CUDABuild.h"
 #include "driver/Depfile.h"
 #include "driver/Options.h"
 #include "driver/Targets.h"
@@ -233,11 +234,85 @@ int generate(const DriverOptions &opts, const ir::Program &program,
   return status;
 }
 
+/// The CUDA backend (a GPU target, or --emit=cuda): the source, an object
+/// (nvcc), an executable (linked with the runtime and the CUDA runtime), or
+/// a run of it.
+int generateCUDA(const DriverOptions &opts, const ir::Program &program,
+                 DiagnosticEngine &diags, Output *out, const char *argv0,
+                 const CUDACodeGenOptions &cg) {
+  std::string source;
+  if (!generateCUDASource(program, cg, diags, source))
+    return ExitUserError;
+  if (opts.emit == EmitKind::CUDA) {
+    out->os() << source;
+    return ExitOk;
+  }
+  std::string error;
+  if (opts.mpi) {
+    diags.error({}, "--mpi with a GPU target: MPI + CUDA is not implemented "
+                    "yet; build for one GPU (drop --mpi) or for the CPU");
+    return ExitUserError;
+  }
+  std::string nvcc = findNvcc(error);
+  if (nvcc.empty()) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  std::string stem = programStem(opts.input);
+  TempDir tmp;
+  if (!tmp.create(stem, error)) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  std::string cu = tmp.file(stem + ".cu"), object = tmp.file(stem + ".o");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(cu, ec);
+    if (ec) {
+      diags.error({}, "cannot write '" + cu + "': " + ec.message());
+      return ExitUserError;
+    }
+    os << source;
+  }
+  if (opts.objectOnly)
+    object = outputPath(opts);
+  if (!compileCUDA(argv0, cu, object, cg, opts.optLevel, opts.fpContract,
+                   error)) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  if (opts.objectOnly)
+    return ExitOk;
+  std::string exe = tmp.file(stem);
+  std::string dest = opts.output.empty() ? stem : opts.output;
+  if (!linkExecutable(argv0, std::vector<std::string>{object}, exe,
+                      opts.command == Command::Build ? dest : stem, error,
+                      false, false, cudaLinkArgs(nvcc))) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  if (opts.command == Command::Build)
+    return installProgram(exe, dest, diags) ? ExitOk : ExitUserError;
+  llvm::outs().flush();
+  llvm::errs().flush();
+  int status = runProgram(exe, opts.programArgs, error);
+  if (status < 0) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  return status;
+}
+
 /// What an output must also be newer than: this opdc, and for programs the
 /// runtime they link.
 std::vector<std::string> toolFiles(const DriverOptions &opts,
-                                   const char *argv0) {
+                                   const char *argv0,
+                                   const TargetProfile *target) {
   std::vector<std::string> tools;
+  // GPU programs compile the device runtime's header with them.
+  if (isGPUTarget(target))
+    for (auto &f : cudaRuntimeFiles(argv0))
+      tools.push_back(f);
   std::string exe = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&toolFiles));
   if (!exe.empty())
@@ -394,7 +469,7 @@ int compile(const DriverOptions &opts, const char *argv0) {
     inputs = buildInputs(programFiles(sm, firstProgramBuffer), target);
     // Remarks (-Rpass) come from code generation: asking for them builds.
     if (!opts.alwaysBuild && opts.remarks.empty() &&
-        isUpToDate(dest, inputs, toolFiles(opts, argv0), stamp))
+        isUpToDate(dest, inputs, toolFiles(opts, argv0, target), stamp))
       return writeDepfileIfAsked(opts, dest, inputs, diags);
   }
   if (!analyzeProgram(*program, diags) || diags.hasErrors())
@@ -415,6 +490,16 @@ int compile(const DriverOptions &opts, const char *argv0) {
   if (opts.emit == EmitKind::IR) {
     printIR(*ir, out->os(), &sm);
     return ExitOk;
+  }
+  if (opts.emit == EmitKind::CUDA ||
+      (isGPUTarget(target) && opts.emit == EmitKind::None &&
+       opts.command != Command::Compile)) {
+    CUDACodeGenOptions ccg = cudaCodeGenOptions(opts, target);
+    ccg.buildStamp = stamp;
+    int status = generateCUDA(opts, *ir, diags, out.get(), argv0, ccg);
+    if (status != ExitOk || !makesFile)
+      return status;
+    return writeDepfileIfAsked(opts, dest, inputs, diags);
   }
   CPUCodeGenOptions cg = cpuCodeGenOptions(opts, target, diags);
   cg.buildStamp = stamp;
@@ -445,8 +530,24 @@ int linkCommand(const DriverOptions &opts, const char *argv0) {
     return ExitUserError;
   }
   std::string exe = tmp.file(programStem(opts.output));
+  // Objects of `opdc build -c --target=<GPU profile>` need the CUDA runtime.
+  std::vector<std::string> extra;
+  if (!opts.target.empty()) {
+    bool ok = true;
+    auto profile = loadDriverTarget(opts, argv0, diags, ok);
+    if (!ok)
+      return ExitUserError;
+    if (isGPUTarget(profile ? &*profile : nullptr)) {
+      std::string nvcc = findNvcc(error);
+      if (nvcc.empty()) {
+        diags.error({}, error);
+        return ExitUserError;
+      }
+      extra = cudaLinkArgs(nvcc);
+    }
+  }
   if (!linkExecutable(argv0, opts.linkInputs, exe, opts.output, error,
-                      opts.mpi, opts.vecLibMvec)) {
+                      opts.mpi, opts.vecLibMvec, extra)) {
     diags.error({}, error);
     return ExitUserError;
   }

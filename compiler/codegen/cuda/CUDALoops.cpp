@@ -1,0 +1,877 @@
+// CUDALoops.cpp - Parallel loops: device kernel, __global__ functions, host.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A loop `loop K over S (args)` (number N) becomes
+//
+//   struct ctx_K_N          device pointers (one per dat and map of the
+//                           loop's field plan, analysis/LoopAccess.h), the
+//                           component stride of set dats (n for SoA, 1 for
+//                           AoS), block strides, global values (by value up
+//                           to 64 components, else staged in device memory),
+//                           reduction partials, the block range
+//   kernel_K_N              the user kernel as a __device__ function: one
+//                           pointer and one component stride per argument
+//                           (component k of argument a at a[k * s]), block
+//                           strides, coordinates
+//   loop_K_N                __global__: a grid-stride loop over a range of
+//                           elements (set loops, 1-D blocks) or 2-D/3-D
+//                           thread blocks over a block range (32 x B/32
+//                           threads, the third dimension over the grid's z)
+//   loop_K_N_col            __global__, colouring only: one CUDA block per
+//                           plan block, increments applied thread colour by
+//                           thread colour (lib/cuda/opd_cuda.cuh)
+//
+// and in the host, the runtime's loop phases (opd_rt.h): prepare, begin,
+// one launch per segment, or per part (and per block colour when
+// colouring), finish (synchronise, report a failed kernel), end, then the
+// reductions: the blocks' partials copied back and combined in block order
+// between opd_reduce_local and opd_reduce_global, as the CPU backend
+// combines its chunks' partials.
+//
+// What the element loop may do comes from the race class of
+// analyzeLoopAccess(): Parallel loops run one thread per element;
+// IncStrips loops compute each element's increments into a private buffer
+// starting from -0.0 (codegen/common/Identities.h; the CPU backend's strips
+// do the same) and add it to the targets with atomics or, colouring, with
+// plain additions ordered by the colours; Sequential loops run on one
+// thread in element order.
+#include "codegen/cuda/CUDAEmitter.h"
+
+#include "codegen/common/Identities.h"
+#include "codegen/common/RuntimeMapping.h"
+
+#include "support/Assert.h"
+
+#include <algorithm>
+#include <set>
+
+namespace opdc {
+
+using namespace ir;
+
+namespace {
+
+/// Global-read values with more components are staged in device memory
+/// instead of being passed in the kernel's parameters.
+constexpr unsigned MaxInlineGlobal = 64;
+/// Grid caps of loops with reductions (blocks per dimension): the partials
+/// the host combines stay few, and the grid never depends on the device.
+constexpr unsigned ReduceCap1D = 1024, ReduceCap2D = 32, ReduceCap3D = 16;
+/// An upper bound of the partial slots of one loop beyond its plan blocks:
+/// three segments of at most 16^3 blocks.
+constexpr unsigned PartialSlots = 3 * 4096;
+
+std::string identityLiteral(IdentityValue v, ScalarKind k) {
+  std::string t = cudaScalarType(k);
+  switch (v) {
+  case IdentityValue::Zero:
+    return t + "(0)";
+  case IdentityValue::NegativeZero:
+    return k == ScalarKind::F32 ? "-0.0f" : "-0.0";
+  case IdentityValue::PlusInf:
+    return t + "(INFINITY)";
+  case IdentityValue::MinusInf:
+    return "-" + t + "(INFINITY)";
+  case IdentityValue::IntMax:
+    return k == ScalarKind::I64 ? "INT64_MAX" : "INT32_MAX";
+  case IdentityValue::IntMin:
+    return k == ScalarKind::I64 ? "INT64_MIN" : "INT32_MIN";
+  }
+  OPDC_UNREACHABLE("unknown identity value");
+}
+
+const char *reduceOp(AccessMode m) {
+  switch (m) {
+  case AccessMode::Min:
+    return "opd::Min";
+  case AccessMode::Max:
+    return "opd::Max";
+  default:
+    return "opd::Sum";
+  }
+}
+
+class LoopWriter {
+public:
+  LoopWriter(CUDAFunctionWriter &host, const ParLoopStmt &loop)
+      : host(host), m(host.m), loop(loop), access(analyzeLoopAccess(loop)),
+        id(m.nextLoop++), dims(loop.block ? loop.block->dims : 1),
+        bs(m.options.blockSize),
+        colouring(access.race == RaceClass::IncStrips &&
+                  m.options.indirect == CUDAIndirect::Colouring),
+        sequential(access.race == RaceClass::Sequential),
+        name(cudaIdent(loop.kernel->name) + "_" + std::to_string(id)) {
+    for (const AccessDescriptor &a : loop.args) {
+      hasReduction = hasReduction || a.kind == ArgKind::Reduction;
+      if (modeWrites(a.mode) && a.usesDat())
+        writtenDats.insert(a.dat);
+      if (modeWrites(a.mode) && a.kind == ArgKind::MapDirect &&
+          std::find(writtenMaps.begin(), writtenMaps.end(), a.map) ==
+              writtenMaps.end())
+        writtenMaps.push_back(a.map);
+    }
+  }
+
+  void emit(int indent) {
+    std::string &d = m.loops;
+    d += "\n// " + m.location(loop.range) + ": loop " + loop.kernel->name +
+         " over " + (loop.block ? loop.block->name : loop.set->name) + " (" +
+         strategy() + ")\n";
+    emitContext(d);
+    emitKernel(d);
+    if (loop.block)
+      emitBlockGlobal(d);
+    else
+      emitRangeGlobal(d);
+    if (colouring)
+      emitColourGlobal(d);
+    emitHost(indent);
+  }
+
+private:
+  std::string strategy() const {
+    if (sequential)
+      return "sequential";
+    if (access.race == RaceClass::IncStrips)
+      return cudaIndirectName(m.options.indirect);
+    return "parallel";
+  }
+  bool blockStrides(unsigned n) const {
+    return loop.block && dims > 1 && loop.args[n].usesDat();
+  }
+  bool incBuffer(unsigned n) const {
+    return access.race == RaceClass::IncStrips && access.args[n].indirectInc;
+  }
+  bool writesMap(const Map *mp) const {
+    return std::find(writtenMaps.begin(), writtenMaps.end(), mp) !=
+           writtenMaps.end();
+  }
+  bool largeGlobal(unsigned n) const {
+    return loop.kernel->kernelParams[n].type.dim() > MaxInlineGlobal;
+  }
+  std::string elemType(unsigned n) const {
+    return cudaScalarType(loop.kernel->kernelParams[n].type.scalar);
+  }
+  std::string datType(int field) const {
+    return cudaScalarType(access.dats[unsigned(field)]->scalar());
+  }
+  /// Elements of a set dat between consecutive elements' first components.
+  std::string step(const AccessDescriptor &a) const {
+    return m.options.soa ? "" : " * " + std::to_string(a.dim);
+  }
+
+  void emitContext(std::string &d) {
+    d += "struct ctx_" + name + " {\n";
+    for (unsigned f = 0; f < access.dats.size(); ++f) {
+      d += "  " + datType(int(f)) + " *d" + std::to_string(f) + ";\n";
+      if (!loop.block)
+        d += "  int64_t ds" + std::to_string(f) + ";\n";
+      for (unsigned k = 1; loop.block && k < dims; ++k)
+        d += "  int64_t dt" + std::to_string(f) + "_" + std::to_string(k) +
+             ";\n";
+    }
+    for (unsigned f = 0; f < access.maps.size(); ++f)
+      d += "  int32_t *m" + std::to_string(f) + ";\n";
+    for (unsigned f = 0; f < access.mapValues.size(); ++f)
+      d += "  const int32_t *mv" + std::to_string(f) + ";\n";
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      const AccessDescriptor &a = loop.args[n];
+      std::string i = std::to_string(n);
+      if (a.kind == ArgKind::GlobalRead)
+        d += largeGlobal(n) ? "  const " + elemType(n) + " *g" + i + ";\n"
+                            : "  " +
+                                  cudaValueType(
+                                      loop.kernel->kernelParams[n].type) +
+                                  " g" + i + ";\n";
+      if (a.kind == ArgKind::Reduction)
+        d += "  " + elemType(n) + " *r" + i + ";\n";
+    }
+    if (loop.block)
+      d += "  int64_t lo[3], hi[3];\n";
+    d += "};\n";
+  }
+
+  void emitKernel(std::string &d) {
+    const Function &k = *loop.kernel;
+    std::string sig;
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      const AccessDescriptor &a = loop.args[n];
+      bool ro = !modeWrites(a.mode);
+      // Read-only data no argument of the loop writes may go through the
+      // read-only cache.
+      bool restrict_ = ro && (a.kind == ArgKind::GlobalRead ||
+                              (a.usesDat() && !writtenDats.count(a.dat)) ||
+                              (a.kind == ArgKind::MapDirect &&
+                               !writesMap(a.map)));
+      sig += std::string(sig.empty() ? "" : ", ") + (ro ? "const " : "") +
+             elemType(n) + " *" + (restrict_ ? "__restrict__ " : "") + "a" +
+             std::to_string(n) + ", int64_t s" + std::to_string(n);
+      if (blockStrides(n))
+        for (unsigned dd = 1; dd < dims; ++dd)
+          sig += ", int64_t t" + std::to_string(n) + "_" + std::to_string(dd);
+    }
+    for (unsigned dd = 0; dd < dims; ++dd)
+      sig += (sig.empty() ? "" : ", ") + std::string("int64_t c") +
+             std::to_string(dd);
+    d += "__device__ __forceinline__ void kernel_" + name + "(" + sig + ") {\n";
+    CUDAFunctionWriter w(m, k, CUDAFunctionWriter::Mode::Kernel, d);
+    w.setLoop(&loop, &access);
+    w.declareVars(1);
+    w.body(k.body, 1);
+    d += "}\n";
+  }
+
+  /// Declarations at the top of a __global__ function: accumulators and
+  /// the threads' copies of global values.
+  void emitThreadState(std::string &d) {
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      const AccessDescriptor &a = loop.args[n];
+      std::string i = std::to_string(n);
+      if (a.kind == ArgKind::Reduction) {
+        d += "  " + elemType(n) + " acc" + i + "[" + std::to_string(a.dim) +
+             "];\n";
+        d += "  for (int k = 0; k < " + std::to_string(a.dim) + "; ++k)\n";
+        d += "    acc" + i + "[k] = " +
+             identityLiteral(reductionIdentity(a.mode, a.scalar), a.scalar) +
+             ";\n";
+      }
+      if (a.kind == ArgKind::GlobalRead && !largeGlobal(n))
+        d += "  const " + cudaValueType(loop.kernel->kernelParams[n].type) +
+             " g" + i + " = c.g" + i + ";\n";
+    }
+  }
+
+  /// The kernel call for element `i` (set loops) or coordinates c0.. (block
+  /// loops), with increment buffers set up before and applied after.
+  void emitElement(std::string &d, const std::string &pad, bool atomics) {
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      if (!incBuffer(n))
+        continue;
+      const AccessDescriptor &a = loop.args[n];
+      std::string i = std::to_string(n);
+      d += pad + elemType(n) + " inc" + i + "[" + std::to_string(a.dim) +
+           "];\n";
+      d += pad + "for (int k = 0; k < " + std::to_string(a.dim) + "; ++k)\n";
+      d += pad + "  inc" + i + "[k] = " +
+           identityLiteral(incrementIdentity(a.scalar), a.scalar) + ";\n";
+    }
+    std::string args, strides;
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      const AccessDescriptor &a = loop.args[n];
+      const ArgAccess &acc = access.args[n];
+      std::string i = std::to_string(n);
+      std::string p, s = "1";
+      std::string df = std::to_string(acc.datField);
+      switch (a.kind) {
+      case ArgKind::Direct:
+      case ArgKind::Stencil:
+        if (loop.block) {
+          p = "c.d" + df + " + c0 * " + std::to_string(a.dim);
+          for (unsigned dd = 1; dd < dims; ++dd)
+            p += " + c" + std::to_string(dd) + " * c.dt" + df + "_" +
+                 std::to_string(dd);
+          for (unsigned dd = 1; dd < dims; ++dd)
+            strides += ", c.dt" + df + "_" + std::to_string(dd);
+        } else {
+          p = "c.d" + df + " + i" + step(a);
+          s = "c.ds" + df;
+        }
+        break;
+      case ArgKind::Indirect:
+        if (incBuffer(n)) {
+          p = "inc" + i;
+        } else {
+          p = "c.d" + df + " + int64_t(c.m" + std::to_string(acc.mapField) +
+              "[i * " + std::to_string(a.map->arity) + " + " +
+              std::to_string(a.mapIndex) + "])" + step(a);
+          s = "c.ds" + df;
+        }
+        break;
+      case ArgKind::MapDirect:
+        p = (acc.mapValuesField >= 0
+                 ? "c.mv" + std::to_string(acc.mapValuesField)
+                 : "c.m" + std::to_string(acc.mapField)) +
+            " + i * " + std::to_string(a.map->arity);
+        break;
+      case ArgKind::GlobalRead:
+        if (largeGlobal(n))
+          p = "c.g" + i;
+        else
+          p = loop.kernel->kernelParams[n].type.isArray() ? "g" + i + ".v"
+                                                          : "&g" + i;
+        break;
+      case ArgKind::Reduction:
+        p = "acc" + i;
+        break;
+      }
+      args += (args.empty() ? "" : ", ") + p + ", " + s + strides;
+      strides.clear();
+    }
+    if (loop.block) {
+      for (unsigned dd = 0; dd < dims; ++dd)
+        args += ", c" + std::to_string(dd);
+    } else {
+      args += ", i";
+    }
+    d += pad + "kernel_" + name + "(" + args + ");\n";
+    if (!atomics)
+      return;
+    emitApply(d, pad, true);
+  }
+
+  /// Adds element i's increment buffers to their targets.
+  void emitApply(std::string &d, const std::string &pad, bool atomics) {
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      if (!incBuffer(n))
+        continue;
+      const AccessDescriptor &a = loop.args[n];
+      const ArgAccess &acc = access.args[n];
+      std::string i = std::to_string(n), df = std::to_string(acc.datField);
+      d += pad + "{\n";
+      d += pad + "  " + elemType(n) + " *t = c.d" + df + " + int64_t(c.m" +
+           std::to_string(acc.mapField) + "[i * " +
+           std::to_string(a.map->arity) + " + " + std::to_string(a.mapIndex) +
+           "])" + step(a) + ";\n";
+      d += pad + "  for (int k = 0; k < " + std::to_string(a.dim) + "; ++k)\n";
+      if (atomics)
+        d += pad + "    opd::atomic_inc(t + k * c.ds" + df + ", inc" + i +
+             "[k]);\n";
+      else
+        d += pad + "    t[k * c.ds" + df + "] = opd::combine<opd::Sum>(t[k * c.ds" +
+             df + "], inc" + i + "[k]);\n";
+      d += pad + "}\n";
+    }
+  }
+
+  void emitReduce(std::string &d) {
+    if (!hasReduction)
+      return;
+    d += "  const int64_t blk = poff + int64_t(blockIdx.x) + int64_t(gridDim.x) "
+         "* (blockIdx.y + int64_t(gridDim.y) * blockIdx.z);\n";
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      const AccessDescriptor &a = loop.args[n];
+      if (a.kind != ArgKind::Reduction)
+        continue;
+      std::string i = std::to_string(n), dim = std::to_string(a.dim);
+      d += "  for (int k = 0; k < " + dim + "; ++k)\n";
+      d += std::string("    opd::block_reduce<") + reduceOp(a.mode) + ">(acc" +
+           i + "[k], c.r" + i + " + blk * " + dim + " + k);\n";
+    }
+  }
+
+  std::string globalHead(const std::string &suffix,
+                         const std::string &params) {
+    return "__global__ void __launch_bounds__(" + std::to_string(bs) +
+           ") loop_" + name + suffix + "(const ctx_" + name + " c, " + params +
+           ") {\n";
+  }
+
+  void emitRangeGlobal(std::string &d) {
+    d += globalHead("", "const int64_t begin, const int64_t end, "
+                        "const int64_t poff");
+    emitThreadState(d);
+    d += "  for (int64_t i = begin + int64_t(blockIdx.x) * blockDim.x + "
+         "threadIdx.x; i < end;\n       i += int64_t(gridDim.x) * "
+         "blockDim.x) {\n";
+    emitElement(d, "    ", access.race == RaceClass::IncStrips && !colouring);
+    d += "  }\n";
+    emitReduce(d);
+    d += "}\n";
+  }
+
+  void emitColourGlobal(std::string &d) {
+    d += globalHead("_col",
+                    "const int64_t first, const int64_t count, const int64_t "
+                    "bsize, const int64_t *__restrict__ blocks, const uint8_t "
+                    "*__restrict__ tcol, const int32_t *__restrict__ ncol, "
+                    "const int64_t poff");
+    emitThreadState(d);
+    d += "  const int64_t b = blocks[blockIdx.x];\n";
+    d += "  const int64_t s = first + b * bsize;\n";
+    d += "  const int64_t e = s + bsize < first + count ? s + bsize : first + "
+         "count;\n";
+    d += "  const int nc = ncol[b];\n";
+    d += "  for (int64_t base = s; base < e; base += blockDim.x) {\n";
+    d += "    const int64_t i = base + threadIdx.x;\n";
+    d += "    const bool active = i < e;\n";
+    // The increment buffers live across the colour steps.
+    std::string body;
+    emitElement(body, "    ", false);
+    std::string decls, call;
+    // Split the buffer declarations (before the call) from the call.
+    size_t at = body.find("kernel_" + name);
+    size_t lineStart = body.rfind('\n', at);
+    decls = body.substr(0, lineStart == std::string::npos ? 0 : lineStart + 1);
+    call = body.substr(decls.size());
+    d += decls;
+    d += "    if (active) {\n  " + call + "    }\n";
+    d += "    for (int col = 0; col < nc; ++col) {\n";
+    d += "      if (active && tcol[i - first] == col) {\n";
+    std::string apply;
+    emitApply(apply, "        ", false);
+    d += apply;
+    d += "      }\n";
+    d += "      __syncthreads();\n";
+    d += "    }\n";
+    d += "  }\n";
+    emitReduce(d);
+    d += "}\n";
+  }
+
+  void emitBlockGlobal(std::string &d) {
+    d += globalHead("", "const int64_t begin, const int64_t end, "
+                        "const int64_t poff");
+    emitThreadState(d);
+    std::string pad = "    ";
+    if (dims == 1) {
+      d += "  for (int64_t c0 = begin + int64_t(blockIdx.x) * blockDim.x + "
+           "threadIdx.x; c0 < end;\n       c0 += int64_t(gridDim.x) * "
+           "blockDim.x) {\n";
+    } else if (dims == 2) {
+      d += "  for (int64_t c1 = begin + int64_t(blockIdx.y) * blockDim.y + "
+           "threadIdx.y; c1 < end;\n       c1 += int64_t(gridDim.y) * "
+           "blockDim.y)\n";
+      d += "  for (int64_t c0 = c.lo[0] + int64_t(blockIdx.x) * blockDim.x + "
+           "threadIdx.x; c0 < c.hi[0];\n       c0 += int64_t(gridDim.x) * "
+           "blockDim.x) {\n";
+    } else {
+      d += "  for (int64_t c2 = begin + int64_t(blockIdx.z); c2 < end; c2 += "
+           "gridDim.z)\n";
+      d += "  for (int64_t c1 = c.lo[1] + int64_t(blockIdx.y) * blockDim.y + "
+           "threadIdx.y; c1 < c.hi[1];\n       c1 += int64_t(gridDim.y) * "
+           "blockDim.y)\n";
+      d += "  for (int64_t c0 = c.lo[0] + int64_t(blockIdx.x) * blockDim.x + "
+           "threadIdx.x; c0 < c.hi[0];\n       c0 += int64_t(gridDim.x) * "
+           "blockDim.x) {\n";
+    }
+    emitElement(d, pad, false);
+    d += "  }\n";
+    emitReduce(d);
+    d += "}\n";
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Host side
+  //===--------------------------------------------------------------------===//
+
+  void line(int indent, const std::string &text) {
+    host.out.append(size_t(indent) * 2, ' ');
+    host.out += text;
+    host.out += '\n';
+  }
+
+  std::string hostElement(const AccessDescriptor &a, const std::string &k) {
+    std::string v = host.var(unsigned(a.var));
+    return host.fn.vars[unsigned(a.var)].type.isArray() ? v + "[" + k + "]" : v;
+  }
+
+  void emitRanges(int in) {
+    if (!loop.ranges.empty()) {
+      std::string lo, hi;
+      for (unsigned dd = 0; dd < 3; ++dd) {
+        lo += std::string(dd ? ", " : "") +
+              (dd < dims ? "int64_t(" + host.expr(*loop.ranges[dd].lo) + ")"
+                         : "0");
+        hi += std::string(dd ? ", " : "") +
+              (dd < dims ? "int64_t(" + host.expr(*loop.ranges[dd].hi) + ")"
+                         : "1");
+      }
+      line(in, "int64_t opd_lo[3] = {" + lo + "};");
+      line(in, "int64_t opd_hi[3] = {" + hi + "};");
+      return;
+    }
+    // The whole block: the extent of the loop's first dat, from its base.
+    const Dat *dat = access.extentDat;
+    OPDC_ASSERT(dat, "a loop over a whole block without a dat argument");
+    std::string lo, hi;
+    for (unsigned dd = 0; dd < 3; ++dd) {
+      int64_t base = dd < dat->base.size() ? dat->base[dd] : 0;
+      lo += std::string(dd ? ", " : "") + (dd < dims ? std::to_string(base) : "0");
+      hi += std::string(dd ? ", " : "") +
+            (dd < dims ? std::to_string(base) + " + opd_dat_extent(" +
+                             CUDAModule::handle(dat) + ", " +
+                             std::to_string(dd) + ")"
+                       : "1");
+    }
+    line(in, "int64_t opd_lo[3] = {" + lo + "};");
+    line(in, "int64_t opd_hi[3] = {" + hi + "};");
+  }
+
+  void emitHaloChecks(int in) {
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      const AccessDescriptor &a = loop.args[n];
+      if (!a.usesDat())
+        continue;
+      const ArgAccess &acc = access.args[n];
+      const Dat *dat = a.dat;
+      std::string what = cudaStringLiteral(
+          m.location(loop.range) + ": loop '" + loop.kernel->name +
+          "' over '" + loop.block->name + "' " +
+          (a.mode == AccessMode::Read ? "reads" : "writes") + " dat '" +
+          dat->name + "'");
+      for (unsigned dd = 0; dd < dims; ++dd) {
+        auto at = [&](const std::vector<int64_t> &v) {
+          return dd < v.size() ? v[dd] : 0;
+        };
+        std::string ds = std::to_string(dd);
+        std::string first = std::to_string(at(dat->base) - at(dat->haloMinus));
+        std::string last = "opd_dat_extent(" + CUDAModule::handle(dat) + ", " +
+                           ds + ") + " +
+                           std::to_string(at(dat->base) + at(dat->haloPlus) - 1);
+        line(in, "if (opd_lo[" + ds + "] < opd_hi[" + ds + "]) {");
+        line(in + 1, "const int64_t opd_first = " + first +
+                         ", opd_last = " + last + ";");
+        line(in + 1, "if (opd_lo[" + ds + "] + " + std::to_string(acc.lo[dd]) +
+                         " < opd_first)");
+        line(in + 2, "opd_rt_fail_outside(" + what + ", opd_lo[" + ds + "] + " +
+                         std::to_string(acc.lo[dd]) + ", " + ds +
+                         ", opd_first, opd_last);");
+        line(in + 1, "if (opd_hi[" + ds + "] - 1 + " +
+                         std::to_string(acc.hi[dd]) + " > opd_last)");
+        line(in + 2, "opd_rt_fail_outside(" + what + ", opd_hi[" + ds +
+                         "] - 1 + " + std::to_string(acc.hi[dd]) + ", " + ds +
+                         ", opd_first, opd_last);");
+        line(in, "}");
+      }
+    }
+  }
+
+  void emitPrepare(int in) {
+    size_t n = loop.args.size();
+    std::string table;
+    auto triple = [](const std::array<int32_t, 3> &v) {
+      return "{" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " +
+             std::to_string(v[2]) + "}";
+    };
+    for (unsigned i = 0; i < n; ++i) {
+      RuntimeArgEntry e = runtimeArgEntry(loop.args[i], access.args[i]);
+      table += std::string(i ? ",\n" : "") + std::string(size_t(in + 1) * 2, ' ') +
+               "{nullptr, nullptr, " + std::to_string(e.idx) + ", " +
+               std::to_string(e.kind) + ", " + std::to_string(e.mode) + ", " +
+               std::to_string(e.bytes) + ", " + triple(e.lo) + ", " +
+               triple(e.hi) + ", " + std::to_string(e.flags) + "}";
+    }
+    line(in, "static opd_loop *opd_cache = nullptr;");
+    if (n) {
+      line(in, "static opd_arg opd_args[" + std::to_string(n) + "] = {");
+      host.out += table + "};\n";
+    } else {
+      line(in, "static opd_arg *const opd_args = nullptr;");
+    }
+    for (unsigned i = 0; i < n; ++i) {
+      const AccessDescriptor &a = loop.args[i];
+      if (a.usesDat())
+        line(in, "opd_args[" + std::to_string(i) +
+                     "].dat = " + CUDAModule::handle(a.dat) + ";");
+      if (a.map)
+        line(in, "opd_args[" + std::to_string(i) +
+                     "].map = " + CUDAModule::handle(a.map) + ";");
+    }
+    // The profile's row names the strategy of loops with increments.
+    std::string lname = loop.kernel->name;
+    if (access.race == RaceClass::IncStrips)
+      lname += std::string("[") + cudaIndirectName(m.options.indirect) + "]";
+    std::string nm = cudaStringLiteral(lname);
+    if (loop.block)
+      line(in, "opd_loop *const opd_l = opd_loop_prepare_block(&opd_cache, " +
+                   nm + ", " + CUDAModule::handle(loop.block) +
+                   ", opd_lo, opd_hi, " + std::to_string(n) + ", opd_args);");
+    else
+      line(in, "opd_loop *const opd_l = opd_loop_prepare(&opd_cache, " + nm +
+                   ", " + CUDAModule::handle(loop.set) + ", " +
+                   std::to_string(n) + ", opd_args);");
+    line(in, "opd_loop_set_location(opd_l, " +
+                 cudaStringLiteral(m.location(loop.range)) + ");");
+  }
+
+  void emitContextFill(int in) {
+    line(in, "ctx_" + name + " c{};");
+    for (unsigned f = 0; f < access.dats.size(); ++f) {
+      const Dat *dat = access.dats[f];
+      std::string fs = std::to_string(f), h = CUDAModule::handle(dat);
+      std::string t = datType(int(f));
+      bool writes = writtenDats.count(dat) > 0;
+      std::string dim = std::to_string(dat->dim());
+      std::string bytes = std::to_string(scalarBytes(dat->scalar()));
+      if (!dat->structured()) {
+        std::string size = "opd_set_size(" + CUDAModule::handle(dat->set) + ")";
+        line(in, "c.d" + fs + " = static_cast<" + t + " *>(opd::device(opd_dat_data(" +
+                     h + "), " + size + ", " + dim + ", " + bytes + ", " +
+                     (m.options.soa ? "true" : "false") + ", " +
+                     (writes ? "true" : "false") + "));");
+        line(in, "c.ds" + fs + " = " + (m.options.soa ? size : "1") + ";");
+        continue;
+      }
+      unsigned bd = dat->block->dims;
+      auto list = [&](const std::vector<int64_t> &v) {
+        std::string r;
+        for (unsigned k = 0; k < bd; ++k)
+          r += std::string(k ? ", " : "") +
+               std::to_string(k < v.size() ? v[k] : 0);
+        return r;
+      };
+      line(in, "{");
+      line(in + 1, "static const int64_t opd_hm[] = {" + list(dat->haloMinus) +
+                       "}, opd_hp[] = {" + list(dat->haloPlus) + "};");
+      line(in + 1, "int64_t opd_st[3] = {0, 0, 0};");
+      line(in + 1, "char *const opd_o = static_cast<char *>(opd_dat_origin(" +
+                       h + ", opd_st));");
+      line(in + 1, "char *const opd_h = static_cast<char *>(opd_dat_data(" + h +
+                       "));");
+      line(in + 1, "char *const opd_dv = static_cast<char *>(opd::device(opd_h, "
+                   "opd::block_points(" +
+                       h + ", " + std::to_string(bd) +
+                       ", opd_hm, opd_hp), " + dim + ", " + bytes + ", false, " +
+                       (writes ? "true" : "false") + "));");
+      line(in + 1, "c.d" + fs + " = reinterpret_cast<" + t +
+                       " *>(opd_dv + (opd_o - opd_h));");
+      for (unsigned k = 1; k < dims; ++k)
+        line(in + 1, "c.dt" + fs + "_" + std::to_string(k) + " = opd_st[" +
+                         std::to_string(k) + "] * " + dim + ";");
+      line(in, "}");
+    }
+    auto mapDevice = [&](const Map *mp, bool writes) {
+      return "opd::map_device(" + CUDAModule::handle(mp) + ", opd_set_size(" +
+             CUDAModule::handle(mp->from) + "), " + std::to_string(mp->arity) +
+             ", " + (writes ? "true" : "false") + ")";
+    };
+    for (unsigned f = 0; f < access.maps.size(); ++f)
+      line(in, "c.m" + std::to_string(f) + " = " +
+                   mapDevice(access.maps[f], writesMap(access.maps[f])) +
+                   ";");
+    for (unsigned f = 0; f < access.mapValues.size(); ++f)
+      line(in, "c.mv" + std::to_string(f) + " = " +
+                   mapDevice(access.mapValues[f], false) + ";");
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      const AccessDescriptor &a = loop.args[n];
+      if (a.kind != ArgKind::GlobalRead)
+        continue;
+      std::string i = std::to_string(n);
+      if (!largeGlobal(n)) {
+        line(in, "c.g" + i + " = " + host.expr(*a.value) + ";");
+        continue;
+      }
+      line(in, "{");
+      line(in + 1, "const " + cudaValueType(loop.kernel->kernelParams[n].type) +
+                       " opd_v = " + host.expr(*a.value) + ";");
+      line(in + 1, "c.g" + i + " = static_cast<const " + elemType(n) +
+                       " *>(opd::stage(" + i + ", opd_v.v, sizeof opd_v));");
+      line(in, "}");
+    }
+    if (loop.block) {
+      line(in, "for (int opd_d = 0; opd_d < 3; ++opd_d) {");
+      line(in + 1, "c.lo[opd_d] = opd_lo[opd_d];");
+      line(in + 1, "c.hi[opd_d] = opd_hi[opd_d];");
+      line(in, "}");
+    }
+    if (!hasReduction)
+      return;
+    // One allocation for every reduction's partials, each 8-byte aligned.
+    line(in, "const int64_t opd_slots = " + std::to_string(PartialSlots) +
+                 " + opd_loop_chunks(opd_l);");
+    std::string total = "0";
+    std::vector<std::string> offsets(loop.args.size());
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      const AccessDescriptor &a = loop.args[n];
+      if (a.kind != ArgKind::Reduction)
+        continue;
+      offsets[n] = total;
+      total += " + (opd_slots * " +
+               std::to_string(a.dim * scalarBytes(a.scalar)) + " + 7) / 8 * 8";
+    }
+    line(in, "char *const opd_pb = static_cast<char *>(opd::partials(size_t(" +
+                 total + ")));");
+    for (unsigned n = 0; n < loop.args.size(); ++n)
+      if (loop.args[n].kind == ArgKind::Reduction)
+        line(in, "c.r" + std::to_string(n) + " = reinterpret_cast<" +
+                     elemType(n) + " *>(opd_pb + " + offsets[n] + ");");
+  }
+
+  void emitSetLaunches(int in) {
+    std::string B = std::to_string(bs);
+    std::string threads = sequential ? "1" : B;
+    std::string cap = sequential     ? "1"
+                      : hasReduction ? std::to_string(ReduceCap1D)
+                                     : "0x7fffffff";
+    auto rangeLaunch = [&](int ind, const std::string &b,
+                           const std::string &e) {
+      line(ind, "if (" + e + " > " + b + ") {");
+      line(ind + 1, "const unsigned opd_g = opd::grid_for(" + e + " - " + b +
+                        ", " + threads + ", " + cap + ");");
+      line(ind + 1, "loop_" + name + "<<<opd_g, " + threads + ">>>(c, " + b +
+                        ", " + e + ", opd_used);");
+      line(ind + 1, "opd_used += opd_g;");
+      line(ind, "}");
+    };
+    line(in, "for (int32_t opd_k = 0; opd_k < opd_loop_segment_count(opd_l); "
+             "++opd_k) {");
+    line(in + 1, "opd_loop_segment opd_sg;");
+    line(in + 1, "opd_loop_segment_get(opd_l, opd_k, &opd_sg);");
+    line(in + 1, "if (!opd_sg.before_halos)");
+    line(in + 2, "opd_loop_wait_halos(opd_l);");
+    rangeLaunch(in + 1, "opd_sg.begin", "opd_sg.end");
+    line(in, "}");
+    if (loop.block)
+      return;
+    line(in, "for (int32_t opd_k = 0; opd_k < opd_loop_part_count(opd_l); "
+             "++opd_k) {");
+    line(in + 1, "opd_loop_part opd_pt;");
+    line(in + 1, "opd_loop_part_get(opd_l, opd_k, &opd_pt);");
+    line(in + 1, "if (!opd_pt.before_halos)");
+    line(in + 2, "opd_loop_wait_halos(opd_l);");
+    if (!colouring) {
+      rangeLaunch(in + 1, "opd_pt.first", "opd_pt.first + opd_pt.count");
+      line(in, "}");
+      return;
+    }
+    // The written (map, idx) pairs, grouped by dat, for the thread colours.
+    std::string w;
+    unsigned nw = 0;
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      if (!incBuffer(n))
+        continue;
+      const AccessDescriptor &a = loop.args[n];
+      w += std::string(nw++ ? ", " : "") + "{opd_map_data(" +
+           CUDAModule::handle(a.map) + "), " + std::to_string(a.map->arity) +
+           ", " + std::to_string(a.mapIndex) + ", " +
+           std::to_string(access.args[n].datField) + ", opd_set_size(" +
+           CUDAModule::handle(a.map->to) + ")}";
+    }
+    line(in + 1, "static opd::ThreadColours opd_tc[3];");
+    line(in + 1, "const opd::Written opd_w[] = {" + w + "};");
+    line(in + 1, "opd::colour_threads(opd_tc[opd_k], opd_pt, opd_w, " +
+                     std::to_string(nw) + ");");
+    line(in + 1, "for (int32_t opd_c = 0; opd_c < opd_pt.ncolours; ++opd_c) {");
+    line(in + 2, "const int64_t opd_b0 = opd_pt.colour_offsets[opd_c];");
+    line(in + 2, "const int64_t opd_nb = opd_pt.colour_offsets[opd_c + 1] - "
+                 "opd_b0;");
+    line(in + 2, "if (opd_nb == 0)");
+    line(in + 3, "continue;");
+    line(in + 2, "loop_" + name + "_col<<<unsigned(opd_nb), " + B +
+                     ">>>(c, opd_pt.first, opd_pt.count, opd_pt.block_size, "
+                     "opd_tc[opd_k].blocks + opd_b0, opd_tc[opd_k].colour, "
+                     "opd_tc[opd_k].ncolours, opd_used);");
+    line(in + 2, "opd_used += opd_nb;");
+    line(in + 1, "}");
+    line(in, "}");
+  }
+
+  void emitBlockLaunches(int in) {
+    if (dims == 1)
+      return emitSetLaunches(in);
+    std::string B = std::to_string(bs), By = std::to_string(bs / 32);
+    bool red = hasReduction;
+    std::string capx = red ? std::to_string(dims == 2 ? ReduceCap2D : ReduceCap3D)
+                           : "0x7fffffff";
+    std::string capy =
+        red ? std::to_string(dims == 2 ? ReduceCap2D : ReduceCap3D) : "65535";
+    std::string capz = red ? std::to_string(ReduceCap3D) : "65535";
+    line(in, "for (int32_t opd_k = 0; opd_k < opd_loop_segment_count(opd_l); "
+             "++opd_k) {");
+    line(in + 1, "opd_loop_segment opd_sg;");
+    line(in + 1, "opd_loop_segment_get(opd_l, opd_k, &opd_sg);");
+    line(in + 1, "if (!opd_sg.before_halos)");
+    line(in + 2, "opd_loop_wait_halos(opd_l);");
+    line(in + 1, "const int64_t opd_nx = c.hi[0] - c.lo[0];");
+    std::string ny = dims == 2 ? "opd_sg.end - opd_sg.begin" : "c.hi[1] - c.lo[1]";
+    line(in + 1, "const int64_t opd_ny = " + ny + ";");
+    line(in + 1, std::string("const int64_t opd_nz = ") +
+                     (dims == 3 ? "opd_sg.end - opd_sg.begin" : "1") + ";");
+    line(in + 1, "if (opd_nx <= 0 || opd_ny <= 0 || opd_nz <= 0)");
+    line(in + 2, "continue;");
+    if (sequential) {
+      line(in + 1, "const dim3 opd_b(1, 1, 1), opd_g(1, 1, 1);");
+    } else {
+      line(in + 1, "const dim3 opd_b(32, " + By + ", 1);");
+      line(in + 1, "const dim3 opd_g(opd::grid_for(opd_nx, 32, " + capx +
+                       "), opd::grid_for(opd_ny, " + By + ", " + capy + "), " +
+                       (dims == 3 ? "opd::grid_for(opd_nz, 1, " + capz + ")"
+                                  : std::string("1")) +
+                       ");");
+    }
+    line(in + 1, "loop_" + name +
+                     "<<<opd_g, opd_b>>>(c, opd_sg.begin, opd_sg.end, opd_used);");
+    line(in + 1, "opd_used += int64_t(opd_g.x) * opd_g.y * opd_g.z;");
+    line(in, "}");
+  }
+
+  void emitReductions(int in) {
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      const AccessDescriptor &a = loop.args[n];
+      if (a.kind != ArgKind::Reduction)
+        continue;
+      std::string i = std::to_string(n), dim = std::to_string(a.dim);
+      std::string t = elemType(n);
+      std::string v = host.var(unsigned(a.var));
+      bool arr = host.fn.vars[unsigned(a.var)].type.isArray();
+      std::string ptr = arr ? v + ".v" : "&" + v;
+      std::string rargs =
+          ptr + ", opd_scalar(" +
+          std::to_string(runtimeScalar(Type::scalarOf(a.scalar))) +
+          "), opd_access(" + std::to_string(runtimeMode(a.mode)) + "), " + dim;
+      line(in, "{");
+      line(in + 1, "std::vector<" + t + "> opd_h(size_t(opd_used) * " + dim +
+                       ");");
+      line(in + 1, "if (opd_used)");
+      line(in + 2, "opd::check(cudaMemcpy(opd_h.data(), c.r" + i +
+                       ", opd_h.size() * sizeof(" + t +
+                       "), cudaMemcpyDeviceToHost), \"reading partials\");");
+      line(in + 1, "opd_reduce_local(" + rargs + ");");
+      line(in + 1, "for (int64_t opd_s = 0; opd_s < opd_used; ++opd_s)");
+      line(in + 2, "for (int opd_c = 0; opd_c < " + dim + "; ++opd_c)");
+      line(in + 3, hostElement(a, "opd_c") + " = opd::combine<" +
+                       reduceOp(a.mode) + ">(" + hostElement(a, "opd_c") +
+                       ", opd_h[size_t(opd_s) * " + dim + " + opd_c]);");
+      line(in + 1, "opd_reduce_global(" + rargs + ");");
+      line(in, "}");
+    }
+  }
+
+  void emitHost(int in) {
+    line(in, "{ // loop " + loop.kernel->name + " (" + strategy() +
+                 "), device code: loop_" + name);
+    int i2 = in + 1;
+    if (loop.block) {
+      emitRanges(i2);
+      emitHaloChecks(i2);
+    }
+    emitPrepare(i2);
+    emitContextFill(i2);
+    line(i2, "int64_t opd_used = 0;");
+    line(i2, "opd_loop_begin(opd_l);");
+    if (loop.block)
+      emitBlockLaunches(i2);
+    else
+      emitSetLaunches(i2);
+    line(i2, "opd_loop_wait_halos(opd_l);");
+    line(i2, "opd::finish_loop();");
+    // The runtime checks and plans maps on the host.
+    for (const Map *mp : writtenMaps)
+      line(i2, "opd::map_to_host(" + CUDAModule::handle(mp) + ");");
+    line(i2, "opd_loop_end(opd_l);");
+    if (!hasReduction)
+      line(i2, "(void)opd_used;");
+    emitReductions(i2);
+    line(in, "}");
+  }
+
+  CUDAFunctionWriter &host;
+  CUDAModule &m;
+  const ParLoopStmt &loop;
+  const LoopAccess access;
+  const unsigned id, dims, bs;
+  const bool colouring, sequential;
+  const std::string name;
+  bool hasReduction = false;
+  std::set<const Dat *> writtenDats;
+  std::vector<const Map *> writtenMaps; ///< in argument order
+};
+
+} // namespace
+
+void emitCUDALoop(CUDAFunctionWriter &host, const ir::ParLoopStmt &loop,
+                  int indent) {
+  LoopWriter(host, loop).emit(indent);
+}
+
+} // namespace opdc
