@@ -355,6 +355,18 @@ inline int64_t block_points(opd_dat *d, int dims, const int64_t *hm,
 }
 inline void dat_to_host(opd_dat *d) { to_host(opd_dat_data(d)); }
 inline void dat_host_changed(opd_dat *d) { host_changed(opd_dat_data(d)); }
+
+// A host scalar as the 64 bits the adjoint's tape and snapshots keep.
+template <class T> inline uint64_t to_bits(T v) {
+  uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof(T));
+  return b;
+}
+template <class T> inline T from_bits(uint64_t b) {
+  T v;
+  std::memcpy(&v, &b, sizeof(T));
+  return v;
+}
 inline int32_t *map_device(opd_map *m, int64_t n, int arity, bool writes) {
   return static_cast<int32_t *>(
       device(opd_map_data(m), n, arity, 4, false, writes));

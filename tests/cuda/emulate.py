@@ -42,6 +42,11 @@ CASES = [
     ("tests/e2e/swap.opd", []),
     ("tests/e2e/control_flow.opd", []),
     ("tests/e2e/stdlib_mesh.opd", []),
+    # Adjoints: the tape and snapshots in host memory, device copies synced
+    # around them.
+    ("tests/e2e/adjoint_ring.opd", ["--show=true", "--n=40", "--sweeps=3"]),
+    ("tests/e2e/adjoint_stencil.opd", ["--show=true", "--nx=10", "--ny=8",
+                                       "--sweeps=4"]),
 ]
 
 

@@ -84,6 +84,11 @@ private:
   void hostStmt(const ir::Stmt &s, int indent);
   void print(const ir::PrintStmt &s, int indent);
   void solve(const ir::SolveStmt &s, int indent);
+  void tape(const ir::TapeStmt &s, int indent);
+  void checkpoint(const ir::CheckpointStmt &s, int indent);
+  /// Host variable \p slot as 64 bits, and the assignment back.
+  std::string bits(unsigned slot);
+  void setBits(unsigned slot, const std::string &from, int indent);
   std::string constant(const ConstValue &v);
   std::string binary(const ir::BinaryExpr &e);
   std::string arithmetic(BinaryOp op, ScalarKind k, const std::string &l,

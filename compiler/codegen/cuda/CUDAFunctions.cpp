@@ -254,6 +254,10 @@ void CUDAFunctionWriter::hostStmt(const ir::Stmt &s, int indent) {
     return print(cast<PrintStmt>(s), indent);
   case StmtKind::Solve:
     return solve(cast<SolveStmt>(s), indent);
+  case StmtKind::Tape:
+    return tape(cast<TapeStmt>(s), indent);
+  case StmtKind::Checkpoint:
+    return checkpoint(cast<CheckpointStmt>(s), indent);
   case StmtKind::Adjoint:
   case StmtKind::Tangent:
     m.diags.error(s.range, std::string("'") +
@@ -265,6 +269,102 @@ void CUDAFunctionWriter::hostStmt(const ir::Stmt &s, int indent) {
   default:
     OPDC_UNREACHABLE("unknown host statement");
   }
+}
+
+// The adjoint's tape and snapshots live in host memory (lib/exec/Adjoint.cpp):
+// a dat's host copy is brought up to date before it is saved, and its device
+// copy is stale after it is restored. Host scalars travel as 64 bits.
+std::string CUDAFunctionWriter::bits(unsigned slot) {
+  std::string v = var(slot), t = cudaValueType(fn.vars[slot].type);
+  return "opd::to_bits<" + t + ">(" + v + ")";
+}
+
+void CUDAFunctionWriter::setBits(unsigned slot, const std::string &from,
+                                 int indent) {
+  line(indent, var(slot) + " = opd::from_bits<" +
+                   cudaValueType(fn.vars[slot].type) + ">(" + from + ");");
+}
+
+void CUDAFunctionWriter::tape(const ir::TapeStmt &s, int indent) {
+  if (s.push) {
+    for (const Dat *d : s.dats) {
+      line(indent, "opd::dat_to_host(" + CUDAModule::handle(d) + ");");
+      line(indent, "opd_tape_push_dat(" + CUDAModule::handle(d) + ");");
+    }
+    for (unsigned v : s.vars)
+      line(indent, "opd_tape_push_value(" + bits(v) + ");");
+    return;
+  }
+  for (auto v = s.vars.rbegin(); v != s.vars.rend(); ++v)
+    setBits(*v, "opd_tape_pop_value()", indent);
+  for (auto d = s.dats.rbegin(); d != s.dats.rend(); ++d) {
+    line(indent, "opd_tape_pop_dat(" + CUDAModule::handle(*d) + ");");
+    line(indent, "opd::dat_host_changed(" + CUDAModule::handle(*d) + ");");
+  }
+}
+
+void CUDAFunctionWriter::checkpoint(const ir::CheckpointStmt &s, int indent) {
+  std::string n = std::to_string(temps++);
+  std::string dats = "opd_ck_dats" + n, vals = "opd_ck_vals" + n;
+  std::string list;
+  for (const Dat *d : s.dats)
+    list += (list.empty() ? "" : ", ") + CUDAModule::handle(d);
+  std::string stepType = cudaValueType(fn.vars[s.slot].type);
+  line(indent, "{");
+  int in = indent + 1;
+  line(in, "uint64_t " + vals + "[" + std::to_string(std::max<size_t>(s.vars.size(), 1)) +
+               "] = {};");
+  auto save = [&](const std::string &slot, int ind) {
+    for (const Dat *d : s.dats)
+      line(ind, "opd::dat_to_host(" + CUDAModule::handle(d) + ");");
+    for (size_t i = 0; i < s.vars.size(); ++i)
+      line(ind, vals + "[" + std::to_string(i) + "] = " + bits(s.vars[i]) + ";");
+    line(ind, "opd_ckpt_save(" + slot + ", " + vals + ");");
+  };
+  if (!s.reverse) {
+    line(in, "opd_dat *const " + dats + "[] = {" +
+                 (list.empty() ? "nullptr" : list) + "};");
+    line(in, "const int64_t opd_lo = int64_t(" + expr(*s.lo) + ");");
+    line(in, "const int64_t opd_hi = int64_t(" + expr(*s.hi) + ");");
+    line(in, "opd_ckpt_begin(opd_lo, opd_hi - opd_lo, " +
+                 (s.snapshots ? "int64_t(" + expr(*s.snapshots) + ")"
+                              : std::string("0")) +
+                 ", " + dats + ", " + std::to_string(s.dats.size()) + ", " +
+                 std::to_string(s.vars.size()) + ");");
+    line(in, "for (int64_t opd_k = opd_lo; opd_k < opd_hi; ++opd_k) {");
+    line(in + 1, var(s.slot) + " = " + stepType + "(opd_k);");
+    line(in + 1, "const int32_t opd_slot = opd_ckpt_forward(opd_k);");
+    line(in + 1, "if (opd_slot >= 0) {");
+    save("opd_slot", in + 2);
+    line(in + 1, "}");
+    body(s.body, in + 1);
+    line(in, "}");
+    line(indent, "}");
+    return;
+  }
+  line(in, "int64_t opd_step = 0;");
+  line(in, "int32_t opd_slot = 0;");
+  line(in, "for (;;) {");
+  line(in + 1, "const int32_t opd_act = opd_ckpt_next(&opd_step, &opd_slot);");
+  line(in + 1, "if (opd_act == OPD_CKPT_DONE) break;");
+  line(in + 1, "if (opd_act == OPD_CKPT_ADVANCE) {");
+  line(in + 2, var(s.slot) + " = " + stepType + "(opd_step);");
+  body(s.body, in + 2);
+  line(in + 1, "} else if (opd_act == OPD_CKPT_SAVE) {");
+  save("opd_slot", in + 2);
+  line(in + 1, "} else if (opd_act == OPD_CKPT_RESTORE) {");
+  line(in + 2, "opd_ckpt_restore(opd_slot, " + vals + ");");
+  for (const Dat *d : s.dats)
+    line(in + 2, "opd::dat_host_changed(" + CUDAModule::handle(d) + ");");
+  for (size_t i = 0; i < s.vars.size(); ++i)
+    setBits(s.vars[i], vals + "[" + std::to_string(i) + "]", in + 2);
+  line(in + 1, "} else {");
+  line(in + 2, var(s.slot) + " = " + stepType + "(opd_step);");
+  body(s.reverseBody, in + 2);
+  line(in + 1, "}");
+  line(in, "}");
+  line(in, "opd_ckpt_end();");
+  line(indent, "}");
 }
 
 void CUDAFunctionWriter::solve(const ir::SolveStmt &s, int indent) {
