@@ -172,6 +172,23 @@ std::string outputPath(const DriverOptions &opts) {
 }
 
 /// The CPU backend: LLVM IR, object, executable, or a run of it.
+/// `opdc build` installs the linked program at \p dest; `opdc run` runs
+/// it with the program's arguments and returns its status.
+int installOrRun(const DriverOptions &opts, const std::string &exe,
+                 const std::string &dest, DiagnosticEngine &diags) {
+  if (opts.command == Command::Build)
+    return installProgram(exe, dest, diags) ? ExitOk : ExitUserError;
+  llvm::outs().flush();
+  llvm::errs().flush();
+  std::string error;
+  int status = runProgram(exe, opts.programArgs, error);
+  if (status < 0) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
+  return status;
+}
+
 int generate(const DriverOptions &opts, const ir::Program &program,
              DiagnosticEngine &diags, Output *out, const char *argv0,
              const CPUCodeGenOptions &cg) {
@@ -222,16 +239,7 @@ int generate(const DriverOptions &opts, const ir::Program &program,
     diags.error({}, error);
     return ExitUserError;
   }
-  if (opts.command == Command::Build)
-    return installProgram(exe, dest, diags) ? ExitOk : ExitUserError;
-  llvm::outs().flush();
-  llvm::errs().flush();
-  int status = runProgram(exe, opts.programArgs, error);
-  if (status < 0) {
-    diags.error({}, error);
-    return ExitUserError;
-  }
-  return status;
+  return installOrRun(opts, exe, dest, diags);
 }
 
 /// The CUDA backend (a GPU target, or --emit=cuda): the source, an object
@@ -291,16 +299,7 @@ int generateCUDA(const DriverOptions &opts, const ir::Program &program,
     diags.error({}, error);
     return ExitUserError;
   }
-  if (opts.command == Command::Build)
-    return installProgram(exe, dest, diags) ? ExitOk : ExitUserError;
-  llvm::outs().flush();
-  llvm::errs().flush();
-  int status = runProgram(exe, opts.programArgs, error);
-  if (status < 0) {
-    diags.error({}, error);
-    return ExitUserError;
-  }
-  return status;
+  return installOrRun(opts, exe, dest, diags);
 }
 
 /// What an output must also be newer than: this opdc, and for programs the

@@ -814,12 +814,7 @@ std::vector<StmtPtr> Expansion::run() {
     }
   out.push_back(std::make_unique<DeclStmt>(unsigned(req.resultVar),
                                            ref(value, rt), req.range));
-  b.ctx.stats.add(PassName, "requests", "adjoint requests expanded");
-  b.ctx.diags.remark(req.range,
-                     "adjoint of '" + p.name + "' built: " +
-                         std::to_string(zeroed.size()) + " adjoint dat" +
-                         (zeroed.size() == 1 ? "" : "s"),
-                     PassName);
+  reportRequest(b.ctx, PassName, req.range, p.name, zeroed.size());
   return out;
 }
 

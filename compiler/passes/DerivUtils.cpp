@@ -3,6 +3,7 @@
 #include "passes/DerivUtils.h"
 
 #include "ir/IRVisitor.h"
+#include "support/Diagnostics.h"
 
 #include "llvm/Support/Casting.h"
 
@@ -14,6 +15,17 @@ namespace opdc {
 using namespace ir;
 using llvm::cast;
 using llvm::dyn_cast;
+
+void reportRequest(PassContext &ctx, const char *pass, SourceRange at,
+                   const std::string &proc, size_t dats) {
+  ctx.stats.add(pass, "requests",
+                std::string(pass) + " requests expanded");
+  ctx.diags.remark(at,
+                   std::string(pass) + " of '" + proc + "' built: " +
+                       std::to_string(dats) + " " + pass + " dat" +
+                       (dats == 1 ? "" : "s"),
+                   pass);
+}
 
 std::vector<Function *> hostFunctions(const Program &program) {
   std::vector<Function *> hosts;

@@ -5,6 +5,8 @@
 #ifndef OPDC_PASSES_DERIVUTILS_H
 #define OPDC_PASSES_DERIVUTILS_H
 
+#include "passes/Pass.h"
+
 #include "ir/IR.h"
 
 #include <map>
@@ -14,6 +16,10 @@
 
 namespace opdc {
 
+/// Counts a request of pass \p pass ("tangent", "adjoint") and remarks
+/// "PASS of 'PROC' built: N PASS dats" at \p at.
+void reportRequest(PassContext &ctx, const char *pass, SourceRange at,
+                   const std::string &proc, size_t dats);
 /// The procs, then main: where derivative requests can be.
 std::vector<ir::Function *> hostFunctions(const ir::Program &program);
 /// True when \p e reads one of \p slots.

@@ -304,12 +304,7 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
   out.push_back(std::make_unique<DeclStmt>(
       unsigned(ts.resultVar),
       std::make_unique<VarRefExpr>(result, resultType), ts.range));
-  ctx.stats.add(PassName, "requests", "tangent requests expanded");
-  ctx.diags.remark(ts.range,
-                   "tangent of '" + p.name + "' built: " +
-                       std::to_string(order.size()) + " tangent dat" +
-                       (order.size() == 1 ? "" : "s"),
-                   PassName);
+  reportRequest(ctx, PassName, ts.range, p.name, order.size());
   return out;
 }
 
