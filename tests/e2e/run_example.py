@@ -27,6 +27,9 @@
 #                  of 1e-3 that keeps rounding below that), on two ring sizes
 #   poisson_inverse  gradient descent with the adjoint recovers a source:
 #                  the misfit falls by more than 1000x
+#   airfoil_shape  Airfoil's shape gradient (adjoint wrt the node
+#                  coordinates) on a 60 x 24 mesh: its own checks against
+#                  the tangent (1e-11) and a finite difference (1e-5) pass
 #   fem_poisson    Q1 finite elements on a distorted quad mesh solved by
 #                  solve cg: converged to its tolerance, the max nodal error
 #                  against the manufactured solution falls as h^2 (ratios in
@@ -215,11 +218,21 @@ def check_fem_poisson(exe, work):
         fail("fem_poisson error %.3e on the finest mesh" % errors[-1])
 
 
+def check_airfoil_shape(exe, work):
+    out = outputs(exe, work, [["--niter=20"]])[0]
+    for name in ("value", "dot product", "finite difference"):
+        if not re.search(r"^%s ok$" % name, out, re.MULTILINE):
+            fail("airfoil_shape: check '%s' did not pass:\n%s" % (name, out))
+    if not os.path.exists(os.path.join(work, "shape_gradient.h5")):
+        fail("airfoil_shape wrote no shape_gradient.h5")
+
+
 CHECKS = {"fem_poisson": check_fem_poisson, "poisson": check_poisson,
           "heat3d": check_heat3d,
           "shallow_water": check_shallow_water, "adi_heat": check_adi_heat,
           "adi_heat3d": check_adi_heat3d, "adjoint": check_adjoint,
-          "poisson_inverse": check_poisson_inverse}
+          "poisson_inverse": check_poisson_inverse,
+          "airfoil_shape": check_airfoil_shape}
 
 
 def main():
@@ -228,8 +241,12 @@ def main():
     ap.add_argument("--source", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--check", required=True, choices=sorted(CHECKS))
+    ap.add_argument("--meshgen", help="opd-airfoil-meshgen: a small Airfoil "
+                    "mesh (new_grid.h5) in the work folder first")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
+    if a.meshgen:
+        run([a.meshgen, "--I=20", "--J=24", "--h5", "new_grid.h5"], a.work)
     exe = os.path.join(a.work, a.check)
     p = subprocess.run([a.opdc, "build", a.source, "-o", exe],
                        capture_output=True, text=True)
