@@ -139,6 +139,8 @@ void collectNested(const Stmt &s, std::vector<LoopChain> &out) {
   } else if (auto *c = dyn_cast<CheckpointStmt>(&s)) {
     collect(c->body, out, true);
     collect(c->reverseBody, out, true);
+    collect(c->tapedBody, out, true);
+    collect(c->tapedReverseBody, out, true);
   }
 }
 

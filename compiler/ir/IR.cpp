@@ -309,6 +309,8 @@ StmtPtr CheckpointStmt::clone() const {
   c->vars = vars;
   c->body = body.clone();
   c->reverseBody = reverseBody.clone();
+  c->tapedBody = tapedBody.clone();
+  c->tapedReverseBody = tapedReverseBody.clone();
   return c;
 }
 

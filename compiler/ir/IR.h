@@ -565,6 +565,12 @@ struct TapeStmt : Stmt {
 /// `body`, saves new snapshots, and for every step from the last to the
 /// first runs `reverseBody` with %i set to that step and the state as it
 /// was before the step; closes the plan. lo, hi and snapshots are null.
+///
+/// With as many snapshots as steps the plan stores every step on the tape
+/// instead: the forward statement runs `tapedBody` (the step with its tape
+/// pushes) for every step and the reverse statement `tapedReverseBody`
+/// (the pops and adjoints only) from the last step to the first: no step
+/// runs twice.
 struct CheckpointStmt : Stmt {
   bool reverse = false;
   unsigned slot = 0;
@@ -573,6 +579,8 @@ struct CheckpointStmt : Stmt {
   std::vector<unsigned> vars;
   Body body;
   Body reverseBody;
+  Body tapedBody;        ///< forward only
+  Body tapedReverseBody; ///< reverse only
   explicit CheckpointStmt(bool rev, SourceRange r = {})
       : Stmt(StmtKind::Checkpoint, r), reverse(rev) {}
   static bool classof(const Stmt *s) {

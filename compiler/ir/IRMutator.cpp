@@ -247,6 +247,8 @@ StmtPtr IRMutator::mutateCheckpoint(std::unique_ptr<CheckpointStmt> s) {
   mutateInPlace(s->snapshots);
   mutateBody(s->body);
   mutateBody(s->reverseBody);
+  mutateBody(s->tapedBody);
+  mutateBody(s->tapedReverseBody);
   return s;
 }
 

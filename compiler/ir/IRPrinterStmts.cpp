@@ -449,6 +449,11 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
       body(c.reverseBody, f, names, indent + 1);
       indentBy(indent);
     }
+    if (!c.tapedBody.empty() || !c.tapedReverseBody.empty()) {
+      os << "} " << (c.reverse ? "taped reverse" : "taped") << " {\n";
+      body(c.reverse ? c.tapedReverseBody : c.tapedBody, f, names, indent + 1);
+      indentBy(indent);
+    }
     os << "}\n";
     return;
   }

@@ -185,6 +185,8 @@ void IRVisitor::visitCheckpoint(const CheckpointStmt &s) {
   visitOptional(s.snapshots);
   visitBody(s.body);
   visitBody(s.reverseBody);
+  visitBody(s.tapedBody);
+  visitBody(s.tapedReverseBody);
 }
 
 void IRVisitor::visitDerivative(const DerivativeStmt &s) {

@@ -155,6 +155,8 @@ bool Verifier::run(std::string &why) {
         ex(c.snapshots);
         collectBody(c.body, out);
         collectBody(c.reverseBody, out);
+        collectBody(c.tapedBody, out);
+        collectBody(c.tapedReverseBody, out);
         break;
       }
       case StmtKind::Adjoint:

@@ -369,12 +369,16 @@ void Verifier::checkStmt(const Stmt &s, Scope &sc,
       expectType(c.hi, v.type, sc, "checkpoint upper bound");
       if (c.snapshots && !check(*c.snapshots, sc).isIntegerScalar())
         problem("checkpoint snapshot count is not an integer");
-      if (!c.reverseBody.empty())
+      if (!c.reverseBody.empty() || !c.tapedReverseBody.empty())
         problem("a forward checkpoint has no reverse body");
     }
+    if (c.reverse && !c.tapedBody.empty())
+      problem("a reverse checkpoint has no taped forward body");
     ++sc.loopDepth;
     checkBody(c.body, sc);
     checkBody(c.reverseBody, sc);
+    checkBody(c.tapedBody, sc);
+    checkBody(c.tapedReverseBody, sc);
     --sc.loopDepth;
     return;
   }

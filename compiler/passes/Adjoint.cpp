@@ -408,6 +408,11 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
       cf->dats = w.dats;
       cf->vars = vars;
       cf->body = plain(f.body);
+      // Store-all plans (snapshots >= steps) tape every step on the way
+      // forward and only pop and run adjoints on the way back.
+      Body tf, tr;
+      sweep(f.body, tf, tr, false);
+      cf->tapedBody = std::move(tf);
       fwd.push_back(std::move(cf));
       auto cr = std::make_unique<CheckpointStmt>(true, at);
       cr->slot = f.slot;
@@ -418,6 +423,7 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
         cr->reverseBody.stmts.push_back(std::move(x));
       for (StmtPtr &x : rb.stmts)
         cr->reverseBody.stmts.push_back(std::move(x));
+      cr->tapedReverseBody = std::move(tr);
       rev.push_back(std::move(cr));
       b.ctx.stats.add(PassName, "checkpointed", "loops checkpointed");
       return;

@@ -499,6 +499,8 @@ void Fuser::fuseBody(Function &host, Body &body) {
     } else if (auto *c = dyn_cast<CheckpointStmt>(s.get())) {
       fuseBody(host, c->body);
       fuseBody(host, c->reverseBody);
+      fuseBody(host, c->tapedBody);
+      fuseBody(host, c->tapedReverseBody);
     }
   }
 }

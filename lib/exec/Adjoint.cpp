@@ -177,6 +177,9 @@ struct Plan {
   std::vector<ScheduleAction> reverse;
   size_t reverseNext = 0;
   int64_t bytes = 0;
+  /// Snapshots for every step: the steps go on the tape instead.
+  bool storeAll = false;
+  int64_t storeAllNext = 0; ///< reverse: the step to reverse next, + 1
 };
 
 std::vector<std::unique_ptr<Plan>> &plans() {
@@ -391,13 +394,20 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
   p->snaps = int(std::clamp<int64_t>(snapshots, 1, std::max<int64_t>(p->count, 1)));
   p->dats.assign(dats, dats + ndats);
   p->nvals = nvals;
-  p->slots.resize(size_t(p->snaps));
-  p->reverse = checkpointSchedule(p->count, p->snaps, &p->forward);
+  p->storeAll = snapshots >= p->count && p->count > 0;
+  if (p->storeAll) {
+    p->storeAllNext = p->count;
+  } else {
+    p->slots.resize(size_t(p->snaps));
+    p->reverse = checkpointSchedule(p->count, p->snaps, &p->forward);
+  }
   plans().push_back(std::move(p));
 }
 
 int32_t opd_ckpt_forward(int64_t step) {
   Plan &p = topPlan("a checkpointed step");
+  if (p.storeAll)
+    return OPD_CKPT_TAPE;
   if (p.forwardNext < p.forward.size() &&
       p.forward[p.forwardNext].step == step - p.first)
     return p.forward[p.forwardNext++].slot;
@@ -424,6 +434,14 @@ void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
 
 int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
   Plan &p = topPlan("the reverse of a checkpointed loop");
+  if (p.storeAll) {
+    if (p.storeAllNext == 0)
+      return OPD_CKPT_DONE;
+    *step = p.first + --p.storeAllNext;
+    *slot = -1;
+    ++stats.stepsReversed;
+    return OPD_CKPT_REVERSE_TAPED;
+  }
   if (p.reverseNext >= p.reverse.size())
     return OPD_CKPT_DONE;
   const ScheduleAction &a = p.reverse[p.reverseNext++];

@@ -406,16 +406,21 @@ uint64_t opd_tape_pop_value(void);
  *  opd_ckpt_begin opens a plan (plans form a stack) with `snapshots`
  *  snapshots (<= 0: the default, the smallest c with c (c + 1) / 2 >=
  *  count). In the forward sweep, before step k call opd_ckpt_forward(k):
- *  a slot >= 0 asks for opd_ckpt_save(slot, values). In the reverse sweep,
- *  call opd_ckpt_next until it returns OPD_CKPT_DONE and do what it says
- *  (ADVANCE: run step *step; SAVE / RESTORE: the state into / from *slot;
- *  REVERSE: the adjoint of step *step), then opd_ckpt_end. */
+ *  a slot >= 0 asks for opd_ckpt_save(slot, values), OPD_CKPT_TAPE (with
+ *  snapshots >= count) for the step with its tape pushes instead of the
+ *  plain step. In the reverse sweep, call opd_ckpt_next until it returns
+ *  OPD_CKPT_DONE and do what it says (ADVANCE: run step *step; SAVE /
+ *  RESTORE: the state into / from *slot; REVERSE: the step forward with
+ *  tape, then its adjoint; REVERSE_TAPED: the adjoint of step *step, whose
+ *  tape the forward sweep left), then opd_ckpt_end. */
 enum {
   OPD_CKPT_DONE = 0,
   OPD_CKPT_ADVANCE = 1,
   OPD_CKPT_SAVE = 2,
   OPD_CKPT_RESTORE = 3,
-  OPD_CKPT_REVERSE = 4
+  OPD_CKPT_REVERSE = 4,
+  OPD_CKPT_REVERSE_TAPED = 5,
+  OPD_CKPT_TAPE = -2
 };
 void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
                     opd_dat *const *dats, int32_t ndats, int32_t nvals);

@@ -337,7 +337,11 @@ void CUDAFunctionWriter::checkpoint(const ir::CheckpointStmt &s, int indent) {
     line(in + 1, "if (opd_slot >= 0) {");
     save("opd_slot", in + 2);
     line(in + 1, "}");
-    body(s.body, in + 1);
+    line(in + 1, "if (opd_slot == OPD_CKPT_TAPE) {");
+    body(s.tapedBody, in + 2);
+    line(in + 1, "} else {");
+    body(s.body, in + 2);
+    line(in + 1, "}");
     line(in, "}");
     line(indent, "}");
     return;
@@ -358,6 +362,9 @@ void CUDAFunctionWriter::checkpoint(const ir::CheckpointStmt &s, int indent) {
     line(in + 2, "opd::dat_host_changed(" + CUDAModule::handle(d) + ");");
   for (size_t i = 0; i < s.vars.size(); ++i)
     setBits(s.vars[i], vals + "[" + std::to_string(i) + "]", in + 2);
+  line(in + 1, "} else if (opd_act == OPD_CKPT_REVERSE_TAPED) {");
+  line(in + 2, var(s.slot) + " = " + stepType + "(opd_step);");
+  body(s.tapedReverseBody, in + 2);
   line(in + 1, "} else {");
   line(in + 2, var(s.slot) + " = " + stepType + "(opd_step);");
   body(s.reverseBody, in + 2);

@@ -295,6 +295,9 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
     auto *bodyBB = llvm::BasicBlock::Create(cgm.context, "ckpt.body", llvmFn);
     auto *saveBB = llvm::BasicBlock::Create(cgm.context, "ckpt.save", llvmFn);
     auto *runBB = llvm::BasicBlock::Create(cgm.context, "ckpt.run", llvmFn);
+    auto *plainBB = llvm::BasicBlock::Create(cgm.context, "ckpt.plain", llvmFn);
+    auto *tapedBB = llvm::BasicBlock::Create(cgm.context, "ckpt.taped", llvmFn);
+    auto *nextBB = llvm::BasicBlock::Create(cgm.context, "ckpt.inc", llvmFn);
     auto *endBB = llvm::BasicBlock::Create(cgm.context, "ckpt.end");
     b.CreateBr(condBB);
     b.SetInsertPoint(condBB);
@@ -308,7 +311,15 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
     save(slotNo);
     b.CreateBr(runBB);
     b.SetInsertPoint(runBB);
+    // OPD_CKPT_TAPE: every step goes on the tape (snapshots >= steps).
+    b.CreateCondBr(b.CreateICmpEQ(slotNo, i32(-2)), tapedBB, plainBB);
+    b.SetInsertPoint(plainBB);
     emitBody(s.body);
+    b.CreateBr(nextBB);
+    b.SetInsertPoint(tapedBB);
+    emitBody(s.tapedBody);
+    b.CreateBr(nextBB);
+    b.SetInsertPoint(nextBB);
     b.CreateStore(b.CreateAdd(b.CreateLoad(cgm.i64Ty, k),
                               llvm::ConstantInt::get(cgm.i64Ty, 1)),
                   k);
@@ -325,6 +336,8 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
   auto *saveBB = llvm::BasicBlock::Create(cgm.context, "ckpt.save", llvmFn);
   auto *restoreBB = llvm::BasicBlock::Create(cgm.context, "ckpt.restore", llvmFn);
   auto *reverseBB = llvm::BasicBlock::Create(cgm.context, "ckpt.reverse", llvmFn);
+  auto *tapedBB =
+      llvm::BasicBlock::Create(cgm.context, "ckpt.reverse.taped", llvmFn);
   auto *endBB = llvm::BasicBlock::Create(cgm.context, "ckpt.done", llvmFn);
   b.CreateBr(nextBB);
   b.SetInsertPoint(nextBB);
@@ -334,6 +347,7 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
   sw->addCase(llvm::cast<llvm::ConstantInt>(i32(2)), saveBB);
   sw->addCase(llvm::cast<llvm::ConstantInt>(i32(3)), restoreBB);
   sw->addCase(llvm::cast<llvm::ConstantInt>(i32(4)), reverseBB);
+  sw->addCase(llvm::cast<llvm::ConstantInt>(i32(5)), tapedBB);
   auto setStep = [&] {
     b.CreateStore(b.CreateTrunc(b.CreateLoad(cgm.i64Ty, stepAddr), stepTy),
                   slot(s.slot));
@@ -352,6 +366,10 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
   b.SetInsertPoint(reverseBB);
   setStep();
   emitBody(s.reverseBody);
+  b.CreateBr(nextBB);
+  b.SetInsertPoint(tapedBB);
+  setStep();
+  emitBody(s.tapedReverseBody);
   b.CreateBr(nextBB);
   b.SetInsertPoint(endBB);
   b.CreateCall(cgm.rt.ckptEnd);
