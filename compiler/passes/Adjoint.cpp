@@ -43,10 +43,9 @@
 //
 // Activity: as the tangent's (DerivUtils.h: activeDats): dats reached from
 // the wrt dats and from P's float variables and wrt parameters get adjoint
-// dats NAME.b (the wrt dats' adjoints are the gradient dats). Not yet:
-// min/max reductions of active values, stencil reads of active dats off
-// the centre (the transposed stencil), procs calling procs, break and
-// continue in P, host arrays in P.
+// dats NAME.b (the wrt dats' adjoints are the gradient dats). The procs P
+// calls are inlined into a copy of P first. Not yet: min/max reductions of
+// active values, break and continue in P, host arrays in P.
 #include "passes/Adjoint.h"
 
 #include "passes/BodyUtils.h"
@@ -147,7 +146,9 @@ public:
 class Expansion {
 public:
   Expansion(AdjointBuilder &b, Function &caller, const AdjointStmt &req)
-      : b(b), caller(caller), req(req), p(*req.proc), rd(caller, b.ctx.diags) {}
+      : b(b), caller(caller), req(req),
+        pcopy(procWithCallsInlined(b.program, *req.proc, b.ctx)), p(*pcopy),
+        rd(caller, b.ctx.diags) {}
   std::vector<StmtPtr> run();
 
 private:
@@ -188,6 +189,7 @@ private:
   AdjointBuilder &b;
   Function &caller;
   const AdjointStmt &req;
+  std::unique_ptr<Function> pcopy; ///< the proc, its proc calls inlined
   const Function &p;
   ReverseDiff rd;
   bool ok = true;

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "passes/DerivUtils.h"
 
+#include "passes/Inline.h"
+
 #include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
 
@@ -25,6 +27,14 @@ void reportRequest(PassContext &ctx, const char *pass, SourceRange at,
                        std::to_string(dats) + " " + pass + " dat" +
                        (dats == 1 ? "" : "s"),
                    pass);
+}
+
+std::unique_ptr<Function> procWithCallsInlined(Program &program,
+                                               const Function &proc,
+                                               PassContext &ctx) {
+  std::unique_ptr<Function> copy = proc.clone();
+  inlineProcCallsIn(program, *copy, ctx);
+  return copy;
 }
 
 std::vector<Function *> hostFunctions(const Program &program) {
@@ -102,7 +112,7 @@ const char *forbiddenWhat(const Stmt &s) {
   case StmtKind::Tangent:
     return "it asks for a derivative itself";
   default:
-    return "it calls a proc, which derivatives do not follow yet";
+    return "it calls a proc, which cannot be inlined here";
   }
 }
 

@@ -30,6 +30,13 @@
 // Calls in the inlined body are inlined too (fns do not recurse, so this
 // ends). Host code keeps its fn calls; fns that nothing calls afterwards
 // are removed.
+//
+// inlineProcCallsIn does the same for the proc calls of one host function
+// (a proc about to be differentiated, so that the derivative follows the
+// procs it calls). A proc is not pure, but a call evaluated exactly once
+// still runs its loops exactly once and in the same order when it moves
+// just before its statement: the rest of a host expression reads only
+// variables and params, which the proc cannot change.
 #include "passes/Inline.h"
 
 #include "passes/BodyUtils.h"
@@ -78,7 +85,8 @@ const char *describe(NoInlineReason r) {
 
 class Inliner : public IRMutator {
 public:
-  Inliner(Program &p, PassContext &ctx) : program(p), ctx(ctx) {}
+  Inliner(Program &p, PassContext &ctx, bool procs = false)
+      : program(p), ctx(ctx), procs(procs) {}
   bool run();
   /// Inlines the calls of \p f only.
   bool runOn(ir::Function &f) {
@@ -104,6 +112,8 @@ private:
 
   Program &program;
   PassContext &ctx;
+  /// Inline proc calls too (host code about to be differentiated).
+  bool procs = false;
   bool changed = false;
   /// Statements to put before the statement being rewritten.
   std::vector<StmtPtr> pending;
@@ -172,7 +182,8 @@ ExprPtr Inliner::mutateIntrinsic(std::unique_ptr<IntrinsicExpr> e) {
 
 ExprPtr Inliner::mutateCall(std::unique_ptr<CallExpr> e) {
   mutateAll(e->args);
-  if (e->callee->kind != FunctionKind::Fn)
+  if (e->callee->kind != FunctionKind::Fn &&
+      !(procs && e->callee->kind == FunctionKind::Proc))
     return e;
   if (conditional) {
     remarkNotInlined(*e, conditionalReason);
@@ -326,6 +337,10 @@ bool inlineCalls(Program &program, PassContext &ctx) {
 
 bool inlineCallsIn(Program &program, Function &fn, PassContext &ctx) {
   return Inliner(program, ctx).runOn(fn);
+}
+
+bool inlineProcCallsIn(Program &program, Function &fn, PassContext &ctx) {
+  return Inliner(program, ctx, /*procs=*/true).runOn(fn);
 }
 
 } // namespace opdc

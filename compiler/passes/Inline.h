@@ -21,5 +21,11 @@ bool inlineCalls(ir::Program &program, PassContext &ctx);
 /// about to rewrite); removes no fn. Returns true when anything changed.
 bool inlineCallsIn(ir::Program &program, ir::Function &fn, PassContext &ctx);
 
+/// The same for the fn and proc calls of the host function \p fn (a copy of
+/// a proc about to be differentiated): derivatives follow the procs it
+/// calls.
+bool inlineProcCallsIn(ir::Program &program, ir::Function &fn,
+                       PassContext &ctx);
+
 } // namespace opdc
 #endif

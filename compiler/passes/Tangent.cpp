@@ -33,9 +33,10 @@
 // variables of P and seeded float parameters have tangents; unseeded
 // parameters are passive.
 //
-// Not yet: min/max reductions of active values (the winner's tangent),
-// procs that call procs, I/O inside P (an error: a derivative must not
-// print or write once per evaluation), and the adjoint (reverse mode).
+// The procs P calls are inlined into a copy of P first (DerivUtils.h:
+// procWithCallsInlined). Not yet: min/max reductions of active values (the
+// winner's tangent). I/O inside P is an error: a derivative must not print
+// or write once per evaluation.
 #include "passes/Tangent.h"
 
 #include "passes/BodyUtils.h"
@@ -191,7 +192,8 @@ bool TangentBuilder::tangentLoop(const ParLoopStmt &l, ForwardDiff &fd,
 std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
                                             const TangentStmt &ts) {
   std::vector<StmtPtr> out;
-  const Function &p = *ts.proc;
+  std::unique_ptr<Function> pcopy = procWithCallsInlined(program, *ts.proc, ctx);
+  const Function &p = *pcopy;
   DiagnosticEngine &diags = ctx.diags;
   Body body = p.body.clone();
   sinkAfterEarlyReturns(body);
