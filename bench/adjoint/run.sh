@@ -8,17 +8,24 @@
 # per-loop profile with each loop's GB/s as a share of the STREAM triad
 # measured in this same run (bench/stream).
 #
+# With --airfoil it also runs examples/airfoil/airfoil_shape.opd on OP2's
+# 720k-cell mesh (generated here), 100 steps, 10 snapshots: the shape
+# gradient's adjoint and tangent against the primal.
+#
 # usage: bench/adjoint/run.sh [--threads=1,2] [--n=2000000] [--sweeps=20]
-#        [--snapshots=0] [--reps=3]   (build/ must exist: scripts/build.sh)
+#        [--snapshots=0] [--reps=3] [--airfoil]
+#        (build/ must exist: scripts/build.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${OPDC_BUILD:-$root/build}
 threads=1,2
+airfoil=0
 args=()
 for a in "$@"; do
   case $a in
     --threads=*) threads=${a#--threads=} ;;
     --n=*|--sweeps=*|--snapshots=*|--reps=*) args+=("$a") ;;
+    --airfoil) airfoil=1 ;;
     *) echo "run.sh: error: unknown argument '$a'" >&2; exit 2 ;;
   esac
 done
@@ -36,3 +43,13 @@ for t in "${counts[@]}"; do
   grep -E "^(ring|primal|tangent|adjoint)" "ring-$t.txt"
   python3 "$root/bench/report.py" stream.txt "ring-$t.txt" "$t"
 done
+if ((airfoil)); then
+  "$build/bin/opdc" build "$root/examples/airfoil/airfoil_shape.opd" -o airfoil_shape
+  [[ -f new_grid.h5 ]] || "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" --h5 new_grid.h5 >/dev/null
+  for t in "${counts[@]}"; do
+    echo "== airfoil_shape 720k cells, 100 steps, 10 snapshots, $t thread(s)"
+    ./airfoil_shape --niter=100 --snapshots=10 --timing=true --threads="$t" \
+      --profile >"airfoil-$t.txt"
+    grep -E "^(time|wall|<dL)|ok$|^adjoint:" "airfoil-$t.txt"
+  done
+fi
