@@ -8,24 +8,28 @@
 # per-loop profile with each loop's GB/s as a share of the STREAM triad
 # measured in this same run (bench/stream).
 #
+# With --structured it also runs poisson_bench.opd (2048^2, 50 sweeps) and
+# heat3d_bench.opd (256^3, 100 steps): the transposed stencil.
 # With --airfoil it also runs examples/airfoil/airfoil_shape.opd on OP2's
 # 720k-cell mesh (generated here), 100 steps, 10 snapshots: the shape
 # gradient's adjoint and tangent against the primal.
 #
 # usage: bench/adjoint/run.sh [--threads=1,2] [--n=2000000] [--sweeps=20]
-#        [--snapshots=0] [--reps=3] [--airfoil]
+#        [--snapshots=0] [--reps=3] [--structured] [--airfoil]
 #        (build/ must exist: scripts/build.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${OPDC_BUILD:-$root/build}
 threads=1,2
 airfoil=0
+structured=0
 args=()
 for a in "$@"; do
   case $a in
     --threads=*) threads=${a#--threads=} ;;
     --n=*|--sweeps=*|--snapshots=*|--reps=*) args+=("$a") ;;
     --airfoil) airfoil=1 ;;
+    --structured) structured=1 ;;
     *) echo "run.sh: error: unknown argument '$a'" >&2; exit 2 ;;
   esac
 done
@@ -43,6 +47,19 @@ for t in "${counts[@]}"; do
   grep -E "^(ring|primal|tangent|adjoint)" "ring-$t.txt"
   python3 "$root/bench/report.py" stream.txt "ring-$t.txt" "$t"
 done
+if ((structured)); then
+  "$build/bin/opdc" build "$root/bench/adjoint/poisson_bench.opd" -o poisson_bench
+  "$build/bin/opdc" build "$root/bench/adjoint/heat3d_bench.opd" -o heat3d_bench
+  for t in "${counts[@]}"; do
+    echo "== poisson 2048^2, 50 sweeps, $t thread(s)"
+    ./poisson_bench --nx=2048 --ny=2048 --sweeps=50 --threads="$t" --profile \
+      >"poisson-$t.txt"
+    grep -E "^(poisson|primal|tangent|adjoint)" "poisson-$t.txt"
+    echo "== heat3d 256^3, 100 steps, $t thread(s)"
+    ./heat3d_bench --n=256 --steps=100 --threads="$t" --profile >"heat3d-$t.txt"
+    grep -E "^(heat3d|primal|tangent|adjoint)" "heat3d-$t.txt"
+  done
+fi
 if ((airfoil)); then
   "$build/bin/opdc" build "$root/examples/airfoil/airfoil_shape.opd" -o airfoil_shape
   [[ -f new_grid.h5 ]] || "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" --h5 new_grid.h5 >/dev/null

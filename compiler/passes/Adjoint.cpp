@@ -95,13 +95,14 @@ unsigned rootSlot(const Expr &target) {
 struct Writes : IRVisitor {
   std::vector<Dat *> dats;
   std::vector<unsigned> vars;
-  std::set<const void *> seen;
+  std::set<const Dat *> seenDats;
+  std::set<unsigned> seenVars;
   void dat(Dat *d) {
-    if (seen.insert(d).second)
+    if (seenDats.insert(d).second)
       dats.push_back(d);
   }
   void var(unsigned s) {
-    if (seen.insert(reinterpret_cast<const void *>(uintptr_t(s) + 1)).second)
+    if (seenVars.insert(s).second)
       vars.push_back(s);
   }
   void visitDecl(const DeclStmt &d) override {
