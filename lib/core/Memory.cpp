@@ -7,16 +7,28 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/mman.h>
+
 namespace opdc::rt {
 
 void *allocRaw(std::size_t bytes, const char *what) {
   std::size_t size = bytes < Alignment ? Alignment : bytes;
-  if (size > SIZE_MAX - Alignment)
+  if (size > SIZE_MAX - HugePage)
     failf("out of memory allocating %zu bytes for %s", bytes, what);
-  size = (size + Alignment - 1) / Alignment * Alignment;
-  void *p = std::aligned_alloc(Alignment, size);
+  // Large buffers on 2 MiB boundaries, with transparent huge pages asked
+  // for: a fault per 2 MiB instead of per 4 KiB when first touched, and
+  // fewer TLB misses for indirect access (a hint: systems without them
+  // ignore it).
+  const bool huge = size >= LargeAllocation;
+  const std::size_t align = huge ? HugePage : Alignment;
+  size = (size + align - 1) / align * align;
+  void *p = std::aligned_alloc(align, size);
   if (!p)
     failf("out of memory allocating %zu bytes for %s", bytes, what);
+#ifdef MADV_HUGEPAGE
+  if (huge)
+    madvise(p, size, MADV_HUGEPAGE);
+#endif
   return p;
 }
 

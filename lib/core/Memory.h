@@ -10,6 +10,10 @@ namespace opdc::rt {
 /// Alignment of every dat, map and scratch buffer (a cache line; also the
 /// widest vector register).
 constexpr std::size_t Alignment = 64;
+/// Buffers of at least LargeAllocation bytes are aligned to HugePage and
+/// asked to use transparent huge pages.
+constexpr std::size_t HugePage = std::size_t(2) << 20;
+constexpr std::size_t LargeAllocation = std::size_t(4) << 20;
 
 /// Allocates `bytes` (rounded up to Alignment, at least Alignment) aligned
 /// to Alignment and zero-fills it, in parallel for large buffers so pages
