@@ -128,11 +128,11 @@ struct Writes : IRVisitor {
   }
 };
 
-class AdjointBuilder : public IRMutator {
+class AdjointBuilder : public RequestRewriter {
 public:
   AdjointBuilder(Program &p, PassContext &ctx) : program(p), ctx(ctx) {}
-  bool run();
-  std::vector<StmtPtr> mutateStmt(StmtPtr s) override;
+  bool isRequest(const Stmt &s) const override { return isa<AdjointStmt>(s); }
+  std::vector<StmtPtr> expand(Function &caller, const Stmt &request) override;
 
   Program &program;
   PassContext &ctx;
@@ -200,18 +200,9 @@ private:
   std::map<Dat *, Dat *> adj; ///< active dat -> its adjoint in this request
 };
 
-bool AdjointBuilder::run() {
-  for (Function *f : hostFunctions(program))
-    mutateFunction(*f);
-  return changed;
-}
-
-std::vector<StmtPtr> AdjointBuilder::mutateStmt(StmtPtr s) {
-  if (auto *a = dyn_cast<AdjointStmt>(s.get())) {
-    changed = true;
-    return Expansion(*this, *currentFunction, *a).run();
-  }
-  return IRMutator::mutateStmt(std::move(s));
+std::vector<StmtPtr> AdjointBuilder::expand(Function &caller,
+                                            const Stmt &request) {
+  return Expansion(*this, caller, cast<AdjointStmt>(request)).run();
 }
 
 bool Expansion::check(const Body &body) {
@@ -830,7 +821,7 @@ std::vector<StmtPtr> Expansion::run() {
 } // namespace
 
 bool buildAdjoints(Program &program, PassContext &ctx) {
-  return AdjointBuilder(program, ctx).run();
+  return AdjointBuilder(program, ctx).run(program);
 }
 
 } // namespace opdc

@@ -8,6 +8,7 @@
 #include "passes/Pass.h"
 
 #include "ir/IR.h"
+#include "ir/IRMutator.h"
 
 #include <map>
 #include <memory>
@@ -44,6 +45,31 @@ std::set<ir::Dat *> activeDats(const ir::Body &body, std::set<ir::Dat *> active,
 /// \p program under \p name.
 ir::Dat *makeDerivativeDat(ir::Program &program, ir::Dat &primal,
                            std::string name);
+
+/// Replaces every derivative request of one kind (the statements \p isRequest
+/// accepts) in the procs and main by what expand() returns for it.
+class RequestRewriter : public ir::IRMutator {
+public:
+  /// Returns true when anything changed.
+  bool run(const ir::Program &program) {
+    for (ir::Function *f : hostFunctions(program))
+      mutateFunction(*f);
+    return changed;
+  }
+  std::vector<ir::StmtPtr> mutateStmt(ir::StmtPtr s) override {
+    if (isRequest(*s)) {
+      changed = true;
+      return expand(*currentFunction, *s);
+    }
+    return IRMutator::mutateStmt(std::move(s));
+  }
+
+protected:
+  virtual bool isRequest(const ir::Stmt &s) const = 0;
+  virtual std::vector<ir::StmtPtr> expand(ir::Function &caller,
+                                          const ir::Stmt &request) = 0;
+  bool changed = false;
+};
 
 /// Direct loops that zero a dat or copy one dat into another of the same
 /// shape, over kernels PREFIX_zero_T / PREFIX_copy_T made once per type.

@@ -64,11 +64,15 @@ namespace {
 
 constexpr const char *PassName = "tangent";
 
-class TangentBuilder : public IRMutator {
+class TangentBuilder : public RequestRewriter {
 public:
   TangentBuilder(Program &p, PassContext &ctx) : program(p), ctx(ctx) {}
-  bool run();
-  std::vector<StmtPtr> mutateStmt(StmtPtr s) override;
+
+protected:
+  bool isRequest(const Stmt &s) const override { return isa<TangentStmt>(s); }
+  std::vector<StmtPtr> expand(Function &caller, const Stmt &request) override {
+    return expand(caller, cast<TangentStmt>(request));
+  }
 
 private:
   std::vector<StmtPtr> expand(Function &caller, const TangentStmt &ts);
@@ -86,20 +90,6 @@ private:
       tangentKernels;
   FillLoops fill{program, "tangent"};
 };
-
-bool TangentBuilder::run() {
-  for (Function *f : hostFunctions(program))
-    mutateFunction(*f);
-  return changed;
-}
-
-std::vector<StmtPtr> TangentBuilder::mutateStmt(StmtPtr s) {
-  if (auto *t = dyn_cast<TangentStmt>(s.get())) {
-    changed = true;
-    return expand(*currentFunction, *t);
-  }
-  return IRMutator::mutateStmt(std::move(s));
-}
 
 Dat *TangentBuilder::tangentDat(Dat *primal) {
   Dat *&t = tangentDats[primal];
@@ -313,7 +303,7 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
 } // namespace
 
 bool buildTangents(Program &program, PassContext &ctx) {
-  return TangentBuilder(program, ctx).run();
+  return TangentBuilder(program, ctx).run(program);
 }
 
 } // namespace opdc
