@@ -55,4 +55,17 @@ void *allocZeroed(std::size_t bytes, const char *what) {
 
 void freeAligned(void *p) { std::free(p); }
 
+void copyElements(void *to, const void *from, int64_t n, int64_t elementBytes) {
+  char *t = static_cast<char *>(to);
+  const char *f = static_cast<const char *>(from);
+  const int64_t chunks = (n + DirectChunkSize - 1) / DirectChunkSize;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * DirectChunkSize;
+    const int64_t end = begin + DirectChunkSize < n ? begin + DirectChunkSize : n;
+    std::memcpy(t + begin * elementBytes, f + begin * elementBytes,
+                std::size_t((end - begin) * elementBytes));
+  }
+}
+
 } // namespace opdc::rt

@@ -4,6 +4,7 @@
 #define OPDC_LIB_CORE_MEMORY_H
 
 #include <cstddef>
+#include <cstdint>
 
 namespace opdc::rt {
 
@@ -23,6 +24,10 @@ void *allocZeroed(std::size_t bytes, const char *what);
 /// As allocZeroed without zero-filling.
 void *allocRaw(std::size_t bytes, const char *what);
 void freeAligned(void *p);
+/// Copies \p n elements of \p elementBytes bytes in parallel, in the
+/// loops' chunks of elements (so pages are touched by the threads that run
+/// the chunks over them).
+void copyElements(void *to, const void *from, int64_t n, int64_t elementBytes);
 
 } // namespace opdc::rt
 #endif

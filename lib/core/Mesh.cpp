@@ -433,18 +433,7 @@ void opd_dat_copy(opd_dat *dst, const opd_dat *src) {
     failf("internal error: copy of %s into %s: %lld vs %lld stored points",
           src->describe().c_str(), dst->describe().c_str(),
           (long long)src->elements, (long long)dst->elements);
-  const int64_t eb = src->elementBytes();
-  const int64_t n = src->elements;
-  const char *from = static_cast<const char *>(src->data);
-  char *to = static_cast<char *>(dst->data);
-  const int64_t chunks = (n + DirectChunkSize - 1) / DirectChunkSize;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t begin = c * DirectChunkSize;
-    const int64_t end = std::min(begin + DirectChunkSize, n);
-    std::memcpy(to + begin * eb, from + begin * eb,
-                std::size_t((end - begin) * eb));
-  }
+  copyElements(dst->data, src->data, src->elements, src->elementBytes());
   // The halo copies are exactly as current as the source's.
   dst->haloValid = src->haloValid;
   dst->cornersValid = src->cornersValid;

@@ -143,16 +143,22 @@ void opd_rt_fail(const char *message) {
   fail(message ? message : "unknown error");
 }
 
+// "PROG: KIND: message" on stderr, after the program's output so far.
+static void report(const char *kind, const char *format, va_list ap) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s: ", programName(), kind);
+  std::vfprintf(stderr, format, ap);
+  std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
 void opd_rt_fail_allf(const char *format, ...) {
   std::fflush(stdout);
   if (dist::printer()) {
     va_list ap;
     va_start(ap, format);
-    std::fprintf(stderr, "%s: error: ", programName());
-    std::vfprintf(stderr, format, ap);
-    std::fputc('\n', stderr);
+    report("error", format, ap);
     va_end(ap);
-    std::fflush(stderr);
     dist::abortJob(1);
   }
   // The other ranks wait for rank 0, whose abort ends them, so the message
@@ -164,14 +170,10 @@ void opd_rt_fail_allf(const char *format, ...) {
 void opd_rt_warnf(const char *format, ...) {
   if (!dist::printer())
     return;
-  std::fflush(stdout);
   va_list ap;
   va_start(ap, format);
-  std::fprintf(stderr, "%s: warning: ", programName());
-  std::vfprintf(stderr, format, ap);
-  std::fputc('\n', stderr);
+  report("warning", format, ap);
   va_end(ap);
-  std::fflush(stderr);
 }
 
 void opd_rt_fail_outside(const char *message, int64_t index, int32_t dim,

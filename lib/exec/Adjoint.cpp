@@ -31,8 +31,6 @@
 #include "opd_rt.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <vector>
@@ -75,48 +73,37 @@ Pool &pool() {
   return p;
 }
 
-void parallelCopy(void *to, const void *from, int64_t bytes) {
-  const int64_t chunk = DirectChunkSize * 64;
-  const int64_t chunks = (bytes + chunk - 1) / chunk;
-  char *t = static_cast<char *>(to);
-  const char *f = static_cast<const char *>(from);
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t begin = c * chunk;
-    const int64_t end = std::min(begin + chunk, bytes);
-    std::memcpy(t + begin, f + begin, std::size_t(end - begin));
-  }
-}
+int64_t storageBytes(const opd_dat *d) { return d->elements * d->elementBytes(); }
 
-/// One saved dat: its storage and halo state.
+/// One saved dat: its storage and halo state. The tape and the snapshots
+/// both keep dats this way.
 struct DatCopy {
   opd_dat *dat = nullptr;
   Buffer buf;
   int64_t haloValid = 0;
   bool cornersValid = true;
+
+  /// Copies \p d into this copy's buffer (taken from the pool the first
+  /// time).
+  void save(opd_dat *d) {
+    if (!buf.data)
+      buf = pool().get(storageBytes(d));
+    dat = d;
+    copyElements(buf.data, d->data, d->elements, d->elementBytes());
+    haloValid = d->haloValid;
+    cornersValid = d->cornersValid;
+  }
+  /// Puts the saved values and halo state back into \p d.
+  void restore(opd_dat *d) const {
+    if (dat != d)
+      failf("internal error: the adjoint tape restores dat '%s' from a copy "
+            "of '%s'",
+            d->name.c_str(), dat->name.c_str());
+    copyElements(d->data, buf.data, d->elements, d->elementBytes());
+    d->haloValid = haloValid;
+    d->cornersValid = cornersValid;
+  }
 };
-
-int64_t storageBytes(const opd_dat *d) { return d->elements * d->elementBytes(); }
-
-DatCopy saveDat(opd_dat *d) {
-  DatCopy c;
-  c.dat = d;
-  c.buf = pool().get(storageBytes(d));
-  parallelCopy(c.buf.data, d->data, storageBytes(d));
-  c.haloValid = d->haloValid;
-  c.cornersValid = d->cornersValid;
-  return c;
-}
-
-void restoreDat(const DatCopy &c, opd_dat *d) {
-  if (c.dat != d)
-    failf("internal error: the adjoint tape restores dat '%s' from a copy of "
-          "'%s'",
-          d->name.c_str(), c.dat->name.c_str());
-  parallelCopy(d->data, c.buf.data, storageBytes(d));
-  d->haloValid = c.haloValid;
-  d->cornersValid = c.cornersValid;
-}
 
 AdjointMemory stats;
 
@@ -159,9 +146,7 @@ int64_t repsFor(int64_t n, int64_t s) {
 }
 
 struct Snapshot {
-  std::vector<Buffer> bufs;
-  std::vector<int64_t> haloValid;
-  std::vector<char> cornersValid;
+  std::vector<DatCopy> dats;
   std::vector<uint64_t> values;
   bool allocated = false;
 };
@@ -300,23 +285,17 @@ void saveSlot(Plan &p, int slot, const uint64_t *vals) {
     failf("internal error: checkpoint slot %d of %d", slot, p.snaps);
   Snapshot &s = p.slots[size_t(slot)];
   if (!s.allocated) {
+    s.dats.resize(p.dats.size());
     for (opd_dat *d : p.dats) {
-      s.bufs.push_back(pool().get(storageBytes(d)));
       p.bytes += storageBytes(d);
       checkpointBytesNow += storageBytes(d);
     }
-    s.haloValid.resize(p.dats.size());
-    s.cornersValid.resize(p.dats.size());
     s.allocated = true;
     stats.checkpointPeakBytes =
         std::max(stats.checkpointPeakBytes, checkpointBytesNow);
   }
-  for (size_t i = 0; i < p.dats.size(); ++i) {
-    opd_dat *d = p.dats[i];
-    parallelCopy(s.bufs[i].data, d->data, storageBytes(d));
-    s.haloValid[i] = d->haloValid;
-    s.cornersValid[i] = d->cornersValid;
-  }
+  for (size_t i = 0; i < p.dats.size(); ++i)
+    s.dats[i].save(p.dats[i]);
   s.values.assign(vals, vals + p.nvals);
   ++stats.snapshotsTaken;
 }
@@ -353,7 +332,9 @@ extern "C" {
 void opd_tape_push_dat(opd_dat *dat) {
   if (!dat)
     failf("internal error: tape push of a dat that does not exist");
-  tape().dats.push_back(saveDat(dat));
+  DatCopy c;
+  c.save(dat);
+  tape().dats.push_back(c);
   noteTape(storageBytes(dat));
 }
 
@@ -364,7 +345,7 @@ void opd_tape_pop_dat(opd_dat *dat) {
           dat ? dat->name.c_str() : "?");
   DatCopy c = t.dats.back();
   t.dats.pop_back();
-  restoreDat(c, dat);
+  c.restore(dat);
   pool().put(c.buf);
   noteTape(-storageBytes(dat));
 }
@@ -422,13 +403,9 @@ void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
   Plan &p = topPlan("a restore");
   if (slot < 0 || slot >= p.snaps || !p.slots[size_t(slot)].allocated)
     failf("internal error: restore of checkpoint slot %d, never saved", slot);
-  Snapshot &s = p.slots[size_t(slot)];
-  for (size_t i = 0; i < p.dats.size(); ++i) {
-    opd_dat *d = p.dats[i];
-    parallelCopy(d->data, s.bufs[i].data, storageBytes(d));
-    d->haloValid = s.haloValid[i];
-    d->cornersValid = s.cornersValid[i] != 0;
-  }
+  const Snapshot &s = p.slots[size_t(slot)];
+  for (size_t i = 0; i < p.dats.size(); ++i)
+    s.dats[i].restore(p.dats[i]);
   std::copy(s.values.begin(), s.values.end(), vals);
 }
 
@@ -465,8 +442,8 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
 void opd_ckpt_end(void) {
   Plan &p = topPlan("the end of a checkpointed loop");
   for (Snapshot &s : p.slots)
-    for (Buffer &b : s.bufs)
-      pool().put(b);
+    for (DatCopy &c : s.dats)
+      pool().put(c.buf);
   checkpointBytesNow -= p.bytes;
   plans().pop_back();
 }
