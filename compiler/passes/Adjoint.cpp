@@ -532,7 +532,7 @@ void Expansion::adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out) {
     return;
   Function *&kb = b.adjointKernels[{&k, key}];
   if (!kb)
-    kb = buildAdjointKernel(b.program, k, plan, b.ctx, l.range);
+    kb = buildAdjointKernel(b.program, k, plan, b.ctx);
   if (!kb) {
     b.ctx.diags.note(l.range, "in the adjoint of this loop");
     ok = false;
@@ -616,7 +616,7 @@ bool Expansion::transposedStencils(const ParLoopStmt &l,
         tkey.push_back((uint64_t(v) >> bit) & 1);
     Function *&kt = b.adjointKernels[{&k, tkey}];
     if (!kt)
-      kt = buildAdjointKernel(b.program, k, plan, b.ctx, l.range, &t);
+      kt = buildAdjointKernel(b.program, k, plan, b.ctx, &t);
     if (!kt) {
       b.ctx.diags.note(l.range, "in the adjoint of this loop");
       ok = false;

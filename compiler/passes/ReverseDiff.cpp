@@ -401,7 +401,7 @@ public:
                 const std::vector<int64_t> *shift)
       : program(program), f(f), primal(primal), plan(plan), ctx(ctx),
         rd(f, ctx.diags), shift(shift) {}
-  bool build(SourceRange at);
+  bool build();
 
 private:
   bool unroll(Body &b);
@@ -530,10 +530,7 @@ void KernelAdjoint::sweep(const Body &in, Body &fwd, Body &rev) {
                                            std::move(re), i.range));
       break;
     }
-    case StmtKind::Eval:
-      fwd.stmts.push_back(s->clone());
-      break;
-    default:
+    default: // calls were inlined; anything else has no adjoint
       fwd.stmts.push_back(s->clone());
       break;
     }
@@ -580,7 +577,7 @@ Stencil *KernelAdjoint::shifted(const Stencil *st) {
   return program.stencils.back().get();
 }
 
-bool KernelAdjoint::build(SourceRange at) {
+bool KernelAdjoint::build() {
   const unsigned n = unsigned(primal.kernelParams.size());
   for (unsigned i = 0; i < n; ++i) {
     const KernelParam &p = primal.kernelParams[i];
@@ -781,7 +778,6 @@ bool KernelAdjoint::build(SourceRange at) {
     for (StmtPtr &s : *part)
       body.stmts.push_back(std::move(s));
   f.body = std::move(body);
-  (void)at;
   return true;
 }
 
@@ -789,7 +785,7 @@ bool KernelAdjoint::build(SourceRange at) {
 
 Function *buildAdjointKernel(Program &program, const Function &k,
                              const std::vector<AdjointParamPlan> &plan,
-                             PassContext &ctx, SourceRange at,
+                             PassContext &ctx,
                              const std::vector<int64_t> *shift) {
   std::unique_ptr<Function> f = k.clone();
   std::string base = k.name + (shift ? ".bt" : ".b");
@@ -798,7 +794,7 @@ Function *buildAdjointKernel(Program &program, const Function &k,
     f->name = base + std::to_string(n);
   inlineCallsIn(program, *f, ctx);
   KernelAdjoint ka(program, *f, k, plan, ctx, shift);
-  if (!ka.build(at))
+  if (!ka.build())
     return nullptr;
   Function *out = f.get();
   program.kernels.push_back(std::move(f));

@@ -95,7 +95,7 @@ struct AdjointParamPlan {
 /// vectorises like any centre write.
 ir::Function *buildAdjointKernel(ir::Program &program, const ir::Function &k,
                                  const std::vector<AdjointParamPlan> &plan,
-                                 PassContext &ctx, SourceRange at,
+                                 PassContext &ctx,
                                  const std::vector<int64_t> *shift = nullptr);
 
 } // namespace opdc

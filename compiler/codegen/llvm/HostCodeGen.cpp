@@ -226,15 +226,12 @@ void HostEmitter::setVarBits(unsigned s, llvm::Value *bits) {
   b.CreateStore(v, slot(s));
 }
 
-llvm::Value *HostEmitter::packVars(const std::vector<unsigned> &vars,
-                                   llvm::Value *into) {
+void HostEmitter::packVars(const std::vector<unsigned> &vars,
+                           llvm::Value *into) {
   auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(vars.size(), 1));
-  if (!into)
-    into = createTemp(arrTy, "ckpt.vals");
   for (size_t i = 0; i < vars.size(); ++i)
     b.CreateStore(varBits(vars[i]),
                   b.CreateConstInBoundsGEP2_32(arrTy, into, 0, unsigned(i)));
-  return into;
 }
 
 void HostEmitter::unpackVars(const std::vector<unsigned> &vars,
@@ -264,12 +261,11 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
   auto i32 = [&](int64_t v) {
     return llvm::ConstantInt::get(cgm.i32Ty, uint64_t(v), true);
   };
-  const Type &stepType = fn.vars[s.slot].type;
-  llvm::Type *stepTy = cgm.storageType(stepType);
-  llvm::Value *vals = packVars({}, nullptr);
-  if (!s.vars.empty())
-    vals = createTemp(llvm::ArrayType::get(cgm.i64Ty, s.vars.size()),
-                      "ckpt.vals");
+  llvm::Type *stepTy = cgm.storageType(fn.vars[s.slot].type);
+  // The state's host values as 64 bits each, for opd_ckpt_save/restore.
+  llvm::Value *vals = createTemp(
+      llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(s.vars.size(), 1)),
+      "ckpt.vals");
   auto save = [&](llvm::Value *slotNo) {
     packVars(s.vars, vals);
     b.CreateCall(cgm.rt.ckptSave, {slotNo, vals});
@@ -373,7 +369,6 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
   b.CreateBr(nextBB);
   b.SetInsertPoint(endBB);
   b.CreateCall(cgm.rt.ckptEnd);
-  (void)stepType;
 }
 
 void HostEmitter::emitSolve(const ir::SolveStmt &s) {

@@ -39,9 +39,8 @@ private:
   /// A host scalar variable as 64 bits, and back.
   llvm::Value *varBits(unsigned slot);
   void setVarBits(unsigned slot, llvm::Value *bits);
-  /// The variables as an array of 64-bit values (for snapshots), and back.
-  llvm::Value *packVars(const std::vector<unsigned> &vars,
-                        llvm::Value *into = nullptr);
+  /// The variables into an array of 64-bit values (for snapshots), and back.
+  void packVars(const std::vector<unsigned> &vars, llvm::Value *into);
   void unpackVars(const std::vector<unsigned> &vars, llvm::Value *from);
   void emitPrint(const ir::PrintStmt &s);
   void emitPrintf(const ir::PrintStmt &s);
