@@ -3,7 +3,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ir/IRPrinterImpl.h"
 
-#include "llvm/Support/Path.h"
 
 namespace opdc::ir::printer {
 
@@ -64,13 +63,11 @@ int precedenceOf(const Expr &e) {
 
 void Printer::lineWithLoc(const std::string &line, SourceRange r) {
   os << line;
-  if (sm && r.valid() && sm->bufferOf(r.begin) != 0) {
-    auto [lineNo, col] = sm->lineAndColumn(r.begin);
-    llvm::StringRef name = sm->bufferName(sm->bufferOf(r.begin));
+  std::string at = sm && r.valid() ? sm->shortLocation(r.begin) : "";
+  if (!at.empty()) {
     unsigned width = unsigned(line.size());
     os.indent(width < LocColumn ? LocColumn - width : 2);
-    os << "; " << llvm::sys::path::filename(name) << ":" << lineNo << ":"
-       << col;
+    os << "; " << at;
   }
   os << "\n";
 }

@@ -3,6 +3,7 @@
 #include "support/SourceManager.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 namespace opdc {
 
@@ -51,6 +52,16 @@ std::string SourceManager::describe(llvm::SMLoc loc) const {
     return "<unknown>";
   auto [line, col] = mgr.getLineAndColumn(loc, id);
   return (bufferName(id) + ":" + llvm::Twine(line) + ":" + llvm::Twine(col))
+      .str();
+}
+
+std::string SourceManager::shortLocation(llvm::SMLoc loc) const {
+  unsigned id = bufferOf(loc);
+  if (id == 0)
+    return "";
+  auto [line, col] = mgr.getLineAndColumn(loc, id);
+  return (llvm::sys::path::filename(bufferName(id)) + ":" + llvm::Twine(line) +
+          ":" + llvm::Twine(col))
       .str();
 }
 

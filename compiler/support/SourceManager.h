@@ -32,6 +32,10 @@ public:
   std::pair<unsigned, unsigned> lineAndColumn(llvm::SMLoc loc) const;
   /// "file:line:col" of \p loc (for IR printing and remarks).
   std::string describe(llvm::SMLoc loc) const;
+  /// "name.opd:line:col" of \p loc, the file's name without its folders
+  /// (what generated code and --emit=ir show); empty when \p loc is in no
+  /// buffer.
+  std::string shortLocation(llvm::SMLoc loc) const;
 
   llvm::SourceMgr &llvm() { return mgr; }
   const llvm::SourceMgr &llvm() const { return mgr; }

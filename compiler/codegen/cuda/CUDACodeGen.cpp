@@ -22,7 +22,6 @@
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 
-#include "llvm/Support/Path.h"
 
 namespace opdc {
 
@@ -33,15 +32,8 @@ const char *cudaIndirectName(CUDAIndirect k) {
 }
 
 std::string CUDAModule::location(SourceRange r) const {
-  if (!r.valid())
-    return program.name;
-  SourceManager &sm = diags.sources();
-  unsigned id = sm.bufferOf(r.begin);
-  if (id == 0)
-    return program.name;
-  auto [line, col] = sm.lineAndColumn(r.begin);
-  return llvm::sys::path::filename(sm.bufferName(id)).str() + ":" +
-         std::to_string(line) + ":" + std::to_string(col);
+  std::string at = r.valid() ? diags.sources().shortLocation(r.begin) : "";
+  return at.empty() ? program.name : at;
 }
 
 namespace {

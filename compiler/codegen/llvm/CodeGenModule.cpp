@@ -32,7 +32,6 @@
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Verifier.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
@@ -138,16 +137,8 @@ llvm::Constant *CodeGenModule::string(llvm::StringRef s) {
 }
 
 std::string CodeGenModule::location(SourceRange r) const {
-  if (!r.valid())
-    return program.name;
-  SourceManager &sm = diags.sources();
-  unsigned id = sm.bufferOf(r.begin);
-  if (id == 0)
-    return program.name;
-  auto [line, col] = sm.lineAndColumn(r.begin);
-  return (llvm::sys::path::filename(sm.bufferName(id)) + ":" +
-          llvm::Twine(line) + ":" + llvm::Twine(col))
-      .str();
+  std::string at = r.valid() ? diags.sources().shortLocation(r.begin) : "";
+  return at.empty() ? program.name : at;
 }
 
 void CodeGenModule::addFunctionAttributes(llvm::Function &f) const {
