@@ -7,8 +7,12 @@ table: each loop's GB/s (the runtime's byte count over the loop's kernel
 time) against the copy kernel's bandwidth measured in the same run
 (copy_bw.cu).
 """
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from profile_table import annotate  # noqa: E402 (bench/profile_table.py)
 
 
 def main():
@@ -21,23 +25,7 @@ def main():
             copy = float(m.group(1))
     if copy is None:
         sys.exit(f"report.py: error: no device-copy line in {sys.argv[1]}")
-    in_table = False
-    for line in open(sys.argv[2]):
-        line = line.rstrip("\n")
-        if re.match(r"^loop\s+calls\s+total s\s+avg ms\s+GB/s$", line):
-            in_table = True
-            print(f"{line} {'% copy':>8}")
-            continue
-        if in_table and line.startswith("---"):
-            print(line + "-" * 9)
-            continue
-        fields = line.split()
-        if in_table and len(fields) == 5:
-            print(f"{line} {100.0 * float(fields[4]) / copy:7.1f}%")
-            if fields[0] == "total":
-                in_table = False
-            continue
-        print(line)
+    annotate(sys.argv[2], copy, "% copy")
     print(f"(device copy: {copy:.2f} GB/s, same run)")
 
 

@@ -7,16 +7,11 @@ iteration (calls == ITERS), their GB/s and % of the STREAM triad of the same
 thread count, for the unfused and the fused build, and the speedup. Checks
 that both builds printed the same results (every line but the time).
 """
-import re
+import os
 import sys
 
-
-def triad_gbps(path, threads):
-    for line in open(path):
-        m = re.match(r"stream-triad threads=(\d+) .* GBps=([0-9.]+)", line)
-        if m and int(m.group(1)) == threads:
-            return float(m.group(2))
-    sys.exit(f"report.py: error: no triad for {threads} thread(s) in {path}")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from profile_table import TABLE_HEADER, triad_gbps  # noqa: E402
 
 
 def parse(path, iters):
@@ -24,7 +19,7 @@ def parse(path, iters):
     results, loops, in_table = [], [], False
     for line in open(path):
         line = line.rstrip("\n")
-        if re.match(r"^loop\s+calls\s+total s\s+avg ms\s+GB/s$", line):
+        if TABLE_HEADER.match(line):
             in_table = True
             continue
         if not in_table:
