@@ -703,22 +703,22 @@ private:
       line(ind + 1, "opd_used += opd_g;");
       line(ind, "}");
     };
-    line(in, "for (int32_t opd_k = 0; opd_k < opd_loop_segment_count(opd_l); "
-             "++opd_k) {");
-    line(in + 1, "opd_loop_segment opd_sg;");
-    line(in + 1, "opd_loop_segment_get(opd_l, opd_k, &opd_sg);");
-    line(in + 1, "if (!opd_sg.before_halos)");
-    line(in + 2, "opd_loop_wait_halos(opd_l);");
+    // for each runtime segment or part VAR: get it, wait for the halos
+    // before the first one that needs them.
+    auto forEach = [&](const std::string &kind, const std::string &var) {
+      line(in, "for (int32_t opd_k = 0; opd_k < opd_loop_" + kind +
+                   "_count(opd_l); ++opd_k) {");
+      line(in + 1, "opd_loop_" + kind + " " + var + ";");
+      line(in + 1, "opd_loop_" + kind + "_get(opd_l, opd_k, &" + var + ");");
+      line(in + 1, "if (!" + var + ".before_halos)");
+      line(in + 2, "opd_loop_wait_halos(opd_l);");
+    };
+    forEach("segment", "opd_sg");
     rangeLaunch(in + 1, "opd_sg.begin", "opd_sg.end");
     line(in, "}");
     if (loop.block)
       return;
-    line(in, "for (int32_t opd_k = 0; opd_k < opd_loop_part_count(opd_l); "
-             "++opd_k) {");
-    line(in + 1, "opd_loop_part opd_pt;");
-    line(in + 1, "opd_loop_part_get(opd_l, opd_k, &opd_pt);");
-    line(in + 1, "if (!opd_pt.before_halos)");
-    line(in + 2, "opd_loop_wait_halos(opd_l);");
+    forEach("part", "opd_pt");
     if (!colouring) {
       rangeLaunch(in + 1, "opd_pt.first", "opd_pt.first + opd_pt.count");
       line(in, "}");
