@@ -14,11 +14,10 @@
 import argparse
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_examples import compare, masked  # noqa: E402
+from run_examples import compare, masked, run  # noqa: E402
 
 CASES = [
     ("examples/airfoil/airfoil.opd", ["--niter=100"]),
@@ -69,14 +68,6 @@ def launches(src):
                     f"{{ {name}({args}); }});")
         out.append(line)
     return "\n".join(out) + "\n"
-
-
-def run(cmd, cwd, check=True):
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}:\n"
-                           f"{r.stdout}{r.stderr}")
-    return r.stdout
 
 
 def main():
