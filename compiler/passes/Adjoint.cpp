@@ -612,7 +612,7 @@ bool Expansion::transposedStencils(const ParLoopStmt &l,
   for (const std::vector<int64_t> &t : shifts) {
     std::vector<bool> tkey = key;
     for (int64_t v : t)
-      for (int bit = 0; bit < 8; ++bit)
+      for (int bit = 0; bit < 64; ++bit) // the whole offset in the key
         tkey.push_back((uint64_t(v) >> bit) & 1);
     Function *&kt = b.adjointKernels[{&k, tkey}];
     if (!kt)
