@@ -271,6 +271,7 @@ StmtPtr SolveStmt::clone() const {
   c->maxiter = cloneExpr(maxiter);
   c->itersVar = itersVar;
   c->residualVar = residualVar;
+  c->resultsAssigned = resultsAssigned;
   return c;
 }
 

@@ -463,6 +463,9 @@ struct SolveStmt : Stmt {
   ExprPtr tol, maxiter;    ///< f64 and i32 host expressions
   int itersVar = -1;       ///< slot defined (i32), or -1
   int residualVar = -1;    ///< slot defined (f64), or -1
+  /// The result slots are declared elsewhere (the adjoint pass declares a
+  /// differentiated proc's variables up front): the solve assigns them.
+  bool resultsAssigned = false;
   explicit SolveStmt(SourceRange r = {}) : Stmt(StmtKind::Solve, r) {}
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Solve; }
   StmtPtr clone() const override;

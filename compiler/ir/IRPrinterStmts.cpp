@@ -380,7 +380,7 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
     if (v.solver == SolverKind::CG) {
       if (v.itersVar >= 0)
         os << "(" << names.var(v.itersVar) << ", " << names.var(v.residualVar)
-           << ") = ";
+           << (v.resultsAssigned ? ") := " : ") = ");
       os << "solve cg(@" << (v.op ? v.op->name : "<null>") << ", ";
       for (size_t i = 0; i < v.dats.size(); ++i)
         os << (i == 0 ? "" : i == 1 ? " -> " : ", ")

@@ -437,7 +437,13 @@ void Verifier::checkSolveCG(const SolveStmt &v, Scope &sc,
     problem("solve cg without tol or maxiter");
   if ((v.itersVar < 0) != (v.residualVar < 0))
     problem("solve cg defines one of its two results");
-  if (v.itersVar >= 0) {
+  if (v.itersVar >= 0 && v.resultsAssigned) {
+    for (int slot : {v.itersVar, v.residualVar})
+      if (!validSlot(slot) || !sc.defined[unsigned(slot)] ||
+          !fn->vars[unsigned(slot)].isMutable)
+        problem("solve cg assigns slot " + std::to_string(slot) +
+                ", expected a mutable variable in scope");
+  } else if (v.itersVar >= 0) {
     declare(unsigned(v.itersVar), sc, declHere, "solve cg");
     declare(unsigned(v.residualVar), sc, declHere, "solve cg");
     if (unsigned(v.residualVar) < fn->vars.size() &&

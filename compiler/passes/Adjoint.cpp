@@ -44,14 +44,16 @@
 // Activity: as the tangent's (DerivUtils.h: activeDats): dats reached from
 // the wrt dats and from P's float variables and wrt parameters get adjoint
 // dats NAME.b (the wrt dats' adjoints are the gradient dats). The procs P
-// calls are inlined into a copy of P first. Not yet: min/max reductions of
-// active values, break and continue in P, host arrays in P.
+// calls are inlined into a copy of P first. A solve is reversed by the
+// solve with the transposed system (SolveDiff.h). Not yet: min/max
+// reductions of active values, break and continue in P, host arrays in P.
 #include "passes/Adjoint.h"
 
 #include "passes/BodyUtils.h"
 #include "passes/DerivUtils.h"
 #include "passes/ForwardDiff.h"
 #include "passes/ReverseDiff.h"
+#include "passes/SolveDiff.h"
 
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
@@ -126,7 +128,24 @@ struct Writes : IRVisitor {
     dat(s.a);
     dat(s.b);
   }
+  void visitSolve(const SolveStmt &s) override {
+    for (Dat *d : SolveDiff::written(s))
+      dat(d);
+    if (s.itersVar >= 0) {
+      var(unsigned(s.itersVar));
+      var(unsigned(s.residualVar));
+    }
+  }
 };
+
+/// A copy of solve \p s that assigns its results (the adjoint declares
+/// P's variables up front).
+StmtPtr assigningSolve(const SolveStmt &s) {
+  StmtPtr c = s.clone();
+  auto &v = cast<SolveStmt>(*c);
+  v.resultsAssigned = v.itersVar >= 0;
+  return c;
+}
 
 class AdjointBuilder : public RequestRewriter {
 public:
@@ -138,6 +157,7 @@ public:
   PassContext &ctx;
   bool changed = false;
   FillLoops fill{program, "adjoint"};
+  SolveDiff solves{program, ctx, fill, "adjoint"};
   std::map<Dat *, Dat *> adjointDats, finalDats;
   std::map<std::pair<const Function *, std::vector<bool>>, Function *>
       adjointKernels;
@@ -288,6 +308,9 @@ Body Expansion::plain(const Body &in) {
           k, f.lo->clone(), f.hi->clone(), std::move(body), f.range));
       break;
     }
+    case StmtKind::Solve:
+      out.stmts.push_back(assigningSolve(cast<SolveStmt>(*s)));
+      break;
     default:
       out.stmts.push_back(s->clone());
       break;
@@ -496,6 +519,31 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
                                                adjointDat(w.b), at));
     undoLen = 1;
     adjointPure = true;
+    return;
+  }
+  case StmtKind::Solve: {
+    // The tape restores what the solve overwrote; SolveDiff.h builds the
+    // adjoint from that state. Its results' adjoints end there.
+    const auto &v = cast<SolveStmt>(s);
+    if (!b.solves.check(v, active)) {
+      b.ctx.diags.note(req.range, "in the adjoint requested here");
+      ok = false;
+      return;
+    }
+    Writes w;
+    w.visitSolve(v);
+    fwd.push_back(tape(true, w.dats, w.vars, at));
+    fwd.push_back(assigningSolve(v));
+    rev.push_back(tape(false, w.dats, w.vars, at));
+    for (unsigned r : w.vars)
+      if (activeVars.count(r)) {
+        Type t = caller.vars[r].type;
+        rev.push_back(assign(AssignOp::Set, ref(rd.adjointSlot(r), t), zero(t)));
+      }
+    b.solves.adjoint(
+        v, [&](Dat *d) { return active.count(d) ? adjointDat(d) : nullptr; },
+        rev);
+    undoLen = 1;
     return;
   }
   default:
@@ -743,6 +791,12 @@ std::vector<StmtPtr> Expansion::run() {
     void visitSwap(const SwapStmt &s) override {
       dats.insert(s.a);
       dats.insert(s.b);
+    }
+    void visitSolve(const SolveStmt &s) override {
+      for (Dat *d : SolveDiff::inputs(s))
+        dats.insert(d);
+      for (Dat *d : SolveDiff::operatorReads(s))
+        dats.insert(d);
     }
   } reads;
   reads.visitBody(body);

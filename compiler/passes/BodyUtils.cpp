@@ -95,6 +95,14 @@ struct SlotRemapper : IRMutator {
         a.var = int(map[unsigned(a.var)]);
     return IRMutator::mutateParLoop(std::move(s));
   }
+  // So do cg's results.
+  StmtPtr mutateSolve(std::unique_ptr<SolveStmt> s) override {
+    if (s->itersVar >= 0)
+      s->itersVar = int(map[unsigned(s->itersVar)]);
+    if (s->residualVar >= 0)
+      s->residualVar = int(map[unsigned(s->residualVar)]);
+    return IRMutator::mutateSolve(std::move(s));
+  }
 };
 } // namespace
 

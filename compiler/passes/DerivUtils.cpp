@@ -3,6 +3,7 @@
 #include "passes/DerivUtils.h"
 
 #include "passes/Inline.h"
+#include "passes/SolveDiff.h"
 
 #include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
@@ -66,7 +67,6 @@ const Stmt *firstForbidden(const Body &b) {
     case StmtKind::Print:
     case StmtKind::Write:
     case StmtKind::Read:
-    case StmtKind::Solve:
     case StmtKind::Adjoint:
     case StmtKind::Tangent:
       return s.get();
@@ -106,8 +106,6 @@ const char *forbiddenWhat(const Stmt &s) {
     return "it writes dats to a file";
   case StmtKind::Read:
     return "it reads dats from a file";
-  case StmtKind::Solve:
-    return "it calls a solver, whose derivative is not built yet";
   case StmtKind::Adjoint:
   case StmtKind::Tangent:
     return "it asks for a derivative itself";
@@ -122,6 +120,7 @@ std::set<Dat *> activeDats(const Body &body, std::set<Dat *> active,
     std::vector<const Stmt *> stmts;
     void visitParLoop(const ParLoopStmt &s) override { stmts.push_back(&s); }
     void visitSwap(const SwapStmt &s) override { stmts.push_back(&s); }
+    void visitSolve(const SolveStmt &s) override { stmts.push_back(&s); }
   } collect;
   collect.visitBody(body);
   for (bool grew = true; grew;) {
@@ -130,6 +129,11 @@ std::set<Dat *> activeDats(const Body &body, std::set<Dat *> active,
       if (auto *w = dyn_cast<SwapStmt>(s)) {
         if (active.count(w->a) || active.count(w->b))
           grew |= active.insert(w->a).second | active.insert(w->b).second;
+        continue;
+      }
+      if (auto *v = dyn_cast<SolveStmt>(s)) {
+        for (Dat *d : SolveDiff::reached(*v, active))
+          grew |= active.insert(d).second;
         continue;
       }
       const auto &l = cast<ParLoopStmt>(*s);

@@ -32,13 +32,14 @@ std::vector<ir::Function *> hostFunctions(const ir::Program &program);
 /// True when \p e reads one of \p slots.
 bool refsSlot(const ir::Expr &e, const std::set<unsigned> &slots);
 /// The first statement of \p b (recursively) a derivative cannot contain:
-/// print, write, read, solve, a derivative request or a proc call.
+/// print, write, read, a derivative request or a proc call.
 const ir::Stmt *firstForbidden(const ir::Body &b);
 /// Why \p s (from firstForbidden) is refused, as "it prints".
 const char *forbiddenWhat(const ir::Stmt &s);
 /// The dats the seeds reach in \p body: \p active, plus every float dat
 /// written by a loop that reads an active dat or an active host variable
-/// (\p vars), or swapped with an active dat; to a fixed point.
+/// (\p vars), swapped with an active dat, or solved for from an active
+/// input (SolveDiff::reached); to a fixed point.
 std::set<ir::Dat *> activeDats(const ir::Body &body, std::set<ir::Dat *> active,
                                const std::set<unsigned> &vars);
 /// A new dat shaped as \p primal (zero-initialised, isDerivative), added to

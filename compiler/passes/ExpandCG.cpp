@@ -254,8 +254,13 @@ std::vector<StmtPtr> CGExpander::expand(SolveStmt &s) {
   unsigned res =
       s.residualVar >= 0 ? unsigned(s.residualVar) : newVar("res", F64, true);
   fn.vars[k].isMutable = fn.vars[res].isMutable = true;
-  out.push_back(B::decl(k, B::i32(0), at));
-  out.push_back(B::decl(res, B::f64(0), at));
+  if (s.resultsAssigned) {
+    out.push_back(B::assign(var(k), B::i32(0), AssignOp::Set, at));
+    out.push_back(B::assign(var(res), B::f64(0), AssignOp::Set, at));
+  } else {
+    out.push_back(B::decl(k, B::i32(0), at));
+    out.push_back(B::decl(res, B::f64(0), at));
+  }
 
   // Ap = A x through p, then r = b - Ap, p = z and the three dots.
   {

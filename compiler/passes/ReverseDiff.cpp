@@ -722,10 +722,20 @@ bool KernelAdjoint::build() {
     if (local[i] < 0)
       continue;
     const KernelParam &p = primal.kernelParams[i];
-    if (p.mode == AccessMode::ReadWrite)
-      prologue.push_back(assign(
-          AssignOp::Set, ref(unsigned(local[i]), p.type),
-          std::make_unique<KernelArgExpr>(unsigned(readIndex[i]), p.type)));
+    if (p.mode != AccessMode::ReadWrite)
+      continue;
+    // A block parameter is read at its element's centre (moved by the
+    // shift in a transposed-stencil kernel).
+    std::vector<int64_t> at;
+    if (const Stencil *st = params[unsigned(readIndex[i])].stencil) {
+      at.assign(st->dims, 0);
+      for (size_t d = 0; shift && d < at.size(); ++d)
+        at[d] = -(*shift)[d];
+    }
+    prologue.push_back(
+        assign(AssignOp::Set, ref(unsigned(local[i]), p.type),
+               std::make_unique<KernelArgExpr>(unsigned(readIndex[i]), p.type,
+                                               std::move(at))));
   }
   Body fwd, rev;
   sweep(f.body, fwd, rev);

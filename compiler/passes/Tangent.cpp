@@ -34,15 +34,17 @@
 // parameters are passive.
 //
 // The procs P calls are inlined into a copy of P first (DerivUtils.h:
-// procWithCallsInlined). Not yet: min/max reductions of active values (the
-// winner's tangent). I/O inside P is an error: a derivative must not print
-// or write once per evaluation.
+// procWithCallsInlined). A solve is followed by its tangent (SolveDiff.h:
+// a solve of the same system). Not yet: min/max reductions of active
+// values (the winner's tangent). I/O inside P is an error: a derivative
+// must not print or write once per evaluation.
 #include "passes/Tangent.h"
 
 #include "passes/BodyUtils.h"
 #include "passes/DerivUtils.h"
 #include "passes/ForwardDiff.h"
 #include "passes/Inline.h"
+#include "passes/SolveDiff.h"
 
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
@@ -89,6 +91,7 @@ private:
   std::map<std::pair<const Function *, std::vector<bool>>, Function *>
       tangentKernels;
   FillLoops fill{program, "tangent"};
+  SolveDiff solves{program, ctx, fill, "tangent"};
 };
 
 Dat *TangentBuilder::tangentDat(Dat *primal) {
@@ -272,6 +275,20 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
       if (active.count(w.a))
         o.push_back(std::make_unique<SwapStmt>(tangentDat(w.a),
                                                tangentDat(w.b), w.range));
+      return true;
+    }
+    case StmtKind::Solve: {
+      const auto &v = cast<SolveStmt>(s);
+      o.push_back(s.clone());
+      if (!solves.check(v, active)) {
+        ctx.diags.note(ts.range, "in the tangent requested here");
+        ok = false;
+        return true;
+      }
+      solves.tangent(
+          v,
+          [&](Dat *d) { return active.count(d) ? tangentDat(d) : nullptr; },
+          o);
       return true;
     }
     case StmtKind::Return: {
