@@ -9,7 +9,9 @@
 # measured in this same run (bench/stream).
 #
 # With --structured it also runs poisson_bench.opd (2048^2, 50 sweeps) and
-# heat3d_bench.opd (256^3, 100 steps): the transposed stencil.
+# heat3d_bench.opd (256^3, 100 steps): the transposed stencil; and
+# adi_bench.opd (2048^2, 20 ADI steps): derivatives through tridiagonal
+# solves.
 # With --airfoil it also runs examples/airfoil/airfoil_shape.opd on OP2's
 # 720k-cell mesh (generated here), 100 steps, 10 snapshots: the shape
 # gradient's adjoint and tangent against the primal.
@@ -50,6 +52,7 @@ done
 if ((structured)); then
   "$build/bin/opdc" build "$root/bench/adjoint/poisson_bench.opd" -o poisson_bench
   "$build/bin/opdc" build "$root/bench/adjoint/heat3d_bench.opd" -o heat3d_bench
+  "$build/bin/opdc" build "$root/bench/adjoint/adi_bench.opd" -o adi_bench
   for t in "${counts[@]}"; do
     echo "== poisson 2048^2, 50 sweeps, $t thread(s)"
     ./poisson_bench --nx=2048 --ny=2048 --sweeps=50 --threads="$t" --profile \
@@ -58,6 +61,9 @@ if ((structured)); then
     echo "== heat3d 256^3, 100 steps, $t thread(s)"
     ./heat3d_bench --n=256 --steps=100 --threads="$t" --profile >"heat3d-$t.txt"
     grep -E "^(heat3d|primal|tangent|adjoint)" "heat3d-$t.txt"
+    echo "== adi 2048^2, 20 steps, $t thread(s)"
+    ./adi_bench --n=2048 --steps=20 --threads="$t" --profile >"adi-$t.txt"
+    grep -E "^(adi|primal|tangent|adjoint)" "adi-$t.txt"
   done
 fi
 if ((airfoil)); then
