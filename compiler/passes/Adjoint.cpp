@@ -45,12 +45,14 @@
 // the wrt dats and from P's float variables and wrt parameters get adjoint
 // dats NAME.b (the wrt dats' adjoints are the gradient dats). The procs P
 // calls are inlined into a copy of P first. A solve is reversed by the
-// solve with the transposed system (SolveDiff.h). Not yet: min/max
-// reductions of active values, break and continue in P, host arrays in P.
+// solve with the transposed system (SolveDiff.h); a min or max reduction
+// of an active value is rewritten first (MinMaxDiff.h): its adjoint goes to
+// the winner. Not yet: break and continue in P, host arrays in P.
 #include "passes/Adjoint.h"
 
 #include "passes/BodyUtils.h"
 #include "passes/DerivUtils.h"
+#include "passes/MinMaxDiff.h"
 #include "passes/ForwardDiff.h"
 #include "passes/ReverseDiff.h"
 #include "passes/SolveDiff.h"
@@ -497,6 +499,28 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
   }
   case StmtKind::ParLoop: {
     const auto &l = cast<ParLoopStmt>(s);
+    int mm = activeMinMaxArg(
+        l, [&](unsigned v) { return activeVars.count(v) != 0; });
+    if (mm >= 0) {
+      // A min or max of active values: through a sum (MinMaxDiff.h).
+      Body in, f, r;
+      for (MinMaxStmt &x : minMaxAsSum(
+               b.program, b.ctx, l, unsigned(mm),
+               [&](const std::string &n, Type t, bool act) {
+                 unsigned v = hoist(n, t);
+                 if (act)
+                   activeVars.insert(v);
+                 return v;
+               },
+               /*declare=*/false))
+        in.stmts.push_back(std::move(x.stmt));
+      sweep(in, f, r, false);
+      for (StmtPtr &x : f.stmts)
+        fwd.push_back(std::move(x));
+      for (StmtPtr &x : r.stmts)
+        rev.push_back(std::move(x));
+      return;
+    }
     Writes w;
     w.visitParLoop(l);
     std::vector<unsigned> vars;
@@ -556,7 +580,7 @@ void Expansion::adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out) {
   const Function &k = *l.kernel;
   std::vector<AdjointParamPlan> plan(l.args.size());
   std::vector<bool> key(l.args.size() * 2, false);
-  bool any = false;
+  bool any = false, anyOut = false;
   for (size_t i = 0; i < l.args.size(); ++i) {
     const AccessDescriptor &a = l.args[i];
     bool act = false;
@@ -573,8 +597,10 @@ void Expansion::adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out) {
     key[2 * i] = act;
     key[2 * i + 1] = plan[i].global;
     any = any || act;
+    anyOut = anyOut || (act && l.args[i].mode != AccessMode::Read);
   }
-  if (!any)
+  // Nothing active written: the adjoints of the inputs get nothing.
+  if (!any || !anyOut)
     return;
   if (l.block && !transposedStencils(l, plan, key, out))
     return;

@@ -581,12 +581,12 @@ bool KernelAdjoint::build() {
   const unsigned n = unsigned(primal.kernelParams.size());
   for (unsigned i = 0; i < n; ++i) {
     const KernelParam &p = primal.kernelParams[i];
+    // The adjoint pass rewrites these first (MinMaxDiff.h).
     if (plan[i].active &&
         (p.mode == AccessMode::Min || p.mode == AccessMode::Max))
-      return error(p.range, std::string("the adjoint of a '") +
+      return error(p.range, std::string("internal: the adjoint of a '") +
                                 accessModeName(p.mode) +
-                                "' reduction of an active value is not "
-                                "supported yet");
+                                "' reduction reached the kernel adjoint");
   }
   sinkAfterEarlyReturns(f.body);
   if (!returnsOnlyInTail(f.body))

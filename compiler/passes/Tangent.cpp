@@ -35,15 +35,17 @@
 //
 // The procs P calls are inlined into a copy of P first (DerivUtils.h:
 // procWithCallsInlined). A solve is followed by its tangent (SolveDiff.h:
-// a solve of the same system). Not yet: min/max reductions of active
-// values (the winner's tangent). I/O inside P is an error: a derivative
-// must not print or write once per evaluation.
+// a solve of the same system). A min or max reduction of an active value
+// is rewritten first (MinMaxDiff.h): its tangent is the winner's. I/O
+// inside P is an error: a derivative must not print or write once per
+// evaluation.
 #include "passes/Tangent.h"
 
 #include "passes/BodyUtils.h"
 #include "passes/DerivUtils.h"
 #include "passes/ForwardDiff.h"
 #include "passes/Inline.h"
+#include "passes/MinMaxDiff.h"
 #include "passes/SolveDiff.h"
 
 #include "ir/IRMutator.h"
@@ -150,13 +152,6 @@ bool TangentBuilder::tangentLoop(const ParLoopStmt &l, ForwardDiff &fd,
       act[i] = (values[i] = fd.tangent(*a.value)) != nullptr;
     else if (a.kind == ArgKind::Reduction)
       act[i] = unsigned(a.var) < slots.var.size() && slots.var[a.var] >= 0;
-    if (act[i] && (a.mode == AccessMode::Min || a.mode == AccessMode::Max)) {
-      ctx.diags.error(a.range, std::string("the tangent of a '") +
-                                   accessModeName(a.mode) +
-                                   "' reduction of a value the seeds reach "
-                                   "is not supported yet");
-      return false;
-    }
     any = any || act[i];
   }
   if (!any) {
@@ -266,9 +261,29 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
   bool ok = true;
   fd.other = [&](const Stmt &s, std::vector<StmtPtr> &o) -> bool {
     switch (s.kind) {
-    case StmtKind::ParLoop:
-      ok = tangentLoop(cast<ParLoopStmt>(s), fd, tslots, active, o) && ok;
+    case StmtKind::ParLoop: {
+      const auto &l = cast<ParLoopStmt>(s);
+      int mm = activeMinMaxArg(l, [&](unsigned v) {
+        return v < tslots.var.size() && tslots.var[v] >= 0;
+      });
+      if (mm < 0) {
+        ok = tangentLoop(l, fd, tslots, active, o) && ok;
+        return true;
+      }
+      // A min or max of active values: through a sum (MinMaxDiff.h).
+      for (MinMaxStmt &x : minMaxAsSum(
+               program, ctx, l, unsigned(mm),
+               [&](const std::string &n, Type t, bool) {
+                 return caller.addVar(n, t, true, l.range);
+               },
+               /*declare=*/true)) {
+        if (x.differentiable)
+          fd.differentiate(*x.stmt, o);
+        else
+          o.push_back(std::move(x.stmt));
+      }
       return true;
+    }
     case StmtKind::Swap: {
       const auto &w = cast<SwapStmt>(s);
       o.push_back(s.clone());
