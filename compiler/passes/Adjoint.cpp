@@ -47,7 +47,8 @@
 // calls are inlined into a copy of P first. A solve is reversed by the
 // solve with the transposed system (SolveDiff.h); a min or max reduction
 // of an active value is rewritten first (MinMaxDiff.h): its adjoint goes to
-// the winner. Not yet: break and continue in P, host arrays in P.
+// the winner; break and continue become flags first (structureJumps). Not
+// yet: host arrays in P.
 #include "passes/Adjoint.h"
 
 #include "passes/BodyUtils.h"
@@ -232,20 +233,6 @@ bool Expansion::check(const Body &body) {
     error(req.range, "cannot build the adjoint of proc '" + p.name + "': " +
                          forbiddenWhat(*bad));
     b.ctx.diags.note(bad->range, "here");
-    return false;
-  }
-  struct Find : IRVisitor {
-    const Stmt *found = nullptr;
-    void visitBreak(const BreakStmt &s) override { found = found ? found : &s; }
-    void visitContinue(const ContinueStmt &s) override {
-      found = found ? found : &s;
-    }
-  } find;
-  find.visitBody(body);
-  if (find.found) {
-    error(req.range, "cannot build the adjoint of proc '" + p.name +
-                         "': break and continue are not supported yet");
-    b.ctx.diags.note(find.found->range, "here");
     return false;
   }
   if (!returnsOnlyInTail(body))
@@ -775,6 +762,10 @@ std::vector<StmtPtr> Expansion::run() {
     slots[v] = caller.addVar(p.name + "." + var.name, var.type, true, var.range);
   }
   remapSlots(body, slots);
+  // Break and continue become flags the reverse sweep can replay.
+  structureJumps(body, [&](const std::string &name) {
+    return hoist(name, Type::scalarOf(ScalarKind::Bool));
+  });
   Type rt = p.returnType;
   unsigned result = caller.addVar(p.name + ".result", rt, true, req.range);
   replaceTailReturns(body, int(result));

@@ -106,6 +106,133 @@ struct SlotRemapper : IRMutator {
 };
 } // namespace
 
+namespace {
+const Type Bool = Type::scalarOf(ScalarKind::Bool);
+
+/// Whether \p b breaks or continues its own loop (not a nested loop's).
+void findJumps(const Body &b, bool &brk, bool &cont) {
+  for (const StmtPtr &s : b.stmts) {
+    if (isa<BreakStmt>(s.get()))
+      brk = true;
+    else if (isa<ContinueStmt>(s.get()))
+      cont = true;
+    else if (auto *i = dyn_cast<IfStmt>(s.get())) {
+      findJumps(i->thenBody, brk, cont);
+      findJumps(i->elseBody, brk, cont);
+    }
+  }
+}
+
+StmtPtr setFlag(unsigned slot, bool v, SourceRange r) {
+  return std::make_unique<AssignStmt>(
+      AssignOp::Set, std::make_unique<VarRefExpr>(slot, Bool),
+      std::make_unique<ConstantExpr>(ConstValue::ofBool(v)), r);
+}
+
+/// !(brk || cont) over the flags in use.
+ExprPtr noJump(int brk, int cont) {
+  ExprPtr e;
+  for (int f : {brk, cont}) {
+    if (f < 0)
+      continue;
+    ExprPtr v = std::make_unique<VarRefExpr>(unsigned(f), Bool);
+    e = e ? std::make_unique<BinaryExpr>(BinaryOp::Or, std::move(e),
+                                         std::move(v))
+          : std::move(v);
+  }
+  return std::make_unique<UnaryExpr>(UnaryOp::Not, std::move(e));
+}
+
+/// A jump sets its flag and ends \p b; after an if that may jump, the
+/// rest of \p b runs under noJump.
+void guardJumps(Body &b, int brk, int cont) {
+  std::vector<StmtPtr> out;
+  for (size_t i = 0; i < b.stmts.size(); ++i) {
+    StmtPtr &s = b.stmts[i];
+    if (isa<BreakStmt>(s.get())) {
+      out.push_back(setFlag(unsigned(brk), true, s->range));
+      break; // what follows never runs
+    }
+    if (isa<ContinueStmt>(s.get())) {
+      out.push_back(setFlag(unsigned(cont), true, s->range));
+      break;
+    }
+    auto *f = dyn_cast<IfStmt>(s.get());
+    bool jb = false, jc = false;
+    if (f) {
+      findJumps(f->thenBody, jb, jc);
+      findJumps(f->elseBody, jb, jc);
+    }
+    if (!jb && !jc) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    guardJumps(f->thenBody, brk, cont);
+    guardJumps(f->elseBody, brk, cont);
+    SourceRange r = f->range;
+    out.push_back(std::move(s));
+    Body rest;
+    for (size_t j = i + 1; j < b.stmts.size(); ++j)
+      rest.stmts.push_back(std::move(b.stmts[j]));
+    guardJumps(rest, brk, cont);
+    if (!rest.stmts.empty())
+      out.push_back(std::make_unique<IfStmt>(noJump(brk, cont),
+                                             std::move(rest), Body(), r));
+    break;
+  }
+  b.stmts = std::move(out);
+}
+} // namespace
+
+void structureJumps(Body &b,
+                    const std::function<unsigned(const std::string &)> &newFlag) {
+  std::vector<StmtPtr> out;
+  for (StmtPtr &s : b.stmts) {
+    if (auto *i = dyn_cast<IfStmt>(s.get())) {
+      structureJumps(i->thenBody, newFlag);
+      structureJumps(i->elseBody, newFlag);
+    }
+    Body *body = nullptr;
+    if (auto *f = dyn_cast<ForStmt>(s.get()))
+      body = &f->body;
+    else if (auto *w = dyn_cast<WhileStmt>(s.get()))
+      body = &w->body;
+    if (!body) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    structureJumps(*body, newFlag); // the inner loops' own jumps first
+    bool jb = false, jc = false;
+    findJumps(*body, jb, jc);
+    if (!jb && !jc) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    SourceRange r = s->range;
+    int brk = jb ? int(newFlag("broken")) : -1;
+    int cont = jc ? int(newFlag("continued")) : -1;
+    guardJumps(*body, brk, cont);
+    Body nb;
+    if (cont >= 0)
+      nb.stmts.push_back(setFlag(unsigned(cont), false, r));
+    if (brk >= 0 && isa<ForStmt>(s.get()))
+      nb.stmts.push_back(
+          std::make_unique<IfStmt>(noJump(brk, -1), std::move(*body), Body(), r));
+    else
+      for (StmtPtr &x : body->stmts)
+        nb.stmts.push_back(std::move(x));
+    *body = std::move(nb);
+    if (brk >= 0) {
+      out.push_back(setFlag(unsigned(brk), false, r));
+      if (auto *w = dyn_cast<WhileStmt>(s.get()))
+        w->cond = std::make_unique<BinaryExpr>(BinaryOp::And, std::move(w->cond),
+                                               noJump(brk, -1), r);
+    }
+    out.push_back(std::move(s));
+  }
+  b.stmts = std::move(out);
+}
+
 void remapSlots(Body &b, const std::vector<unsigned> &map) {
   SlotRemapper(map).mutateBody(b);
 }

@@ -6,6 +6,8 @@
 
 #include "ir/IR.h"
 
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace opdc {
@@ -25,6 +27,15 @@ bool returnsOnlyInTail(const ir::Body &b, bool tail = true);
 /// Turns the tail returns of \p b into `result = value` (a mutable slot),
 /// or drops them when \p result < 0 or they return nothing.
 void replaceTailReturns(ir::Body &b, int result);
+/// Replaces the break and continue statements of every loop in \p b by
+/// boolean flags: a jump sets its flag, the statements it would skip run
+/// under `if !(flags)`, a for loop's body runs under `if !broken`, a while
+/// loop's condition gets `&& !broken`, and the continue flag is cleared at
+/// the top of the body. Same behaviour, structured control flow only (what
+/// the adjoint pass reverses). \p newFlag(name) makes a mutable bool slot,
+/// declared by the caller; the flags are assigned, never declared, here.
+void structureJumps(ir::Body &b,
+                    const std::function<unsigned(const std::string &)> &newFlag);
 /// Renumbers every variable slot of \p b (declarations, for loops,
 /// references and reduction arguments of loops) through \p map: slot s
 /// becomes map[s].
