@@ -132,6 +132,13 @@ Function *IRBuilder::addKernel(std::string name, SourceRange r) {
   return program.kernels.back().get();
 }
 
+Function *IRBuilder::addUniqueKernel(const std::string &name, SourceRange r) {
+  std::string unique = name;
+  for (unsigned n = 2; program.findKernel(unique); ++n)
+    unique = name + "_" + std::to_string(n);
+  return addKernel(std::move(unique), r);
+}
+
 Function *IRBuilder::addFn(std::string name, Type returnType, SourceRange r) {
   program.fns.push_back(
       makeFunction(FunctionKind::Fn, std::move(name), returnType, r));

@@ -43,6 +43,9 @@ public:
 
   //===--- Functions -----------------------------------------------------===//
   Function *addKernel(std::string name, SourceRange r = {});
+  /// A kernel named \p name, or name_2, name_3, ... when that is taken (the
+  /// kernels passes make).
+  Function *addUniqueKernel(const std::string &name, SourceRange r = {});
   Function *addFn(std::string name, Type returnType, SourceRange r = {});
   Function *addProc(std::string name, Type returnType, SourceRange r = {});
   /// Creates (or replaces) main.

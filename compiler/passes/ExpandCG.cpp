@@ -100,16 +100,10 @@ Function *CGExpander::kernel(
   Function *&k = kernels[name];
   if (k)
     return k;
-  auto f = std::make_unique<Function>();
-  f->kind = FunctionKind::Kernel;
-  f->name = name;
-  for (unsigned n = 2; program.findKernel(f->name); ++n)
-    f->name = name + "_" + std::to_string(n);
+  k = B(program).addUniqueKernel(name);
   for (const auto &[pn, mode] : params)
-    B::addKernelParam(*f, pn, mode, F64);
-  build(*f, jacobi);
-  k = f.get();
-  program.kernels.push_back(std::move(f));
+    B::addKernelParam(*k, pn, mode, F64);
+  build(*k, jacobi);
   ctx.stats.add(PassName, "kernels", "kernels created");
   return k;
 }

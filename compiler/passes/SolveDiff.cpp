@@ -152,11 +152,7 @@ Function *SolveDiff::kernel(const std::string &base, ScalarKind t,
   Function *&k = kernels[name];
   if (k)
     return k;
-  auto f = std::make_unique<Function>();
-  f->kind = FunctionKind::Kernel;
-  f->name = name;
-  for (unsigned n = 2; program.findKernel(f->name); ++n)
-    f->name = name + "_" + std::to_string(n);
+  Function *f = k = B(program).addUniqueKernel(name);
   Type st = Type::scalarOf(t);
   Stencil *at = offset.empty() ? nullptr : point(offset);
   switch (form) {
@@ -182,8 +178,6 @@ Function *SolveDiff::kernel(const std::string &base, ScalarKind t,
         B::arg(*f, 1), B::binary(BinaryOp::Add, B::arg(*f, 1), B::arg(*f, 0))));
     break;
   }
-  k = f.get();
-  program.kernels.push_back(std::move(f));
   ctx.stats.add(prefix.c_str(), "solve kernels",
                 "kernels made for solve derivatives");
   return k;
@@ -224,23 +218,26 @@ std::vector<LoopRange> SolveDiff::lines(const SolveStmt &s) const {
   return out;
 }
 
+std::vector<LoopRange> SolveDiff::rowsWithNeighbour(const SolveStmt &s,
+                                                    int shift) const {
+  std::vector<LoopRange> rs = lines(s);
+  LoopRange &r = rs[s.along];
+  ExprPtr one = B::constant(ConstValue::ofInt(r.lo->type.scalar, 1));
+  if (shift < 0)
+    r.lo = B::binary(BinaryOp::Add, std::move(r.lo), std::move(one));
+  else if (shift > 0)
+    r.hi = B::binary(BinaryOp::Sub, std::move(r.hi), std::move(one));
+  return rs;
+}
+
 void SolveDiff::mulSub(const SolveStmt &s, Dat *c, Dat *x, int shift, Dat *y,
                        std::vector<StmtPtr> &out) {
   if (!c || !y)
     return;
   std::vector<int64_t> off(s.block->dims, 0);
   off[s.along] = shift;
-  std::vector<LoopRange> rs = lines(s);
-  LoopRange &r = rs[s.along];
-  ScalarKind ik = r.lo->type.scalar;
-  if (shift < 0)
-    r.lo = B::binary(BinaryOp::Add, std::move(r.lo),
-                     B::constant(ConstValue::ofInt(ik, 1)));
-  else if (shift > 0)
-    r.hi = B::binary(BinaryOp::Sub, std::move(r.hi),
-                     B::constant(ConstValue::ofInt(ik, 1)));
   Function *k = kernel("tri_msub", y->scalar(), off, MulSub);
-  auto l = B::loopOverBlock(k, s.block, std::move(rs), s.range);
+  auto l = B::loopOverBlock(k, s.block, rowsWithNeighbour(s, shift), s.range);
   l->args.push_back(B::direct(c, AccessMode::Read));
   l->args.push_back(B::stencil(x, k->kernelParams[1].stencil, AccessMode::Read));
   l->args.push_back(B::direct(y, AccessMode::ReadWrite));
@@ -253,17 +250,8 @@ void SolveDiff::shiftCopy(const SolveStmt &s, Dat *x, int shift, Dat *y,
                           std::vector<StmtPtr> &out) {
   std::vector<int64_t> off(s.block->dims, 0);
   off[s.along] = shift;
-  std::vector<LoopRange> rs = lines(s);
-  LoopRange &r = rs[s.along];
-  ScalarKind ik = r.lo->type.scalar;
-  if (shift < 0)
-    r.lo = B::binary(BinaryOp::Add, std::move(r.lo),
-                     B::constant(ConstValue::ofInt(ik, 1)));
-  else
-    r.hi = B::binary(BinaryOp::Sub, std::move(r.hi),
-                     B::constant(ConstValue::ofInt(ik, 1)));
   Function *k = kernel("tri_shift", y->scalar(), off, ShiftCopy);
-  auto l = B::loopOverBlock(k, s.block, std::move(rs), s.range);
+  auto l = B::loopOverBlock(k, s.block, rowsWithNeighbour(s, shift), s.range);
   l->args.push_back(B::stencil(x, k->kernelParams[0].stencil, AccessMode::Read));
   l->args.push_back(B::direct(y, AccessMode::Write));
   for (AccessDescriptor &a : l->args)

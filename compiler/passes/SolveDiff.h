@@ -68,6 +68,10 @@ private:
   ir::Stencil *point(const std::vector<int64_t> &offset);
   ir::Dat *work(ir::Dat *like, const std::string &role);
   std::vector<ir::LoopRange> lines(const ir::SolveStmt &s) const;
+  /// The lines' rows whose neighbour at \p shift (-1, 0, 1) along the
+  /// solve's dimension is in the line.
+  std::vector<ir::LoopRange> rowsWithNeighbour(const ir::SolveStmt &s,
+                                               int shift) const;
   /// y op= c * x(shift along the solve's dimension) over the rows where
   /// the neighbour exists.
   void mulSub(const ir::SolveStmt &s, ir::Dat *c, ir::Dat *x, int shift,
