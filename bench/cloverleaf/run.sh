@@ -38,7 +38,9 @@ echo "== opdc build examples/cloverleaf/cloverleaf.opd (and --mpi)"
 "$build/bin/opdc" build --mpi "$ex/cloverleaf.opd" -o cloverleaf-mpi
 
 echo "== STREAM triad"
-"$build/bench/opd-stream" --threads="$threads,$ranks" | tee stream.txt
+# The triads of the thread counts and of the rank count (each once).
+stream_threads=$(tr , '\n' <<<"$threads,$ranks" | sort -nu | paste -sd, -)
+"$build/bench/opd-stream" --threads="$stream_threads" | tee stream.txt
 
 IFS=, read -ra counts <<<"$threads"
 for t in "${counts[@]}"; do
