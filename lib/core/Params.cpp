@@ -4,7 +4,8 @@
 // Accepted: --NAME=VALUE for each param (a bool param also as bare --NAME,
 // meaning true), --threads=N, --profile, --check-fp[=BOOL] (default: the
 // environment variable OPD_CHECK_FP, else off), --partition=metis|block (MPI
-// runtime; accepted and unused on one process), --help. Everything else,
+// runtime; accepted and unused on one process), --deck=FILE (params from an
+// input deck, see readDeck), --help. Everything else,
 // including positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
 #include "core/Dist.h"
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -32,14 +34,23 @@ const char *typeLabel(int type) {
   return type == OPD_STR ? "str" : scalarName(type);
 }
 
+// Set while a deck line is applied: "FILE:LINE" for messages about its keys.
+std::string deckWhere;
+
 [[noreturn]] void badValue(const std::string &option, const char *value,
                            const char *expected) {
+  if (!deckWhere.empty())
+    failf("%s: invalid value '%s' for key '%s': expected %s",
+          deckWhere.c_str(), value, option.c_str(), expected);
   failf("invalid value '%s' for option '--%s': expected %s", value,
         option.c_str(), expected);
 }
 
 [[noreturn]] void outOfRange(const std::string &option, const char *value,
                              const char *type) {
+  if (!deckWhere.empty())
+    failf("%s: value '%s' for key '%s' is out of range for %s",
+          deckWhere.c_str(), value, option.c_str(), type);
   failf("value '%s' for option '--%s' is out of range for %s", value,
         option.c_str(), type);
 }
@@ -127,6 +138,149 @@ void setParam(const opd_param_desc &p, const char *value) {
   failf("internal error: param '%s' has no type %d", p.name, int(p.type));
 }
 
+const opd_param_desc *findParam(const opd_param_desc *params, int nparams,
+                                const std::string &name) {
+  for (int i = 0; i < nparams; ++i)
+    if (params[i].name && name == params[i].name)
+      return &params[i];
+  return nullptr;
+}
+
+// Words of a deck line: whitespace separates them, '=' is a word of its own
+// ("a=b", "a = b" and "a =b" are the same three words); '!' or '#' starts a
+// comment.
+std::vector<std::string> deckWords(const std::string &line) {
+  std::vector<std::string> words;
+  std::string word;
+  auto flush = [&] {
+    if (!word.empty())
+      words.push_back(word);
+    word.clear();
+  };
+  for (char c : line) {
+    if (c == '!' || c == '#')
+      break;
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      flush();
+    } else if (c == '=') {
+      flush();
+      words.emplace_back("=");
+    } else {
+      word += c;
+    }
+  }
+  flush();
+  return words;
+}
+
+bool isDeckInteger(const std::string &w) {
+  if (w.empty())
+    return false;
+  for (char c : w)
+    if (!std::isdigit(static_cast<unsigned char>(c)))
+      return false;
+  return true;
+}
+
+// One KEY (with VALUE, or without: a flag) of a deck line: the param KEY,
+// else (KEY=WORD with WORD not a number) the bool param KEY_WORD.
+void applyDeckKey(const opd_param_desc *params, int nparams,
+                  const std::string &key, const std::string *value) {
+  const opd_param_desc *param = findParam(params, nparams, key);
+  if (param) {
+    if (!value) {
+      if (param->type != OPD_BOOL)
+        failf("%s: key '%s' needs a value (%s=<%s>)", deckWhere.c_str(),
+              key.c_str(), key.c_str(), typeLabel(param->type));
+      setParam(*param, "true");
+      return;
+    }
+    if (param->type == OPD_STR) {
+      // Kept alive for the whole run (the list never shrinks).
+      static std::deque<std::string> kept;
+      kept.push_back(*value);
+      *static_cast<const char **>(param->storage) = kept.back().c_str();
+      return;
+    }
+    setParam(*param, value->c_str());
+    return;
+  }
+  if (value) {
+    const opd_param_desc *choice =
+        findParam(params, nparams, key + "_" + *value);
+    if (choice && choice->type == OPD_BOOL) {
+      setParam(*choice, "true");
+      return;
+    }
+    failf("%s: unknown key '%s': the program has no param '%s' (nor a bool "
+          "param '%s_%s'); see --help",
+          deckWhere.c_str(), key.c_str(), key.c_str(), key.c_str(),
+          value->c_str());
+  }
+  failf("%s: unknown key '%s': the program has no param '%s'; see --help",
+        deckWhere.c_str(), key.c_str(), key.c_str());
+}
+
+// --deck=FILE: params from an input deck in the style of CloverLeaf's
+// clover.in. Per line: `KEY=VALUE` pairs (or `KEY VALUE`, or a bare bool
+// KEY meaning true); a line `NAME N KEY=VALUE ...` (NAME, then an integer,
+// then pairs) is record N of NAME and sets NAME<N>_KEY; lines starting
+// with '*' (section markers such as *clover) are skipped. A value that is a
+// word where the param KEY does not exist sets the bool param KEY_VALUE
+// (`geometry=rectangle` -> state2_geometry_rectangle). Errors name the
+// file and line.
+void readDeck(const char *path, const opd_param_desc *params, int nparams) {
+  std::FILE *f = std::fopen(path, "r");
+  if (!f)
+    failf("cannot open deck '%s' (--deck): %s", path, std::strerror(errno));
+  std::string line;
+  int lineNo = 0;
+  bool more = true;
+  while (more) {
+    line.clear();
+    int c;
+    while ((c = std::fgetc(f)) != EOF && c != '\n')
+      line += char(c);
+    more = c != EOF;
+    ++lineNo;
+    std::vector<std::string> w = deckWords(line);
+    if (w.empty() || w[0][0] == '*')
+      continue;
+    deckWhere = std::string(path) + ":" + std::to_string(lineNo);
+    std::string prefix;
+    std::size_t i = 0;
+    if (w.size() >= 3 && w[0] != "=" && isDeckInteger(w[1]) && w[2] != "=" &&
+        !findParam(params, nparams, w[0])) {
+      prefix = w[0] + w[1] + "_";
+      i = 2;
+    }
+    while (i < w.size()) {
+      if (w[i] == "=")
+        failf("%s: '=' without a key before it", deckWhere.c_str());
+      std::string key = prefix + w[i];
+      if (i + 1 < w.size() && w[i + 1] == "=") {
+        if (i + 2 >= w.size() || w[i + 2] == "=")
+          failf("%s: key '%s' has '=' but no value", deckWhere.c_str(),
+                key.c_str());
+        applyDeckKey(params, nparams, key, &w[i + 2]);
+        i += 3;
+        continue;
+      }
+      // KEY VALUE without '=': a non-bool param takes the next word.
+      const opd_param_desc *param = findParam(params, nparams, key);
+      if (param && param->type != OPD_BOOL && i + 1 < w.size()) {
+        applyDeckKey(params, nparams, key, &w[i + 1]);
+        i += 2;
+        continue;
+      }
+      applyDeckKey(params, nparams, key, nullptr);
+      i += 1;
+    }
+    deckWhere.clear();
+  }
+  std::fclose(f);
+}
+
 std::string defaultText(const opd_param_desc &p) {
   char buf[64];
   switch (p.type) {
@@ -182,6 +336,8 @@ std::string defaultText(const opd_param_desc &p) {
   row("--profile", "print time and bandwidth per loop at exit");
   row("--check-fp", "stop at the first NaN or infinity a loop produces "
                     "(default: OPD_CHECK_FP=1 in the environment, else off)");
+  row("--deck=<FILE>", "set params from an input deck (KEY=VALUE lines, "
+                       "see opdc(1)); later options override it");
   row("--partition=metis|block",
       "how sets are split over MPI ranks (default: metis)");
   row("--help", "print this help and exit");
@@ -277,6 +433,12 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
       else
         failf("option '--partition' needs 'metis' or 'block' "
               "(--partition=metis)");
+      continue;
+    }
+    if (name == "deck") {
+      if (!value || !*value)
+        failf("option '--deck' needs a file name (--deck=<FILE>)");
+      readDeck(value, params, nparams);
       continue;
     }
     if (name == "threads") {

@@ -35,6 +35,15 @@
 #                  against the manufactured solution falls as h^2 (ratios in
 #                  [3.6, 4.4] on 16^2, 32^2, 64^2 cells, finest below 3e-4),
 #                  Jacobi-preconditioned and plain cg agreeing to 1e-8
+#   cloverleaf     CloverLeaf 2D on the benchmark problem of 20 x 20 and
+#                  19 x 19 cells (clover_small*.in, 87 steps): the final
+#                  kinetic energy within 1e-9 % of the published reference
+#                  (test problems 6 and 7), volume constant to 1e-12 and
+#                  mass to 1e-7 at every summary
+#   cloverleaf_bm_short  clover_bm_short.in (960 x 960, 87 steps, 2 threads
+#                  only): test problem 2 within 1e-9 % of CloverLeaf's
+#                  1.19316898756307 and the last summary line equal to
+#                  CloverLeaf's published 0.1193E+01 kinetic energy
 #
 # usage: run_example.py --opdc OPDC --source FILE.opd --work DIR --check NAME
 import argparse
@@ -227,12 +236,52 @@ def check_airfoil_shape(exe, work):
         fail("airfoil_shape wrote no shape_gradient.h5")
 
 
+def cloverleaf_deck(name):
+    return "--deck=" + os.path.join(os.path.dirname(SOURCE), name)
+
+
+def check_cloverleaf_passed(out, problem):
+    m = re.search(r"^Test problem +%d is within +([0-9.e+-]+)%% of the "
+                  r"expected solution$" % problem, out, re.MULTILINE)
+    if not m or "This test is considered PASSED" not in out:
+        fail("cloverleaf: test problem %d did not pass:\n%s" % (problem, out))
+    if float(m.group(1)) > 1e-9:
+        fail("cloverleaf: test problem %d only within %s %%" %
+             (problem, m.group(1)))
+
+
+def check_cloverleaf(exe, work):
+    for deck, problem in (("clover_small.in", 6), ("clover_small19.in", 7)):
+        (out,) = outputs(exe, work, [[cloverleaf_deck(deck), "--precise"]])
+        check_cloverleaf_passed(out, problem)
+        rows = [[float(v) for v in line.split(":")[1].split()] for line in
+                re.findall(r"^ precise step \d+:.*$", out, re.MULTILINE)]
+        if len(rows) < 10:
+            fail("cloverleaf: %d summaries, expected 11" % len(rows))
+        vol0, mass0 = rows[0][0], rows[0][1]
+        for r in rows:
+            if abs(r[0] - vol0) > 1e-12 * vol0 or abs(r[1] - mass0) > 1e-7 * mass0:
+                fail("cloverleaf: volume or mass not constant: %s" % r)
+
+
+def check_cloverleaf_bm_short(exe, work):
+    out = run([exe, cloverleaf_deck("clover_bm_short.in"), "--threads=2"], work)
+    print(out)
+    check_cloverleaf_passed(out, 2)
+    last = re.findall(r"^ step: +87 +(.*)$", out, re.MULTILINE)
+    if not last or last[-1].split()[5] != "0.1193E+01":
+        fail("cloverleaf: no step 87 summary with kinetic energy 0.1193E+01")
+
+
 CHECKS = {"fem_poisson": check_fem_poisson, "poisson": check_poisson,
           "heat3d": check_heat3d,
           "shallow_water": check_shallow_water, "adi_heat": check_adi_heat,
           "adi_heat3d": check_adi_heat3d, "adjoint": check_adjoint,
           "poisson_inverse": check_poisson_inverse,
-          "airfoil_shape": check_airfoil_shape}
+          "airfoil_shape": check_airfoil_shape,
+          "cloverleaf": check_cloverleaf,
+          "cloverleaf_bm_short": check_cloverleaf_bm_short}
+SOURCE = ""
 
 
 def main():
@@ -244,6 +293,8 @@ def main():
     ap.add_argument("--meshgen", help="opd-airfoil-meshgen: a small Airfoil "
                     "mesh (new_grid.h5) in the work folder first")
     a = ap.parse_args()
+    global SOURCE
+    SOURCE = os.path.abspath(a.source)
     os.makedirs(a.work, exist_ok=True)
     if a.meshgen:
         run([a.meshgen, "--I=20", "--J=24", "--h5", "new_grid.h5"], a.work)

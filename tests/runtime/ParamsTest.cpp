@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 
 using opdc::rt::test::RunResult;
 using opdc::rt::test::runTestProgram;
+using opdc::rt::test::tempPath;
 using ::testing::HasSubstr;
 
 namespace {
@@ -127,6 +129,73 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"--help", "--bogus"},
                 "unknown option '--bogus'; see --help"}));
 
+// --deck=FILE: a clover.in-style input deck.
+std::string writeDeck(const std::string &name, const std::string &text) {
+  std::string path = tempPath(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ParamsDeck, SetsParamsRecordsAndWords) {
+  std::string deck = writeDeck(
+      "good.in", "*clover\n"
+                 " ! a comment line\n"
+                 " n=12 big = 5\n"
+                 " y 0.125   # KEY VALUE without '='\n"
+                 " flag\n"
+                 " name=grid.h5\n"
+                 " state 2 y=2.5\n"
+                 " mode=deck\n"
+                 " shape=round\n"
+                 "*endclover\n");
+  RunResult r = runTestProgram({"--deck=" + deck});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "n=12 big=5 y=0.125 flag=1 name=grid.h5 state2_y=2.5 "
+                   "round=1\n");
+}
+
+TEST(ParamsDeck, LaterOptionsOverrideIt) {
+  std::string deck = writeDeck("override.in", "n=12\nmode=deck\n");
+  RunResult r = runTestProgram({"--deck=" + deck, "--n=3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("n=3 "));
+}
+
+TEST(ParamsDeck, ErrorsNameFileAndLine) {
+  struct Case {
+    std::string text, message;
+  };
+  std::vector<Case> cases = {
+      {"n=1\n\n bogus=3\n", ":3: unknown key 'bogus': the program has no "
+                             "param 'bogus' (nor a bool param 'bogus_3'); "
+                             "see --help"},
+      {"n=abc\n", ":1: invalid value 'abc' for key 'n': expected an i32 "
+                  "integer"},
+      {"n=\n", ":1: key 'n' has '=' but no value"},
+      {"n\n", ":1: key 'n' needs a value (n=<i32>)"},
+      {"= 3\n", ":1: '=' without a key before it"},
+      {"shape=square\n", ":1: unknown key 'shape': the program has no param "
+                         "'shape' (nor a bool param 'shape_square'); see "
+                         "--help"},
+      {"state 2 z=1\n", ":1: unknown key 'state2_z': the program has no "
+                        "param 'state2_z' (nor a bool param 'state2_z_1'); "
+                        "see --help"},
+  };
+  int i = 0;
+  for (const Case &c : cases) {
+    std::string deck = writeDeck("bad" + std::to_string(i++) + ".in", c.text);
+    RunResult r = runTestProgram({"--deck=" + deck});
+    EXPECT_EQ(r.status, 1) << c.text;
+    EXPECT_EQ(r.err, "testprog: error: " + deck + c.message + "\n") << c.text;
+  }
+  RunResult missing = runTestProgram({"--deck=" + tempPath("none.in")});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_THAT(missing.err, HasSubstr("cannot open deck '"));
+  RunResult empty = runTestProgram({"--deck"});
+  EXPECT_EQ(empty.err, "testprog: error: option '--deck' needs a file name "
+                       "(--deck=<FILE>)\n");
+}
+
 TEST(Params, HelpListsParamsAndRuntimeOptions) {
   RunResult r = runTestProgram({"--n=3", "--help"});
   EXPECT_EQ(r.status, 0);
@@ -143,6 +212,7 @@ TEST(Params, HelpListsParamsAndRuntimeOptions) {
   EXPECT_THAT(r.out, HasSubstr("runtime options:\n  --threads=<N> "));
   EXPECT_THAT(r.out, HasSubstr("  --profile "));
   EXPECT_THAT(r.out, HasSubstr("  --check-fp "));
+  EXPECT_THAT(r.out, HasSubstr("  --deck=<FILE> "));
   EXPECT_THAT(r.out, HasSubstr("  --help "));
 }
 

@@ -5,7 +5,8 @@
 // it does after opd_rt_init: "params" prints every param (default), "print"
 // prints values of each type, "loops" runs direct, coloured and block loops
 // and prints their results (with --profile: the table follows), "fp"
-// divides by zero at element --n of a direct loop (--check-fp stops there).
+// divides by zero at element --n of a direct loop (--check-fp stops there),
+// "deck" prints the params an input deck (--deck) sets.
 #include "opd_rt.h"
 
 #include <cstring>
@@ -18,6 +19,8 @@ double y = 0.25;
 uint8_t flag = 0;
 const char *name = "mesh.h5";
 const char *mode = "params";
+double state2_y = 0.0;        // a deck record key (--deck tests)
+uint8_t shape_round = 0;      // a deck word value: shape=round
 
 struct Scale {
   double *a;
@@ -121,9 +124,10 @@ int main(int argc, char **argv) {
       {"n", OPD_I32, &n},        {"big", OPD_I64, &big},
       {"x", OPD_F32, &x},        {"y", OPD_F64, &y},
       {"flag", OPD_BOOL, &flag}, {"name", OPD_STR, &name},
-      {"mode", OPD_STR, &mode},
+      {"mode", OPD_STR, &mode},  {"state2_y", OPD_F64, &state2_y},
+      {"shape_round", OPD_BOOL, &shape_round},
   };
-  opd_rt_init(argc, argv, "testprog", params, 7);
+  opd_rt_init(argc, argv, "testprog", params, 9);
   if (!std::strcmp(mode, "params")) {
     opd_rt_printf("n=%d big=%lld threads=%d\n", n, (long long)big,
                   opd_rt_threads());
@@ -132,6 +136,10 @@ int main(int argc, char **argv) {
     opd_rt_print_bool(flag, 0);
     opd_rt_print_str(name, 0);
     opd_rt_print_end();
+  } else if (!std::strcmp(mode, "deck")) {
+    opd_rt_printf("n=%d big=%lld y=%g flag=%d name=%s state2_y=%g round=%d\n",
+                  n, (long long)big, y, int(flag), name, state2_y,
+                  int(shape_round));
   } else if (!std::strcmp(mode, "print")) {
     opd_rt_print_i64(-42, 1);
     opd_rt_print_f64(3.0, 0);
