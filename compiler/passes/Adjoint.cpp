@@ -553,6 +553,26 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
       }
     b.solves.adjoint(
         v, [&](Dat *d) { return active.count(d) ? adjointDat(d) : nullptr; },
+        [&](std::vector<StmtPtr> &out) {
+          // cg's operator, inlined here: its forward and reverse sweeps.
+          std::unique_ptr<Function> op =
+              procWithCallsInlined(b.program, *v.op, b.ctx);
+          Body ob = op->body.clone();
+          std::vector<unsigned> os(op->vars.size());
+          for (size_t i = 0; i < op->vars.size(); ++i) {
+            os[i] = hoist(op->name + "." + op->vars[i].name, op->vars[i].type);
+            if (isFloatType(op->vars[i].type))
+              activeVars.insert(os[i]);
+          }
+          remapSlots(ob, os);
+          replaceTailReturns(ob, -1);
+          Body f, r;
+          sweep(ob, f, r, false);
+          for (StmtPtr &x : f.stmts)
+            out.push_back(std::move(x));
+          for (StmtPtr &x : r.stmts)
+            out.push_back(std::move(x));
+        },
         rev);
     undoLen = 1;
     return;

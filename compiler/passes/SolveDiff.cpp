@@ -30,8 +30,13 @@
 // and bbar += A^-1 xbar (A = A^T), xbar = 0 afterwards; both are cg solves
 // with the primal's operator, tolerance, limit and preconditioner. They
 // use the primal's work dats p and Ap, which are saved and restored around
-// them so the primal state is untouched. The operator's own coefficients
-// must be passive (check() refuses an operator reading an active dat).
+// them so the primal state is untouched. An operator whose loops read
+// active dats (A = A(k)) adds A' x: the tangent runs the operator's own
+// tangent at p = x (p' = 0), which leaves A' x in Ap's tangent, and solves
+// A x' = b' - A' x; the adjoint runs the operator's adjoint at p = x with
+// the seed Ap-bar = -lambda, which adds -(dA/dk x)^T lambda to k's adjoint
+// (x solved for again from the first guess the tape restored). The pass
+// supplies the operator's derivative (it owns the machinery for procs).
 // The derivative holds to the solve's tolerance, as the primal does.
 //
 // Why this and not differentiating the solver: the iterations' derivative
@@ -55,7 +60,7 @@ using llvm::dyn_cast;
 
 namespace {
 
-enum Form { MulSub, ShiftCopy, AddInto };
+enum Form { MulSub, ShiftCopy, AddInto, Negate };
 
 /// The dats the loops of \p f (and of the procs it calls) read.
 struct OperatorReads : IRVisitor {
@@ -88,8 +93,19 @@ std::vector<Dat *> SolveDiff::inputs(const SolveStmt &s) {
   return s.dats;
 }
 
+bool SolveDiff::operatorActive(const SolveStmt &s,
+                               const std::set<Dat *> &active) {
+  for (Dat *d : operatorReads(s))
+    if (d != s.dats[0] && active.count(d))
+      return true;
+  return false;
+}
+
 std::vector<Dat *> SolveDiff::reached(const SolveStmt &s,
                                       const std::set<Dat *> &active) {
+  // An operator with active coefficients: Ap carries their derivative.
+  if (operatorActive(s, active))
+    return {s.dats[3], s.dats[1]};
   for (Dat *d : inputs(s))
     if (active.count(d))
       return {s.dats[3]};
@@ -118,17 +134,18 @@ bool SolveDiff::check(const SolveStmt &s, const std::set<Dat *> &active) {
       }
     return true;
   }
-  for (Dat *d : operatorReads(s))
-    if (d != s.dats[0] && active.count(d)) {
-      ctx.diags.error(s.range,
-                      "cannot differentiate this cg solve: its operator '" +
-                          s.op->name + "' reads dat '" + d->name +
-                          "', which the derivative depends on (derivatives "
-                          "through the operator's coefficients are not "
-                          "supported yet; keep them out of the "
-                          "differentiated inputs)");
-      return false;
-    }
+  if (!operatorActive(s, active))
+    return true;
+  // The operator is differentiated too: it must be differentiable.
+  if (const Stmt *bad = firstForbidden(s.op->body)) {
+    ctx.diags.error(s.range, "cannot differentiate this cg solve: its "
+                             "operator '" +
+                                 s.op->name + "' reads dats the derivative "
+                                 "depends on, and " +
+                                 forbiddenWhat(*bad));
+    ctx.diags.note(bad->range, "here");
+    return false;
+  }
   return true;
 }
 
@@ -170,6 +187,12 @@ Function *SolveDiff::kernel(const std::string &base, ScalarKind t,
     B::addKernelParam(*f, "x", AccessMode::Read, st, at);
     B::addKernelParam(*f, "y", AccessMode::Write, st);
     f->body.stmts.push_back(B::assign(B::arg(*f, 1), B::arg(*f, 0, offset)));
+    break;
+  case Negate: // x, y: out -- y = -x
+    B::addKernelParam(*f, "x", AccessMode::Read, st);
+    B::addKernelParam(*f, "y", AccessMode::Write, st);
+    f->body.stmts.push_back(
+        B::assign(B::arg(*f, 1), B::unary(UnaryOp::Neg, B::arg(*f, 0))));
     break;
   default: // x, y: inout -- y = y + x
     B::addKernelParam(*f, "x", AccessMode::Read, st);
@@ -282,15 +305,60 @@ void SolveDiff::cg(const SolveStmt &s, Dat *rhs, Dat *x,
   ctx.stats.add(prefix.c_str(), "cg solves", "cg solves of derivatives");
 }
 
+void SolveDiff::direct(const SolveStmt &s, const char *name, int form, Dat *x,
+                       Dat *y, std::vector<StmtPtr> &out) {
+  Dat *like = s.dats[3];
+  Function *k = kernel(name, ScalarKind::F64, {}, form);
+  auto l = like->set ? B::loopOverSet(k, like->set, s.range)
+                     : B::loopOverBlock(k, like->block, {}, s.range);
+  l->args.push_back(B::direct(x, AccessMode::Read));
+  l->args.push_back(
+      B::direct(y, form == Negate ? AccessMode::Write : AccessMode::ReadWrite));
+  for (AccessDescriptor &a : l->args)
+    a.range = s.range;
+  out.push_back(std::move(l));
+}
+
+void SolveDiff::withOperatorAt(const SolveStmt &s, Dat *at,
+                               const std::function<void()> &run,
+                               std::vector<StmtPtr> &out) {
+  Dat *p = s.dats[0], *ap = s.dats[1];
+  Dat *ps = work(p, "cg_saved"), *aps = work(ap, "cg_saved");
+  out.push_back(fill.loop(p, ps, s.range, true));
+  out.push_back(fill.loop(ap, aps, s.range, true));
+  out.push_back(fill.loop(at, p, s.range, true));
+  run();
+  out.push_back(fill.loop(ps, p, s.range, true));
+  out.push_back(fill.loop(aps, ap, s.range, true));
+}
+
 void SolveDiff::tangent(const SolveStmt &s, const DerivOf &tangentOf,
-                        std::vector<StmtPtr> &out) {
+                        const Emit &opTangent, std::vector<StmtPtr> &out) {
   Dat *tx = tangentOf(s.dats[3]);
   if (!tx)
     return;
   if (s.solver == SolverKind::CG) {
+    Dat *tb = tangentOf(s.dats[2]), *tap = tangentOf(s.dats[1]);
+    Dat *rhs = tb;
+    if (tap && opTangent) {
+      // A x' = b' - A' x: the operator's tangent at p = x, p' = 0, gives
+      // Ap' = A' x.
+      withOperatorAt(
+          s, s.dats[3],
+          [&] {
+            if (Dat *tp = tangentOf(s.dats[0]))
+              out.push_back(fill.loop(nullptr, tp, s.range, true));
+            opTangent(out);
+          },
+          out);
+      rhs = work(s.dats[3], "cg_rhs");
+      direct(s, "neg", Negate, tap, rhs, out);
+      if (tb)
+        direct(s, "add", AddInto, tb, rhs, out);
+    }
     out.push_back(fill.loop(nullptr, tx, s.range, true));
-    if (Dat *tb = tangentOf(s.dats[2]))
-      cg(s, tb, tx, out);
+    if (rhs)
+      cg(s, rhs, tx, out);
     return;
   }
   Dat *x = s.dats[3];
@@ -303,26 +371,37 @@ void SolveDiff::tangent(const SolveStmt &s, const DerivOf &tangentOf,
 }
 
 void SolveDiff::adjoint(const SolveStmt &s, const DerivOf &adjointOf,
-                        std::vector<StmtPtr> &out) {
+                        const Emit &opAdjoint, std::vector<StmtPtr> &out) {
   Dat *xb = adjointOf(s.dats[3]);
   if (!xb)
     return;
   if (s.solver == SolverKind::CG) {
-    if (Dat *bb = adjointOf(s.dats[2])) {
+    Dat *bb = adjointOf(s.dats[2]), *apb = adjointOf(s.dats[1]);
+    bool op = apb && opAdjoint;
+    if (bb || op) {
       Dat *lambda = work(s.dats[3], "cg_lambda");
       out.push_back(fill.loop(nullptr, lambda, s.range, true));
       cg(s, xb, lambda, out);
-      auto l = s.dats[3]->set
-                   ? B::loopOverSet(kernel("add", ScalarKind::F64, {}, AddInto),
-                                    s.dats[3]->set, s.range)
-                   : B::loopOverBlock(
-                         kernel("add", ScalarKind::F64, {}, AddInto),
-                         s.dats[3]->block, {}, s.range);
-      l->args.push_back(B::direct(lambda, AccessMode::Read));
-      l->args.push_back(B::direct(bb, AccessMode::ReadWrite));
-      for (AccessDescriptor &a : l->args)
-        a.range = s.range;
-      out.push_back(std::move(l));
+      if (bb)
+        direct(s, "add", AddInto, lambda, bb, out);
+      if (op) {
+        // The coefficients' adjoint: the operator's adjoint at p = x (x
+        // solved for again from the restored first guess) with the seed
+        // Ap-bar = -lambda.
+        Dat *x = work(s.dats[3], "cg_x");
+        out.push_back(fill.loop(s.dats[3], x, s.range, true));
+        cg(s, s.dats[2], x, out);
+        withOperatorAt(
+            s, x,
+            [&] {
+              direct(s, "neg", Negate, lambda, apb, out);
+              opAdjoint(out);
+              out.push_back(fill.loop(nullptr, apb, s.range, true));
+              if (Dat *pb = adjointOf(s.dats[0]))
+                out.push_back(fill.loop(nullptr, pb, s.range, true));
+            },
+            out);
+      }
     }
     out.push_back(fill.loop(nullptr, xb, s.range, true));
     return;

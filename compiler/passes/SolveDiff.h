@@ -29,6 +29,9 @@ class SolveDiff {
 public:
   /// The derivative dat of an active primal dat, or null for a passive one.
   using DerivOf = std::function<ir::Dat *(ir::Dat *)>;
+  /// Appends the derivative of cg's operator proc (its tangent, or its
+  /// forward and reverse sweeps) to the statements given.
+  using Emit = std::function<void(std::vector<ir::StmtPtr> &)>;
 
   /// \p fill is the pass's own zero/copy loops (their kernels are named
   /// once per pass); \p prefix names the kernels and work dats made here.
@@ -47,20 +50,25 @@ public:
 
   /// The dats cg's operator proc (and the procs it calls) reads.
   static std::vector<ir::Dat *> operatorReads(const ir::SolveStmt &s);
-  /// Checks that \p s can be differentiated given the active dats (cg: its
-  /// operator reads none of them); reports an error and returns false if
-  /// not.
+  /// Whether cg's operator reads an active dat other than p (A = A(k)).
+  static bool operatorActive(const ir::SolveStmt &s,
+                             const std::set<ir::Dat *> &active);
+  /// Checks that \p s can be differentiated given the active dats (cg: an
+  /// operator reading active dats must itself be differentiable); reports
+  /// an error and returns false if not.
   bool check(const ir::SolveStmt &s, const std::set<ir::Dat *> &active);
 
   /// Forward mode: what runs right after the primal solve \p s to turn the
   /// tangents of its inputs (before it) into those of its outputs.
+  /// \p opTangent: cg's operator's tangent (when operatorActive).
   void tangent(const ir::SolveStmt &s, const DerivOf &tangentOf,
-               std::vector<ir::StmtPtr> &out);
+               const Emit &opTangent, std::vector<ir::StmtPtr> &out);
   /// Reverse mode: what runs in the reverse sweep, the primal state being
   /// the one before \p s: the adjoints of its outputs become those of its
   /// inputs. \p adjointOf also gives the adjoint dats of active inputs.
+  /// \p opAdjoint: cg's operator's forward and reverse sweeps.
   void adjoint(const ir::SolveStmt &s, const DerivOf &adjointOf,
-               std::vector<ir::StmtPtr> &out);
+               const Emit &opAdjoint, std::vector<ir::StmtPtr> &out);
 
 private:
   ir::Function *kernel(const std::string &name, ScalarKind t,
@@ -78,6 +86,13 @@ private:
               ir::Dat *y, std::vector<ir::StmtPtr> &out);
   void shiftCopy(const ir::SolveStmt &s, ir::Dat *x, int shift, ir::Dat *y,
                  std::vector<ir::StmtPtr> &out);
+  /// A direct loop over x's space: y = y + x (AddInto) or y = -x (Negate).
+  void direct(const ir::SolveStmt &s, const char *name, int form, ir::Dat *x,
+              ir::Dat *y, std::vector<ir::StmtPtr> &out);
+  /// p and Ap saved, p = \p at, what \p run appends, p and Ap restored.
+  void withOperatorAt(const ir::SolveStmt &s, ir::Dat *at,
+                      const std::function<void()> &run,
+                      std::vector<ir::StmtPtr> &out);
   ir::StmtPtr tridiagonal(const ir::SolveStmt &s, ir::Dat *a, ir::Dat *b,
                           ir::Dat *c, ir::Dat *d);
   /// A cg solve of A x = rhs with \p s's operator, tolerance and limit,

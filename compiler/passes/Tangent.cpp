@@ -303,6 +303,21 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
       solves.tangent(
           v,
           [&](Dat *d) { return active.count(d) ? tangentDat(d) : nullptr; },
+          [&](std::vector<StmtPtr> &oo) {
+            // cg's operator, inlined here and differentiated.
+            std::unique_ptr<Function> op =
+                procWithCallsInlined(program, *v.op, ctx);
+            Body ob = op->body.clone();
+            std::vector<unsigned> os(op->vars.size());
+            for (size_t i = 0; i < op->vars.size(); ++i)
+              os[i] = caller.addVar(op->name + "." + op->vars[i].name,
+                                    op->vars[i].type, op->vars[i].isMutable,
+                                    op->vars[i].range);
+            remapSlots(ob, os);
+            replaceTailReturns(ob, -1);
+            for (const StmtPtr &x : ob.stmts)
+              fd.differentiate(*x, oo);
+          },
           o);
       return true;
     }
