@@ -542,7 +542,8 @@ struct TangentStmt : DerivativeStmt {
 /// restores the variables in reverse order, then the dats in reverse order,
 /// so a pop with the same lists undoes the matching push. Made by the
 /// adjoint pass (the reverse sweep restores what the forward sweep
-/// overwrote), never by lowering. Variables are host scalars (not str).
+/// overwrote), never by lowering. Variables are host scalars or arrays (not
+/// str); an array takes one tape word per element.
 struct TapeStmt : Stmt {
   bool push = true;
   std::vector<Dat *> dats;

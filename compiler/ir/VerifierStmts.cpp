@@ -398,9 +398,10 @@ void Verifier::checkStateLists(const std::vector<Dat *> &ds,
       continue;
     }
     const Var &var = fn->vars[v];
-    if (!var.type.isScalar() || !sc.defined[v] || !var.isMutable)
+    if (!(var.type.isScalar() || var.type.isArray()) || !sc.defined[v] ||
+        !var.isMutable)
       problem(std::string(what) + " of variable '" + var.name +
-              "': expected a mutable scalar in scope");
+              "': expected a mutable scalar or array in scope");
   }
 }
 

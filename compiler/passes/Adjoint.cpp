@@ -47,8 +47,8 @@
 // calls are inlined into a copy of P first. A solve is reversed by the
 // solve with the transposed system (SolveDiff.h); a min or max reduction
 // of an active value is rewritten first (MinMaxDiff.h): its adjoint goes to
-// the winner; break and continue become flags first (structureJumps). Not
-// yet: host arrays in P.
+// the winner; break and continue become flags first (structureJumps). Host
+// arrays are taped and checkpointed element by element.
 #include "passes/Adjoint.h"
 
 #include "passes/BodyUtils.h"
@@ -238,12 +238,6 @@ bool Expansion::check(const Body &body) {
   if (!returnsOnlyInTail(body))
     return error(req.range, "cannot build the adjoint of proc '" + p.name +
                                 "': it returns from inside a loop");
-  for (const Var &v : p.vars)
-    if (v.type.isArray())
-      return error(v.range, "cannot build the adjoint of proc '" + p.name +
-                                "': array variable '" + v.name +
-                                "' (host arrays in a differentiated proc are "
-                                "not supported yet)");
   return true;
 }
 
@@ -403,7 +397,7 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
       w.visitBody(f.body);
       std::vector<unsigned> vars;
       for (unsigned v : w.vars)
-        if (caller.vars[v].type.isScalar())
+        if (caller.vars[v].type.isScalar() || caller.vars[v].type.isArray())
           vars.push_back(v);
       vars.push_back(f.slot);
       auto cf = std::make_unique<CheckpointStmt>(false, at);

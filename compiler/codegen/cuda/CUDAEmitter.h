@@ -86,9 +86,13 @@ private:
   void solve(const ir::SolveStmt &s, int indent);
   void tape(const ir::TapeStmt &s, int indent);
   void checkpoint(const ir::CheckpointStmt &s, int indent);
-  /// Host variable \p slot as 64 bits, and the assignment back.
-  std::string bits(unsigned slot);
-  void setBits(unsigned slot, const std::string &from, int indent);
+  /// The 64-bit words a host variable takes on the tape (an array's
+  /// length, else 1), and those of a list of variables.
+  unsigned words(unsigned slot) const;
+  unsigned words(const std::vector<unsigned> &vars) const;
+  /// Element \p i of a host variable as 64 bits, and back.
+  std::string bits(unsigned slot, unsigned i);
+  void setBits(unsigned slot, unsigned i, const std::string &from, int indent);
   std::string constant(const ConstValue &v);
   std::string binary(const ir::BinaryExpr &e);
   std::string arithmetic(BinaryOp op, ScalarKind k, const std::string &l,

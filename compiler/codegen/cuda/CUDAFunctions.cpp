@@ -274,15 +274,35 @@ void CUDAFunctionWriter::hostStmt(const ir::Stmt &s, int indent) {
 // The adjoint's tape and snapshots live in host memory (lib/exec/Adjoint.cpp):
 // a dat's host copy is brought up to date before it is saved, and its device
 // copy is stale after it is restored. Host scalars travel as 64 bits.
-std::string CUDAFunctionWriter::bits(unsigned slot) {
-  std::string v = var(slot), t = cudaValueType(fn.vars[slot].type);
-  return "opd::to_bits<" + t + ">(" + v + ")";
+unsigned CUDAFunctionWriter::words(unsigned slot) const {
+  const Type &t = fn.vars[slot].type;
+  return t.isArray() ? unsigned(t.length) : 1;
 }
 
-void CUDAFunctionWriter::setBits(unsigned slot, const std::string &from,
-                                 int indent) {
-  line(indent, var(slot) + " = opd::from_bits<" +
-                   cudaValueType(fn.vars[slot].type) + ">(" + from + ");");
+unsigned CUDAFunctionWriter::words(const std::vector<unsigned> &vars) const {
+  unsigned n = 0;
+  for (unsigned v : vars)
+    n += words(v);
+  return n;
+}
+
+// Element i of a host variable (a scalar's only one) as 64 bits.
+std::string CUDAFunctionWriter::bits(unsigned slot, unsigned i) {
+  const Type &t = fn.vars[slot].type;
+  std::string v = var(slot), et = cudaScalarType(t.scalar);
+  if (t.isArray())
+    v += "[" + std::to_string(i) + "]";
+  return "opd::to_bits<" + et + ">(" + v + ")";
+}
+
+void CUDAFunctionWriter::setBits(unsigned slot, unsigned i,
+                                 const std::string &from, int indent) {
+  const Type &t = fn.vars[slot].type;
+  std::string v = var(slot);
+  if (t.isArray())
+    v += "[" + std::to_string(i) + "]";
+  line(indent, v + " = opd::from_bits<" + cudaScalarType(t.scalar) + ">(" +
+                   from + ");");
 }
 
 void CUDAFunctionWriter::tape(const ir::TapeStmt &s, int indent) {
@@ -292,11 +312,13 @@ void CUDAFunctionWriter::tape(const ir::TapeStmt &s, int indent) {
       line(indent, "opd_tape_push_dat(" + CUDAModule::handle(d) + ");");
     }
     for (unsigned v : s.vars)
-      line(indent, "opd_tape_push_value(" + bits(v) + ");");
+      for (unsigned i = 0; i < words(v); ++i)
+        line(indent, "opd_tape_push_value(" + bits(v, i) + ");");
     return;
   }
   for (auto v = s.vars.rbegin(); v != s.vars.rend(); ++v)
-    setBits(*v, "opd_tape_pop_value()", indent);
+    for (unsigned i = words(*v); i-- > 0;)
+      setBits(*v, i, "opd_tape_pop_value()", indent);
   for (auto d = s.dats.rbegin(); d != s.dats.rend(); ++d) {
     line(indent, "opd_tape_pop_dat(" + CUDAModule::handle(*d) + ");");
     line(indent, "opd::dat_host_changed(" + CUDAModule::handle(*d) + ");");
@@ -312,13 +334,15 @@ void CUDAFunctionWriter::checkpoint(const ir::CheckpointStmt &s, int indent) {
   std::string stepType = cudaValueType(fn.vars[s.slot].type);
   line(indent, "{");
   int in = indent + 1;
-  line(in, "uint64_t " + vals + "[" + std::to_string(std::max<size_t>(s.vars.size(), 1)) +
-               "] = {};");
+  line(in, "uint64_t " + vals + "[" +
+               std::to_string(std::max<size_t>(words(s.vars), 1)) + "] = {};");
   auto save = [&](const std::string &slot, int ind) {
     for (const Dat *d : s.dats)
       line(ind, "opd::dat_to_host(" + CUDAModule::handle(d) + ");");
-    for (size_t i = 0; i < s.vars.size(); ++i)
-      line(ind, vals + "[" + std::to_string(i) + "] = " + bits(s.vars[i]) + ";");
+    unsigned w = 0;
+    for (unsigned v : s.vars)
+      for (unsigned i = 0; i < words(v); ++i)
+        line(ind, vals + "[" + std::to_string(w++) + "] = " + bits(v, i) + ";");
     line(ind, "opd_ckpt_save(" + slot + ", " + vals + ");");
   };
   if (!s.reverse) {
@@ -330,7 +354,7 @@ void CUDAFunctionWriter::checkpoint(const ir::CheckpointStmt &s, int indent) {
                  (s.snapshots ? "int64_t(" + expr(*s.snapshots) + ")"
                               : std::string("0")) +
                  ", " + dats + ", " + std::to_string(s.dats.size()) + ", " +
-                 std::to_string(s.vars.size()) + ");");
+                 std::to_string(words(s.vars)) + ");");
     line(in, "for (int64_t opd_k = opd_lo; opd_k < opd_hi; ++opd_k) {");
     line(in + 1, var(s.slot) + " = " + stepType + "(opd_k);");
     line(in + 1, "const int32_t opd_slot = opd_ckpt_forward(opd_k);");
@@ -360,8 +384,10 @@ void CUDAFunctionWriter::checkpoint(const ir::CheckpointStmt &s, int indent) {
   line(in + 2, "opd_ckpt_restore(opd_slot, " + vals + ");");
   for (const Dat *d : s.dats)
     line(in + 2, "opd::dat_host_changed(" + CUDAModule::handle(d) + ");");
-  for (size_t i = 0; i < s.vars.size(); ++i)
-    setBits(s.vars[i], vals + "[" + std::to_string(i) + "]", in + 2);
+  unsigned w = 0;
+  for (unsigned v : s.vars)
+    for (unsigned i = 0; i < words(v); ++i)
+      setBits(v, i, vals + "[" + std::to_string(w++) + "]", in + 2);
   line(in + 1, "} else if (opd_act == OPD_CKPT_REVERSE_TAPED) {");
   line(in + 2, var(s.slot) + " = " + stepType + "(opd_step);");
   body(s.tapedReverseBody, in + 2);

@@ -207,40 +207,65 @@ void HostEmitter::emitHostStmt(const ir::Stmt &s) {
 // Adjoint support: the tape and checkpointed loops
 //===----------------------------------------------------------------------===//
 
-llvm::Value *HostEmitter::varBits(unsigned s) {
+unsigned HostEmitter::varWords(unsigned s) const {
   const Type &t = fn.vars[s].type;
-  OPDC_ASSERT(t.isScalar(), "tape of a non-scalar variable");
-  llvm::Type *st = cgm.storageType(t);
-  llvm::Value *v = b.CreateLoad(st, slot(s));
-  if (st->isFloatingPointTy())
-    v = b.CreateBitCast(v, b.getIntNTy(st->getPrimitiveSizeInBits()));
+  return t.isArray() ? unsigned(t.length) : 1;
+}
+
+unsigned HostEmitter::varWords(const std::vector<unsigned> &vars) const {
+  unsigned n = 0;
+  for (unsigned v : vars)
+    n += varWords(v);
+  return n;
+}
+
+// A variable's element i (a scalar's only one) as the bits of a 64-bit word.
+llvm::Value *HostEmitter::varBits(unsigned s, unsigned i) {
+  const Type &t = fn.vars[s].type;
+  OPDC_ASSERT(t.isScalar() || t.isArray(), "tape of a non-numeric variable");
+  llvm::Type *et = cgm.memType(t.scalar);
+  llvm::Value *at = t.isArray() ? b.CreateConstInBoundsGEP2_32(
+                                      cgm.storageType(t), slot(s), 0, i)
+                                : slot(s);
+  llvm::Value *v = b.CreateLoad(et, at);
+  if (et->isFloatingPointTy())
+    v = b.CreateBitCast(v, b.getIntNTy(et->getPrimitiveSizeInBits()));
   return b.CreateZExtOrTrunc(v, cgm.i64Ty);
 }
 
-void HostEmitter::setVarBits(unsigned s, llvm::Value *bits) {
-  llvm::Type *st = cgm.storageType(fn.vars[s].type);
-  llvm::Value *v = b.CreateTrunc(
-      bits, b.getIntNTy(st->getPrimitiveSizeInBits()));
-  if (st->isFloatingPointTy())
-    v = b.CreateBitCast(v, st);
-  b.CreateStore(v, slot(s));
+void HostEmitter::setVarBits(unsigned s, unsigned i, llvm::Value *bits) {
+  const Type &t = fn.vars[s].type;
+  llvm::Type *et = cgm.memType(t.scalar);
+  llvm::Value *v = b.CreateTrunc(bits, b.getIntNTy(et->getPrimitiveSizeInBits()));
+  if (et->isFloatingPointTy())
+    v = b.CreateBitCast(v, et);
+  llvm::Value *at = t.isArray() ? b.CreateConstInBoundsGEP2_32(
+                                      cgm.storageType(t), slot(s), 0, i)
+                                : slot(s);
+  b.CreateStore(v, at);
 }
 
 void HostEmitter::packVars(const std::vector<unsigned> &vars,
                            llvm::Value *into) {
-  auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(vars.size(), 1));
-  for (size_t i = 0; i < vars.size(); ++i)
-    b.CreateStore(varBits(vars[i]),
-                  b.CreateConstInBoundsGEP2_32(arrTy, into, 0, unsigned(i)));
+  auto *arrTy =
+      llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(varWords(vars), 1));
+  unsigned w = 0;
+  for (unsigned v : vars)
+    for (unsigned i = 0; i < varWords(v); ++i)
+      b.CreateStore(varBits(v, i),
+                    b.CreateConstInBoundsGEP2_32(arrTy, into, 0, w++));
 }
 
 void HostEmitter::unpackVars(const std::vector<unsigned> &vars,
                              llvm::Value *from) {
-  auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(vars.size(), 1));
-  for (size_t i = 0; i < vars.size(); ++i)
-    setVarBits(vars[i],
-               b.CreateLoad(cgm.i64Ty, b.CreateConstInBoundsGEP2_32(
-                                           arrTy, from, 0, unsigned(i))));
+  auto *arrTy =
+      llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(varWords(vars), 1));
+  unsigned w = 0;
+  for (unsigned v : vars)
+    for (unsigned i = 0; i < varWords(v); ++i)
+      setVarBits(v, i,
+                 b.CreateLoad(cgm.i64Ty, b.CreateConstInBoundsGEP2_32(
+                                             arrTy, from, 0, w++)));
 }
 
 void HostEmitter::emitTape(const ir::TapeStmt &s) {
@@ -248,11 +273,13 @@ void HostEmitter::emitTape(const ir::TapeStmt &s) {
     for (const Dat *d : s.dats)
       b.CreateCall(cgm.rt.tapePushDat, {b.CreateLoad(cgm.ptrTy, cgm.handle(d))});
     for (unsigned v : s.vars)
-      b.CreateCall(cgm.rt.tapePushValue, {varBits(v)});
+      for (unsigned i = 0; i < varWords(v); ++i)
+        b.CreateCall(cgm.rt.tapePushValue, {varBits(v, i)});
     return;
   }
   for (auto v = s.vars.rbegin(); v != s.vars.rend(); ++v)
-    setVarBits(*v, b.CreateCall(cgm.rt.tapePopValue));
+    for (unsigned i = varWords(*v); i-- > 0;)
+      setVarBits(*v, i, b.CreateCall(cgm.rt.tapePopValue));
   for (auto d = s.dats.rbegin(); d != s.dats.rend(); ++d)
     b.CreateCall(cgm.rt.tapePopDat, {b.CreateLoad(cgm.ptrTy, cgm.handle(*d))});
 }
@@ -264,7 +291,7 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
   llvm::Type *stepTy = cgm.storageType(fn.vars[s.slot].type);
   // The state's host values as 64 bits each, for opd_ckpt_save/restore.
   llvm::Value *vals = createTemp(
-      llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(s.vars.size(), 1)),
+      llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(varWords(s.vars), 1)),
       "ckpt.vals");
   auto save = [&](llvm::Value *slotNo) {
     packVars(s.vars, vals);
@@ -282,7 +309,7 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
                             : datArray(s.dats);
     b.CreateCall(cgm.rt.ckptBegin, {lo, count, snaps, dats,
                                     i32(int64_t(s.dats.size())),
-                                    i32(int64_t(s.vars.size()))});
+                                    i32(int64_t(varWords(s.vars)))});
     // for (step = lo; step < hi; ++step) { save if asked; body }
     llvm::Value *var = slot(s.slot);
     llvm::AllocaInst *k = createTemp(cgm.i64Ty, "ckpt.step");

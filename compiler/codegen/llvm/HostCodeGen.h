@@ -36,9 +36,14 @@ private:
   /// Adjoint support (runtime: lib/exec/Adjoint.cpp).
   void emitTape(const ir::TapeStmt &s);
   void emitCheckpoint(const ir::CheckpointStmt &s);
-  /// A host scalar variable as 64 bits, and back.
-  llvm::Value *varBits(unsigned slot);
-  void setVarBits(unsigned slot, llvm::Value *bits);
+  /// The 64-bit words a host variable takes on the tape (an array's
+  /// length, else 1), and those of a list of variables.
+  unsigned varWords(unsigned slot) const;
+  unsigned varWords(const std::vector<unsigned> &vars) const;
+  /// Element \p i of a host variable (a scalar's only one) as 64 bits, and
+  /// back.
+  llvm::Value *varBits(unsigned slot, unsigned i);
+  void setVarBits(unsigned slot, unsigned i, llvm::Value *bits);
   /// The variables into an array of 64-bit values (for snapshots), and back.
   void packVars(const std::vector<unsigned> &vars, llvm::Value *into);
   void unpackVars(const std::vector<unsigned> &vars, llvm::Value *from);
