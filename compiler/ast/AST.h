@@ -400,9 +400,11 @@ struct ReadStmt : Stmt {
 };
 
 /// `print(a, b)` (formatted == false) or `printf(fmt, a, b)`; for printf the
-/// first element of `args` is the format string literal.
+/// first element of `args` is the format string literal. `fail(fmt, a, b)`
+/// is a printf to stderr that ends the program with status 1 (fails).
 struct PrintStmt : Stmt {
   bool formatted;
+  bool fails = false;
   std::vector<ExprPtr> args;
   PrintStmt(SourceRange r, bool f, std::vector<ExprPtr> a)
       : Stmt(StmtKind::Print, r), formatted(f), args(std::move(a)) {}

@@ -487,7 +487,7 @@ private:
     }
     case StmtKind::Print: {
       auto &p = llvm::cast<PrintStmt>(s);
-      os << (p.formatted ? "printf" : "print");
+      os << (p.fails ? "fail" : p.formatted ? "printf" : "print");
       loc(s.range);
       Indent in(*this);
       for (const ExprPtr &a : p.args)

@@ -445,10 +445,12 @@ StmtPtr ParseDriver::makeRead(std::vector<ExprPtr> dats, ExprPtr file,
 }
 
 StmtPtr ParseDriver::makePrint(bool formatted, std::vector<ExprPtr> args,
-                               SourceRange range) {
+                               SourceRange range, bool fails) {
   for (auto &a : args)
     takeDepth(a.get());
-  return std::make_unique<PrintStmt>(range, formatted, std::move(args));
+  auto p = std::make_unique<PrintStmt>(range, formatted, std::move(args));
+  p->fails = fails;
+  return p;
 }
 
 ParsedSolveArg ParseDriver::makeSolveArg(NameRef name,

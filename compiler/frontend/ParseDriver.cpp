@@ -268,6 +268,7 @@ int ParseDriver::scanIdentifier(RawToken &tok) {
                  .Case("continue", Tok::TOK_CONTINUE)
                  .Case("print", Tok::TOK_PRINT)
                  .Case("printf", Tok::TOK_PRINTF)
+                 .Case("fail", Tok::TOK_FAIL)
                  .Case("swap", Tok::TOK_SWAP)
                  .Case("write", Tok::TOK_WRITE)
                  .Case("read", Tok::TOK_READ)

@@ -253,8 +253,9 @@ public:
                          SourceRange range);
   ast::StmtPtr makeRead(std::vector<ast::ExprPtr> dats, ast::ExprPtr file,
                         SourceRange range);
+  /// print / printf, or fail (formatted, \p fails).
   ast::StmtPtr makePrint(bool formatted, std::vector<ast::ExprPtr> args,
-                         SourceRange range);
+                         SourceRange range, bool fails = false);
   ParsedSolveArg makeSolveArg(ast::NameRef name, std::optional<ast::NameRef> to,
                               ast::ExprPtr value, SourceRange range);
   ParsedSolve makeSolveCall(ast::NameRef solver,

@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "lower/LowerImpl.h"
 
+#include "support/SourceManager.h"
+
 namespace opdc::lower {
 
 unsigned Lowerer::newSlot(const ast::VarDecl &v, Type t, bool isMutable) {
@@ -216,6 +218,20 @@ void Lowerer::lowerStmt(const ast::Stmt &s, ir::Body &out) {
     for (size_t i = first; i < p.args.size(); ++i)
       if (p.args[i])
         args.push_back(expr(*p.args[i]));
+    if (p.fails) {
+      // `fail`: the message after the statement's location, on stderr;
+      // every rank ends with status 1.
+      std::string at;
+      for (char c : diags.sources().describe(s.range.begin)) {
+        at += c;
+        if (c == '%')
+          at += '%';
+      }
+      auto f = B::printFormatted(at + ": " + format, std::move(args), s.range);
+      cast<ir::PrintStmt>(*f).to = ir::PrintTo::Error;
+      out.stmts.push_back(std::move(f));
+      return;
+    }
     out.stmts.push_back(
         p.formatted
             ? B::printFormatted(std::move(format), std::move(args), s.range)

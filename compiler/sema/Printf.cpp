@@ -45,15 +45,16 @@ void Sema::checkPrint(PrintStmt &s) {
     }
     return;
   }
+  const std::string what = s.fails ? "'fail'" : "'printf'";
   if (s.args.empty()) {
-    diags.error(s.range, "'printf' needs a format string");
+    diags.error(s.range, what + " needs a format string");
     return;
   }
   auto *fmt = dyn_cast<StringLitExpr>(s.args.front().get());
   if (!fmt) {
     checkValue(s.args.front());
     diags.error(s.args.front()->range,
-                "the format of 'printf' must be a string literal");
+                "the format of " + what + " must be a string literal");
     for (size_t i = 1; i < s.args.size(); ++i)
       checkValue(s.args[i]);
     return;

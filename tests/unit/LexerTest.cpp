@@ -65,7 +65,7 @@ TEST(Lexer, KeywordsAreReserved) {
       "main",    "from",    "size",    "halo",   "base",        "let",
       "var",     "if",      "else",    "for",    "in",          "while",
       "loop",    "over",    "return",  "break",  "continue",    "print",
-      "printf",  "swap",    "write",   "read",   "to",          "solve",
+      "printf",  "fail",    "swap",    "write",   "read",   "to",          "solve",
       "along",   "adjoint", "tangent", "wrt",    "checkpoints", "true",
       "false",   "out",     "inout",   "inc",    "min",         "max",
       "sum",     "f64",     "f32",     "i32",    "i64",         "bool",
