@@ -4,11 +4,13 @@
 // Accepted: --NAME=VALUE for each param (a bool param also as bare --NAME,
 // meaning true), --threads=N, --profile, --check-fp[=BOOL] (default: the
 // environment variable OPD_CHECK_FP, else off), --partition=metis|block (MPI
-// runtime; accepted and unused on one process), --help. Everything else,
+// runtime; accepted and unused on one process), --renumber=none|rcm (one
+// process; core/Renumber.cpp), --help. Everything else,
 // including positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
 #include "core/Dist.h"
 #include "core/Format.h"
+#include "core/Renumber.h"
 #include "core/Runtime.h"
 #include "exec/FPCheck.h"
 #include "opd_rt.h"
@@ -184,6 +186,9 @@ std::string defaultText(const opd_param_desc &p) {
                     "(default: OPD_CHECK_FP=1 in the environment, else off)");
   row("--partition=metis|block",
       "how sets are split over MPI ranks (default: metis)");
+  row("--renumber=none|rcm",
+      "order of set elements in memory: as read, or reverse Cuthill-McKee "
+      "for locality (default: none; ignored by programs built with --mpi)");
   row("--help", "print this help and exit");
   if (dist::printer())
     std::fputs(out.c_str(), stdout);
@@ -233,6 +238,8 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   silenceHDF5();
   setProfileRequested(false);
   setPartitionMethod(PartitionMethod::Metis);
+  setRenumberMethod(RenumberMethod::None);
+  setRenumberExplicit(false);
   bool checkFP = checkFPFromEnvironment();
   bool help = false;
   int threads = 0;
@@ -279,6 +286,21 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
               "(--partition=metis)");
       continue;
     }
+    if (name == "renumber") {
+      if (value && !std::strcmp(value, "none"))
+        setRenumberMethod(RenumberMethod::None);
+      else if (value && !std::strcmp(value, "rcm"))
+        setRenumberMethod(RenumberMethod::RCM);
+      else if (value)
+        failf("invalid value '%s' for option '--renumber': expected 'none' "
+              "or 'rcm' (--renumber=rcm)",
+              value);
+      else
+        failf("option '--renumber' needs a value: 'none' or 'rcm' "
+              "(--renumber=rcm)");
+      setRenumberExplicit(true);
+      continue;
+    }
     if (name == "threads") {
       if (!value)
         failf("option '--threads' needs a value (--threads=<N>)");
@@ -319,6 +341,13 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   uint8_t fp = checkFP ? 1 : 0;
   dist::broadcast(&fp, 1);
   setFPCheck(fp != 0);
+  // The MPI runtime numbers each rank's elements by the partition.
+  if (renumberExplicit() && renumberMethod() != RenumberMethod::None &&
+      dist::ranks() > 1 && dist::printer())
+    std::fprintf(stderr,
+                 "%s: warning: --renumber is ignored on several ranks (each "
+                 "rank's elements follow the partition)\n",
+                 programName());
   // --help after the other options: it shows the defaults, not the values
   // given beside it, but a malformed option is still reported first.
   if (help)

@@ -10,6 +10,7 @@
 
 #include "core/Dist.h"
 #include "core/Profile.h"
+#include "core/Renumber.h"
 #include "core/Runtime.h"
 #include "exec/FPCheck.h"
 
@@ -125,6 +126,21 @@ bool fillsMap(int nargs, const opd_arg *args) {
     if (args[i].kind == OPD_ARG_MAP && writes(args[i].mode))
       return true;
   return false;
+}
+
+// One process, sets renumbered (core/Renumber.cpp): a loop would write
+// original indices into rows in the new order.
+void refuseRenumberedMapWrite(const char *name, int nargs,
+                              const opd_arg *args) {
+  for (int i = 0; i < nargs; ++i) {
+    const opd_map *m = args[i].map;
+    if (args[i].kind == OPD_ARG_MAP && writes(args[i].mode) && m &&
+        (!m->from->globalIds.empty() || !m->to->globalIds.empty()))
+      failf("loop '%s' writes map '%s' after the sets were renumbered "
+            "(--renumber=rcm, at the first loop that fills no map); fill "
+            "maps first or run with --renumber=none",
+            name, m->name.c_str());
+  }
 }
 
 int64_t planChunks(const PlanEntry &e) {
@@ -291,6 +307,8 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   // set, so that the partition sees the map (mpi/Partition.cpp).
   if (!set->partitioned && !fillsMap(nargs, args))
     dist::partitionSets();
+  else if (setsRenumbered())
+    refuseRenumberedMapWrite(name, nargs, args);
   opd_loop *loop = cache ? *cache : nullptr;
   // A loop prepared before the partition ran over global elements.
   bool hit = loop && loop->set == set && !loop->block &&
