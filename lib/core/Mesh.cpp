@@ -227,7 +227,7 @@ opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
   if (setsRenumbered() &&
       (!from->globalIds.empty() || !to->globalIds.empty()))
     failf("map '%s': maps must be created before the first loop when the "
-          "sets are renumbered (--renumber=rcm); run with --renumber=none",
+          "sets are renumbered (--renumber); run with --renumber=none",
           name);
   opd_map *m = newMap();
   m->name = name;

@@ -4,8 +4,8 @@
 // Accepted: --NAME=VALUE for each param (a bool param also as bare --NAME,
 // meaning true), --threads=N, --profile, --check-fp[=BOOL] (default: the
 // environment variable OPD_CHECK_FP, else off), --partition=metis|block (MPI
-// runtime; accepted and unused on one process), --renumber=none|rcm (one
-// process; core/Renumber.cpp), --help. Everything else,
+// runtime; accepted and unused on one process), --renumber=auto|none|rcm
+// (one process; core/Renumber.cpp), --help. Everything else,
 // including positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
 #include "core/Dist.h"
@@ -186,9 +186,11 @@ std::string defaultText(const opd_param_desc &p) {
                     "(default: OPD_CHECK_FP=1 in the environment, else off)");
   row("--partition=metis|block",
       "how sets are split over MPI ranks (default: metis)");
-  row("--renumber=none|rcm",
-      "order of set elements in memory: as read, or reverse Cuthill-McKee "
-      "for locality (default: none; ignored by programs built with --mpi)");
+  row("--renumber=auto|none|rcm",
+      "order of set elements in memory: as read (none), reverse "
+      "Cuthill-McKee for locality (rcm), or rcm where it shortens the "
+      "distances between linked elements at least 2-fold (auto, the "
+      "default); ignored by programs built with --mpi");
   row("--help", "print this help and exit");
   if (dist::printer())
     std::fputs(out.c_str(), stdout);
@@ -238,7 +240,7 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   silenceHDF5();
   setProfileRequested(false);
   setPartitionMethod(PartitionMethod::Metis);
-  setRenumberMethod(RenumberMethod::None);
+  setRenumberMethod(RenumberMethod::Auto);
   setRenumberExplicit(false);
   bool checkFP = checkFPFromEnvironment();
   bool help = false;
@@ -291,13 +293,15 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
         setRenumberMethod(RenumberMethod::None);
       else if (value && !std::strcmp(value, "rcm"))
         setRenumberMethod(RenumberMethod::RCM);
+      else if (value && !std::strcmp(value, "auto"))
+        setRenumberMethod(RenumberMethod::Auto);
       else if (value)
-        failf("invalid value '%s' for option '--renumber': expected 'none' "
-              "or 'rcm' (--renumber=rcm)",
+        failf("invalid value '%s' for option '--renumber': expected "
+              "'auto', 'none' or 'rcm' (--renumber=rcm)",
               value);
       else
-        failf("option '--renumber' needs a value: 'none' or 'rcm' "
-              "(--renumber=rcm)");
+        failf("option '--renumber' needs a value: 'auto', 'none' or "
+              "'rcm' (--renumber=rcm)");
       setRenumberExplicit(true);
       continue;
     }
@@ -342,7 +346,7 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   dist::broadcast(&fp, 1);
   setFPCheck(fp != 0);
   // The MPI runtime numbers each rank's elements by the partition.
-  if (renumberExplicit() && renumberMethod() != RenumberMethod::None &&
+  if (renumberExplicit() && renumberMethod() == RenumberMethod::RCM &&
       dist::ranks() > 1 && dist::printer())
     std::fprintf(stderr,
                  "%s: warning: --renumber is ignored on several ranks (each "

@@ -8,10 +8,12 @@
 
 namespace opdc::rt {
 
-/// How one process numbers its set elements (--renumber=): as read, or
+/// How one process numbers its set elements (--renumber=): as read,
 /// reverse Cuthill-McKee on the graph of the most referenced set with the
-/// other sets ordered after it. See lib/core/Renumber.cpp, docs/performance.md.
-enum class RenumberMethod { None, RCM };
+/// other sets ordered after it, or (Auto, the default) RCM only where it
+/// improves the numbering a lot. See lib/core/Renumber.cpp,
+/// docs/performance.md.
+enum class RenumberMethod { None, RCM, Auto };
 RenumberMethod renumberMethod();
 void setRenumberMethod(RenumberMethod m);
 /// Whether --renumber= was given explicitly (MPI runs warn that they ignore
@@ -37,6 +39,11 @@ void forgetRenumbering();
 /// minimum degree. Exposed for tests.
 std::vector<int32_t> reverseCuthillMcKee(const std::vector<int64_t> &off,
                                          const std::vector<int32_t> &adj);
+/// Mean |new(u) - new(v)| over the edges under `newToOld` (empty:
+/// identity): the span --renumber=auto compares.
+double meanSpan(const std::vector<int64_t> &off,
+                const std::vector<int32_t> &adj,
+                const std::vector<int32_t> &newToOld);
 /// Bandwidth max |new(u) - new(v)| over the edges under `newToOld` (empty:
 /// identity); for tests and the profile note.
 int64_t graphBandwidth(const std::vector<int64_t> &off,

@@ -137,7 +137,7 @@ void refuseRenumberedMapWrite(const char *name, int nargs,
     if (args[i].kind == OPD_ARG_MAP && writes(args[i].mode) && m &&
         (!m->from->globalIds.empty() || !m->to->globalIds.empty()))
       failf("loop '%s' writes map '%s' after the sets were renumbered "
-            "(--renumber=rcm, at the first loop that fills no map); fill "
+            "(--renumber, at the first loop that fills no map); fill "
             "maps first or run with --renumber=none",
             name, m->name.c_str());
   }

@@ -126,13 +126,13 @@ INSTANTIATE_TEST_SUITE_P(
                 "bool (true, false, 1 or 0)"},
         BadCase{{"--renumber=metis"},
                 "invalid value 'metis' for option '--renumber': expected "
-                "'none' or 'rcm' (--renumber=rcm)"},
+                "'auto', 'none' or 'rcm' (--renumber=rcm)"},
         BadCase{{"--renumber="},
-                "invalid value '' for option '--renumber': expected 'none' "
-                "or 'rcm' (--renumber=rcm)"},
+                "invalid value '' for option '--renumber': expected 'auto', "
+                "'none' or 'rcm' (--renumber=rcm)"},
         BadCase{{"--renumber"},
-                "option '--renumber' needs a value: 'none' or 'rcm' "
-                "(--renumber=rcm)"},
+                "option '--renumber' needs a value: 'auto', 'none' or "
+                "'rcm' (--renumber=rcm)"},
         BadCase{{"--help", "--bogus"},
                 "unknown option '--bogus'; see --help"}));
 

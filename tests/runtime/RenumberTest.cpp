@@ -195,8 +195,38 @@ TEST_F(RenumberTest, MapsDatsAndFilesKeepTheOriginalMeaning) {
   std::remove(after.c_str());
 }
 
+TEST_F(RenumberTest, AutoRenumbersOnlyAPoorNumbering) {
+  {
+    Mesh m = shuffledGrid(40, 30, 4);
+    setRenumberMethod(RenumberMethod::Auto);
+    dist::partitionSets();
+    EXPECT_TRUE(setsRenumbered());
+    EXPECT_FALSE(m.nodes->globalIds.empty());
+    opd_rt_finalize();
+  }
+  // Row by row, as a structured generator numbers it: kept.
+  const int nx = 40, ny = 30;
+  opd_set *nodes = opd_set_create("nodes", (nx + 1) * (ny + 1));
+  opd_set *cells = opd_set_create("cells", nx * ny);
+  opd_map *pcell = opd_map_create("pcell", cells, nodes, 4);
+  for (int j = 0; j < ny; ++j)
+    for (int i = 0; i < nx; ++i) {
+      int32_t *row = pcell->data + (j * nx + i) * 4;
+      row[0] = j * (nx + 1) + i;
+      row[1] = row[0] + 1;
+      row[2] = row[1] + nx + 1;
+      row[3] = row[0] + nx + 1;
+    }
+  setRenumberMethod(RenumberMethod::Auto);
+  dist::partitionSets();
+  EXPECT_TRUE(nodes->globalIds.empty());
+  EXPECT_TRUE(cells->globalIds.empty());
+  EXPECT_EQ(pcell->data[4], 1);
+}
+
 TEST_F(RenumberTest, NoneLeavesEverythingInPlace) {
   Mesh m = shuffledGrid(6, 5, 1);
+  setRenumberMethod(RenumberMethod::None);
   dist::partitionSets();
   EXPECT_FALSE(setsRenumbered());
   EXPECT_TRUE(m.nodes->globalIds.empty());
