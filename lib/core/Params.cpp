@@ -187,10 +187,10 @@ std::string defaultText(const opd_param_desc &p) {
   row("--partition=metis|block",
       "how sets are split over MPI ranks (default: metis)");
   row("--renumber=auto|none|rcm",
-      "order of set elements in memory: as read (none), reverse "
-      "Cuthill-McKee for locality (rcm), or rcm where it shortens the "
-      "distances between linked elements at least 2-fold (auto, the "
-      "default); ignored by programs built with --mpi");
+      "order of set elements in memory: as read (none, the default), "
+      "reverse Cuthill-McKee for locality (rcm), or rcm where it shortens "
+      "the distances between linked elements at least 2-fold (auto); "
+      "ignored by programs built with --mpi");
   row("--help", "print this help and exit");
   if (dist::printer())
     std::fputs(out.c_str(), stdout);
@@ -240,7 +240,7 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   silenceHDF5();
   setProfileRequested(false);
   setPartitionMethod(PartitionMethod::Metis);
-  setRenumberMethod(RenumberMethod::Auto);
+  setRenumberMethod(RenumberMethod::None);
   setRenumberExplicit(false);
   bool checkFP = checkFPFromEnvironment();
   bool help = false;
@@ -346,7 +346,7 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   dist::broadcast(&fp, 1);
   setFPCheck(fp != 0);
   // The MPI runtime numbers each rank's elements by the partition.
-  if (renumberExplicit() && renumberMethod() == RenumberMethod::RCM &&
+  if (renumberExplicit() && renumberMethod() != RenumberMethod::None &&
       dist::ranks() > 1 && dist::printer())
     std::fprintf(stderr,
                  "%s: warning: --renumber is ignored on several ranks (each "

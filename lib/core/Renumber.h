@@ -10,8 +10,8 @@ namespace opdc::rt {
 
 /// How one process numbers its set elements (--renumber=): as read,
 /// reverse Cuthill-McKee on the graph of the most referenced set with the
-/// other sets ordered after it, or (Auto, the default) RCM only where it
-/// improves the numbering a lot. See lib/core/Renumber.cpp,
+/// other sets ordered after it, or RCM only where it improves the numbering
+/// a lot (Auto). The default is None. See lib/core/Renumber.cpp,
 /// docs/performance.md.
 enum class RenumberMethod { None, RCM, Auto };
 RenumberMethod renumberMethod();
