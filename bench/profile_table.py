@@ -39,3 +39,41 @@ def annotate(path, reference, label):
                 in_table = False
             continue
         print(line)
+
+
+def bound_table(path, triad):
+    """Prints, for the profile table of the program output `path`, each
+    loop's measured time and share of the loops' time next to its
+    bandwidth-bound time: the bytes of its access descriptors (the
+    profile's GB/s x seconds) moved at `triad` GB/s; and the same summed
+    over the loops. measured/bound below 100 % is the share of the bound
+    reached (a loop whose data stays in cache can pass 100 %)."""
+    rows = []
+    in_table = False
+    for line in open(path):
+        line = line.rstrip("\n")
+        if TABLE_HEADER.match(line):
+            in_table = True
+            continue
+        fields = line.split()
+        if in_table and len(fields) == 5 and fields[0] != "total":
+            rows.append((fields[0], float(fields[2]), float(fields[4])))
+        elif in_table and fields and fields[0] == "total":
+            break
+    if not rows:
+        return
+    total_s = sum(r[1] for r in rows)
+    print(f"bandwidth bound: the access descriptors' bytes at the triad "
+          f"({triad:.2f} GB/s)")
+    print(f"{'loop':<14}{'measured s':>11}{'share':>8}{'bound s':>10}"
+          f"{'bound/measured':>16}")
+    bound_total = 0.0
+    for name, secs, gbs in rows:
+        bound = gbs * secs / triad
+        bound_total += bound
+        share = 100.0 * secs / total_s if total_s else 0.0
+        ratio = 100.0 * bound / secs if secs else 0.0
+        print(f"{name:<14}{secs:11.3f}{share:7.1f}%{bound:10.3f}{ratio:15.1f}%")
+    ratio = 100.0 * bound_total / total_s if total_s else 0.0
+    print(f"{'all loops':<14}{total_s:11.3f}{100.0:7.1f}%{bound_total:10.3f}"
+          f"{ratio:15.1f}%")

@@ -3,11 +3,13 @@
 
 usage: report.py STREAM_OUTPUT PROGRAM_OUTPUT THREADS
 Prints the program's output with a "% triad" column added to the profile
-table, using the triad of the same thread count measured in the same run.
+table, using the triad of the same thread count measured in the same run,
+then each loop's bandwidth-bound time (its access descriptors' bytes at that
+triad) next to its measured time and share.
 """
 import sys
 
-from profile_table import annotate, triad_gbps
+from profile_table import annotate, bound_table, triad_gbps
 
 
 def main():
@@ -17,6 +19,7 @@ def main():
     triad = triad_gbps(sys.argv[1], threads)
     annotate(sys.argv[2], triad, "% triad")
     print(f"(triad with {threads} thread(s): {triad:.2f} GB/s, same run)")
+    bound_table(sys.argv[2], triad)
 
 
 if __name__ == "__main__":

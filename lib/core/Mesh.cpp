@@ -4,6 +4,7 @@
 #include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Objects.h"
+#include "core/Renumber.h"
 #include "core/Runtime.h"
 
 #include <algorithm>
@@ -87,6 +88,7 @@ void releaseObjects() {
   for (auto &m : r.maps)
     freeAligned(m->data);
   r = Registry();
+  forgetRenumbering();
 }
 
 void checkMapIndices(opd_map *map, const char *file) {
@@ -221,6 +223,11 @@ opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
   if (dist::ranks() > 1 && (from->partitioned || to->partitioned))
     failf("map '%s': maps must be created before the first loop when the "
           "program runs on several ranks",
+          name);
+  if (setsRenumbered() &&
+      (!from->globalIds.empty() || !to->globalIds.empty()))
+    failf("map '%s': maps must be created before the first loop when the "
+          "sets are renumbered (--renumber); run with --renumber=none",
           name);
   opd_map *m = newMap();
   m->name = name;

@@ -5,11 +5,13 @@
 // meaning true), --threads=N, --profile, --check-fp[=BOOL] (default: the
 // environment variable OPD_CHECK_FP, else off), --partition=metis|block (MPI
 // runtime; accepted and unused on one process), --deck=FILE (params from an
-// input deck, see readDeck), --help. Everything else,
+// input deck, see readDeck), --renumber=auto|none|rcm (one process;
+// core/Renumber.cpp), --help. Everything else,
 // including positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
 #include "core/Dist.h"
 #include "core/Format.h"
+#include "core/Renumber.h"
 #include "core/Runtime.h"
 #include "exec/FPCheck.h"
 #include "opd_rt.h"
@@ -340,6 +342,11 @@ std::string defaultText(const opd_param_desc &p) {
                        "see opdc(1)); later options override it");
   row("--partition=metis|block",
       "how sets are split over MPI ranks (default: metis)");
+  row("--renumber=auto|none|rcm",
+      "order of set elements in memory: as read (none, the default), "
+      "reverse Cuthill-McKee for locality (rcm), or rcm where it shortens "
+      "the distances between linked elements at least 2-fold (auto); "
+      "ignored by programs built with --mpi");
   row("--help", "print this help and exit");
   if (dist::printer())
     std::fputs(out.c_str(), stdout);
@@ -389,6 +396,8 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   silenceHDF5();
   setProfileRequested(false);
   setPartitionMethod(PartitionMethod::Metis);
+  setRenumberMethod(RenumberMethod::None);
+  setRenumberExplicit(false);
   bool checkFP = checkFPFromEnvironment();
   bool help = false;
   int threads = 0;
@@ -441,6 +450,23 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
       readDeck(value, params, nparams);
       continue;
     }
+    if (name == "renumber") {
+      if (value && !std::strcmp(value, "none"))
+        setRenumberMethod(RenumberMethod::None);
+      else if (value && !std::strcmp(value, "rcm"))
+        setRenumberMethod(RenumberMethod::RCM);
+      else if (value && !std::strcmp(value, "auto"))
+        setRenumberMethod(RenumberMethod::Auto);
+      else if (value)
+        failf("invalid value '%s' for option '--renumber': expected "
+              "'auto', 'none' or 'rcm' (--renumber=rcm)",
+              value);
+      else
+        failf("option '--renumber' needs a value: 'auto', 'none' or "
+              "'rcm' (--renumber=rcm)");
+      setRenumberExplicit(true);
+      continue;
+    }
     if (name == "threads") {
       if (!value)
         failf("option '--threads' needs a value (--threads=<N>)");
@@ -481,6 +507,13 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   uint8_t fp = checkFP ? 1 : 0;
   dist::broadcast(&fp, 1);
   setFPCheck(fp != 0);
+  // The MPI runtime numbers each rank's elements by the partition.
+  if (renumberExplicit() && renumberMethod() != RenumberMethod::None &&
+      dist::ranks() > 1 && dist::printer())
+    std::fprintf(stderr,
+                 "%s: warning: --renumber is ignored on several ranks (each "
+                 "rank's elements follow the partition)\n",
+                 programName());
   // --help after the other options: it shows the defaults, not the values
   // given beside it, but a malformed option is still reported first.
   if (help)

@@ -6,6 +6,7 @@
 // and reductions are already global.
 #include "core/Dist.h"
 
+#include "core/Renumber.h"
 #include "core/Runtime.h"
 
 #include <cstdlib>
@@ -41,7 +42,8 @@ void shiftAlong(const opd_block *, int, int, const std::vector<char> &,
                 const std::vector<char> &, std::vector<char> &,
                 std::vector<char> &) {}
 void setCreated(opd_set *) {}
-void partitionSets() {}
+// One process: no partition, but the locality order (--renumber=).
+void partitionSets() { renumberSets(); }
 std::string partitionDescription() { return ""; }
 
 bool startExchanges(opd_loop *) { return false; }
@@ -55,11 +57,26 @@ void interiorBox(const opd_dat *dat, int64_t *lo, int64_t *hi) {
     hi[k] = dat->base[k] + dat->size[k];
   }
 }
+// A renumbered set's dat and its image in the original numbering.
+void permutedImage(opd_dat *dat, char *image, bool toImage) {
+  const std::size_t eb = std::size_t(dat->elementBytes());
+  const std::vector<int64_t> &ids = dat->set->globalIds;
+  char *data = static_cast<char *>(dat->data);
+  for (std::size_t l = 0; l < ids.size(); ++l) {
+    char *img = image + std::size_t(ids[l]) * eb;
+    if (toImage)
+      std::memcpy(img, data + l * eb, eb);
+    else
+      std::memcpy(data + l * eb, img, eb);
+  }
+}
 } // namespace
 
 bool gatherImage(opd_dat *dat, std::vector<char> &image) {
   image.resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
   if (dat->set) {
+    if (!dat->set->globalIds.empty()) // renumbered (core/Renumber.cpp)
+      return permutedImage(dat, image.data(), true), true;
     if (!image.empty())
       std::memcpy(image.data(), dat->data, image.size());
     return true;
@@ -74,6 +91,8 @@ void scatterImage(opd_dat *dat, const char *image) {
   const std::size_t bytes =
       std::size_t(dat->interiorPoints() * dat->elementBytes());
   if (dat->set) {
+    if (!dat->set->globalIds.empty())
+      return permutedImage(dat, const_cast<char *>(image), false);
     if (bytes)
       std::memcpy(dat->data, image, bytes);
     return;

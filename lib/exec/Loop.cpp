@@ -10,10 +10,15 @@
 
 #include "core/Dist.h"
 #include "core/Profile.h"
+#include "core/Renumber.h"
 #include "core/Runtime.h"
 #include "exec/FPCheck.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <map>
@@ -127,6 +132,21 @@ bool fillsMap(int nargs, const opd_arg *args) {
   return false;
 }
 
+// One process, sets renumbered (core/Renumber.cpp): a loop would write
+// original indices into rows in the new order.
+void refuseRenumberedMapWrite(const char *name, int nargs,
+                              const opd_arg *args) {
+  for (int i = 0; i < nargs; ++i) {
+    const opd_map *m = args[i].map;
+    if (args[i].kind == OPD_ARG_MAP && writes(args[i].mode) && m &&
+        (!m->from->globalIds.empty() || !m->to->globalIds.empty()))
+      failf("loop '%s' writes map '%s' after the sets were renumbered "
+            "(--renumber, at the first loop that fills no map); fill "
+            "maps first or run with --renumber=none",
+            name, m->name.c_str());
+  }
+}
+
 int64_t planChunks(const PlanEntry &e) {
   return e.plan.nblocks + e.rest.nblocks + e.halo.nblocks;
 }
@@ -156,6 +176,36 @@ void resetLoop(opd_loop *loop, const char *name, int nargs,
   loop->nsegments = 0;
 }
 } // namespace
+
+int64_t lastLevelCacheBytes() {
+  static const int64_t bytes = [] {
+    // OPD_LLC_BYTES overrides (a smaller cache than this machine's, for
+    // measurements); else the L3 (or L2) the C library or sysfs reports;
+    // else 32 MiB.
+    if (const char *env = std::getenv("OPD_LLC_BYTES"); env && *env) {
+      char *end = nullptr;
+      long long v = std::strtoll(env, &end, 10);
+      if (*end != '\0' || v < 1)
+        failf("invalid value '%s' for environment variable OPD_LLC_BYTES: "
+              "expected a positive number of bytes",
+              env);
+      return int64_t(v);
+    }
+    long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (v <= 0)
+      v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (v <= 0)
+      if (FILE *f = std::fopen("/sys/devices/system/cpu/cpu0/cache/index3/size",
+                               "r")) {
+        long kib = 0;
+        if (std::fscanf(f, "%ldK", &kib) == 1 && kib > 0)
+          v = kib * 1024;
+        std::fclose(f);
+      }
+    return v > 0 ? int64_t(v) : int64_t(32) << 20;
+  }();
+  return bytes;
+}
 
 double loopBytes(int64_t n, int nargs, const opd_arg *args) {
   double total = 0;
@@ -291,6 +341,8 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   // set, so that the partition sees the map (mpi/Partition.cpp).
   if (!set->partitioned && !fillsMap(nargs, args))
     dist::partitionSets();
+  else if (setsRenumbered())
+    refuseRenumberedMapWrite(name, nargs, args);
   opd_loop *loop = cache ? *cache : nullptr;
   // A loop prepared before the partition ran over global elements.
   bool hit = loop && loop->set == set && !loop->block &&
@@ -437,6 +489,26 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
 }
 
 int64_t opd_loop_chunks(const opd_loop *loop) { return loop->nchunks; }
+
+int opd_loop_streams(const opd_loop *loop) {
+  // Opt-in (OPD_STREAM_STORES=1): the streaming variant's vector stores
+  // are 8-byte aligned, which x86 can only stream as MOVNTI/MOVNTSD pieces,
+  // and that measured slower than plain stores (docs/performance.md) until
+  // rows are aligned and the vector loop peeled.
+  static const bool enabled = [] {
+    const char *env = std::getenv("OPD_STREAM_STORES");
+    if (!env || !*env || !std::strcmp(env, "0"))
+      return false;
+    if (!std::strcmp(env, "1"))
+      return true;
+    failf("invalid value '%s' for environment variable OPD_STREAM_STORES: "
+          "expected 1 or 0",
+          env);
+  }();
+  return enabled && loop && loop->bytesPerCall > double(lastLevelCacheBytes())
+             ? 1
+             : 0;
+}
 
 void opd_loop_set_location(opd_loop *loop, const char *location) {
   if (loop && location != loop->locationSource) {

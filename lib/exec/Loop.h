@@ -89,5 +89,8 @@ struct opd_loop {
 namespace opdc::rt {
 /// Bytes a call of a loop over `n` iterations moves, by the rule above.
 double loopBytes(int64_t n, int nargs, const opd_arg *args);
+/// The last-level cache's bytes (OPD_LLC_BYTES, else detected, else
+/// 32 MiB): opd_loop_streams compares a loop's bytes with it.
+int64_t lastLevelCacheBytes();
 } // namespace opdc::rt
 #endif

@@ -3,7 +3,7 @@
 # cmake -DOPDC=opdc -DMESHGEN=opd-airfoil-meshgen -DSOURCE=airfoil.opd
 #       -DEXPECTED=file.expected -DWORK=dir -DMESH_ARGS="--I=20;--J=30"
 #       -DNITER=200 [-DREFERENCE=opd-airfoil-ref -DQ_TOL=1e-12]
-#       [-DMAX_DIFF_PERCENT=5e-9] -P RunAirfoil.cmake
+#       [-DMAX_DIFF_PERCENT=5e-9] [-DRUN_ARGS=--renumber=rcm] -P RunAirfoil.cmake
 #
 # Runs opdc's build of SOURCE at 1 and 2 threads on the mesh, and, with
 # REFERENCE, the sequential reference (tests/e2e/reference/airfoil_ref.cpp)
@@ -14,6 +14,7 @@
 #     runs' q_final.h5 are within Q_TOL of the reference's final q,
 #     relative to max |q| (the reference checks it: --compare-q);
 #   - both opdc runs print exactly EXPECTED.
+# RUN_ARGS: extra options of both opdc runs (a list).
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -57,6 +58,7 @@ set(qfiles "")
 foreach(threads 1 2)
   execute_process(
     COMMAND ${WORK}/airfoil --meshfile=mesh.h5 --niter=${NITER} --threads=${threads}
+            ${RUN_ARGS}
     WORKING_DIRECTORY ${WORK}
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)

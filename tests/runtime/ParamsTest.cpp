@@ -126,6 +126,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"--check-fp=yes"},
                 "invalid value 'yes' for option '--check-fp': expected a "
                 "bool (true, false, 1 or 0)"},
+        BadCase{{"--renumber=metis"},
+                "invalid value 'metis' for option '--renumber': expected "
+                "'auto', 'none' or 'rcm' (--renumber=rcm)"},
+        BadCase{{"--renumber="},
+                "invalid value '' for option '--renumber': expected 'auto', "
+                "'none' or 'rcm' (--renumber=rcm)"},
+        BadCase{{"--renumber"},
+                "option '--renumber' needs a value: 'auto', 'none' or "
+                "'rcm' (--renumber=rcm)"},
         BadCase{{"--help", "--bogus"},
                 "unknown option '--bogus'; see --help"}));
 

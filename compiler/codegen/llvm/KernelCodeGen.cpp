@@ -112,6 +112,30 @@ const void *memoryObject(const AccessDescriptor &a) {
   return nullptr;
 }
 
+} // namespace
+
+bool isStreamCandidate(const ParLoopStmt &loop, unsigned i) {
+  const AccessDescriptor &a = loop.args[i];
+  if (a.mode != AccessMode::Write || !a.dat)
+    return false;
+  if (a.kind == ArgKind::Stencil) {
+    if (!a.stencil)
+      return false;
+    for (const std::vector<int64_t> &p : a.stencil->points)
+      for (int64_t c : p)
+        if (c != 0)
+          return false;
+  } else if (a.kind != ArgKind::Direct) {
+    return false;
+  }
+  for (unsigned j = 0; j < loop.args.size(); ++j)
+    if (j != i && loop.args[j].usesDat() && loop.args[j].dat == a.dat)
+      return false;
+  return true;
+}
+
+namespace {
+
 void tagAccesses(CodeGenModule &cgm, llvm::Function &f, const ParLoopStmt &loop,
                  llvm::MDNode *accessGroup) {
   // One alias scope per dat or map argument; an access through argument i
@@ -128,7 +152,9 @@ void tagAccesses(CodeGenModule &cgm, llvm::Function &f, const ParLoopStmt &loop,
   for (size_t i = 0; i < n; ++i)
     if (memoryObject(loop.args[i]))
       scope[i] = md.createAnonymousAliasScope(
-          domain, loop.kernel->kernelParams[i].name);
+          domain, (isStreamCandidate(loop, unsigned(i)) ? StreamScopePrefix
+                                                        : "") +
+                      loop.kernel->kernelParams[i].name);
   for (size_t i = 0; i < n; ++i) {
     const void *obj = memoryObject(loop.args[i]);
     if (!obj)

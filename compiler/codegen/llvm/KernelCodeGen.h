@@ -40,6 +40,17 @@ struct KernelInterface {
   unsigned dims = 1;
 };
 
+/// Whether argument \p i of \p loop may be written with non-temporal
+/// (streaming) stores when the loop's data exceed the last-level cache: a
+/// write-only (`out`) argument at the element itself (direct, or a stencil
+/// holding only the centre) on a dat no other argument of the loop uses.
+/// Its accesses get an alias scope named StreamScopePrefix + its name, which
+/// marks them for markStreamingStores (Target.cpp) after optimisation.
+bool isStreamCandidate(const ir::ParLoopStmt &loop, unsigned i);
+inline constexpr const char *StreamScopePrefix = "opd.stream.";
+/// The attribute of a body variant whose candidate stores are to stream.
+inline constexpr const char *StreamFnAttr = "opd-stream";
+
 /// Emits the kernel of \p loop as an internal, always-inlined function.
 /// Accesses through dat and map arguments carry the TBAA tag of their
 /// memory kind, alias scopes saying they never alias accesses through

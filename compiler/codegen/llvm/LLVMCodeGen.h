@@ -73,6 +73,10 @@ generateLLVMModule(const ir::Program &program, llvm::LLVMContext &context,
 /// Runs the default per-module pipeline of \p optLevel (0..3) on \p module.
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
                     unsigned optLevel, bool libmvec = false);
+/// Marks non-temporal the stores of body variants with the "opd-stream"
+/// attribute that go through a streaming argument's alias scope
+/// (KernelCodeGen.h, isStreamCandidate); optimizeModule's last step.
+void markStreamingStores(llvm::Module &module);
 
 /// Name of the function metadata that tags a loop's body function with the
 /// loop's kernel name and source location: !{!"kernel", i32 buffer, i32 line,

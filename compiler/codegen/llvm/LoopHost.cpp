@@ -13,6 +13,11 @@
 //   partials: opd_rt_scratch(chunks * dim * bytes per reduction), every
 //             slot set to the identity of its operation
 //   opd_loop_run(loop, @opd_body_K.N, &ctx)    (body: LoopBody.cpp)
+//     or, when an argument may stream (isStreamCandidate) and
+//     opd_loop_streams(loop) says the loop's data exceed the last-level
+//     cache, @opd_body_K.N.nt: the same body whose stores through those
+//     arguments are non-temporal (markStreamingStores, Target.cpp), ending
+//     in a fence so that the streamed data are visible after the loop
 //   opd_reduce_local(&v, ...)                  (MPI: a sum counts v once)
 //   v = v (+|min|max) partial[c] for c = 0, 1, ... in order
 //   opd_reduce_global(&v, ...)                 (MPI_Allreduce; else nothing)
@@ -29,6 +34,8 @@
 
 #include "codegen/llvm/LoopCodeGen.h"
 #include "codegen/llvm/LoopEmitter.h"
+#include "codegen/llvm/KernelCodeGen.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include "codegen/common/Identities.h"
 #include "codegen/common/RuntimeMapping.h"
@@ -423,7 +430,27 @@ void LoopEmitter::emit() {
     emitHaloChecks();
   llvm::Value *handle = emitPrepare();
   emitContext(handle);
-  b.CreateCall(cgm.rt.loopRun, {handle, body, ctx});
+  bool streams = false;
+  for (unsigned i = 0; i < loop.args.size(); ++i)
+    streams = streams || isStreamCandidate(loop, i);
+  llvm::Value *run = body;
+  if (streams && access.race != RaceClass::IncStrips) {
+    llvm::ValueToValueMapTy vmap;
+    llvm::Function *nt = llvm::CloneFunction(body, vmap);
+    nt->setName(body->getName() + ".nt");
+    nt->addFnAttr(StreamFnAttr);
+    // Non-temporal stores are weakly ordered: a full fence before each
+    // return orders them before the end of the chunk (and so before the
+    // runtime's barrier and any later loop's reads).
+    for (llvm::BasicBlock &bb : *nt)
+      if (auto *ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator()))
+        new llvm::FenceInst(cgm.context, llvm::AtomicOrdering::SequentiallyConsistent,
+                            llvm::SyncScope::System, ret->getIterator());
+    llvm::Value *big = b.CreateICmpNE(b.CreateCall(cgm.rt.loopStreams, {handle}),
+                                      llvm::ConstantInt::get(cgm.i32Ty, 0));
+    run = b.CreateSelect(big, nt, body, "body");
+  }
+  b.CreateCall(cgm.rt.loopRun, {handle, run, ctx});
   if (chunks)
     combinePartials();
 }

@@ -78,6 +78,7 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   loopSetLocation = declare("opd_loop_set_location", voidTy, {ptr, ptr});
   loopChunks = declare("opd_loop_chunks", i64, {ptr});
   loopRun = declare("opd_loop_run", voidTy, {ptr, ptr, ptr});
+  loopStreams = declare("opd_loop_streams", i32, {ptr});
   scratch = declare("opd_rt_scratch", ptr, {i64});
   reduceLocal = declare("opd_reduce_local", voidTy, {ptr, i32, i32, i32});
   reduceGlobal = declare("opd_reduce_global", voidTy, {ptr, i32, i32, i32});

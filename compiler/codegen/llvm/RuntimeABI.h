@@ -39,7 +39,7 @@ struct RuntimeABI {
   llvm::FunctionCallee datWrite, datRead;
   llvm::FunctionCallee blockCreate, blockDatCreate, datExtent, datOrigin;
   llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopSetLocation,
-      loopChunks, loopRun;
+      loopChunks, loopRun, loopStreams;
   llvm::FunctionCallee scratch, reduceLocal, reduceGlobal;
   llvm::FunctionCallee solveTridiagonal;
   llvm::FunctionCallee tapePushDat, tapePopDat, tapePushValue, tapePopValue;

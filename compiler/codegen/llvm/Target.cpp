@@ -22,8 +22,11 @@
 // (_ZGVdN4v_sin, ...) for math calls; they differ from scalar libm in the
 // last bits (bench/libmvec/results.txt), so it is opt-in.
 #include "codegen/llvm/LLVMCodeGen.h"
+#include "codegen/llvm/KernelCodeGen.h"
 
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -168,6 +171,40 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
                                     ? pb.buildO0DefaultPipeline(level)
                                     : pb.buildPerModuleDefaultPipeline(level);
   mpm.run(module, mam);
+  markStreamingStores(module);
+}
+
+void markStreamingStores(llvm::Module &module) {
+  // After vectorisation: the vectoriser refuses to widen a store already
+  // marked non-temporal unless the target has an aligned vector form of it
+  // (rows here are 8-byte aligned), so the mark goes on the widened stores.
+  // x86 emits an under-aligned vector one as MOVNTI/MOVNTSD pieces.
+  auto *one = llvm::MDNode::get(
+      module.getContext(),
+      {llvm::ConstantAsMetadata::get(
+          llvm::ConstantInt::get(llvm::Type::getInt32Ty(module.getContext()), 1))});
+  for (llvm::Function &f : module) {
+    if (!f.hasFnAttribute(StreamFnAttr))
+      continue;
+    for (llvm::BasicBlock &bb : f)
+      for (llvm::Instruction &inst : bb) {
+        auto *st = llvm::dyn_cast<llvm::StoreInst>(&inst);
+        llvm::MDNode *scopes =
+            st ? st->getMetadata(llvm::LLVMContext::MD_alias_scope) : nullptr;
+        if (!scopes)
+          continue;
+        for (const llvm::MDOperand &op : scopes->operands()) {
+          auto *scope = llvm::dyn_cast<llvm::MDNode>(op);
+          auto *name = scope && scope->getNumOperands() > 2
+                           ? llvm::dyn_cast<llvm::MDString>(scope->getOperand(2))
+                           : nullptr;
+          if (name && name->getString().starts_with(StreamScopePrefix)) {
+            st->setMetadata(llvm::LLVMContext::MD_nontemporal, one);
+            break;
+          }
+        }
+      }
+  }
 }
 
 bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &tm,

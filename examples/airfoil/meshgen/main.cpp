@@ -1,7 +1,8 @@
 // main.cpp - opd-airfoil-meshgen command line.
 // SPDX-License-Identifier: Apache-2.0
 //
-//   opd-airfoil-meshgen [--I=400] [--J=600] [--dat FILE] [--h5 FILE]
+//   opd-airfoil-meshgen [--I=400] [--J=600] [--shuffle=SEED] [--dat FILE]
+//                       [--h5 FILE]
 //
 // Without --dat and --h5 it writes new_grid.dat and new_grid.h5 in the
 // current directory.
@@ -18,12 +19,15 @@
 namespace {
 
 constexpr const char *kUsage =
-    "usage: opd-airfoil-meshgen [--I=N] [--J=N] [--dat FILE] [--h5 FILE]\n"
+    "usage: opd-airfoil-meshgen [--I=N] [--J=N] [--shuffle=SEED] [--dat FILE] "
+    "[--h5 FILE]\n"
     "\n"
     "Generates OP2's Airfoil mesh (NACA0012, naca0012.m) with 3I x J cells.\n"
     "  --I=N       cells around the airfoil per third of the grid (default "
     "400)\n"
     "  --J=N       cells from the airfoil to the far field (default 600)\n"
+    "  --shuffle=SEED  number the elements at random (seeded), as an\n"
+    "              unstructured generator might (locality studies)\n"
     "  --dat FILE  write OP2's text mesh (new_grid.dat format)\n"
     "  --h5 FILE   write OP2's HDF5 mesh (new_grid.h5 layout)\n"
     "  -h, --help  show this help\n"
@@ -61,6 +65,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int main(int argc, char **argv) {
   long I = 400, J = 600;
+  long seed = -1; // --shuffle
   std::string dat, h5;
   bool have_dat = false, have_h5 = false;
 
@@ -94,6 +99,8 @@ int main(int argc, char **argv) {
       I = parse_count("--I", arg.substr(4));
     } else if (arg.substr(0, 4) == "--J=") {
       J = parse_count("--J", arg.substr(4));
+    } else if (arg.substr(0, 10) == "--shuffle=") {
+      seed = parse_count("--shuffle", arg.substr(10));
     } else if (arg == "--I" || arg == "--J") {
       usage_error(std::string(arg) + " takes its value as " + std::string(arg) +
                   "=N");
@@ -115,7 +122,9 @@ int main(int argc, char **argv) {
 
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    const opd::meshgen::AirfoilMesh m = opd::meshgen::generate(I, J);
+    opd::meshgen::AirfoilMesh m = opd::meshgen::generate(I, J);
+    if (seed >= 0)
+      opd::meshgen::shuffle(m, unsigned(seed));
     std::printf(
         "mesh I=%ld J=%ld: %d nodes, %d cells, %d edges, %d bedges (%.2f s)\n",
         I, J, m.nnode, m.ncell, m.nedge, m.nbedge, seconds_since(t0));

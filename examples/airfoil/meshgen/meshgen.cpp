@@ -22,6 +22,8 @@
 #include <complex>
 #include <limits>
 #include <numbers>
+#include <numeric>
+#include <random>
 #include <stdexcept>
 
 namespace opd::meshgen {
@@ -382,6 +384,45 @@ FlowConstants flow_constants() {
   k.qinf[2] = 0.0f;
   k.qinf[3] = r * e;
   return k;
+}
+
+void shuffle(AirfoilMesh &m, unsigned seed) {
+  std::mt19937 rng(seed);
+  // newToOld of n elements, and its inverse.
+  auto perm = [&](int n, std::vector<int> &inv) {
+    std::vector<int> p(static_cast<std::size_t>(n));
+    std::iota(p.begin(), p.end(), 0);
+    std::shuffle(p.begin(), p.end(), rng);
+    inv.assign(p.size(), 0);
+    for (std::size_t i = 0; i < p.size(); ++i)
+      inv[static_cast<std::size_t>(p[i])] = int(i);
+    return p;
+  };
+  std::vector<int> nodeInv, cellInv, edgeInv, bedgeInv;
+  const std::vector<int> pn = perm(m.nnode, nodeInv),
+                         pc = perm(m.ncell, cellInv),
+                         pe = perm(m.nedge, edgeInv),
+                         pb = perm(m.nbedge, bedgeInv);
+  // Rows of `dim` values: new row i = old row p[i], entries through `inv`
+  // (null: values, not indices).
+  auto rows = [](auto &v, int dim, const std::vector<int> &p,
+                 const std::vector<int> *inv) {
+    auto old = v;
+    for (std::size_t i = 0; i < p.size(); ++i)
+      for (int k = 0; k < dim; ++k) {
+        auto x = old[static_cast<std::size_t>(p[i]) * dim + k];
+        if (inv)
+          x = (*inv)[static_cast<std::size_t>(x)];
+        v[i * dim + k] = x;
+      }
+  };
+  rows(m.x, 2, pn, nullptr);
+  rows(m.cell, 4, pc, &nodeInv);
+  rows(m.edge, 2, pe, &nodeInv);
+  rows(m.ecell, 2, pe, &cellInv);
+  rows(m.bedge, 2, pb, &nodeInv);
+  rows(m.becell, 1, pb, &cellInv);
+  rows(m.bound, 1, pb, nullptr);
 }
 
 } // namespace opd::meshgen

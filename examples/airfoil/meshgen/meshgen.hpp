@@ -37,6 +37,11 @@ bool sizes_fit_int(long I, long J);
 // Builds the mesh for the given parameters (I >= 1, J >= 1, sizes_fit_int).
 AirfoilMesh generate(long I, long J);
 
+// Renumbers nodes, cells, edges and boundary edges at random (seeded,
+// deterministic): the same mesh with the numbering of an unstructured mesh
+// generator, for locality studies (docs/performance.md, --renumber).
+void shuffle(AirfoilMesh &m, unsigned seed);
+
 // OP2's flow constants and initial state, as OP2's airfoil/convert_mesh set
 // them (float literals widened to double).
 struct FlowConstants {

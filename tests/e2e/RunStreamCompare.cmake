@@ -1,0 +1,47 @@
+# RunStreamCompare.cmake - One program run with plain and with streaming
+# (non-temporal) stores; every run must print the same bytes.
+# SPDX-License-Identifier: Apache-2.0
+# cmake -DOPDC=opdc -DSOURCE=prog.opd -DWORK=dir [-DARGS="--n=5;..."]
+#       [-DIGNORE=regex] -P RunStreamCompare.cmake
+#
+# Streaming is forced with OPD_STREAM_STORES=1 and OPD_LLC_BYTES=1 (every
+# loop "exceeds the cache", so every loop with a write-only argument runs
+# its .nt body, compiler/codegen/llvm/LoopHost.cpp); the plain runs have
+# OPD_STREAM_STORES=0. Both at --threads=1 and 2. Lines matching IGNORE
+# (timings) are dropped before comparing.
+cmake_minimum_required(VERSION 3.25)
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+execute_process(COMMAND ${OPDC} build ${SOURCE} -o ${WORK}/prog
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "opdc build ${SOURCE} failed (${rc}):\n${out}${err}")
+endif()
+
+function(run_one env threads result)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${env} ${WORK}/prog ${ARGS}
+                          --threads=${threads}
+    WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+    ERROR_VARIABLE err TIMEOUT 120)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${env} --threads=${threads} failed (${rc}):\n${out}${err}")
+  endif()
+  string(REPLACE "\n" ";" lines "${out}")
+  set(kept "")
+  foreach(line IN LISTS lines)
+    if(DEFINED IGNORE AND line MATCHES "${IGNORE}")
+      continue()
+    endif()
+    string(APPEND kept "${line}\n")
+  endforeach()
+  set(${result} "${kept}" PARENT_SCOPE)
+endfunction()
+
+run_one("OPD_STREAM_STORES=0" 1 reference)
+foreach(threads 1 2)
+  run_one("OPD_STREAM_STORES=1;OPD_LLC_BYTES=1" ${threads} streamed)
+  if(NOT streamed STREQUAL reference)
+    message(FATAL_ERROR "streaming stores, --threads=${threads}: output "
+                        "differs from plain stores:\n${streamed}\n--- plain:\n${reference}")
+  endif()
+endforeach()
