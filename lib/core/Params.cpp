@@ -3,7 +3,7 @@
 //
 // Accepted: --NAME=VALUE for each param (a bool param also as bare --NAME,
 // meaning true), --threads=N, --profile, --check-fp[=BOOL] (default: the
-// environment variable OPD_CHECK_FP, else off), --partition=metis|block (MPI
+// environment variable OPD_CHECK_FP, else off), --partition=ptscotch|metis|block (MPI
 // runtime; accepted and unused on one process), --help. Everything else,
 // including positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
@@ -182,8 +182,8 @@ std::string defaultText(const opd_param_desc &p) {
   row("--profile", "print time and bandwidth per loop at exit");
   row("--check-fp", "stop at the first NaN or infinity a loop produces "
                     "(default: OPD_CHECK_FP=1 in the environment, else off)");
-  row("--partition=metis|block",
-      "how sets are split over MPI ranks (default: metis)");
+  row("--partition=ptscotch|metis|block",
+      "how sets are split over MPI ranks (default: ptscotch)");
   row("--help", "print this help and exit");
   if (dist::printer())
     std::fputs(out.c_str(), stdout);
@@ -232,7 +232,7 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   dist::init();
   silenceHDF5();
   setProfileRequested(false);
-  setPartitionMethod(PartitionMethod::Metis);
+  setPartitionMethod(PartitionMethod::PTScotch);
   bool checkFP = checkFPFromEnvironment();
   bool help = false;
   int threads = 0;
@@ -274,9 +274,11 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
         setPartitionMethod(PartitionMethod::Metis);
       else if (value && !std::strcmp(value, "block"))
         setPartitionMethod(PartitionMethod::Block);
+      else if (value && !std::strcmp(value, "ptscotch"))
+        setPartitionMethod(PartitionMethod::PTScotch);
       else
-        failf("option '--partition' needs 'metis' or 'block' "
-              "(--partition=metis)");
+        failf("option '--partition' needs 'ptscotch', 'metis' or 'block' "
+              "(--partition=ptscotch)");
       continue;
     }
     if (name == "threads") {
