@@ -57,20 +57,24 @@ std::string &noteStorage() {
 }
 bool done = false;
 std::string memoryNote;
+// Slice elements handled per round while building the halos.
+constexpr int64_t RowBatch = int64_t(1) << 17;
 
-// Global to local indices of what one rank stores, sorted by global index.
+// Global to local indices of what one rank stores: its local order is a few
+// runs each in ascending global order (core, boundary, exec, non-exec), so
+// a lookup is a binary search per run and needs no table of its own.
 struct Lookup {
-  std::vector<std::pair<int64_t, int32_t>> table;
-  void build(const std::vector<int64_t> &ids) {
-    table.resize(ids.size());
-    for (std::size_t i = 0; i < ids.size(); ++i)
-      table[i] = {ids[i], int32_t(i)};
-    std::sort(table.begin(), table.end());
-  }
+  const std::vector<int64_t> *ids = nullptr;
+  std::vector<std::size_t> runs; ///< run starts, then the end
   int32_t find(int64_t g) const {
-    auto it = std::lower_bound(table.begin(), table.end(),
-                               std::pair<int64_t, int32_t>{g, INT32_MIN});
-    return it != table.end() && it->first == g ? it->second : -1;
+    for (std::size_t r = 0; r + 1 < runs.size(); ++r) {
+      auto first = ids->begin() + std::ptrdiff_t(runs[r]);
+      auto last = ids->begin() + std::ptrdiff_t(runs[r + 1]);
+      auto it = std::lower_bound(first, last, g);
+      if (it != last && *it == g)
+        return int32_t(it - ids->begin());
+    }
+    return -1;
   }
 };
 
@@ -189,17 +193,6 @@ void partitionSets() {
   const Owners owners = computeOwners(noteStorage());
   const double tOwners = opd_rt_wtime();
 
-  // The owner of every target of this rank's slice rows, per map.
-  std::map<const opd_map *, std::vector<int32_t>> targetOwner;
-  for (opd_map *m : maps) {
-    std::vector<int64_t> ids(std::size_t(m->from->size * m->arity));
-    for (std::size_t k = 0; k < ids.size(); ++k)
-      ids[k] = m->data[k];
-    std::vector<int32_t> &own = targetOwner[m];
-    own.assign(ids.size(), 0);
-    fetchRows(m->to->globalSize, owners.at(m->to).data(), sizeof(int32_t), ids,
-              own.data());
-  }
 
   // Owned (core or boundary) and exec elements, told by the slice holders.
   std::map<const opd_set *, std::vector<int64_t>> ids;
@@ -207,34 +200,53 @@ void partitionSets() {
   for (opd_set *s : sets) {
     const int64_t lo = sliceLo(s->globalSize, me);
     const std::vector<int32_t> &own = owners.at(s);
-    std::vector<std::vector<int64_t>> toOwner(np), toExec(np);
-    std::vector<int32_t> reached;
-    for (int64_t x = 0; x < s->size; ++x) {
-      const int32_t o = own[std::size_t(x)];
-      reached.clear();
+    std::vector<int64_t> core, boundary, exec;
+    // In rounds of rows, so that the buffers stay small: the owners of the
+    // round's map targets, then each element to its owner (with whether it
+    // is core) and to the ranks whose elements it reaches (their exec halo).
+    long long rounds = (s->size + RowBatch - 1) / RowBatch;
+    MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX,
+                  MPI_COMM_WORLD);
+    for (long long r = 0; r < rounds; ++r) {
+      const int64_t x0 = std::min<int64_t>(s->size, int64_t(r) * RowBatch);
+      const int64_t x1 = std::min<int64_t>(s->size, x0 + RowBatch);
+      std::map<const opd_map *, std::vector<int32_t>> targetOwner;
       for (opd_map *m : maps) {
         if (m->from != s)
           continue;
-        const int32_t *t = targetOwner[m].data() + x * m->arity;
-        for (int k = 0; k < m->arity; ++k)
-          if (t[k] != o)
-            reached.push_back(t[k]);
+        const std::size_t entries = std::size_t((x1 - x0) * m->arity);
+        std::vector<int32_t> &to = targetOwner[m];
+        to.assign(entries, 0);
+        fetchRows(m->to->globalSize, owners.at(m->to).data(), sizeof(int32_t),
+                  m->data + x0 * m->arity, entries, to.data());
       }
-      toOwner[std::size_t(o)].push_back(lo + x);
-      toOwner[std::size_t(o)].push_back(reached.empty() ? 0 : 1);
-      std::sort(reached.begin(), reached.end());
-      reached.erase(std::unique(reached.begin(), reached.end()),
-                    reached.end());
-      for (int32_t q : reached)
-        toExec[std::size_t(q)].push_back(lo + x);
+      std::vector<std::vector<int64_t>> toOwner(np), toExec(np);
+      std::vector<int32_t> reached;
+      for (int64_t x = x0; x < x1; ++x) {
+        const int32_t o = own[std::size_t(x)];
+        reached.clear();
+        for (const auto &[m, to] : targetOwner) {
+          const int32_t *t = to.data() + (x - x0) * m->arity;
+          for (int k = 0; k < m->arity; ++k)
+            if (t[k] != o)
+              reached.push_back(t[k]);
+        }
+        toOwner[std::size_t(o)].push_back(lo + x);
+        toOwner[std::size_t(o)].push_back(reached.empty() ? 0 : 1);
+        std::sort(reached.begin(), reached.end());
+        reached.erase(std::unique(reached.begin(), reached.end()),
+                      reached.end());
+        for (int32_t q : reached)
+          toExec[std::size_t(q)].push_back(lo + x);
+      }
+      std::vector<int> from;
+      const std::vector<int64_t> mine = exchangeIds(toOwner, from);
+      for (std::size_t k = 0; k + 1 < mine.size(); k += 2)
+        (mine[k + 1] ? boundary : core).push_back(mine[k]);
+      const std::vector<int64_t> more = exchangeIds(toExec, from);
+      exec.insert(exec.end(), more.begin(), more.end());
     }
-    std::vector<int> from;
-    const std::vector<int64_t> mine = exchangeIds(toOwner, from);
-    toOwner.clear();
-    std::vector<int64_t> core, boundary;
-    for (std::size_t k = 0; k + 1 < mine.size(); k += 2)
-      (mine[k + 1] ? boundary : core).push_back(mine[k]);
-    std::vector<int64_t> exec = sortedUnique(exchangeIds(toExec, from));
+    exec = sortedUnique(std::move(exec));
     std::sort(core.begin(), core.end());
     std::sort(boundary.begin(), boundary.end());
     std::vector<int64_t> &all = ids[s];
@@ -245,19 +257,21 @@ void partitionSets() {
     all.insert(all.end(), exec.begin(), exec.end());
     execOf[s] = int64_t(all.size());
   }
-  targetOwner.clear();
 
   // Map rows of the owned and exec elements; their targets not stored yet
-  // are the non-exec halo.
+  // are the non-exec halo. (Fetched again below with the non-exec rows, so
+  // that only one map's rows are held at a time.)
   std::map<const opd_set *, Lookup> lookup;
-  for (opd_set *s : sets)
-    lookup[s].build(ids[s]);
-  std::map<const opd_map *, std::vector<int32_t>> rows;
+  for (opd_set *s : sets) {
+    Lookup &l = lookup[s];
+    l.ids = &ids[s];
+    l.runs = {0, std::size_t(coreOf[s]), std::size_t(ownedOf[s]),
+              std::size_t(execOf[s])};
+  }
   std::map<const opd_set *, std::vector<int64_t>> nonExec;
   for (opd_map *m : maps) {
     const std::vector<int64_t> &want = ids[m->from];
-    std::vector<int32_t> &r = rows[m];
-    r.assign(want.size() * std::size_t(m->arity), 0);
+    std::vector<int32_t> r(want.size() * std::size_t(m->arity), 0);
     fetchRows(m->from->globalSize, m->data,
               std::size_t(m->arity) * sizeof(int32_t), want, r.data());
     const Lookup &to = lookup[m->to];
@@ -265,35 +279,31 @@ void partitionSets() {
     for (int32_t t : r)
       if (to.find(t) < 0)
         extra.push_back(t);
+    extra = sortedUnique(std::move(extra));
   }
   for (opd_set *s : sets) {
-    const std::vector<int64_t> extra = sortedUnique(nonExec[s]);
     std::vector<int64_t> &all = ids[s];
-    all.insert(all.end(), extra.begin(), extra.end());
+    all.insert(all.end(), nonExec[s].begin(), nonExec[s].end());
+    nonExec[s] = std::vector<int64_t>();
     if (int64_t(all.size()) > INT32_MAX)
       failf("set '%s': too many elements on one rank", s->name.c_str());
-    lookup[s].build(all);
-    nonExec[s] = extra;
+    lookup[s].runs.push_back(all.size());
   }
 
-  // Maps in local form: the rows of the non-exec elements too.
+  // Maps in local form: every stored element's row, fetched straight into
+  // the local map and translated in place.
   for (opd_map *m : maps) {
-    const std::vector<int64_t> &extra = nonExec[m->from];
-    std::vector<int32_t> &r = rows[m];
-    const std::size_t before = r.size();
-    r.resize(before + extra.size() * std::size_t(m->arity));
-    fetchRows(m->from->globalSize, m->data,
-              std::size_t(m->arity) * sizeof(int32_t), extra,
-              r.data() + before);
-    const Lookup &to = lookup[m->to];
+    const std::vector<int64_t> &want = ids[m->from];
     std::string what = "map '" + m->name + "'";
-    auto *local = static_cast<int32_t *>(
-        allocZeroed(r.size() * sizeof(int32_t), what.c_str()));
-    for (std::size_t k = 0; k < r.size(); ++k) {
-      const int32_t t = to.find(r[k]);
+    auto *local = static_cast<int32_t *>(allocZeroed(
+        want.size() * std::size_t(m->arity) * sizeof(int32_t), what.c_str()));
+    fetchRows(m->from->globalSize, m->data,
+              std::size_t(m->arity) * sizeof(int32_t), want, local);
+    const Lookup &to = lookup[m->to];
+    for (std::size_t k = 0; k < want.size() * std::size_t(m->arity); ++k) {
+      const int32_t t = to.find(local[k]);
       local[k] = t >= 0 ? t : 0;
     }
-    rows.erase(m);
     freeAligned(m->data);
     m->data = local;
     ++m->version;
@@ -331,7 +341,9 @@ void partitionSets() {
     std::vector<int32_t> haloOwner(halo.size(), 0);
     fetchRows(s->globalSize, owners.at(s).data(), sizeof(int32_t), halo,
               haloOwner.data());
-    buildLists(s, haloOwner, lookup[s]);
+    Lookup &l = lookup[s];
+    l.ids = &s->globalIds; // moved there
+    buildLists(s, haloOwner, l);
   }
   double seconds[2] = {tOwners - t0, opd_rt_wtime() - t0};
   MPI_Allreduce(MPI_IN_PLACE, seconds, 2, MPI_DOUBLE, MPI_MAX,

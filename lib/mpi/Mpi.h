@@ -53,6 +53,8 @@ std::vector<int64_t> exchangeIds(const std::vector<std::vector<int64_t>> &send,
 /// order of ids. Collective.
 void fetchRows(int64_t n, const void *slice, std::size_t rowBytes,
                const std::vector<int64_t> &ids, void *out);
+void fetchRows(int64_t n, const void *slice, std::size_t rowBytes,
+               const int32_t *ids, std::size_t count, void *out);
 /// The inverse: `rows` (one per id) into the slices that hold them.
 void storeRows(int64_t n, const void *rows, std::size_t rowBytes,
                const std::vector<int64_t> &ids, void *slice);

@@ -46,6 +46,8 @@
 
 namespace opdc::rt::dist {
 namespace {
+// Rows of a map handled per round when building graphs and owners.
+constexpr int64_t RowBatch = int64_t(1) << 17;
 
 opd_set *choosePrimary() {
   const std::vector<opd_set *> sets = allSets();
@@ -94,42 +96,53 @@ opd_set *choosePrimary() {
 Graph buildGraph(const opd_set *primary) {
   const int64_t n = primary->globalSize;
   const std::size_t np = std::size_t(ranks());
-  std::vector<std::vector<int64_t>> send(np);
+  const int64_t lo = sliceLo(n, rank());
+  const int64_t local = sliceLo(n, rank() + 1) - lo;
+  // Arcs (a, b) of this rank's vertices a as (a - lo) << 32 | b: 8 bytes
+  // each (n is below 2^31 here).
+  std::vector<int64_t> arcs;
+  // In rounds of RowBatch rows, so that the messages stay small.
   for (opd_map *m : allMaps()) {
     if (m->to != primary || m->arity < 2)
       continue;
     const int a = m->arity;
-    for (int64_t x = 0; x < m->from->size; ++x) {
-      const int32_t *t = m->data + x * a;
-      for (int i = 0; i < a; ++i)
-        for (int j = 0; j < a; ++j)
-          if (t[i] != t[j]) {
-            std::vector<int64_t> &s = send[std::size_t(sliceRank(n, t[i]))];
-            s.push_back(t[i]);
-            s.push_back(t[j]);
-          }
+    long long rounds = (m->from->size + RowBatch - 1) / RowBatch;
+    MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX,
+                  MPI_COMM_WORLD);
+    for (long long r = 0; r < rounds; ++r) {
+      std::vector<std::vector<int64_t>> send(np);
+      const int64_t end = std::min<int64_t>(m->from->size, (r + 1) * RowBatch);
+      for (int64_t x = int64_t(r) * RowBatch; x < end; ++x) {
+        const int32_t *t = m->data + x * a;
+        for (int i = 0; i < a; ++i)
+          for (int j = 0; j < a; ++j)
+            if (t[i] != t[j]) {
+              std::vector<int64_t> &s = send[std::size_t(sliceRank(n, t[i]))];
+              s.push_back(t[i]);
+              s.push_back(t[j]);
+            }
+      }
+      std::vector<int> from;
+      const std::vector<int64_t> got = exchangeIds(send, from);
+      for (std::size_t k = 0; k + 1 < got.size(); k += 2)
+        arcs.push_back(int64_t(uint64_t(got[k] - lo) << 32 |
+                               uint64_t(got[k + 1])));
     }
   }
-  std::vector<int> from;
-  const std::vector<int64_t> got = exchangeIds(send, from);
-  send.clear();
-  std::vector<std::pair<int64_t, int64_t>> pairs(got.size() / 2);
-  for (std::size_t k = 0; k < pairs.size(); ++k)
-    pairs[k] = {got[2 * k], got[2 * k + 1]};
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  std::sort(arcs.begin(), arcs.end());
+  arcs.erase(std::unique(arcs.begin(), arcs.end()), arcs.end());
   Graph g;
-  g.lo = sliceLo(n, rank());
+  g.lo = lo;
   g.n = n;
-  const int64_t local = sliceLo(n, rank() + 1) - g.lo;
   g.xadj.assign(std::size_t(local) + 1, 0);
-  g.adj.resize(pairs.size());
-  for (const auto &p : pairs)
-    ++g.xadj[std::size_t(p.first - g.lo) + 1];
+  for (int64_t arc : arcs)
+    ++g.xadj[std::size_t(uint64_t(arc) >> 32) + 1];
   for (int64_t i = 0; i < local; ++i)
     g.xadj[std::size_t(i) + 1] += g.xadj[std::size_t(i)];
-  for (std::size_t k = 0; k < pairs.size(); ++k)
-    g.adj[k] = pairs[k].second;
+  // The arcs' targets in place (sorted by source already).
+  for (int64_t &arc : arcs)
+    arc = int64_t(uint64_t(arc) & 0xffffffffu);
+  g.adj = std::move(arcs);
   return g;
 }
 
@@ -221,12 +234,12 @@ void quality(const Graph &g, const std::vector<int32_t> &part,
 // Owners of a source set through map m from the owners of its targets:
 // each element goes with its first target.
 std::vector<int32_t> followFirstTarget(const opd_map *m, const Owners &owners) {
-  std::vector<int64_t> first(std::size_t(m->from->size));
+  std::vector<int32_t> first(static_cast<std::size_t>(m->from->size));
   for (int64_t x = 0; x < m->from->size; ++x)
     first[std::size_t(x)] = m->data[x * m->arity];
   std::vector<int32_t> own(first.size(), 0);
-  fetchRows(m->to->globalSize, owners.at(m->to).data(), sizeof(int32_t), first,
-            own.data());
+  fetchRows(m->to->globalSize, owners.at(m->to).data(), sizeof(int32_t),
+            first.data(), first.size(), own.data());
   return own;
 }
 
@@ -235,34 +248,42 @@ std::vector<int32_t> followFirstTarget(const opd_map *m, const Owners &owners) {
 std::vector<int32_t> followFirstSource(const opd_map *m, const Owners &owners) {
   const int64_t n = m->to->globalSize;
   const int64_t lo = sliceLo(m->from->globalSize, rank());
-  std::vector<std::pair<int64_t, int64_t>> reach; // (target, local source)
-  reach.reserve(std::size_t(m->from->size * m->arity));
-  for (int64_t x = 0; x < m->from->size; ++x)
-    for (int k = 0; k < m->arity; ++k)
-      reach.push_back({m->data[x * m->arity + k], x});
-  std::sort(reach.begin(), reach.end());
-  const std::vector<int32_t> &from = owners.at(m->from);
-  std::vector<std::vector<int64_t>> send(static_cast<std::size_t>(ranks()));
-  for (std::size_t k = 0; k < reach.size(); ++k) {
-    if (k > 0 && reach[k].first == reach[k - 1].first)
-      continue;
-    std::vector<int64_t> &s = send[std::size_t(sliceRank(n, reach[k].first))];
-    s.push_back(reach[k].first);
-    s.push_back(lo + reach[k].second);
-    s.push_back(from[std::size_t(reach[k].second)]);
-  }
-  reach.clear();
-  std::vector<int> displ;
-  const std::vector<int64_t> got = exchangeIds(send, displ);
   const int64_t mine = sliceLo(n, rank());
   const int64_t count = sliceLo(n, rank() + 1) - mine;
   std::vector<int32_t> own(static_cast<std::size_t>(count), int32_t(rank()));
-  std::vector<int64_t> best(std::size_t(count), INT64_MAX);
-  for (std::size_t k = 0; k + 2 < got.size(); k += 3) {
-    const std::size_t t = std::size_t(got[k] - mine);
-    if (got[k + 1] < best[t]) {
-      best[t] = got[k + 1];
-      own[t] = int32_t(got[k + 2]);
+  std::vector<int64_t> best(static_cast<std::size_t>(count), INT64_MAX);
+  const std::vector<int32_t> &from = owners.at(m->from);
+  long long rounds = (m->from->size + RowBatch - 1) / RowBatch;
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX,
+                MPI_COMM_WORLD);
+  // In rounds of rows: the lowest source per target in the round, sent to
+  // the target's slice holder, which keeps the lowest over all rounds.
+  for (long long r = 0; r < rounds; ++r) {
+    const int64_t end = std::min<int64_t>(m->from->size, (r + 1) * RowBatch);
+    std::vector<std::pair<int64_t, int64_t>> reach; // (target, local source)
+    for (int64_t x = int64_t(r) * RowBatch; x < end; ++x)
+      for (int k = 0; k < m->arity; ++k)
+        reach.push_back({m->data[x * m->arity + k], x});
+    std::sort(reach.begin(), reach.end());
+    std::vector<std::vector<int64_t>> send(static_cast<std::size_t>(ranks()));
+    for (std::size_t k = 0; k < reach.size(); ++k) {
+      if (k > 0 && reach[k].first == reach[k - 1].first)
+        continue;
+      std::vector<int64_t> &s =
+          send[std::size_t(sliceRank(n, reach[k].first))];
+      s.push_back(reach[k].first);
+      s.push_back(lo + reach[k].second);
+      s.push_back(from[std::size_t(reach[k].second)]);
+    }
+    reach = {};
+    std::vector<int> displ;
+    const std::vector<int64_t> got = exchangeIds(send, displ);
+    for (std::size_t k = 0; k + 2 < got.size(); k += 3) {
+      const std::size_t t = std::size_t(got[k] - mine);
+      if (got[k + 1] < best[t]) {
+        best[t] = got[k + 1];
+        own[t] = int32_t(got[k + 2]);
+      }
     }
   }
   return own;

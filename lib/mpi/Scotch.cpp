@@ -5,8 +5,9 @@
 // Each rank passes its slice of the graph (global vertex numbers, base 0)
 // to SCOTCH_dgraphBuild and SCOTCH_dgraphPart computes one part per rank
 // with the default strategy for that many parts (SCOTCH_STRATQUALITY,
-// 5% imbalance allowed). Scotch's random generator is reset to a fixed
-// seed first, so the same ranks give the same partition on every run.
+// 5% imbalance allowed), in a Scotch context set deterministic with a
+// fixed random seed, so the same ranks give the same partition on every
+// run.
 #include "mpi/Scotch.h"
 
 #include "core/Dist.h"
@@ -34,11 +35,21 @@ bool ptscotchParts(const Graph &g, std::vector<int32_t> &part,
   }
   std::vector<SCOTCH_Num> vert(g.xadj.begin(), g.xadj.end()),
       edge(g.adj.begin(), g.adj.end()), out(local + 1, 0);
-  SCOTCH_randomSeed(12345);
-  SCOTCH_randomReset();
-  SCOTCH_Dgraph graph;
+  // A context asking for deterministic runs and a fixed random seed (the
+  // library is threaded; without it two runs may differ).
+  SCOTCH_Context context;
+  SCOTCH_Dgraph graph, bound;
   SCOTCH_Strat strat;
-  int rc = SCOTCH_dgraphInit(&graph, MPI_COMM_WORLD);
+  int rc = SCOTCH_contextInit(&context);
+  if (rc == 0)
+    rc = SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMDETERMINISTIC, 1);
+  if (rc == 0)
+    rc = SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMRANDOMFIXEDSEED,
+                                    1);
+  if (rc == 0) {
+    SCOTCH_contextRandomSeed(&context, 12345);
+    rc = SCOTCH_dgraphInit(&graph, MPI_COMM_WORLD);
+  }
   if (rc == 0) {
     rc = SCOTCH_dgraphBuild(
         &graph, 0, SCOTCH_Num(local), SCOTCH_Num(local), vert.data(),
@@ -49,11 +60,17 @@ bool ptscotchParts(const Graph &g, std::vector<int32_t> &part,
     if (rc == 0)
       rc = SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATQUALITY, parts,
                                       parts, 0.05);
+    const bool bind =
+        rc == 0 && SCOTCH_dgraphInit(&bound, MPI_COMM_WORLD) == 0 &&
+        SCOTCH_contextBindDgraph(&context, &graph, &bound) == 0;
     if (rc == 0)
-      rc = SCOTCH_dgraphPart(&graph, parts, &strat, out.data());
+      rc = bind ? SCOTCH_dgraphPart(&bound, parts, &strat, out.data()) : 1;
+    if (bind)
+      SCOTCH_dgraphExit(&bound);
     SCOTCH_stratExit(&strat);
     SCOTCH_dgraphExit(&graph);
   }
+  SCOTCH_contextExit(&context);
   ok = rc == 0;
   MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!ok) {

@@ -91,83 +91,129 @@ std::vector<int64_t> exchangeIds(const std::vector<std::vector<int64_t>> &send,
   return got;
 }
 
-void fetchRows(int64_t n, const void *slice, std::size_t rowBytes,
-               const std::vector<int64_t> &ids, void *out) {
-  const int p = ranks();
-  const std::size_t np = std::size_t(p);
-  std::vector<std::vector<int64_t>> want(np);
-  std::vector<int32_t> holder(ids.size());
-  for (std::size_t k = 0; k < ids.size(); ++k) {
-    const int q = sliceRank(n, ids[k]);
-    holder[k] = q;
-    want[std::size_t(q)].push_back(ids[k]);
+namespace {
+// Ids per rank and round of fetchRows and storeRows: bounds their buffers
+// (about 40 bytes an id plus the rows) whatever the size of the request.
+constexpr std::size_t Batch = std::size_t(1) << 16;
+
+// The number of rounds every rank takes part in for `count` ids here.
+long long roundsFor(std::size_t count) {
+  long long rounds = (long long)((count + Batch - 1) / Batch);
+  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX,
+                MPI_COMM_WORLD);
+  return rounds;
+}
+
+// One round: the ids grouped by slice holder (counts sc, displacements sd),
+// sent; the ids asked of this rank come back in `asked` (rc, rd).
+template <class T>
+void sendIds(int64_t n, const T *ids, std::size_t count, std::vector<int> &sc,
+             std::vector<int> &sd, std::vector<int> &rc, std::vector<int> &rd,
+             std::vector<int64_t> &asked) {
+  const std::size_t np = std::size_t(ranks());
+  sc.assign(np, 0);
+  sd.assign(np + 1, 0);
+  rc.assign(np, 0);
+  rd.assign(np + 1, 0);
+  for (std::size_t k = 0; k < count; ++k)
+    ++sc[std::size_t(sliceRank(n, int64_t(ids[k])))];
+  MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  for (std::size_t q = 0; q < np; ++q) {
+    sd[q + 1] = sd[q] + sc[q];
+    rd[q + 1] = toInt(std::size_t(rd[q]) + std::size_t(rc[q]), "indices");
   }
-  std::vector<int> from;
-  const std::vector<int64_t> asked = exchangeIds(want, from);
+  std::vector<int64_t> flat(count);
+  std::vector<int> cursor(sd.begin(), sd.end() - 1);
+  for (std::size_t k = 0; k < count; ++k) {
+    const int64_t g = int64_t(ids[k]);
+    flat[std::size_t(cursor[std::size_t(sliceRank(n, g))]++)] = g;
+  }
+  asked.resize(std::size_t(rd[np]));
+  MPI_Alltoallv(flat.data(), sc.data(), sd.data(), MPI_INT64_T, asked.data(),
+                rc.data(), rd.data(), MPI_INT64_T, MPI_COMM_WORLD);
+}
+
+template <class T>
+void fetchRound(int64_t n, const char *slice, std::size_t rowBytes,
+                const T *ids, std::size_t count, char *out) {
+  std::vector<int> sc, sd, rc, rd;
+  std::vector<int64_t> asked;
+  sendIds(n, ids, count, sc, sd, rc, rd, asked);
   if (rowBytes == 0)
     return;
   const int64_t lo = sliceLo(n, rank());
   std::vector<char> reply(asked.size() * rowBytes);
-  const char *src = static_cast<const char *>(slice);
   for (std::size_t j = 0; j < asked.size(); ++j)
     std::memcpy(reply.data() + j * rowBytes,
-                src + std::size_t(asked[j] - lo) * rowBytes, rowBytes);
-  std::vector<int> sc(np), rc(np), rd(np + 1, 0), sd(np);
-  for (std::size_t q = 0; q < np; ++q) {
-    sc[q] = from[q + 1] - from[q];
-    sd[q] = from[q];
-    rc[q] = int(want[q].size());
-    rd[q + 1] = rd[q] + rc[q];
-  }
-  std::vector<char> got(ids.size() * rowBytes);
+                slice + std::size_t(asked[j] - lo) * rowBytes, rowBytes);
+  asked = std::vector<int64_t>();
+  std::vector<char> got(count * rowBytes);
   MPI_Datatype t = rowType(rowBytes);
-  MPI_Alltoallv(reply.data(), sc.data(), sd.data(), t, got.data(), rc.data(),
-                rd.data(), t, MPI_COMM_WORLD);
+  MPI_Alltoallv(reply.data(), rc.data(), rd.data(), t, got.data(), sc.data(),
+                sd.data(), t, MPI_COMM_WORLD);
   MPI_Type_free(&t);
-  std::vector<int> cursor(rd.begin(), rd.end() - 1);
-  char *dst = static_cast<char *>(out);
-  for (std::size_t k = 0; k < ids.size(); ++k)
-    std::memcpy(dst + k * rowBytes,
-                got.data() + std::size_t(cursor[std::size_t(holder[k])]++) *
-                                 rowBytes,
+  std::vector<int> cursor(sd.begin(), sd.end() - 1);
+  for (std::size_t k = 0; k < count; ++k) {
+    const int q = sliceRank(n, int64_t(ids[k]));
+    std::memcpy(out + k * rowBytes,
+                got.data() + std::size_t(cursor[std::size_t(q)]++) * rowBytes,
                 rowBytes);
+  }
+}
+
+template <class T>
+void fetchAll(int64_t n, const void *slice, std::size_t rowBytes, const T *ids,
+              std::size_t count, void *out) {
+  const long long rounds = roundsFor(count);
+  for (long long r = 0; r < rounds; ++r) {
+    const std::size_t begin = std::min(count, std::size_t(r) * Batch);
+    const std::size_t end = std::min(count, begin + Batch);
+    fetchRound(n, static_cast<const char *>(slice), rowBytes, ids + begin,
+               end - begin, static_cast<char *>(out) + begin * rowBytes);
+  }
+}
+} // namespace
+
+void fetchRows(int64_t n, const void *slice, std::size_t rowBytes,
+               const std::vector<int64_t> &ids, void *out) {
+  fetchAll(n, slice, rowBytes, ids.data(), ids.size(), out);
+}
+void fetchRows(int64_t n, const void *slice, std::size_t rowBytes,
+               const int32_t *ids, std::size_t count, void *out) {
+  fetchAll(n, slice, rowBytes, ids, count, out);
 }
 
 void storeRows(int64_t n, const void *rows, std::size_t rowBytes,
                const std::vector<int64_t> &ids, void *slice) {
-  const int p = ranks();
-  const std::size_t np = std::size_t(p);
-  std::vector<std::vector<int64_t>> send(np);
-  std::vector<std::vector<char>> data(np);
-  const char *src = static_cast<const char *>(rows);
-  for (std::size_t k = 0; k < ids.size(); ++k) {
-    const std::size_t q = std::size_t(sliceRank(n, ids[k]));
-    send[q].push_back(ids[k]);
-    data[q].insert(data[q].end(), src + k * rowBytes,
-                   src + (k + 1) * rowBytes);
-  }
-  std::vector<int> from;
-  const std::vector<int64_t> got = exchangeIds(send, from);
-  if (rowBytes == 0)
-    return;
-  std::vector<int> sc(np), sd(np + 1, 0), rc(np);
-  std::vector<char> flat;
-  for (std::size_t q = 0; q < np; ++q) {
-    sc[q] = int(send[q].size());
-    sd[q + 1] = sd[q] + sc[q];
-    rc[q] = from[q + 1] - from[q];
-    flat.insert(flat.end(), data[q].begin(), data[q].end());
-  }
-  std::vector<char> in(got.size() * rowBytes);
-  MPI_Datatype t = rowType(rowBytes);
-  MPI_Alltoallv(flat.data(), sc.data(), sd.data(), t, in.data(), rc.data(),
-                from.data(), t, MPI_COMM_WORLD);
-  MPI_Type_free(&t);
+  const long long rounds = roundsFor(ids.size());
   const int64_t lo = sliceLo(n, rank());
-  char *dst = static_cast<char *>(slice);
-  for (std::size_t j = 0; j < got.size(); ++j)
-    std::memcpy(dst + std::size_t(got[j] - lo) * rowBytes,
-                in.data() + j * rowBytes, rowBytes);
+  for (long long r = 0; r < rounds; ++r) {
+    const std::size_t begin = std::min(ids.size(), std::size_t(r) * Batch);
+    const std::size_t count = std::min(ids.size(), begin + Batch) - begin;
+    const int64_t *id = ids.data() + begin;
+    const char *src = static_cast<const char *>(rows) + begin * rowBytes;
+    std::vector<int> sc, sd, rc, rd;
+    std::vector<int64_t> got;
+    sendIds(n, id, count, sc, sd, rc, rd, got);
+    if (rowBytes == 0)
+      continue;
+    std::vector<char> flat(count * rowBytes);
+    std::vector<int> cursor(sd.begin(), sd.end() - 1);
+    for (std::size_t k = 0; k < count; ++k)
+      std::memcpy(flat.data() +
+                      std::size_t(cursor[std::size_t(sliceRank(n, id[k]))]++) *
+                          rowBytes,
+                  src + k * rowBytes, rowBytes);
+    std::vector<char> in(got.size() * rowBytes);
+    MPI_Datatype t = rowType(rowBytes);
+    MPI_Alltoallv(flat.data(), sc.data(), sd.data(), t, in.data(), rc.data(),
+                  rd.data(), t, MPI_COMM_WORLD);
+    MPI_Type_free(&t);
+    char *dst = static_cast<char *>(slice);
+    for (std::size_t j = 0; j < got.size(); ++j)
+      std::memcpy(dst + std::size_t(got[j] - lo) * rowBytes,
+                  in.data() + j * rowBytes, rowBytes);
+  }
 }
 
 void fileRows(int64_t n, int64_t &first, int64_t &count) {
