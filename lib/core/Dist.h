@@ -100,11 +100,11 @@ bool startExchanges(opd_loop *loop);
 void finishExchanges(opd_loop *loop);
 void afterLoop(opd_loop *loop);
 
-/// HDF5 output: fills `image` with the dat's interior in the global
-/// layout (original numbering) on the writing rank and returns true there.
+/// HDF5 output of block dats: fills `image` with the dat's interior in the
+/// global layout on the writing rank (rank 0) and returns true there.
 bool gatherImage(opd_dat *dat, std::vector<char> &image);
-/// HDF5 input: `image` (the whole interior, global layout, read by rank 0
-/// and broadcast) into the rank's part of the dat.
+/// HDF5 input of block dats: `image` (the whole interior, global layout,
+/// read by rank 0 and broadcast) into the rank's part of the dat.
 void scatterImage(opd_dat *dat, const char *image);
 
 /// Unstructured meshes in files (io/HDF5IO.cpp), read in parallel: each

@@ -16,6 +16,18 @@
 // accepts [n], a block dat also accepts the flattened [points][dim].
 // Every failure names the file and the dataset and says what was expected
 // and what was found.
+//
+// Many ranks (serial HDF5, no MPI-IO): every rank opens the file read-only
+// and reads only its slice of each set's rows (a hyperslab of the first
+// dimension, dist::fileRows), which the distribution layer then keeps as
+// it is (before the partition) or moves to the owners (dist::placeRows).
+// Errors are captured on each rank and agreed on by all before anything
+// else is exchanged, so a bad file ends every rank with one message and no
+// rank waits. Writing: rank 0 creates the file and every dataset with its
+// space allocated; then the ranks in turn (a token passed from rank to
+// rank) open it and write their slice of each set dat's rows in the
+// original numbering (dist::rowsToWrite): no rank gathers a whole dat, and
+// the bytes are those of a one-process write.
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"

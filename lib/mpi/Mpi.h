@@ -70,8 +70,5 @@ Owners computeOwners(std::string &note);
 /// A description of the partition, for the profile ("" if none).
 const std::string &partitionNote();
 
-/// Set dats in HDF5 files, original numbering (mpi/Exchange.cpp).
-bool gatherSetImage(opd_dat *dat, std::vector<char> &image);
-void scatterSetImage(opd_dat *dat, const char *image);
 } // namespace opdc::rt::dist
 #endif
