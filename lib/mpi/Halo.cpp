@@ -204,12 +204,11 @@ void partitionSets() {
     // In rounds of rows, so that the buffers stay small: the owners of the
     // round's map targets, then each element to its owner (with whether it
     // is core) and to the ranks whose elements it reaches (their exec halo).
-    long long rounds = (s->size + RowBatch - 1) / RowBatch;
-    MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX,
-                  MPI_COMM_WORLD);
+    int64_t batch = 0;
+    const long long rounds = roundsOf(s->size, RowBatch, batch);
     for (long long r = 0; r < rounds; ++r) {
-      const int64_t x0 = std::min<int64_t>(s->size, int64_t(r) * RowBatch);
-      const int64_t x1 = std::min<int64_t>(s->size, x0 + RowBatch);
+      const int64_t x0 = std::min<int64_t>(s->size, int64_t(r) * batch);
+      const int64_t x1 = std::min<int64_t>(s->size, x0 + batch);
       std::map<const opd_map *, std::vector<int32_t>> targetOwner;
       for (opd_map *m : maps) {
         if (m->from != s)

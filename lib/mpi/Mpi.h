@@ -44,6 +44,10 @@ void releaseUnstructured();
 /// sliceLo(n, r); sliceRank is the rank whose slice holds element g.
 int64_t sliceLo(int64_t n, int r);
 int sliceRank(int64_t n, int64_t g);
+/// Rounds in which every rank handles its `count` items (collective): at
+/// most 4, of `batch` items each, at least `least` (memory in rounds of a
+/// quarter of the largest request, few collectives).
+long long roundsOf(int64_t count, int64_t least, int64_t &batch);
 /// All-to-all of index lists: send[q] goes to rank q; returns what the
 /// ranks sent here, in rank order, rank q's from from[q] to from[q + 1].
 std::vector<int64_t> exchangeIds(const std::vector<std::vector<int64_t>> &send,

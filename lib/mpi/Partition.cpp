@@ -101,18 +101,17 @@ Graph buildGraph(const opd_set *primary) {
   // Arcs (a, b) of this rank's vertices a as (a - lo) << 32 | b: 8 bytes
   // each (n is below 2^31 here).
   std::vector<int64_t> arcs;
-  // In rounds of RowBatch rows, so that the messages stay small.
+  // In rounds (at most 4), so that the messages stay a fraction of it.
   for (opd_map *m : allMaps()) {
     if (m->to != primary || m->arity < 2)
       continue;
     const int a = m->arity;
-    long long rounds = (m->from->size + RowBatch - 1) / RowBatch;
-    MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX,
-                  MPI_COMM_WORLD);
+    int64_t batch = 0;
+    const long long rounds = roundsOf(m->from->size, RowBatch, batch);
     for (long long r = 0; r < rounds; ++r) {
       std::vector<std::vector<int64_t>> send(np);
-      const int64_t end = std::min<int64_t>(m->from->size, (r + 1) * RowBatch);
-      for (int64_t x = int64_t(r) * RowBatch; x < end; ++x) {
+      const int64_t end = std::min<int64_t>(m->from->size, (r + 1) * batch);
+      for (int64_t x = int64_t(r) * batch; x < end; ++x) {
         const int32_t *t = m->data + x * a;
         for (int i = 0; i < a; ++i)
           for (int j = 0; j < a; ++j)
@@ -253,15 +252,14 @@ std::vector<int32_t> followFirstSource(const opd_map *m, const Owners &owners) {
   std::vector<int32_t> own(static_cast<std::size_t>(count), int32_t(rank()));
   std::vector<int64_t> best(static_cast<std::size_t>(count), INT64_MAX);
   const std::vector<int32_t> &from = owners.at(m->from);
-  long long rounds = (m->from->size + RowBatch - 1) / RowBatch;
-  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX,
-                MPI_COMM_WORLD);
+  int64_t batch = 0;
+  const long long rounds = roundsOf(m->from->size, RowBatch, batch);
   // In rounds of rows: the lowest source per target in the round, sent to
   // the target's slice holder, which keeps the lowest over all rounds.
   for (long long r = 0; r < rounds; ++r) {
-    const int64_t end = std::min<int64_t>(m->from->size, (r + 1) * RowBatch);
+    const int64_t end = std::min<int64_t>(m->from->size, (r + 1) * batch);
     std::vector<std::pair<int64_t, int64_t>> reach; // (target, local source)
-    for (int64_t x = int64_t(r) * RowBatch; x < end; ++x)
+    for (int64_t x = int64_t(r) * batch; x < end; ++x)
       for (int k = 0; k < m->arity; ++k)
         reach.push_back({m->data[x * m->arity + k], x});
     std::sort(reach.begin(), reach.end());

@@ -46,6 +46,9 @@ bool ptscotchParts(const Graph &g, std::vector<int32_t> &part,
   if (rc == 0)
     rc = SCOTCH_contextOptionSetNum(&context, SCOTCH_OPTIONNUMRANDOMFIXEDSEED,
                                     1);
+  // One thread per rank: the ranks already share the node's cores.
+  if (rc == 0)
+    rc = SCOTCH_contextThreadSpawn(&context, 1, nullptr);
   if (rc == 0) {
     SCOTCH_contextRandomSeed(&context, 12345);
     rc = SCOTCH_dgraphInit(&graph, MPI_COMM_WORLD);

@@ -50,6 +50,13 @@ int toInt(std::size_t n, const char *what) {
 }
 } // namespace
 
+long long roundsOf(int64_t count, int64_t least, int64_t &batch) {
+  int64_t most = count;
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  batch = std::max(least, (most + 3) / 4);
+  return (long long)((most + batch - 1) / batch);
+}
+
 int64_t sliceLo(int64_t n, int r) {
   // n*r/p without overflow for n below 2^62 and p below 2^31.
   const int64_t p = ranks();
@@ -57,16 +64,17 @@ int64_t sliceLo(int64_t n, int r) {
 }
 
 int sliceRank(int64_t n, int64_t g) {
-  // The last r with sliceLo(n, r) <= g.
-  int lo = 0, hi = ranks() - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (sliceLo(n, mid) <= g)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return lo;
+  // The last r with sliceLo(n, r) <= g: g*p/n, corrected by at most one.
+  const int p = ranks();
+  if (n <= 0)
+    return 0;
+  int r = int((__int128)g * p / n);
+  r = std::min(std::max(r, 0), p - 1);
+  while (r + 1 < p && sliceLo(n, r + 1) <= g)
+    ++r;
+  while (r > 0 && sliceLo(n, r) > g)
+    --r;
+  return r;
 }
 
 std::vector<int64_t> exchangeIds(const std::vector<std::vector<int64_t>> &send,
@@ -92,17 +100,10 @@ std::vector<int64_t> exchangeIds(const std::vector<std::vector<int64_t>> &send,
 }
 
 namespace {
-// Ids per rank and round of fetchRows and storeRows: bounds their buffers
-// (about 40 bytes an id plus the rows) whatever the size of the request.
-constexpr std::size_t Batch = std::size_t(1) << 16;
-
-// The number of rounds every rank takes part in for `count` ids here.
-long long roundsFor(std::size_t count) {
-  long long rounds = (long long)((count + Batch - 1) / Batch);
-  MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_LONG_LONG, MPI_MAX,
-                MPI_COMM_WORLD);
-  return rounds;
-}
+// Ids per rank and round of fetchRows and storeRows, at least: their
+// buffers (about 40 bytes an id plus the rows) stay a quarter of the
+// request or this, whichever is more.
+constexpr int64_t Batch = int64_t(1) << 16;
 
 // One round: the ids grouped by slice holder (counts sc, displacements sd),
 // sent; the ids asked of this rank come back in `asked` (rc, rd).
@@ -164,10 +165,11 @@ void fetchRound(int64_t n, const char *slice, std::size_t rowBytes,
 template <class T>
 void fetchAll(int64_t n, const void *slice, std::size_t rowBytes, const T *ids,
               std::size_t count, void *out) {
-  const long long rounds = roundsFor(count);
+  int64_t batch = 0;
+  const long long rounds = roundsOf(int64_t(count), Batch, batch);
   for (long long r = 0; r < rounds; ++r) {
-    const std::size_t begin = std::min(count, std::size_t(r) * Batch);
-    const std::size_t end = std::min(count, begin + Batch);
+    const std::size_t begin = std::min(count, std::size_t(r * batch));
+    const std::size_t end = std::min(count, begin + std::size_t(batch));
     fetchRound(n, static_cast<const char *>(slice), rowBytes, ids + begin,
                end - begin, static_cast<char *>(out) + begin * rowBytes);
   }
@@ -185,11 +187,13 @@ void fetchRows(int64_t n, const void *slice, std::size_t rowBytes,
 
 void storeRows(int64_t n, const void *rows, std::size_t rowBytes,
                const std::vector<int64_t> &ids, void *slice) {
-  const long long rounds = roundsFor(ids.size());
+  int64_t batch = 0;
+  const long long rounds = roundsOf(int64_t(ids.size()), Batch, batch);
   const int64_t lo = sliceLo(n, rank());
   for (long long r = 0; r < rounds; ++r) {
-    const std::size_t begin = std::min(ids.size(), std::size_t(r) * Batch);
-    const std::size_t count = std::min(ids.size(), begin + Batch) - begin;
+    const std::size_t begin = std::min(ids.size(), std::size_t(r * batch));
+    const std::size_t count =
+        std::min(ids.size(), begin + std::size_t(batch)) - begin;
     const int64_t *id = ids.data() + begin;
     const char *src = static_cast<const char *>(rows) + begin * rowBytes;
     std::vector<int> sc, sd, rc, rd;
