@@ -7,8 +7,10 @@ import re
 import sys
 
 text = open(sys.argv[1], encoding="utf-8").read()
-rss = {int(r): int(k) for r, k in
-       re.findall(r"^rank (\d+) peak_rss (\d+)", open(sys.argv[2]).read(), re.M)}
+found = re.findall(r"^rank (\d+) peak_rss (\d+) cpu ([0-9.]+)",
+                   open(sys.argv[2]).read(), re.M)
+rss = {int(r): int(k) for r, k, _ in found}
+cpu = [float(c) for _, _, c in found]
 wall = float(sys.argv[3])
 total = re.search(r"^total\s+(\d+)\s+([0-9.]+)(.*)$", text, re.M)
 loops = float(total.group(2)) if total else float("nan")
@@ -24,6 +26,7 @@ print(f"  wall {wall:.2f} s   read {read.group(1) + ' s' if read else 'n/a'}   "
       f"({100.0 * exch / loops if loops else 0.0:.1f} %)")
 print(f"  peak memory per rank (MiB): " +
       " ".join(f"{m:.0f}" for m in mib) +
-      (f"   max {max(mib):.0f}, sum {sum(mib):.0f}" if mib else ""))
+      (f"   max {max(mib):.0f}, sum {sum(mib):.0f}" if mib else "") +
+      (f"   CPU s per rank max {max(cpu):.1f}" if cpu else ""))
 if how:
     print(f"  [{how.group(1)}]")
