@@ -64,15 +64,25 @@ int64_t sliceLo(int64_t n, int r) {
 }
 
 int sliceRank(int64_t n, int64_t g) {
-  // The last r with sliceLo(n, r) <= g: g*p/n, corrected by at most one.
+  // The last r with sliceLo(n, r) <= g: g*p/n, corrected with the slices'
+  // starts for this n (kept from the previous call: callers ask many ids of
+  // one set in a row).
+  static int64_t cachedN = -1;
+  static std::vector<int64_t> starts;
   const int p = ranks();
   if (n <= 0)
     return 0;
-  int r = int((__int128)g * p / n);
+  if (n != cachedN || int(starts.size()) != p + 1) {
+    starts.resize(std::size_t(p) + 1);
+    for (int q = 0; q <= p; ++q)
+      starts[std::size_t(q)] = sliceLo(n, q);
+    cachedN = n;
+  }
+  int r = int(double(g) / double(n) * double(p));
   r = std::min(std::max(r, 0), p - 1);
-  while (r + 1 < p && sliceLo(n, r + 1) <= g)
+  while (r + 1 < p && starts[std::size_t(r) + 1] <= g)
     ++r;
-  while (r > 0 && sliceLo(n, r) > g)
+  while (r > 0 && starts[std::size_t(r)] > g)
     --r;
   return r;
 }
