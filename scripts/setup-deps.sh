@@ -12,6 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libhdf5-dev
   libmetis-dev
+  libptscotch-dev
   libgtest-dev libgmock-dev
   libomp-19-dev
   groff-base man-db

@@ -16,6 +16,7 @@
 #include "core/Objects.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -99,12 +100,40 @@ bool startExchanges(opd_loop *loop);
 void finishExchanges(opd_loop *loop);
 void afterLoop(opd_loop *loop);
 
-/// HDF5 output: fills `image` with the dat's interior in the global
-/// layout (original numbering) on the writing rank and returns true there.
+/// HDF5 output of block dats: fills `image` with the dat's interior in the
+/// global layout on the writing rank (rank 0) and returns true there.
 bool gatherImage(opd_dat *dat, std::vector<char> &image);
-/// HDF5 input: `image` (the whole interior, global layout, read by rank 0
-/// and broadcast) into the rank's part of the dat.
+/// HDF5 input of block dats: `image` (the whole interior, global layout,
+/// read by rank 0 and broadcast) into the rank's part of the dat.
 void scatterImage(opd_dat *dat, const char *image);
+
+/// Unstructured meshes in files (io/HDF5IO.cpp), read in parallel: each
+/// rank reads the rows [first, first + count) of every dataset of a set of
+/// n elements (its contiguous slice; on one process everything).
+void fileRows(int64_t n, int64_t &first, int64_t &count);
+/// A set just read from a file: until the partition each rank stores only
+/// its slice (set->sliced; nothing on one process).
+void sliceSet(opd_set *set);
+/// Moves the rows this rank read (fileRows of set->globalSize, `rowBytes`
+/// each) to where `set` stores its elements: the slice itself, the whole
+/// set, or the partition's local order (owned and halo). Collective.
+void placeRows(const opd_set *set, const void *rows, std::size_t rowBytes,
+               void *dest);
+/// The rows of a set dat this rank writes (fileRows), in the original
+/// numbering, from wherever they are stored. Collective.
+void rowsToWrite(const opd_dat *dat, std::vector<char> &rows);
+/// After a phase in which each rank captured its own error (CaptureFailures;
+/// "" if none): when any rank failed, the lowest failing rank prints its
+/// message and every rank ends with status 1, no rank left waiting;
+/// otherwise returns. Collective.
+void agreeOnFailure(const std::string &error);
+/// Runs `turn` on one rank at a time, rank 0 first. Collective.
+void inTurn(const std::function<void()> &turn);
+/// Before the partition, a loop that fills a map runs over whole sets:
+/// sliced sets are gathered on every rank (as before parallel input).
+void gatherSets();
+/// Seconds spent reading meshes (the profile's partition lines).
+void addReadSeconds(double seconds);
 
 } // namespace opdc::rt::dist
 #endif

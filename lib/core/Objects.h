@@ -24,6 +24,10 @@ struct opd_set {
   /// run them while halo messages are in flight).
   int64_t core = 0;
   bool partitioned = false;
+  /// Before the partition on several ranks, a set read from a file is
+  /// stored as this rank's contiguous slice of its global numbering
+  /// (lib/mpi/Slices.cpp): size is the slice's, maps hold global indices.
+  bool sliced = false;
   /// Global index of each stored element (empty: the identity).
   std::vector<int64_t> globalIds;
 };

@@ -3,9 +3,9 @@
 //
 // Accepted: --NAME=VALUE for each param (a bool param also as bare --NAME,
 // meaning true), --threads=N, --profile, --check-fp[=BOOL] (default: the
-// environment variable OPD_CHECK_FP, else off), --partition=metis|block (MPI
-// runtime; accepted and unused on one process), --deck=FILE (params from an
-// input deck, see readDeck), --renumber=auto|none|rcm (one process;
+// environment variable OPD_CHECK_FP, else off), --partition=ptscotch|metis|block
+// (MPI runtime; accepted and unused on one process), --deck=FILE (params from
+// an input deck, see readDeck), --renumber=auto|none|rcm (one process;
 // core/Renumber.cpp), --help. Everything else,
 // including positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
@@ -340,8 +340,8 @@ std::string defaultText(const opd_param_desc &p) {
                     "(default: OPD_CHECK_FP=1 in the environment, else off)");
   row("--deck=<FILE>", "set params from an input deck (KEY=VALUE lines, "
                        "see opdc(1)); later options override it");
-  row("--partition=metis|block",
-      "how sets are split over MPI ranks (default: metis)");
+  row("--partition=ptscotch|metis|block",
+      "how sets are split over MPI ranks (default: ptscotch)");
   row("--renumber=auto|none|rcm",
       "order of set elements in memory: as read (none, the default), "
       "reverse Cuthill-McKee for locality (rcm), or rcm where it shortens "
@@ -395,7 +395,7 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   dist::init();
   silenceHDF5();
   setProfileRequested(false);
-  setPartitionMethod(PartitionMethod::Metis);
+  setPartitionMethod(PartitionMethod::PTScotch);
   setRenumberMethod(RenumberMethod::None);
   setRenumberExplicit(false);
   bool checkFP = checkFPFromEnvironment();
@@ -439,9 +439,11 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
         setPartitionMethod(PartitionMethod::Metis);
       else if (value && !std::strcmp(value, "block"))
         setPartitionMethod(PartitionMethod::Block);
+      else if (value && !std::strcmp(value, "ptscotch"))
+        setPartitionMethod(PartitionMethod::PTScotch);
       else
-        failf("option '--partition' needs 'metis' or 'block' "
-              "(--partition=metis)");
+        failf("option '--partition' needs 'ptscotch', 'metis' or 'block' "
+              "(--partition=ptscotch)");
       continue;
     }
     if (name == "deck") {

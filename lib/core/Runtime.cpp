@@ -37,12 +37,24 @@ void setProgramName(const std::string &name) {
   programNameStorage() = name.empty() ? "opd" : name;
 }
 
-void fail(const std::string &message) {
+namespace {
+int capturing = 0;
+} // namespace
+CaptureFailures::CaptureFailures() { ++capturing; }
+CaptureFailures::~CaptureFailures() { --capturing; }
+
+void printError(const std::string &message) {
   // Program output first, so the error follows it when both go to a file.
   std::fflush(stdout);
   std::fprintf(stderr, "%s: error: %s%s\n", programName(),
                dist::rankPrefix().c_str(), message.c_str());
   std::fflush(stderr);
+}
+
+void fail(const std::string &message) {
+  if (capturing > 0)
+    throw Failure{message};
+  printError(message);
   // Status 1 without core or abort; exit() also flushes stdio. With many
   // ranks, MPI_Abort ends the others too, so none waits forever.
   dist::abortJob(1);
@@ -94,7 +106,7 @@ int scalarBytes(int type) {
 }
 
 namespace {
-PartitionMethod partitioning = PartitionMethod::Metis;
+PartitionMethod partitioning = PartitionMethod::PTScotch;
 }
 PartitionMethod partitionMethod() { return partitioning; }
 void setPartitionMethod(PartitionMethod m) { partitioning = m; }

@@ -39,6 +39,21 @@ void setProgramName(const std::string &name);
 /// printf-style fail().
 [[noreturn]] void failf(const char *format, ...)
     __attribute__((format(printf, 1, 2)));
+/// While one is alive, fail() throws a Failure instead of printing and
+/// ending the job: mesh input on many ranks collects each rank's error and
+/// agrees on one before the next collective (dist::agreeOnFailure).
+struct Failure {
+  std::string message;
+};
+class CaptureFailures {
+public:
+  CaptureFailures();
+  ~CaptureFailures();
+  CaptureFailures(const CaptureFailures &) = delete;
+  CaptureFailures &operator=(const CaptureFailures &) = delete;
+};
+/// Prints "<program>: error: <prefix><message>" (no exit).
+void printError(const std::string &message);
 
 /// "i32", "f64", ...
 const char *scalarName(int type);
@@ -50,7 +65,7 @@ bool profileRequested();
 void setProfileRequested(bool on);
 
 /// How unstructured meshes are partitioned over ranks (--partition=).
-enum class PartitionMethod { Metis, Block };
+enum class PartitionMethod { Metis, Block, PTScotch };
 PartitionMethod partitionMethod();
 void setPartitionMethod(PartitionMethod m);
 

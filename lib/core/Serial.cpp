@@ -42,6 +42,28 @@ void shiftAlong(const opd_block *, int, int, const std::vector<char> &,
                 const std::vector<char> &, std::vector<char> &,
                 std::vector<char> &) {}
 void setCreated(opd_set *) {}
+void fileRows(int64_t n, int64_t &first, int64_t &count) {
+  first = 0;
+  count = n;
+}
+void sliceSet(opd_set *) {}
+void placeRows(const opd_set *set, const void *rows, std::size_t rowBytes,
+               void *dest) {
+  if (set->size > 0 && rowBytes > 0)
+    std::memcpy(dest, rows, std::size_t(set->size) * rowBytes);
+}
+void rowsToWrite(const opd_dat *dat, std::vector<char> &rows) {
+  rows.resize(std::size_t(dat->set->size * dat->elementBytes()));
+  if (!rows.empty())
+    std::memcpy(rows.data(), dat->data, rows.size());
+}
+void agreeOnFailure(const std::string &error) {
+  if (!error.empty())
+    fail(error);
+}
+void inTurn(const std::function<void()> &turn) { turn(); }
+void gatherSets() {}
+void addReadSeconds(double) {}
 // One process: no partition, but the locality order (--renumber=).
 void partitionSets() { renumberSets(); }
 std::string partitionDescription() { return ""; }

@@ -338,11 +338,16 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
     failf("internal error: loop '%s' has no set", name);
   // On several ranks the first set loop distributes the mesh, except a
   // loop that fills a map: it runs first, on every rank over the whole
-  // set, so that the partition sees the map (mpi/Partition.cpp).
+  // set, so that the partition sees the map (mpi/Partition.cpp); sets
+  // read in slices are gathered whole for it first.
   if (!set->partitioned && !fillsMap(nargs, args))
     dist::partitionSets();
-  else if (setsRenumbered())
-    refuseRenumberedMapWrite(name, nargs, args);
+  else {
+    if (!set->partitioned)
+      dist::gatherSets();
+    if (setsRenumbered())
+      refuseRenumberedMapWrite(name, nargs, args);
+  }
   opd_loop *loop = cache ? *cache : nullptr;
   // A loop prepared before the partition ran over global elements.
   bool hit = loop && loop->set == set && !loop->block &&

@@ -16,6 +16,18 @@
 // accepts [n], a block dat also accepts the flattened [points][dim].
 // Every failure names the file and the dataset and says what was expected
 // and what was found.
+//
+// Many ranks (serial HDF5, no MPI-IO): every rank opens the file read-only
+// and reads only its slice of each set's rows (a hyperslab of the first
+// dimension, dist::fileRows), which the distribution layer then keeps as
+// it is (before the partition) or moves to the owners (dist::placeRows).
+// Errors are captured on each rank and agreed on by all before anything
+// else is exchanged, so a bad file ends every rank with one message and no
+// rank waits. Writing: rank 0 creates the file and every dataset with its
+// space allocated; then the ranks in turn (a token passed from rank to
+// rank) open it and write their slice of each set dat's rows in the
+// original numbering (dist::rowsToWrite): no rank gathers a whole dat, and
+// the bytes are those of a one-process write.
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
@@ -64,14 +76,21 @@ std::string positionText(int64_t k, const std::vector<hsize_t> &dims) {
 
 class File {
 public:
-  File(const char *path, bool create) : path_(path ? path : "") {
+  enum Mode { Read, Create, Update };
+  File(const char *path, Mode mode) : path_(path ? path : "") {
     silenceHDF5();
     if (!path || !*path)
       fail("empty HDF5 file name");
-    if (create) {
+    if (mode == Create) {
       id_ = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
       if (id_ < 0)
         failf("cannot create HDF5 file '%s'", path);
+      return;
+    }
+    if (mode == Update) {
+      id_ = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+      if (id_ < 0)
+        failf("cannot open HDF5 file '%s' for writing", path);
       return;
     }
     if (access(path, R_OK) != 0)
@@ -192,10 +211,22 @@ public:
           shapeText(dims_));
   }
 
-  /// Reads all values, converted to opd_scalar `type`, into `dest` (which
-  /// holds points() values of that type).
-  void readAs(int type, void *dest) const {
-    const int64_t n = points();
+  /// Values per row (the product of the dimensions after the first).
+  int64_t rowLength() const {
+    int64_t n = 1;
+    for (std::size_t d = 1; d < dims_.size(); ++d)
+      n *= int64_t(dims_[d]);
+    return n;
+  }
+
+  /// Reads all values, or the `rows` rows from `row0` on (a hyperslab of
+  /// the first dimension; rows < 0: everything), converted to opd_scalar
+  /// `type`, into `dest` (which holds that many values of that type).
+  void readAs(int type, void *dest, int64_t row0 = 0,
+              int64_t rows = -1) const {
+    row0_ = rows < 0 ? 0 : row0;
+    rows_ = rows;
+    const int64_t n = rows < 0 ? points() : rows * rowLength();
     if (type == OPD_F64 || type == OPD_F32) {
       if (class_ != H5T_INTEGER && class_ != H5T_FLOAT)
         error(std::string("expected numeric data for ") + scalarName(type) +
@@ -254,14 +285,41 @@ public:
 
 private:
   void read(hid_t memType, void *dest) const {
-    if (points() == 0)
+    if (rows_ < 0) {
+      if (points() == 0)
+        return;
+      if (H5Dread(id_, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, dest) < 0)
+        error("cannot read the data (" + typeText() + ")");
       return;
-    if (H5Dread(id_, memType, H5S_ALL, H5S_ALL, H5P_DEFAULT, dest) < 0)
+    }
+    const hsize_t n = hsize_t(rows_ * rowLength());
+    if (n == 0)
+      return;
+    if (dims_.empty() || hsize_t(row0_ + rows_) > dims_[0])
+      error("internal error: rows outside the dataset");
+    std::vector<hsize_t> start(dims_.size(), 0), count = dims_;
+    start[0] = hsize_t(row0_);
+    count[0] = hsize_t(rows_);
+    hid_t file = H5Scopy(space_);
+    hid_t mem = H5Screate_simple(1, &n, nullptr);
+    herr_t status =
+        file < 0 || mem < 0
+            ? -1
+            : H5Sselect_hyperslab(file, H5S_SELECT_SET, start.data(), nullptr,
+                                  count.data(), nullptr);
+    if (status >= 0)
+      status = H5Dread(id_, memType, mem, file, H5P_DEFAULT, dest);
+    if (mem >= 0)
+      H5Sclose(mem);
+    if (file >= 0)
+      H5Sclose(file);
+    if (status < 0)
       error("cannot read the data (" + typeText() + ")");
   }
 
   [[noreturn]] void outOfRange(const std::string &value, int64_t k,
                                int type) const {
+    k += row0_ * rowLength();
     error("value " + value + " at " + positionText(k, dims_) +
           (type == OPD_BOOL
                ? " is not a bool (0 or 1)"
@@ -275,6 +333,8 @@ private:
   H5T_class_t class_ = H5T_NO_CLASS;
   std::size_t size_ = 0;
   bool unsigned_ = false;
+  // The rows of the current readAs (rows_ < 0: all).
+  mutable int64_t row0_ = 0, rows_ = -1;
 };
 
 // Shapes a dat's dataset may have; the first is its canonical one.
@@ -300,34 +360,73 @@ std::vector<std::vector<int64_t>> datShapes(const opd_dat *dat) {
   return shapes;
 }
 
-// The whole dataset in the global layout (rank 0 reads it).
-void readImage(const File &file, opd_dat *dat, std::vector<char> &packed) {
-  Dataset ds(file, dat->name,
-             dat->describe() + " of " + scalarName(dat->type) + "[" +
-                 std::to_string(dat->dim) + "]");
-  ds.checkShape(datShapes(dat));
-  packed.resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
-  ds.readAs(dat->type, packed.data());
+// Runs `body` with this rank's errors captured, then agrees with the other
+// ranks (dist::agreeOnFailure): a bad file ends every rank with one clear
+// message, and no rank is left waiting in a later collective.
+template <class F> void agreed(F &&body) {
+  std::string error;
+  {
+    CaptureFailures capture;
+    try {
+      body();
+    } catch (const Failure &f) {
+      error = f.message;
+    }
+  }
+  dist::agreeOnFailure(error);
 }
 
-// Reads dats from `file`: rank 0 opens it and reads each whole dataset,
-// every rank receives it (dist::broadcast) and keeps its part. An error on
-// rank 0 ends the job (the others wait in the broadcast until MPI_Abort).
+std::string datWhat(const opd_dat *dat) {
+  return dat->describe() + " of " + scalarName(dat->type) + "[" +
+         std::to_string(dat->dim) + "]";
+}
+
+// Reads dats from `file`. Set dats: every rank opens the file read-only and
+// reads its own rows (dist::fileRows, a hyperslab), which dist::placeRows
+// then moves to where the set's elements live. Block dats: rank 0 reads the
+// whole dataset and broadcasts it, every rank keeps its part.
 void readDats(opd_dat *const *dats, int n, const char *file) {
-  std::vector<std::vector<char>> images(std::size_t(n > 0 ? n : 0));
-  if (dist::rank() == 0) {
-    File f(file, false);
-    for (int i = 0; i < n; ++i)
-      readImage(f, dats[i], images[std::size_t(i)]);
+  const double t0 = opd_rt_wtime();
+  const std::size_t nd = std::size_t(n > 0 ? n : 0);
+  std::vector<std::vector<char>> rows(nd);
+  std::vector<int64_t> first(nd, 0), count(nd, 0);
+  for (int i = 0; i < n; ++i)
+    if (dats[i]->set)
+      dist::fileRows(dats[i]->set->globalSize, first[std::size_t(i)],
+                     count[std::size_t(i)]);
+  agreed([&] {
+    File f(file, File::Read);
+    for (int i = 0; i < n; ++i) {
+      opd_dat *dat = dats[i];
+      const std::size_t k = std::size_t(i);
+      if (!dat->set && dist::rank() != 0)
+        continue;
+      Dataset ds(f, dat->name, datWhat(dat));
+      ds.checkShape(datShapes(dat));
+      if (dat->set) {
+        rows[k].resize(std::size_t(count[k] * dat->elementBytes()));
+        ds.readAs(dat->type, rows[k].data(), first[k], count[k]);
+      } else {
+        rows[k].resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
+        ds.readAs(dat->type, rows[k].data());
+      }
+    }
     f.close();
-  }
+  });
   for (int i = 0; i < n; ++i) {
-    std::vector<char> &image = images[std::size_t(i)];
-    image.resize(std::size_t(dats[i]->interiorPoints() *
-                             dats[i]->elementBytes()));
-    dist::broadcast(image.data(), int64_t(image.size()));
-    dist::scatterImage(dats[i], image.data());
+    opd_dat *dat = dats[i];
+    std::vector<char> &r = rows[std::size_t(i)];
+    if (dat->set) {
+      dist::placeRows(dat->set, r.data(), std::size_t(dat->elementBytes()),
+                      dat->data);
+      dat->haloValid = INT64_MAX / 4; // halo copies came from the file too
+      continue;
+    }
+    r.resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
+    dist::broadcast(r.data(), int64_t(r.size()));
+    dist::scatterImage(dat, r.data());
   }
+  dist::addReadSeconds(opd_rt_wtime() - t0);
 }
 
 hid_t memTypeOf(int type) {
@@ -361,8 +460,12 @@ const char *op2TypeName(int type) {
   }
 }
 
-// `packed`: the dat's interior in the global layout (dist::gatherImage).
-void writeDat(File &file, opd_dat *dat, const char *packed) {
+
+// Creates `dat`'s dataset, [set size][dim] or the block's shape, with
+// OP2's attributes; its space is allocated now (and never filled), so
+// that the ranks' later writes only fill bytes in place and the file is
+// the same whatever the number of ranks.
+void createDat(File &file, opd_dat *dat) {
   auto failWrite = [&](const char *what) {
     failf("cannot write %s of dataset '%s' to HDF5 file '%s'", what,
           dat->name.c_str(), file.path());
@@ -375,6 +478,8 @@ void writeDat(File &file, opd_dat *dat, const char *packed) {
   // same bytes, whenever and on however many ranks they were written.
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   H5Pset_obj_track_times(dcpl, 0);
+  H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY);
+  H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER);
   hid_t dset = space < 0 ? -1
                          : H5Dcreate2(file.id(), dat->name.c_str(), type, space,
                                       H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -384,12 +489,6 @@ void writeDat(File &file, opd_dat *dat, const char *packed) {
   if (dset < 0)
     failWrite("the data");
   herr_t status = 0;
-  if (dat->interiorPoints() > 0)
-    status = H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, packed);
-  if (status < 0) {
-    H5Dclose(dset);
-    failWrite("the data");
-  }
   // OP2's attributes: size = bytes per element, dim, type name.
   const hsize_t one[1] = {1};
   const int ints[2] = {int(dat->elementBytes()), dat->dim};
@@ -424,6 +523,49 @@ void writeDat(File &file, opd_dat *dat, const char *packed) {
     failWrite("the 'type' attribute");
 }
 
+// Writes `count` rows from row `first` of `dat`'s dataset (count < 0: the
+// whole dataset) from `data`.
+void writeRows(File &file, opd_dat *dat, const char *data, int64_t first,
+               int64_t count) {
+  hid_t dset = H5Dopen2(file.id(), dat->name.c_str(), H5P_DEFAULT);
+  if (dset < 0)
+    failf("cannot write the data of dataset '%s' to HDF5 file '%s'",
+          dat->name.c_str(), file.path());
+  hid_t type = memTypeOf(dat->type);
+  herr_t status = 0;
+  if (count < 0) {
+    if (dat->interiorPoints() > 0)
+      status = H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+  } else if (count > 0) {
+    hid_t fspace = H5Dget_space(dset);
+    const int rank = fspace < 0 ? -1 : H5Sget_simple_extent_ndims(fspace);
+    std::vector<hsize_t> dims(std::size_t(rank > 0 ? rank : 1), 0);
+    if (rank > 0)
+      H5Sget_simple_extent_dims(fspace, dims.data(), nullptr);
+    std::vector<hsize_t> start(dims.size(), 0), cnt = dims;
+    start[0] = hsize_t(first);
+    cnt[0] = hsize_t(count);
+    hsize_t n = 1;
+    for (hsize_t c : cnt)
+      n *= c;
+    hid_t mspace = H5Screate_simple(1, &n, nullptr);
+    status = rank <= 0 || mspace < 0
+                 ? -1
+                 : H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(),
+                                       nullptr, cnt.data(), nullptr);
+    if (status >= 0)
+      status = H5Dwrite(dset, type, mspace, fspace, H5P_DEFAULT, data);
+    if (mspace >= 0)
+      H5Sclose(mspace);
+    if (fspace >= 0)
+      H5Sclose(fspace);
+  }
+  H5Dclose(dset);
+  if (status < 0)
+    failf("cannot write the data of dataset '%s' to HDF5 file '%s'",
+          dat->name.c_str(), file.path());
+}
+
 } // namespace
 } // namespace opdc::rt
 
@@ -431,11 +573,13 @@ using namespace opdc::rt;
 
 extern "C" {
 
-// Meshes are read by rank 0 and broadcast (see readDats).
+// Every rank opens the file and reads what it stores (its slice of each
+// set's rows, see readDats); errors are agreed on by all ranks.
 opd_set *opd_set_from_file(const char *name, const char *file) {
+  const double t0 = opd_rt_wtime();
   int64_t size = 0;
-  if (dist::rank() == 0) {
-    File f(file, false);
+  agreed([&] {
+    File f(file, File::Read);
     std::string forWhat = "set '" + std::string(name ? name : "") + "'";
     Dataset ds(f, name ? name : "", forWhat);
     if (ds.points() != 1)
@@ -445,29 +589,47 @@ opd_set *opd_set_from_file(const char *name, const char *file) {
     if (size < 0)
       ds.error("the set size " + std::to_string(size) + " is negative");
     f.close();
-  }
-  dist::broadcast(&size, sizeof size);
-  return opd_set_create(name, size);
+  });
+  opd_set *set = opd_set_create(name, size);
+  dist::sliceSet(set);
+  dist::addReadSeconds(opd_rt_wtime() - t0);
+  return set;
 }
 
 opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
                            int arity, const char *file) {
+  const double t0 = opd_rt_wtime();
   opd_map *map = opd_map_create(name, from, to, arity);
-  if (dist::rank() == 0) {
-    File f(file, false);
+  int64_t first = 0, count = 0;
+  dist::fileRows(from->globalSize, first, count);
+  std::vector<int32_t> rows(std::size_t(count * arity));
+  agreed([&] {
+    File f(file, File::Read);
     Dataset ds(f, map->name,
                "map '" + map->name + "' (" + from->name + " -> " + to->name +
                    ", arity " + std::to_string(arity) + ")");
-    std::vector<std::vector<int64_t>> shapes = {{from->size, arity}};
+    std::vector<std::vector<int64_t>> shapes = {{from->globalSize, arity}};
     if (arity == 1)
-      shapes.push_back({from->size});
+      shapes.push_back({from->globalSize});
     ds.checkShape(shapes);
-    ds.readAs(OPD_I32, map->data);
+    ds.readAs(OPD_I32, rows.data(), first, count);
     f.close();
-  }
-  dist::broadcast(map->data, from->size * arity * int64_t(sizeof(int32_t)));
+    // Every index against the whole target set, positions in the file's
+    // numbering (each rank checks the rows it read).
+    const int64_t limit = to->globalSize;
+    for (std::size_t k = 0; k < rows.size(); ++k)
+      if (rows[k] < 0 || rows[k] >= limit)
+        failf("file '%s', dataset '%s': map '%s' (%s -> %s): index %" PRId32
+              " at [%" PRId64 "][%" PRId64
+              "] is out of range for set '%s' of size %" PRId64,
+              file, map->name.c_str(), map->name.c_str(), from->name.c_str(),
+              to->name.c_str(), rows[k], first + int64_t(k) / arity,
+              int64_t(k) % arity, to->name.c_str(), limit);
+  });
+  dist::placeRows(from, rows.data(), std::size_t(arity) * sizeof(int32_t),
+                  map->data);
   ++map->version;
-  checkMapIndices(map, file);
+  dist::addReadSeconds(opd_rt_wtime() - t0);
   return map;
 }
 
@@ -478,26 +640,60 @@ opd_dat *opd_dat_from_file(const char *name, opd_set *set, opd_scalar type,
   return dat;
 }
 
+// Rank 0 creates the file and its datasets; then each rank in turn writes
+// its rows (set dats: its slice of the original numbering, dist::
+// rowsToWrite; block dats: rank 0 the whole image, dist::gatherImage). No
+// rank holds a whole set dat, and the file is byte for byte the same for
+// any number of ranks.
 void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < i; ++j)
       if (dats[i]->name == dats[j]->name)
         failf("cannot write dat '%s' twice to HDF5 file '%s'",
               dats[i]->name.c_str(), file ? file : "");
-  // Every rank takes part in the gathers; only the writing rank (rank 0)
-  // touches the file, so the file is the same for any number of ranks.
-  std::vector<std::vector<char>> images(std::size_t(n > 0 ? n : 0));
-  bool writer = true;
-  for (int i = 0; i < n; ++i)
-    writer = dist::gatherImage(dats[i], images[std::size_t(i)]);
-  if (writer) {
-    File f(file, true);
-    for (int i = 0; i < n; ++i)
-      writeDat(f, dats[i], images[std::size_t(i)].data());
-    f.close();
+  const std::size_t nd = std::size_t(n > 0 ? n : 0);
+  std::vector<std::vector<char>> rows(nd);
+  std::vector<int64_t> first(nd, 0), count(nd, -1);
+  bool any = false;
+  for (int i = 0; i < n; ++i) {
+    const std::size_t k = std::size_t(i);
+    if (dats[i]->set) {
+      dist::fileRows(dats[i]->set->globalSize, first[k], count[k]);
+      dist::rowsToWrite(dats[i], rows[k]);
+      any = any || count[k] > 0;
+    } else if (dist::gatherImage(dats[i], rows[k])) {
+      any = true;
+    } else {
+      count[k] = 0;
+    }
   }
-  // A later read on another rank sees the finished file.
-  dist::barrier();
+  agreed([&] {
+    if (dist::rank() != 0)
+      return;
+    File f(file, File::Create);
+    for (int i = 0; i < n; ++i)
+      createDat(f, dats[i]);
+    f.close();
+  });
+  std::string error;
+  dist::inTurn([&] {
+    if (!any)
+      return;
+    CaptureFailures capture;
+    try {
+      File f(file, File::Update);
+      for (int i = 0; i < n; ++i) {
+        const std::size_t k = std::size_t(i);
+        if (count[k] != 0)
+          writeRows(f, dats[i], rows[k].data(), first[k], count[k]);
+      }
+      f.close();
+    } catch (const Failure &e) {
+      error = e.message;
+    }
+  });
+  // Also the synchronisation after which every rank sees the whole file.
+  dist::agreeOnFailure(error);
 }
 
 void opd_dat_read(opd_dat *const *dats, int n, const char *file) {

@@ -1,5 +1,5 @@
-// Exchange.cpp - Halo exchanges of set dats, driven by dirty bits, and set
-// dats in HDF5 files in the original numbering (MPI).
+// Exchange.cpp - Halo exchanges of set dats, driven by dirty bits (MPI).
+// (Set dats in files: mpi/Slices.cpp, placeRows and rowsToWrite.)
 // SPDX-License-Identifier: Apache-2.0
 //
 // Before a set loop, a dat's halo (exec and non-exec elements, as copies
@@ -145,62 +145,6 @@ void finishSetExchanges(opd_loop *loop) {
   const double t0 = opd_rt_wtime();
   complete();
   loop->exchangeSeconds += opd_rt_wtime() - t0;
-}
-
-bool gatherSetImage(opd_dat *dat, std::vector<char> &image) {
-  const opd_set *s = dat->set;
-  const std::size_t eb = std::size_t(dat->elementBytes());
-  image.assign(std::size_t(s->globalSize) * eb, 0);
-  if (!s->partitioned) {
-    // Not distributed yet: every rank holds the whole dat.
-    if (!image.empty())
-      std::memcpy(image.data(), dat->data, image.size());
-    return rank() == 0;
-  }
-  const int p = ranks();
-  int mine = int(s->owned);
-  const std::size_t np = std::size_t(p);
-  std::vector<int> counts(np, 0), displs(np + 1, 0);
-  MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  for (int q = 0; q < p; ++q)
-    displs[std::size_t(q) + 1] = displs[std::size_t(q)] + counts[std::size_t(q)];
-  const bool root = rank() == 0;
-  std::vector<int64_t> ids(root ? std::size_t(displs[std::size_t(p)]) : 0);
-  MPI_Gatherv(s->globalIds.data(), mine, MPI_INT64_T, ids.data(),
-              counts.data(), displs.data(), MPI_INT64_T, 0, MPI_COMM_WORLD);
-  std::vector<int> bcounts(np, 0), bdispls(np, 0);
-  for (int q = 0; q < p; ++q) {
-    if (double(displs[std::size_t(q) + 1]) * double(eb) > 2147483647.0)
-      failf("%s: more than 2 GiB to gather for writing",
-            dat->describe().c_str());
-    bcounts[std::size_t(q)] = counts[std::size_t(q)] * int(eb);
-    bdispls[std::size_t(q)] = displs[std::size_t(q)] * int(eb);
-  }
-  std::vector<char> all(root ? std::size_t(displs[std::size_t(p)]) * eb : 0);
-  MPI_Gatherv(dat->data, mine * int(eb), MPI_BYTE, all.data(), bcounts.data(),
-              bdispls.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
-  if (!root)
-    return false;
-  for (std::size_t k = 0; k < ids.size(); ++k)
-    std::memcpy(image.data() + std::size_t(ids[k]) * eb, all.data() + k * eb,
-                eb);
-  return true;
-}
-
-void scatterSetImage(opd_dat *dat, const char *image) {
-  const opd_set *s = dat->set;
-  const std::size_t eb = std::size_t(dat->elementBytes());
-  char *data = static_cast<char *>(dat->data);
-  if (!s->partitioned) {
-    if (s->size > 0)
-      std::memcpy(data, image, std::size_t(s->size) * eb);
-    return;
-  }
-  // Halo elements too: they come from the same file.
-  for (int64_t l = 0; l < s->size; ++l)
-    std::memcpy(data + std::size_t(l) * eb,
-                image + std::size_t(s->globalIds[std::size_t(l)]) * eb, eb);
-  dat->haloValid = INT64_MAX / 4;
 }
 
 } // namespace opdc::rt::dist

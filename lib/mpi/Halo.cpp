@@ -24,6 +24,15 @@
 // local order, and every rank learns, per neighbour, which of its owned
 // elements to send and where the received ones go: each rank asks the
 // owners for its halo elements by global index (MPI_Alltoallv).
+//
+// All of it from distributed data: the sets come as slices (mpi/Slices.cpp)
+// with slice-sized owner arrays (mpi/Partition.cpp). The holder of each
+// slice element tells its owner (with whether it is core) and the ranks
+// whose elements it reaches through a map (its exec halo there); every
+// rank then fetches the map rows of what it stores by global index, finds
+// its non-exec halo among their targets, and fetches the dat rows. Lookups
+// from global to local indices are sorted tables of what a rank stores, so
+// no rank ever holds an array of a set's global size.
 #include "mpi/Mpi.h"
 
 #include "core/Dist.h"
@@ -31,6 +40,7 @@
 #include "core/Runtime.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 
@@ -46,10 +56,32 @@ std::string &noteStorage() {
   return note;
 }
 bool done = false;
+std::string memoryNote;
+// Slice elements handled per round while building the halos.
+constexpr int64_t RowBatch = int64_t(1) << 17;
 
-// Builds the exchange lists of `set` from its halo elements' owners.
-void buildLists(opd_set *set, const std::vector<int32_t> &owner,
-                const std::vector<int32_t> &g2l) {
+// Global to local indices of what one rank stores: its local order is a few
+// runs each in ascending global order (core, boundary, exec, non-exec), so
+// a lookup is a binary search per run and needs no table of its own.
+struct Lookup {
+  const std::vector<int64_t> *ids = nullptr;
+  std::vector<std::size_t> runs; ///< run starts, then the end
+  int32_t find(int64_t g) const {
+    for (std::size_t r = 0; r + 1 < runs.size(); ++r) {
+      auto first = ids->begin() + std::ptrdiff_t(runs[r]);
+      auto last = ids->begin() + std::ptrdiff_t(runs[r + 1]);
+      auto it = std::lower_bound(first, last, g);
+      if (it != last && *it == g)
+        return int32_t(it - ids->begin());
+    }
+    return -1;
+  }
+};
+
+// Builds the exchange lists of `set` from the owners of its halo elements
+// (haloOwner[l - owned] for l in [owned, size)).
+void buildLists(opd_set *set, const std::vector<int32_t> &haloOwner,
+                const Lookup &g2l) {
   const int p = ranks();
   const std::size_t np = std::size_t(p);
   // What I need from each rank: the global ids of my halo elements.
@@ -57,28 +89,12 @@ void buildLists(opd_set *set, const std::vector<int32_t> &owner,
   std::vector<std::vector<int32_t>> recvAt(np);
   for (int64_t l = set->owned; l < set->size; ++l) {
     const int64_t g = set->globalIds[std::size_t(l)];
-    const int q = owner[std::size_t(g)];
+    const int q = haloOwner[std::size_t(l - set->owned)];
     want[std::size_t(q)].push_back(g);
     recvAt[std::size_t(q)].push_back(int32_t(l));
   }
-  std::vector<int> sendCounts(np, 0), recvCounts(np, 0);
-  for (int q = 0; q < p; ++q)
-    sendCounts[std::size_t(q)] = int(want[std::size_t(q)].size());
-  MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT,
-               MPI_COMM_WORLD);
-  std::vector<int> sdispl(np + 1, 0), rdispl(np + 1, 0);
-  for (int q = 0; q < p; ++q) {
-    sdispl[std::size_t(q) + 1] = sdispl[std::size_t(q)] + sendCounts[std::size_t(q)];
-    rdispl[std::size_t(q) + 1] = rdispl[std::size_t(q)] + recvCounts[std::size_t(q)];
-  }
-  std::vector<int64_t> flatWant(std::size_t(sdispl[np]), 0);
-  for (int q = 0; q < p; ++q)
-    std::copy(want[std::size_t(q)].begin(), want[std::size_t(q)].end(),
-              flatWant.begin() + sdispl[std::size_t(q)]);
-  std::vector<int64_t> asked(std::size_t(rdispl[np]), 0);
-  MPI_Alltoallv(flatWant.data(), sendCounts.data(), sdispl.data(), MPI_INT64_T,
-                asked.data(), recvCounts.data(), rdispl.data(), MPI_INT64_T,
-                MPI_COMM_WORLD);
+  std::vector<int> from;
+  const std::vector<int64_t> asked = exchangeIds(want, from);
   SetHalo &h = halos()[set];
   h.neighbours.clear();
   for (int q = 0; q < p; ++q) {
@@ -87,8 +103,8 @@ void buildLists(opd_set *set, const std::vector<int32_t> &owner,
     Neighbour nb;
     nb.rank = q;
     nb.recv = recvAt[std::size_t(q)];
-    for (int k = rdispl[std::size_t(q)]; k < rdispl[std::size_t(q) + 1]; ++k) {
-      const int32_t l = g2l[std::size_t(asked[std::size_t(k)])];
+    for (int k = from[std::size_t(q)]; k < from[std::size_t(q) + 1]; ++k) {
+      const int32_t l = g2l.find(asked[std::size_t(k)]);
       if (l < 0 || l >= set->owned)
         failf("internal error: rank %d asked for element %lld of set '%s' "
               "that this rank does not own",
@@ -100,167 +116,260 @@ void buildLists(opd_set *set, const std::vector<int32_t> &owner,
   }
 }
 
+// A whole set (created by the program) cut down to this rank's slice.
+void sliceWhole(opd_set *s) {
+  const int64_t lo = sliceLo(s->globalSize, rank());
+  const int64_t count = sliceLo(s->globalSize, rank() + 1) - lo;
+  for (opd_map *m : allMaps()) {
+    if (m->from != s)
+      continue;
+    std::string what = "map '" + m->name + "'";
+    const std::size_t rb = std::size_t(m->arity) * sizeof(int32_t);
+    auto *part = static_cast<int32_t *>(
+        allocZeroed(std::size_t(count) * rb, what.c_str()));
+    if (count > 0)
+      std::memcpy(part, m->data + lo * m->arity, std::size_t(count) * rb);
+    freeAligned(m->data);
+    m->data = part;
+  }
+  for (opd_dat *d : allDats()) {
+    if (d->set != s)
+      continue;
+    std::string what = d->describe();
+    const std::size_t eb = std::size_t(d->elementBytes());
+    char *part =
+        static_cast<char *>(allocZeroed(std::size_t(count) * eb, what.c_str()));
+    if (count > 0)
+      std::memcpy(part, static_cast<char *>(d->data) + std::size_t(lo) * eb,
+                  std::size_t(count) * eb);
+    freeAligned(d->data);
+    d->data = part;
+    d->elements = count;
+  }
+  s->size = s->owned = s->execSize = s->core = count;
+  s->sliced = true;
+}
+
+std::vector<int64_t> sortedUnique(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
 } // namespace
 
 const SetHalo &setHalo(const opd_set *set) { return halos()[set]; }
 const std::string &partitionNote() { return noteStorage(); }
-std::string partitionDescription() { return noteStorage(); }
+
+std::string partitionDescription() {
+  // Collective: every rank prints its profile's reductions.
+  double read = meshReadSeconds();
+  MPI_Allreduce(MPI_IN_PLACE, &read, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  int64_t peak[2] = {peakResidentBytes(), -peakResidentBytes()};
+  MPI_Allreduce(MPI_IN_PLACE, peak, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  char text[200];
+  std::snprintf(text, sizeof text,
+                "\n  mesh read %.3f s (max over ranks); peak resident memory "
+                "per rank %.1f..%.1f MiB",
+                read, double(-peak[1]) / 1048576.0,
+                double(peak[0]) / 1048576.0);
+  const std::string what =
+      noteStorage().empty() ? std::string("none (one rank)") : noteStorage();
+  return what + memoryNote + text;
+}
 
 void partitionSets() {
   if (done || ranks() == 1)
     return;
   done = true;
   const double t0 = opd_rt_wtime();
-  const Owners owners = computeOwners(noteStorage());
   const std::vector<opd_set *> sets = allSets();
   const std::vector<opd_map *> maps = allMaps();
-  const int32_t me = rank();
-  auto ownerOf = [&](const opd_set *s) -> const std::vector<int32_t> & {
-    return owners.at(s);
-  };
-
-  // Local numbering. state: 0 not stored, 1 owned, 2 exec, 3 non-exec.
-  std::map<const opd_set *, std::vector<char>> state;
-  for (opd_set *s : sets) {
-    std::vector<char> &st = state[s];
-    st.assign(std::size_t(s->globalSize), 0);
-    const std::vector<int32_t> &own = ownerOf(s);
-    for (int64_t g = 0; g < s->globalSize; ++g)
-      if (own[std::size_t(g)] == me)
-        st[std::size_t(g)] = 1;
-  }
-  for (opd_map *m : maps) {
-    std::vector<char> &st = state[m->from];
-    const std::vector<int32_t> &to = ownerOf(m->to);
-    for (int64_t x = 0; x < m->from->globalSize; ++x) {
-      if (st[std::size_t(x)] != 0)
-        continue;
-      for (int k = 0; k < m->arity; ++k)
-        if (to[std::size_t(m->data[x * m->arity + k])] == me) {
-          st[std::size_t(x)] = 2;
-          break;
-        }
-    }
-  }
-  for (opd_map *m : maps) {
-    const std::vector<char> &from = state[m->from];
-    std::vector<char> &to = state[m->to];
-    for (int64_t x = 0; x < m->from->globalSize; ++x) {
-      const char sx = from[std::size_t(x)];
-      if (sx != 1 && sx != 2)
-        continue;
-      for (int k = 0; k < m->arity; ++k) {
-        const int32_t t = m->data[x * m->arity + k];
-        if (to[std::size_t(t)] == 0)
-          to[std::size_t(t)] = 3;
-      }
-    }
-  }
-  // Core: owned elements whose every map target is owned.
-  std::map<const opd_set *, std::vector<char>> boundary;
+  const int me = rank();
+  const std::size_t np = std::size_t(ranks());
   for (opd_set *s : sets)
-    boundary[s].assign(std::size_t(s->globalSize), 0);
-  for (opd_map *m : maps) {
-    std::vector<char> &b = boundary[m->from];
-    const std::vector<char> &to = state[m->to];
-    const std::vector<char> &from = state[m->from];
-    for (int64_t x = 0; x < m->from->globalSize; ++x) {
-      if (from[std::size_t(x)] != 1)
-        continue;
-      for (int k = 0; k < m->arity; ++k)
-        if (to[std::size_t(m->data[x * m->arity + k])] != 1)
-          b[std::size_t(x)] = 1;
-    }
-  }
+    if (!s->sliced)
+      sliceWhole(s);
+  const Owners owners = computeOwners(noteStorage());
+  const double tOwners = opd_rt_wtime();
 
-  std::map<const opd_set *, std::vector<int32_t>> g2l;
+
+  // Owned (core or boundary) and exec elements, told by the slice holders.
+  std::map<const opd_set *, std::vector<int64_t>> ids;
+  std::map<const opd_set *, int64_t> coreOf, ownedOf, execOf;
   for (opd_set *s : sets) {
-    const std::vector<char> &st = state[s];
-    const std::vector<char> &b = boundary[s];
-    std::vector<int64_t> ids;
-    for (int64_t g = 0; g < s->globalSize; ++g)
-      if (st[std::size_t(g)] == 1 && !b[std::size_t(g)])
-        ids.push_back(g);
-    const int64_t core = int64_t(ids.size());
-    for (int64_t g = 0; g < s->globalSize; ++g)
-      if (st[std::size_t(g)] == 1 && b[std::size_t(g)])
-        ids.push_back(g);
-    const int64_t owned = int64_t(ids.size());
-    for (int64_t g = 0; g < s->globalSize; ++g)
-      if (st[std::size_t(g)] == 2)
-        ids.push_back(g);
-    const int64_t exec = int64_t(ids.size());
-    for (int64_t g = 0; g < s->globalSize; ++g)
-      if (st[std::size_t(g)] == 3)
-        ids.push_back(g);
-    if (int64_t(ids.size()) > INT32_MAX)
-      failf("set '%s': too many elements on one rank", s->name.c_str());
-    std::vector<int32_t> &l = g2l[s];
-    l.assign(std::size_t(s->globalSize), -1);
-    for (std::size_t i = 0; i < ids.size(); ++i)
-      l[std::size_t(ids[i])] = int32_t(i);
-    s->core = core;
-    s->owned = owned;
-    s->execSize = exec;
-    s->size = int64_t(ids.size());
-    s->globalIds = std::move(ids);
+    const int64_t lo = sliceLo(s->globalSize, me);
+    const std::vector<int32_t> &own = owners.at(s);
+    std::vector<int64_t> core, boundary, exec;
+    // In rounds of rows, so that the buffers stay small: the owners of the
+    // round's map targets, then each element to its owner (with whether it
+    // is core) and to the ranks whose elements it reaches (their exec halo).
+    int64_t batch = 0;
+    const long long rounds = roundsOf(s->size, RowBatch, batch);
+    for (long long r = 0; r < rounds; ++r) {
+      const int64_t x0 = std::min<int64_t>(s->size, int64_t(r) * batch);
+      const int64_t x1 = std::min<int64_t>(s->size, x0 + batch);
+      std::map<const opd_map *, std::vector<int32_t>> targetOwner;
+      for (opd_map *m : maps) {
+        if (m->from != s)
+          continue;
+        const std::size_t entries = std::size_t((x1 - x0) * m->arity);
+        std::vector<int32_t> &to = targetOwner[m];
+        to.assign(entries, 0);
+        fetchRows(m->to->globalSize, owners.at(m->to).data(), sizeof(int32_t),
+                  m->data + x0 * m->arity, entries, to.data());
+      }
+      std::vector<std::vector<int64_t>> toOwner(np), toExec(np);
+      std::vector<int32_t> reached;
+      for (int64_t x = x0; x < x1; ++x) {
+        const int32_t o = own[std::size_t(x)];
+        reached.clear();
+        for (const auto &[m, to] : targetOwner) {
+          const int32_t *t = to.data() + (x - x0) * m->arity;
+          for (int k = 0; k < m->arity; ++k)
+            if (t[k] != o)
+              reached.push_back(t[k]);
+        }
+        toOwner[std::size_t(o)].push_back(lo + x);
+        toOwner[std::size_t(o)].push_back(reached.empty() ? 0 : 1);
+        std::sort(reached.begin(), reached.end());
+        reached.erase(std::unique(reached.begin(), reached.end()),
+                      reached.end());
+        for (int32_t q : reached)
+          toExec[std::size_t(q)].push_back(lo + x);
+      }
+      std::vector<int> from;
+      const std::vector<int64_t> mine = exchangeIds(toOwner, from);
+      for (std::size_t k = 0; k + 1 < mine.size(); k += 2)
+        (mine[k + 1] ? boundary : core).push_back(mine[k]);
+      const std::vector<int64_t> more = exchangeIds(toExec, from);
+      exec.insert(exec.end(), more.begin(), more.end());
+    }
+    exec = sortedUnique(std::move(exec));
+    std::sort(core.begin(), core.end());
+    std::sort(boundary.begin(), boundary.end());
+    std::vector<int64_t> &all = ids[s];
+    all = std::move(core);
+    coreOf[s] = int64_t(all.size());
+    all.insert(all.end(), boundary.begin(), boundary.end());
+    ownedOf[s] = int64_t(all.size());
+    all.insert(all.end(), exec.begin(), exec.end());
+    execOf[s] = int64_t(all.size());
   }
 
-  // Maps and dats in local form.
+  // Map rows of the owned and exec elements; their targets not stored yet
+  // are the non-exec halo. (Fetched again below with the non-exec rows, so
+  // that only one map's rows are held at a time.)
+  std::map<const opd_set *, Lookup> lookup;
+  for (opd_set *s : sets) {
+    Lookup &l = lookup[s];
+    l.ids = &ids[s];
+    l.runs = {0, std::size_t(coreOf[s]), std::size_t(ownedOf[s]),
+              std::size_t(execOf[s])};
+  }
+  std::map<const opd_set *, std::vector<int64_t>> nonExec;
   for (opd_map *m : maps) {
-    const std::vector<int32_t> &to = g2l[m->to];
-    const std::size_t bytes =
-        std::size_t(m->from->size) * std::size_t(m->arity) * sizeof(int32_t);
+    const std::vector<int64_t> &want = ids[m->from];
+    std::vector<int32_t> r(want.size() * std::size_t(m->arity), 0);
+    fetchRows(m->from->globalSize, m->data,
+              std::size_t(m->arity) * sizeof(int32_t), want, r.data());
+    const Lookup &to = lookup[m->to];
+    std::vector<int64_t> &extra = nonExec[m->to];
+    for (int32_t t : r)
+      if (to.find(t) < 0)
+        extra.push_back(t);
+    extra = sortedUnique(std::move(extra));
+  }
+  for (opd_set *s : sets) {
+    std::vector<int64_t> &all = ids[s];
+    all.insert(all.end(), nonExec[s].begin(), nonExec[s].end());
+    nonExec[s] = std::vector<int64_t>();
+    if (int64_t(all.size()) > INT32_MAX)
+      failf("set '%s': too many elements on one rank", s->name.c_str());
+    lookup[s].runs.push_back(all.size());
+  }
+
+  // Maps in local form: every stored element's row, fetched straight into
+  // the local map and translated in place.
+  for (opd_map *m : maps) {
+    const std::vector<int64_t> &want = ids[m->from];
     std::string what = "map '" + m->name + "'";
-    auto *local = static_cast<int32_t *>(allocZeroed(bytes, what.c_str()));
-    for (int64_t l = 0; l < m->from->size; ++l) {
-      const int64_t g = m->from->globalIds[std::size_t(l)];
-      for (int k = 0; k < m->arity; ++k) {
-        const int32_t t = to[std::size_t(m->data[g * m->arity + k])];
-        local[l * m->arity + k] = t >= 0 ? t : 0;
-      }
+    auto *local = static_cast<int32_t *>(allocZeroed(
+        want.size() * std::size_t(m->arity) * sizeof(int32_t), what.c_str()));
+    fetchRows(m->from->globalSize, m->data,
+              std::size_t(m->arity) * sizeof(int32_t), want, local);
+    const Lookup &to = lookup[m->to];
+    for (std::size_t k = 0; k < want.size() * std::size_t(m->arity); ++k) {
+      const int32_t t = to.find(local[k]);
+      local[k] = t >= 0 ? t : 0;
     }
     freeAligned(m->data);
     m->data = local;
     ++m->version;
   }
+  // Dats in local order.
   for (opd_dat *d : allDats()) {
     if (!d->set)
       continue;
     const opd_set *s = d->set;
+    const std::vector<int64_t> &all = ids[s];
     const std::size_t eb = std::size_t(d->elementBytes());
     std::string what = d->describe();
-    char *local = static_cast<char *>(
-        allocZeroed(std::size_t(s->size) * eb, what.c_str()));
-    const char *global = static_cast<const char *>(d->data);
-    for (int64_t l = 0; l < s->size; ++l)
-      std::memcpy(local + std::size_t(l) * eb,
-                  global + std::size_t(s->globalIds[std::size_t(l)]) * eb, eb);
+    char *local =
+        static_cast<char *>(allocZeroed(all.size() * eb, what.c_str()));
+    fetchRows(s->globalSize, d->data, eb, all, local);
     freeAligned(d->data);
     d->data = local;
-    d->elements = s->size;
-    d->haloValid = INT64_MAX / 4; // copied from the global data
+    d->elements = int64_t(all.size());
+    d->haloValid = INT64_MAX / 4; // copied from the slices
   }
   for (opd_set *s : sets) {
-    buildLists(s, ownerOf(s), g2l[s]);
+    std::vector<int64_t> &all = ids[s];
+    s->core = coreOf[s];
+    s->owned = ownedOf[s];
+    s->execSize = execOf[s];
+    s->size = int64_t(all.size());
+    s->globalIds = std::move(all);
+    s->sliced = false;
     s->partitioned = true;
   }
-  double seconds = opd_rt_wtime() - t0;
-  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX,
+  // Exchange lists, from the owners of the halo elements.
+  for (opd_set *s : sets) {
+    std::vector<int64_t> halo(s->globalIds.begin() + s->owned,
+                              s->globalIds.end());
+    std::vector<int32_t> haloOwner(halo.size(), 0);
+    fetchRows(s->globalSize, owners.at(s).data(), sizeof(int32_t), halo,
+              haloOwner.data());
+    Lookup &l = lookup[s];
+    l.ids = &s->globalIds; // moved there
+    buildLists(s, haloOwner, l);
+  }
+  double seconds[2] = {tOwners - t0, opd_rt_wtime() - t0};
+  MPI_Allreduce(MPI_IN_PLACE, seconds, 2, MPI_DOUBLE, MPI_MAX,
                 MPI_COMM_WORLD);
-  char took[64];
-  std::snprintf(took, sizeof took, "; %.3f s at the first set loop", seconds);
+  char took[96];
+  std::snprintf(took, sizeof took,
+                "; %.3f s at the first set loop (partitioner %.3f s)",
+                seconds[1], seconds[0]);
   noteStorage() += took;
   // Balance: the fewest and most elements a rank owns, per set.
   std::string balance;
   for (opd_set *s : sets) {
-    int64_t lo = s->owned, hi = s->owned;
-    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    int64_t range[2] = {-s->owned, s->owned};
+    MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
     balance += (balance.empty() ? "" : ", ") + s->name + " " +
-               std::to_string(lo) + ".." + std::to_string(hi);
+               std::to_string(-range[0]) + ".." + std::to_string(range[1]);
   }
   noteStorage() += "\n  owned per rank: " + balance;
+  // Peak memory up to here (reading and partitioning), fewest and most.
+  int64_t peak[2] = {-peakResidentBytes(), peakResidentBytes()};
+  MPI_Allreduce(MPI_IN_PLACE, peak, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  char mem[128];
+  std::snprintf(mem, sizeof mem,
+                "\n  peak resident memory per rank after the partition "
+                "%.1f..%.1f MiB",
+                double(-peak[0]) / 1048576.0, double(peak[1]) / 1048576.0);
+  memoryNote = mem;
 }
 
 void setCreated(opd_set *set) {
@@ -273,6 +382,7 @@ void setCreated(opd_set *set) {
 void releaseUnstructured() {
   halos().clear();
   done = false;
+  memoryNote.clear();
 }
 
 } // namespace opdc::rt::dist

@@ -1,13 +1,13 @@
-// Image.cpp - Whole dats in the global layout for HDF5 (MPI): gathers for
-// writing, the rank's share of what was read.
+// Image.cpp - Whole block dats in the global layout for HDF5 (MPI): gathers
+// for writing, the rank's share of what was read.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Files hold dats in the global layout whatever the number of ranks: block
-// dats as their interior [base, base + size), set dats in the original
-// numbering. Rank 0 gathers each rank's owned part (MPI_Gatherv of a box
-// header and the packed points) and writes the file alone; for reading,
-// rank 0 reads the whole dataset, broadcasts it, and every rank keeps its
-// part, so the files are the same for 1, 2 or any number of ranks.
+// Files hold block dats as their interior [base, base + size) whatever the
+// number of ranks. Rank 0 gathers each rank's owned part (MPI_Gatherv of a
+// box header and the packed points) and writes it in its turn; for
+// reading, rank 0 reads the whole dataset, broadcasts it, and every rank
+// keeps its part, so the files are the same for 1, 2 or any number of
+// ranks. (Set dats are read and written in slices: mpi/Slices.cpp.)
 #include "core/Dist.h"
 
 #include "core/Runtime.h"
@@ -70,7 +70,8 @@ int64_t boxPoints(const int64_t *lo, const int64_t *hi) {
 
 bool gatherImage(opd_dat *dat, std::vector<char> &image) {
   if (dat->set)
-    return gatherSetImage(dat, image);
+    failf("internal error: %s: set dats are written in slices (rowsToWrite)",
+          dat->describe().c_str());
   const int64_t eb = dat->elementBytes();
   int64_t box[6];
   ownedInterior(dat, box, box + 3);
@@ -111,10 +112,9 @@ bool gatherImage(opd_dat *dat, std::vector<char> &image) {
 }
 
 void scatterImage(opd_dat *dat, const char *image) {
-  if (dat->set) {
-    scatterSetImage(dat, image);
-    return;
-  }
+  if (dat->set)
+    failf("internal error: %s: set dats are read in slices (placeRows)",
+          dat->describe().c_str());
   int64_t box[6];
   ownedInterior(dat, box, box + 3);
   std::vector<char> mine(

@@ -40,15 +40,39 @@ const SetHalo &setHalo(const opd_set *set);
 void exchangeSetDat(opd_dat *dat, opd_loop *loop);
 void releaseUnstructured();
 
-/// The owning rank of every element of every set (global numbering).
+/// Slices (mpi/Slices.cpp): rank r's slice of n elements starts at
+/// sliceLo(n, r); sliceRank is the rank whose slice holds element g.
+int64_t sliceLo(int64_t n, int r);
+int sliceRank(int64_t n, int64_t g);
+/// Rounds in which every rank handles its `count` items (collective): at
+/// most 4, of `batch` items each, at least `least` (memory in rounds of a
+/// quarter of the largest request, few collectives).
+long long roundsOf(int64_t count, int64_t least, int64_t &batch);
+/// All-to-all of index lists: send[q] goes to rank q; returns what the
+/// ranks sent here, in rank order, rank q's from from[q] to from[q + 1].
+std::vector<int64_t> exchangeIds(const std::vector<std::vector<int64_t>> &send,
+                                 std::vector<int> &from);
+/// Rows `ids` (global indices of a set of n elements) of an array stored as
+/// slices (`slice`: this rank's rows, `rowBytes` each) into `out`, in the
+/// order of ids. Collective.
+void fetchRows(int64_t n, const void *slice, std::size_t rowBytes,
+               const std::vector<int64_t> &ids, void *out);
+void fetchRows(int64_t n, const void *slice, std::size_t rowBytes,
+               const int32_t *ids, std::size_t count, void *out);
+/// The inverse: `rows` (one per id) into the slices that hold them.
+void storeRows(int64_t n, const void *rows, std::size_t rowBytes,
+               const std::vector<int64_t> &ids, void *slice);
+/// Seconds spent reading meshes; the peak resident memory of this rank.
+double meshReadSeconds();
+int64_t peakResidentBytes();
+
+/// The owning rank of each element of each set's slice (mpi/Partition.cpp):
+/// owners[s][i] owns element sliceLo(s->globalSize, rank()) + i.
 using Owners = std::map<const opd_set *, std::vector<int32_t>>;
-/// Partitions every set (mpi/Partition.cpp); `note` says how.
+/// Partitions every set (sets, maps and dats in slices); `note` says how.
 Owners computeOwners(std::string &note);
 /// A description of the partition, for the profile ("" if none).
 const std::string &partitionNote();
 
-/// Set dats in HDF5 files, original numbering (mpi/Exchange.cpp).
-bool gatherSetImage(opd_dat *dat, std::vector<char> &image);
-void scatterSetImage(opd_dat *dat, const char *image);
 } // namespace opdc::rt::dist
 #endif

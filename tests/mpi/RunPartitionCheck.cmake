@@ -5,7 +5,7 @@ cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
 mpi_test_fresh_workdir()
 mpi_test_step("mesh generation" ${MESHGEN} --I=20 --J=30 --h5 ${WORK}/mesh.h5)
-foreach(method metis block)
+foreach(method ptscotch metis block)
   foreach(np 1 2 3 4)
     execute_process(
       COMMAND ${MPIEXEC} ${MPIFLAGS} -np ${np} ${CHECK} ${WORK}/mesh.h5

@@ -1,0 +1,50 @@
+# RunBadMeshes.cmake - Corrupted and inconsistent meshes read in parallel
+# (see CMakeLists.txt, BadMeshes.cpp): on 4 ranks (and 3 for one) each
+# ends with a failure status, exactly one error line naming the file, the
+# dataset and the fault, nothing after it, and no rank hanging (60 s).
+# SPDX-License-Identifier: Apache-2.0
+cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
+mpi_test_fresh_workdir()
+mpi_test_step("writing the bad meshes" ${BADMESHES} ${WORK})
+file(WRITE ${WORK}/garbage.h5 "this is not an HDF5 file\n")
+mpi_test_step("opdc build --mpi" ${OPDC} build --mpi ${SOURCE} -o ${WORK}/badmesh)
+
+set(expect_index "rank 3: file 'index.h5', dataset 'pcell': map 'pcell' \\(cells -> nodes\\): index 99 at \\[6\\]\\[1\\] is out of range for set 'nodes' of size 10")
+set(expect_mapshape "file 'mapshape.h5', dataset 'pcell': expected shape \\[7\\]\\[2\\], found \\[6\\]\\[2\\]")
+set(expect_datshape "file 'datshape.h5', dataset 'x': expected shape \\[10\\]\\[1\\], found \\[9\\]\\[1\\]")
+set(expect_floatmap "file 'floatmap.h5', dataset 'pcell': expected integer data for i32, found 64-bit float")
+set(expect_negative "file 'negative.h5', dataset 'cells': the set size -3 is negative")
+set(expect_missing "file 'missing.h5' has no dataset 'pcell'")
+set(expect_garbage "file 'garbage.h5' is not an HDF5 file")
+foreach(case index mapshape datshape floatmap negative missing garbage)
+  set(nps 4)
+  if(case STREQUAL "index")
+    set(nps 4 3)
+  endif()
+  foreach(np ${nps})
+    execute_process(COMMAND ${MPIEXEC} ${MPIFLAGS} -np ${np} ${WORK}/badmesh
+                            --threads=1 --meshfile=${case}.h5
+      WORKING_DIRECTORY ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+      ERROR_VARIABLE err TIMEOUT 60)
+    message(STATUS "${case}, ${np} ranks: status ${rc}\n${err}")
+    if(rc EQUAL 0 OR NOT rc MATCHES "^[0-9]+$")
+      message(FATAL_ERROR "${case}, ${np} ranks: expected a failure status, got '${rc}'")
+    endif()
+    set(want "${expect_${case}}")
+    if(case STREQUAL "index" AND np EQUAL 3)
+      string(REPLACE "rank 3" "rank 2" want "${want}")
+    endif()
+    if(NOT err MATCHES "badmesh: error: (rank [0-9]: )?${want}")
+      message(FATAL_ERROR "${case}, ${np} ranks: no error matching '${want}'")
+    endif()
+    string(REGEX MATCHALL "badmesh: error:" lines "${err}")
+    list(LENGTH lines n)
+    if(NOT n EQUAL 1)
+      message(FATAL_ERROR "${case}, ${np} ranks: ${n} error lines, expected one")
+    endif()
+    if(out MATCHES "not reached" OR err MATCHES "MPI_ABORT")
+      message(FATAL_ERROR "${case}, ${np} ranks: the program went on or aborted")
+    endif()
+  endforeach()
+endforeach()
