@@ -15,9 +15,11 @@
 // rank (core/Mesh.cpp), and generated code addresses it in global indices.
 //
 // Exchanges: before a loop, each dat it reads through a stencil reaching k
-// points away is exchanged k deep unless its halo copies are still valid
-// that deep (dirty bits: a loop writing the dat invalidates them; fill()
-// and swap() keep them right). Dimension by dimension, each a round of
+// points away along a dimension is exchanged k deep along that dimension
+// (a reflective boundary loop reaching 4 points along x exchanges nothing
+// along y) unless its halo copies are still valid that deep (dirty bits: a
+// loop writing the dat invalidates them; fill() and swap() keep them
+// right). Dimension by dimension, each a round of
 // MPI_Isend/MPI_Irecv with both neighbours; when a stencil reads off-axis
 // points, the slabs of later dimensions include the halos of earlier ones,
 // which fills the corners. When the block is split along its outermost
@@ -195,10 +197,11 @@ void slabBox(const BlockPending &p, int64_t from, int64_t to, int64_t *blo,
   bhi[p.d] = to;
 }
 
-// Posts dimension d of dat's exchange, `depth` deep; with `corners`, the
-// slab includes the halos of the dimensions before d.
-void postDim(opd_dat *dat, int d, int64_t depth, bool corners,
+// Posts dimension d of dat's exchange, depths[d] deep; with `corners`, the
+// slab includes the halos of the dimensions before d (depths[e] deep).
+void postDim(opd_dat *dat, int d, const int64_t *depths, bool corners,
              opd_loop *loop) {
+  const int64_t depth = depths[d];
   const BlockComm &c = comms()[dat->block];
   if (blockPending.size() <= blockInFlight)
     blockPending.emplace_back();
@@ -213,9 +216,9 @@ void postDim(opd_dat *dat, int d, int64_t depth, bool corners,
     p.hi[e] = e < dims ? dat->ownLast[e] : 1;
     if (e < dims && e != d && corners && e < d) {
       if (!dat->block->edgeLo[e])
-        p.lo[e] -= depth;
+        p.lo[e] -= depths[e];
       if (!dat->block->edgeHi[e])
-        p.hi[e] += depth;
+        p.hi[e] += depths[e];
     }
     if (e != d)
       points *= std::max<int64_t>(0, p.hi[e] - p.lo[e]);
@@ -278,16 +281,16 @@ void completeAll() {
 }
 } // namespace
 
-void exchangeBlockDat(opd_dat *dat, int64_t depth, bool corners,
+void exchangeBlockDat(opd_dat *dat, const int64_t *depths, bool corners,
                       opd_loop *loop) {
   const double t0 = opd_rt_wtime();
   const BlockComm &c = comms()[dat->block];
   // Dimension by dimension: the corners of a later dimension's slab come
   // from the halos an earlier dimension just received.
   for (int d = 0; d < dat->ndims; ++d) {
-    if (c.pdims[d] == 1)
+    if (c.pdims[d] == 1 || depths[d] == 0)
       continue;
-    postDim(dat, d, depth, corners, loop);
+    postDim(dat, d, depths, corners, loop);
     completeAll();
   }
   loop->exchangeSeconds += opd_rt_wtime() - t0;
@@ -298,12 +301,20 @@ namespace {
 // its outermost dimension only, the messages are left in flight (true):
 // the loop's core rows need none of them. Otherwise they complete here.
 bool startBlockExchanges(opd_loop *loop) {
-  // Per dat: the deepest read of the loop and whether it reads corners.
-  std::vector<std::pair<opd_dat *, std::pair<int64_t, bool>>> need;
+  // Per dat: the deepest read of the loop in each dimension (a stencil
+  // reaching 4 points along x needs no halo along y) and whether it reads
+  // corners.
+  struct Need {
+    opd_dat *dat;
+    int64_t depth[3];
+    bool corners;
+  };
+  std::vector<Need> need;
   for (const opd_arg &a : loop->args) {
     if (!a.dat || !a.dat->block || a.mode == OPD_WRITE)
       continue;
-    int64_t k = 0;
+    int64_t k[3] = {0, 0, 0};
+    bool any = false;
     for (int d = 0; d < a.dat->ndims; ++d) {
       const int64_t reach = std::max<int64_t>(-a.lo[d], a.hi[d]);
       if (reach > a.dat->depth[d] &&
@@ -313,18 +324,21 @@ bool startBlockExchanges(opd_loop *loop) {
               "); declare the dat with 'halo %" PRId64 "'",
               loop->name.c_str(), a.dat->describe().c_str(), reach, d,
               a.dat->depth[d], reach);
-      k = std::max(k, reach);
+      k[d] = reach;
+      any = any || reach > 0;
     }
-    if (k == 0)
+    if (!any)
       continue;
     const bool corners = (a.flags & OPD_STENCIL_DIAGONAL) != 0;
     auto it = std::find_if(need.begin(), need.end(),
-                           [&](const auto &n) { return n.first == a.dat; });
-    if (it == need.end())
-      need.push_back({a.dat, {k, corners}});
-    else
-      it->second = {std::max(it->second.first, k),
-                    it->second.second || corners};
+                           [&](const Need &n) { return n.dat == a.dat; });
+    if (it == need.end()) {
+      need.push_back({a.dat, {k[0], k[1], k[2]}, corners});
+    } else {
+      for (int d = 0; d < 3; ++d)
+        it->depth[d] = std::max(it->depth[d], k[d]);
+      it->corners = it->corners || corners;
+    }
   }
   const BlockComm &c = comms()[loop->block];
   const int outer = loop->block->dims - 1;
@@ -333,18 +347,26 @@ bool startBlockExchanges(opd_loop *loop) {
     outerOnly = outerOnly && c.pdims[d] == 1;
   bool posted = false;
   const double t0 = opd_rt_wtime();
-  for (auto &[dat, want] : need) {
-    auto [k, corners] = want;
-    if (dat->haloValid >= k && (!corners || dat->cornersValid))
+  for (Need &n : need) {
+    // The dimensions split over ranks: what must be exchanged, and the
+    // depth valid in all of them afterwards (haloValid).
+    int64_t deepest = 0, valid = INT64_MAX;
+    for (int d = 0; d < n.dat->ndims; ++d)
+      if (c.pdims[d] > 1) {
+        deepest = std::max(deepest, n.depth[d]);
+        valid = std::min(valid, n.depth[d]);
+      }
+    if (deepest == 0 ||
+        (n.dat->haloValid >= deepest && (!n.corners || n.dat->cornersValid)))
       continue;
     if (outerOnly && c.pdims[outer] > 1) {
-      postDim(dat, outer, k, corners, loop);
+      postDim(n.dat, outer, n.depth, n.corners, loop);
       posted = true;
     } else {
-      exchangeBlockDat(dat, k, corners, loop);
+      exchangeBlockDat(n.dat, n.depth, n.corners, loop);
     }
-    dat->haloValid = k;
-    dat->cornersValid = corners;
+    n.dat->haloValid = valid;
+    n.dat->cornersValid = n.corners;
   }
   loop->exchangeSeconds += opd_rt_wtime() - t0;
   return posted;
