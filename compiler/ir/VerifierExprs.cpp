@@ -175,6 +175,10 @@ Type Verifier::check(const Expr &e, Scope &sc) {
     if (l != r)
       problem("operands of '" + op + "' have types " + l.str() + " and " +
               r.str() + " in " + str(b));
+    else if (l.isString() && b.op != BinaryOp::Eq && b.op != BinaryOp::Ne)
+      problem("operands of '" + op + "' are str (only == and != compare them)");
+    else if (l.isString())
+      ; // text comparison
     else if (!l.isScalar())
       problem("operands of '" + op + "' are " + l.str());
     else if (isLogical(b.op) && !l.isBool())

@@ -400,6 +400,15 @@ Type Sema::checkBinary(ExprPtr &e) {
     return b.type;
   }
   Type t = lt;
+  if (t.isString() && (b.op == BinaryOp::Eq || b.op == BinaryOp::Ne)) {
+    // Host strings compare by their text.
+    b.type = Type::scalarOf(ScalarKind::Bool);
+    if (b.lhs->constValue && b.rhs->constValue)
+      b.constValue = ConstValue::ofBool(
+          (b.lhs->constValue->text == b.rhs->constValue->text) ==
+          (b.op == BinaryOp::Eq));
+    return b.type;
+  }
   bool valid;
   if (b.op == BinaryOp::Eq || b.op == BinaryOp::Ne)
     valid = t.isScalar();

@@ -705,6 +705,9 @@ std::string CUDAFunctionWriter::arithmetic(BinaryOp op, ScalarKind k,
 
 std::string CUDAFunctionWriter::binary(const ir::BinaryExpr &e) {
   std::string l = expr(*e.lhs), r = expr(*e.rhs);
+  if (e.lhs->type.isString())
+    return "(std::strcmp(" + l + ", " + r + ")" +
+           (e.op == BinaryOp::Eq ? " == 0)" : " != 0)");
   if (isLogical(e.op) || isComparison(e.op))
     return "(" + l + " " + spelling(e.op) + " " + r + ")";
   return arithmetic(e.op, e.lhs->type.scalar, l, r, e.range);

@@ -393,6 +393,16 @@ llvm::Value *FunctionEmitter::emitBinary(const ir::BinaryExpr &e) {
     return emitLogical(e);
   llvm::Value *l = emitExpr(*e.lhs);
   llvm::Value *r = emitExpr(*e.rhs);
+  if (e.lhs->type.isString()) {
+    // Host strings: strcmp(l, r) == 0 (or != 0).
+    auto strcmpFn = cgm.module.getOrInsertFunction(
+        "strcmp", llvm::FunctionType::get(cgm.i32Ty, {cgm.ptrTy, cgm.ptrTy},
+                                          false));
+    llvm::Value *c = b.CreateCall(strcmpFn, {l, r});
+    llvm::Value *zero = llvm::ConstantInt::get(cgm.i32Ty, 0);
+    return e.op == BinaryOp::Eq ? b.CreateICmpEQ(c, zero)
+                                : b.CreateICmpNE(c, zero);
+  }
   ScalarKind k = e.lhs->type.scalar;
   if (isArithmetic(e.op) || isBitwise(e.op))
     return emitArithmetic(e.op, k, l, r, e.range);
