@@ -47,13 +47,31 @@ void fileRows(int64_t n, int64_t &first, int64_t &count) {
   count = n;
 }
 void sliceSet(opd_set *) {}
+// Files hold rows in the original numbering; a renumbered set's element l
+// is row globalIds[l] (core/Renumber.cpp).
 void placeRows(const opd_set *set, const void *rows, std::size_t rowBytes,
                void *dest) {
+  const std::vector<int64_t> &ids = set->globalIds;
+  if (!ids.empty()) {
+    for (std::size_t l = 0; l < ids.size(); ++l)
+      std::memcpy(static_cast<char *>(dest) + l * rowBytes,
+                  static_cast<const char *>(rows) + std::size_t(ids[l]) * rowBytes,
+                  rowBytes);
+    return;
+  }
   if (set->size > 0 && rowBytes > 0)
     std::memcpy(dest, rows, std::size_t(set->size) * rowBytes);
 }
 void rowsToWrite(const opd_dat *dat, std::vector<char> &rows) {
-  rows.resize(std::size_t(dat->set->size * dat->elementBytes()));
+  const std::size_t eb = std::size_t(dat->elementBytes());
+  rows.resize(std::size_t(dat->set->size) * eb);
+  const std::vector<int64_t> &ids = dat->set->globalIds;
+  if (!ids.empty()) {
+    for (std::size_t l = 0; l < ids.size(); ++l)
+      std::memcpy(rows.data() + std::size_t(ids[l]) * eb,
+                  static_cast<const char *>(dat->data) + l * eb, eb);
+    return;
+  }
   if (!rows.empty())
     std::memcpy(rows.data(), dat->data, rows.size());
 }
