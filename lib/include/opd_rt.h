@@ -390,6 +390,21 @@ void opd_reduce_global(void *v, opd_scalar type, opd_access op, int dim);
  *  64-byte aligned, contents unspecified (each chunk writes its slot). */
 void *opd_rt_scratch(int64_t bytes);
 
+/** Reproducible float sums (code compiled with `opdc -frepro-sum`;
+ *  exec/ReproSum.cpp): each f32/f64 sum component has an exact long
+ *  accumulator of OPD_XSUM_WORDS 64-bit words (zero: empty). The body runs
+ *  each element's kernel with the variable at -0.0 and adds the element's
+ *  `dim` contributions with opd_xsum_add_*(slot, values, dim) (slot: the
+ *  chunk's `dim` accumulators, contiguous). After the loop,
+ *  opd_reduce_sum_exact replaces opd_reduce_local, the combination and
+ *  opd_reduce_global: v = round(v + every chunk's accumulator, on every
+ *  rank), the same bits for any thread count, rank count and partition. */
+#define OPD_XSUM_WORDS 72
+void opd_xsum_add_f64(int64_t *acc, const double *v, int32_t dim);
+void opd_xsum_add_f32(int64_t *acc, const float *v, int32_t dim);
+void opd_reduce_sum_exact(void *v, opd_scalar type, int32_t dim,
+                          const int64_t *partials, int64_t chunks);
+
 /*===-- Adjoints: the tape and checkpoint plans ----------------------------===*/
 
 /** The tape of the adjoint pass's forward sweep: a stack. Pushing a dat

@@ -55,6 +55,7 @@
 #include "codegen/llvm/LoopEmitter.h"
 
 #include "codegen/common/Identities.h"
+#include "codegen/common/RuntimeMapping.h"
 #include "codegen/llvm/LLVMCodeGen.h"
 
 #include "support/Assert.h"
@@ -196,7 +197,34 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
     for (llvm::Value *c : coords)
       args.push_back(c);
   }
+  // -frepro-sum: every element starts its float sums from -0.0 (the
+  // identity: -0.0 + x is x), so its contribution is the same in any run,
+  // and adds it exactly to the chunk's accumulators (lib/exec/ReproSum.cpp).
+  for (unsigned n = 0; n < loop.args.size(); ++n) {
+    if (!exactSlot[n])
+      continue;
+    const AccessDescriptor &a = loop.args[n];
+    llvm::Type *t = cgm.memType(a.scalar);
+    for (unsigned k = 0; k < a.dim; ++k)
+      bb.CreateStore(llvm::ConstantFP::getNegativeZero(t),
+                     bb.CreateConstInBoundsGEP1_32(t, argPtr[n], k));
+  }
   bb.CreateCall(kernel.function, args);
+  for (unsigned n = 0; n < loop.args.size(); ++n) {
+    if (!exactSlot[n])
+      continue;
+    const AccessDescriptor &a = loop.args[n];
+    bb.CreateCall(a.scalar == ScalarKind::F64 ? cgm.rt.xsumAddF64
+                                              : cgm.rt.xsumAddF32,
+                  {exactSlot[n], argPtr[n],
+                   llvm::ConstantInt::get(cgm.i32Ty, a.dim)});
+  }
+}
+
+bool LoopEmitter::exactSum(const AccessDescriptor &a) const {
+  return cgm.options.reproSum && a.kind == ArgKind::Reduction &&
+         a.mode == AccessMode::Sum &&
+         (a.scalar == ScalarKind::F64 || a.scalar == ScalarKind::F32);
 }
 
 void LoopEmitter::tagWithLoop(llvm::Function &f) {
@@ -244,6 +272,7 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   mapData.assign(n, nullptr);
   argPtr.assign(n, nullptr);
   incBuffer.assign(n, nullptr);
+  exactSlot.assign(n, nullptr);
   strides.assign(n, {});
   std::vector<std::pair<llvm::Value *, llvm::Value *>> accumulators(n);
   // Shared fields are loaded once.
@@ -294,7 +323,19 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       bb.CreateStore(bb.CreateLoad(t, field(fl.value)), copy);
       argPtr[i] = copy;
     }
-    if (fl.partials >= 0) {
+    if (fl.partials >= 0 && exactSum(a)) {
+      // -frepro-sum: the kernel sums one element into `acc`, which
+      // emitKernelCall resets before and adds exactly into the chunk's
+      // accumulators (slot) after each element.
+      auto *accTy = llvm::ArrayType::get(cgm.memType(a.scalar), a.dim);
+      argPtr[i] = bb.CreateAlloca(accTy, nullptr, "acc");
+      llvm::Value *partials = bb.CreateLoad(cgm.ptrTy, field(fl.partials));
+      exactSlot[i] = bb.CreateInBoundsGEP(
+          cgm.i64Ty, partials,
+          bb.CreateMul(chunk, llvm::ConstantInt::get(
+                                  cgm.i64Ty, int64_t(a.dim) * runtimeXsumWords())),
+          "xsum");
+    } else if (fl.partials >= 0) {
       // The chunk's accumulator starts from its partial slot (the
       // identity) and is stored back once at the end of the chunk.
       auto *accTy = llvm::ArrayType::get(cgm.memType(a.scalar), a.dim);

@@ -60,6 +60,8 @@ private:
   /// The elements [begin, end) as strips (RaceClass::IncStrips).
   void emitIncStrips(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
                      llvm::MDNode *group, llvm::Value *begin, llvm::Value *end);
+  /// Whether argument \p a is a float sum summed exactly (-frepro-sum).
+  bool exactSum(const ir::AccessDescriptor &a) const;
   /// Pointers and values the kernel receives at coordinates \p coords.
   void emitKernelCall(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
                       const std::vector<llvm::Value *> &coords,
@@ -93,6 +95,9 @@ private:
   /// Per argument: where the kernel increments instead of the dat element
   /// (the element's row of the strip buffer), or null.
   std::vector<llvm::Value *> incBuffer;
+  /// Per argument, -frepro-sum float sums: the chunk's exact accumulators
+  /// (OPD_XSUM_WORDS i64 words per component), or null.
+  std::vector<llvm::Value *> exactSlot;
   std::vector<std::vector<llvm::Value *>> strides;
   std::vector<llvm::Value *> rangeLo, rangeHi;
 

@@ -81,6 +81,10 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   scratch = declare("opd_rt_scratch", ptr, {i64});
   reduceLocal = declare("opd_reduce_local", voidTy, {ptr, i32, i32, i32});
   reduceGlobal = declare("opd_reduce_global", voidTy, {ptr, i32, i32, i32});
+  xsumAddF64 = declare("opd_xsum_add_f64", voidTy, {ptr, ptr, i32});
+  xsumAddF32 = declare("opd_xsum_add_f32", voidTy, {ptr, ptr, i32});
+  reduceSumExact =
+      declare("opd_reduce_sum_exact", voidTy, {ptr, i32, i32, ptr, i64});
   solveTridiagonal = declare("opd_solve_tridiagonal", voidTy,
                              {ptr, ptr, ptr, ptr, i32, ptr, ptr});
 
