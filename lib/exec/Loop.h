@@ -89,5 +89,10 @@ struct opd_loop {
 namespace opdc::rt {
 /// Bytes a call of a loop over `n` iterations moves, by the rule above.
 double loopBytes(int64_t n, int nargs, const opd_arg *args);
+/// -frepro-sum (Gather.cpp): adds the increments the body wrote into the
+/// buffers of opd_loop_gather to their targets, in global element order;
+/// called by the loop's end phase. forgetGathers frees the buffers.
+void applyGathers(opd_loop *loop);
+void forgetGathers();
 } // namespace opdc::rt
 #endif

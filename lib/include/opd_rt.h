@@ -404,6 +404,14 @@ void opd_xsum_add_f64(int64_t *acc, const double *v, int32_t dim);
 void opd_xsum_add_f32(int64_t *acc, const float *v, int32_t dim);
 void opd_reduce_sum_exact(void *v, opd_scalar type, int32_t dim,
                           const int64_t *partials, int64_t chunks);
+/** -frepro-sum, set loops whose only writes reaching other elements are
+ *  increments through maps: the body writes element e's increments of
+ *  argument `arg` into row e (arg's bytes) of the returned buffer, each row
+ *  starting at -0.0 (0 for integers), instead of into the targets;
+ *  opd_loop_end (and opd_loop_run) then adds the rows to the targets, each
+ *  target's rows in ascending global element number (exec/Gather.cpp).
+ *  Call after opd_loop_prepare, in argument order, before the loop runs. */
+void *opd_loop_gather(opd_loop *loop, int32_t arg);
 
 /*===-- Adjoints: the tape and checkpoint plans ----------------------------===*/
 

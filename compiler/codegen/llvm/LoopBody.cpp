@@ -156,6 +156,23 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
       }
       break;
     case ArgKind::Indirect: {
+      if (gatherBase[n]) {
+        // -frepro-sum: element i's row of the runtime's buffer, starting
+        // at the identity of addition (-0.0 keeps x + -0.0 == x).
+        llvm::Value *row =
+            bb.CreateInBoundsGEP(elemTy, gatherBase[n], bb.CreateMul(i, i64(a.dim)));
+        llvm::Constant *zero = elemTy->isFloatingPointTy()
+                                   ? llvm::ConstantFP::getNegativeZero(elemTy)
+                                   : llvm::Constant::getNullValue(elemTy);
+        for (unsigned k = 0; k < a.dim; ++k) {
+          llvm::StoreInst *st = bb.CreateStore(
+              zero, bb.CreateConstInBoundsGEP1_32(elemTy, row, k));
+          if (group) // the row is the element's own
+            st->setMetadata(llvm::LLVMContext::MD_access_group, group);
+        }
+        args.push_back(row);
+        break;
+      }
       if (incBuffer[n]) {
         args.push_back(incBuffer[n]);
         break;
@@ -221,6 +238,11 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
   }
 }
 
+bool LoopEmitter::gatherMode() const {
+  return cgm.options.reproSum && !loop.block &&
+         access.race == RaceClass::IncStrips;
+}
+
 bool LoopEmitter::exactSum(const AccessDescriptor &a) const {
   return cgm.options.reproSum && a.kind == ArgKind::Reduction &&
          a.mode == AccessMode::Sum &&
@@ -273,6 +295,7 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   argPtr.assign(n, nullptr);
   incBuffer.assign(n, nullptr);
   exactSlot.assign(n, nullptr);
+  gatherBase.assign(n, nullptr);
   strides.assign(n, {});
   std::vector<std::pair<llvm::Value *, llvm::Value *>> accumulators(n);
   // Shared fields are loaded once.
@@ -323,6 +346,8 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       bb.CreateStore(bb.CreateLoad(t, field(fl.value)), copy);
       argPtr[i] = copy;
     }
+    if (fl.gather >= 0)
+      gatherBase[i] = bb.CreateLoad(cgm.ptrTy, field(fl.gather), "gather");
     if (fl.partials >= 0 && exactSum(a)) {
       // -frepro-sum: the kernel sums one element into `acc`, which
       // emitKernelCall resets before and adds exactly into the chunk's
@@ -391,7 +416,7 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
                         level(d - 1);
                     });
   };
-  if (access.race == RaceClass::IncStrips) {
+  if (access.race == RaceClass::IncStrips && !gatherMode()) {
     emitIncStrips(bb, kernel, group, begin, end);
   } else if (dims == 3) {
     auto i64 = [&](int64_t v) {

@@ -20,7 +20,12 @@
 // With -frepro-sum a float sum's partials are exact accumulators instead
 // (runtimeXsumWords() words per component and chunk, zero-filled), and
 // opd_reduce_sum_exact(&v, type, dim, partials, chunks) replaces the last
-// three steps (lib/exec/ReproSum.cpp).
+// three steps (lib/exec/ReproSum.cpp); a loop whose only cross-element
+// writes are increments through maps (RaceClass::IncStrips) stores
+// opd_loop_gather(loop, n) for each such argument n in the context: the
+// body writes each element's increments into its row there, and the
+// runtime adds the rows to the targets in global element order when the
+// loop ends (lib/exec/Gather.cpp).
 //
 // Block loops pass their range in lo/hi arrays that opd_loop_prepare_block
 // clips in place to the points the rank owns; the context takes the clipped
@@ -120,6 +125,8 @@ void LoopEmitter::layoutContext() {
       f.value = add(cgm.storageType(loop.kernel->kernelParams[i].type));
     if (a.kind == ArgKind::Reduction)
       f.partials = add(cgm.ptrTy);
+    if (gatherMode() && acc.indirectInc)
+      f.gather = add(cgm.ptrTy);
   }
   if (loop.block) {
     loField = add(llvm::ArrayType::get(cgm.i64Ty, dims));
@@ -316,6 +323,11 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
       host.storeValue(host.emitExpr(*a.value), field(f.value),
                       loop.kernel->kernelParams[i].type);
     anyReduction = anyReduction || f.partials >= 0;
+    if (f.gather >= 0)
+      b.CreateStore(
+          b.CreateCall(cgm.rt.loopGather,
+                       {loopHandle, llvm::ConstantInt::get(cgm.i32Ty, i)}),
+          field(f.gather));
   }
   if (loop.block) {
     auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims);

@@ -85,6 +85,7 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   xsumAddF32 = declare("opd_xsum_add_f32", voidTy, {ptr, ptr, i32});
   reduceSumExact =
       declare("opd_reduce_sum_exact", voidTy, {ptr, i32, i32, ptr, i64});
+  loopGather = declare("opd_loop_gather", ptr, {ptr, i32});
   solveTridiagonal = declare("opd_solve_tridiagonal", voidTy,
                              {ptr, ptr, ptr, ptr, i32, ptr, ptr});
 

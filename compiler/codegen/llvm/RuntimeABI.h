@@ -41,7 +41,8 @@ struct RuntimeABI {
   llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopSetLocation,
       loopChunks, loopRun;
   llvm::FunctionCallee scratch, reduceLocal, reduceGlobal;
-  llvm::FunctionCallee xsumAddF64, xsumAddF32, reduceSumExact; ///< -frepro-sum
+  llvm::FunctionCallee xsumAddF64, xsumAddF32, reduceSumExact,
+      loopGather; ///< -frepro-sum
   llvm::FunctionCallee solveTridiagonal;
   llvm::FunctionCallee tapePushDat, tapePopDat, tapePushValue, tapePopValue;
   llvm::FunctionCallee ckptBegin, ckptForward, ckptSave, ckptRestore, ckptNext,
