@@ -41,6 +41,8 @@ struct Reverse {
   const opd_set *set = nullptr;
   std::vector<int64_t> offsets; ///< targets + 1
   std::vector<int64_t> sources; ///< element numbers, global order per target
+  /// Targets with at least one source (a boundary loop reaches few).
+  std::vector<int64_t> active;
 };
 
 struct Buffer {
@@ -90,8 +92,12 @@ const Reverse &reverseOf(const opd_map *map, int idx, const opd_set *set,
             map->name.c_str(), (long long)t);
     ++r.offsets[std::size_t(t) + 1];
   }
-  for (int64_t t = 0; t < targets; ++t)
+  r.active.clear();
+  for (int64_t t = 0; t < targets; ++t) {
+    if (r.offsets[std::size_t(t) + 1] > 0)
+      r.active.push_back(t);
     r.offsets[std::size_t(t) + 1] += r.offsets[std::size_t(t)];
+  }
   r.sources.assign(std::size_t(count), 0);
   std::vector<int64_t> next(r.offsets.begin(), r.offsets.end() - 1);
   for (int64_t e : order)
@@ -101,9 +107,10 @@ const Reverse &reverseOf(const opd_map *map, int idx, const opd_set *set,
 
 template <typename T>
 void apply(T *dat, const T *rows, int dim, const Reverse &r) {
-  const int64_t targets = r.targets;
+  const int64_t nactive = int64_t(r.active.size());
 #pragma omp parallel for schedule(static)
-  for (int64_t t = 0; t < targets; ++t) {
+  for (int64_t k = 0; k < nactive; ++k) {
+    const int64_t t = r.active[std::size_t(k)];
     const int64_t lo = r.offsets[std::size_t(t)], hi = r.offsets[std::size_t(t) + 1];
     T *out = dat + t * dim;
     for (int64_t j = lo; j < hi; ++j) {
