@@ -19,6 +19,7 @@
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
+#include "io/Gmsh.h"
 
 #include <hdf5.h>
 
@@ -433,6 +434,8 @@ extern "C" {
 
 // Meshes are read by rank 0 and broadcast (see readDats).
 opd_set *opd_set_from_file(const char *name, const char *file) {
+  if (gmsh::isGmshFile(file)) // Gmsh meshes (io/Gmsh.cpp)
+    return gmsh::setFromFile(name, file);
   int64_t size = 0;
   if (dist::rank() == 0) {
     File f(file, false);
@@ -452,6 +455,8 @@ opd_set *opd_set_from_file(const char *name, const char *file) {
 
 opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
                            int arity, const char *file) {
+  if (gmsh::isGmshFile(file))
+    return gmsh::mapFromFile(name, from, to, arity, file);
   opd_map *map = opd_map_create(name, from, to, arity);
   if (dist::rank() == 0) {
     File f(file, false);
@@ -473,6 +478,8 @@ opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
 
 opd_dat *opd_dat_from_file(const char *name, opd_set *set, opd_scalar type,
                            int dim, const char *file) {
+  if (gmsh::isGmshFile(file))
+    return gmsh::datFromFile(name, set, type, dim, file);
   opd_dat *dat = opd_dat_create(name, set, type, dim);
   readDats(&dat, 1, file);
   return dat;
