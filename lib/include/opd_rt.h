@@ -121,6 +121,9 @@ opd_set *opd_set_create(const char *name, int64_t size);
 opd_set *opd_set_from_file(const char *name, const char *file);
 /** The global size (the same on every rank). */
 int64_t opd_set_size(const opd_set *set);
+/** The global size as the language's `size(set)` (an i32): fails, naming
+ *  the set, when it holds more than INT32_MAX elements (never wraps). */
+int32_t opd_set_size_i32(const opd_set *set);
 /** Global index of each element this rank stores, for idx() in set loops;
  *  NULL while local indices are the global ones (one process). */
 const int64_t *opd_set_global_ids(const opd_set *set);

@@ -51,6 +51,7 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   setCreate = declare("opd_set_create", ptr, {ptr, i64});
   setFromFile = declare("opd_set_from_file", ptr, {ptr, ptr});
   setSize = declare("opd_set_size", i64, {ptr});
+  setSizeI32 = declare("opd_set_size_i32", i32, {ptr});
   setGlobalIds = declare("opd_set_global_ids", ptr, {ptr});
 
   mapCreate = declare("opd_map_create", ptr, {ptr, ptr, ptr, i32});

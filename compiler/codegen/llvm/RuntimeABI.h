@@ -33,7 +33,8 @@ struct RuntimeABI {
 
   llvm::FunctionCallee init, finalize, wtime, fail, failOutside;
   llvm::FunctionCallee failAllf, warnf; ///< collective error and warning
-  llvm::FunctionCallee setCreate, setFromFile, setSize, setGlobalIds;
+  llvm::FunctionCallee setCreate, setFromFile, setSize, setGlobalIds,
+      setSizeI32;
   llvm::FunctionCallee mapCreate, mapFromFile, mapData, mapValues;
   llvm::FunctionCallee datCreate, datFromFile, datData, datFill, datSwap;
   llvm::FunctionCallee datWrite, datRead;
