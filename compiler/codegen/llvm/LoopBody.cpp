@@ -231,11 +231,60 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
     if (!exactSlot[n])
       continue;
     const AccessDescriptor &a = loop.args[n];
-    bb.CreateCall(a.scalar == ScalarKind::F64 ? cgm.rt.xsumAddF64
-                                              : cgm.rt.xsumAddF32,
-                  {exactSlot[n], argPtr[n],
-                   llvm::ConstantInt::get(cgm.i32Ty, a.dim)});
+    for (unsigned k = 0; k < a.dim; ++k)
+      emitExactAdd(bb, a, exactSlot[n], argPtr[n], k);
   }
+}
+
+void LoopEmitter::emitExactAdd(llvm::IRBuilder<> &bb,
+                               const AccessDescriptor &a, llvm::Value *slot,
+                               llvm::Value *acc, unsigned k) {
+  // lib/exec/ReproSum.cpp's addDouble inline for normal numbers (the
+  // common case); zeros, subnormals, infinities and NaN take the runtime's
+  // opd_xsum_add_f64/_f32 for this component. A double m * 2^(q - 1075)
+  // adds (m << (q & 31)) as three 32-bit digits to words q/32 .. q/32 + 2.
+  auto c64 = [&](uint64_t v) { return llvm::ConstantInt::get(cgm.i64Ty, v); };
+  llvm::Type *t = cgm.memType(a.scalar);
+  llvm::Value *ptr = bb.CreateConstInBoundsGEP1_32(t, acc, k);
+  llvm::Value *v = bb.CreateLoad(t, ptr, "c");
+  if (a.scalar == ScalarKind::F32)
+    v = bb.CreateFPExt(v, llvm::Type::getDoubleTy(cgm.context));
+  llvm::Value *bits = bb.CreateBitCast(v, cgm.i64Ty, "bits");
+  llvm::Value *q = bb.CreateAnd(bb.CreateLShr(bits, c64(52)), c64(0x7FF), "q");
+  llvm::Value *words = bb.CreateInBoundsGEP(
+      cgm.i64Ty, slot, c64(uint64_t(k) * uint64_t(runtimeXsumWords())));
+  llvm::Value *special = bb.CreateOr(bb.CreateICmpEQ(q, c64(0)),
+                                     bb.CreateICmpEQ(q, c64(0x7FF)));
+  llvm::Function *f = bb.GetInsertBlock()->getParent();
+  auto *slow = llvm::BasicBlock::Create(cgm.context, "xsum.slow", f);
+  auto *fast = llvm::BasicBlock::Create(cgm.context, "xsum.fast", f);
+  auto *done = llvm::BasicBlock::Create(cgm.context, "xsum.done", f);
+  bb.CreateCondBr(special, slow, fast);
+  bb.SetInsertPoint(slow);
+  bb.CreateCall(a.scalar == ScalarKind::F64 ? cgm.rt.xsumAddF64
+                                            : cgm.rt.xsumAddF32,
+                {words, ptr, llvm::ConstantInt::get(cgm.i32Ty, 1)});
+  bb.CreateBr(done);
+  bb.SetInsertPoint(fast);
+  llvm::Type *i128 = llvm::Type::getInt128Ty(cgm.context);
+  llvm::Value *m = bb.CreateOr(bb.CreateAnd(bits, c64((uint64_t(1) << 52) - 1)),
+                               c64(uint64_t(1) << 52));
+  llvm::Value *x = bb.CreateShl(bb.CreateZExt(m, i128),
+                                bb.CreateZExt(bb.CreateAnd(q, c64(31)), i128));
+  llvm::Value *neg = bb.CreateICmpSLT(bits, c64(0));
+  llvm::Value *at = bb.CreateLShr(q, c64(5));
+  for (unsigned d = 0; d < 3; ++d) {
+    llvm::Value *digit = bb.CreateTrunc(
+        bb.CreateLShr(x, llvm::ConstantInt::get(i128, 32 * d)), cgm.i64Ty);
+    if (d < 2)
+      digit = bb.CreateAnd(digit, c64(0xFFFFFFFFu));
+    digit = bb.CreateSelect(neg, bb.CreateNeg(digit), digit);
+    llvm::Value *w = bb.CreateInBoundsGEP(cgm.i64Ty, words,
+                                          bb.CreateAdd(at, c64(d)));
+    bb.CreateStore(bb.CreateAdd(bb.CreateLoad(cgm.i64Ty, w), digit), w);
+  }
+  bb.CreateBr(done);
+  bb.SetInsertPoint(done);
 }
 
 bool LoopEmitter::gatherMode() const {

@@ -64,6 +64,10 @@ private:
   /// through maps: each element's increments go to its row of a runtime
   /// buffer, which the runtime adds to the targets in global element order.
   bool gatherMode() const;
+  /// -frepro-sum: adds component \p k of the element's contribution in
+  /// \p acc exactly to the chunk's accumulators at \p slot.
+  void emitExactAdd(llvm::IRBuilder<> &bb, const ir::AccessDescriptor &a,
+                    llvm::Value *slot, llvm::Value *acc, unsigned k);
   /// Whether argument \p a is a float sum summed exactly (-frepro-sum).
   bool exactSum(const ir::AccessDescriptor &a) const;
   /// Pointers and values the kernel receives at coordinates \p coords.
