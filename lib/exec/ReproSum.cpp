@@ -29,8 +29,10 @@
 // stay far below, and combining normalises (carries digits into [0, 2^32))
 // after each chunk. Three more words count NaNs, +inf and -inf.
 //
-// Cost: a call and ~20 integer instructions per element instead of one
-// float add (measured in bench/repro/README.md; the decision to keep it
+// Cost: ~20 integer instructions per element and component, inline in the
+// generated body (LoopBody.cpp, emitExactAdd; this file's
+// opd_xsum_add_* for zeros, subnormals, inf and NaN), instead of one float
+// add (measured in bench/repro/README.md; the decision to keep it
 // off by default is in docs/architecture.md). Differences from the plain
 // sum: the result is the correctly rounded exact sum (the plain sum's
 // rounding errors are gone), an all -0.0 sum gives +0.0, and an overflow
