@@ -65,6 +65,9 @@ Code generation:
                       the scalar C library calls (none, the default)
   -fno-fuse           do not fuse loops (the default pipeline's 'fuse'
                       pass; results are bitwise the same either way)
+  -frepro-sum         float sum reductions exact and rounded once: the same
+                      bits for any --threads, rank count and partition
+                      (-fno-repro-sum, the default: summed per chunk)
   --mpi               with build or run: link the MPI runtime; the program
                       runs under 'mpirun -np N' (or alone as one process)
   --cuda-indirect=atomics|colouring
@@ -318,6 +321,10 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.noFuse = true;
     } else if (a == "-ffuse") {
       o.noFuse = false;
+    } else if (a == "-frepro-sum") {
+      o.reproSum = true;
+    } else if (a == "-fno-repro-sum") {
+      o.reproSum = false;
     } else if (startsWith(a, "--passes=") || a == "--passes") {
       if (a == "--passes") {
         error = "option '--passes' needs a value: --passes=NAME,NAME "

@@ -56,6 +56,7 @@ struct DriverOptions {
   bool stats = false;                   ///< --stats
   bool listPasses = false;              ///< --list-passes
   bool noFuse = false;                  ///< -fno-fuse: drop the fuse pass
+  bool reproSum = false; ///< -frepro-sum: float sums exact, rounded once
 };
 
 /// Parses argv. On a bad command line returns nullopt and sets \p error to

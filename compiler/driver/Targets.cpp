@@ -72,6 +72,7 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   cg.optLevel = opts.optLevel;
   cg.fpContract = opts.fpContract;
   cg.vecLibMvec = opts.vecLibMvec;
+  cg.reproSum = opts.reproSum;
   cg.cpu = opts.cpu.empty() ? "native" : opts.cpu;
   if (!profile)
     return cg;

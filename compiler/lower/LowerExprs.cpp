@@ -306,6 +306,21 @@ ir::ExprPtr Lowerer::expr(const ast::Expr &e) {
     return call(cast<ast::CallExpr>(e));
   case ast::ExprKind::Cast: {
     const auto &c = cast<ast::CastExpr>(e);
+    // size(set) converted to i64 or a float (i64(size(s)), f64(size(s))):
+    // the set's full 64-bit size, where a bare size(s), an i32, fails
+    // beyond 2^31 - 1 elements (docs/architecture.md, "64-bit sizes").
+    if (c.to == ScalarKind::I64 || c.to == ScalarKind::F64 ||
+        c.to == ScalarKind::F32)
+      if (auto *call = dyn_cast<ast::CallExpr>(c.operand.get());
+          call && call->target == ast::CallTarget::Intrinsic &&
+          call->intrinsic == ast::Intrinsic::Size && call->args.size() == 1)
+        if (auto *n = dyn_cast<ast::NameExpr>(call->args[0].get()))
+          if (auto it = sets.find(n->decl); it != sets.end())
+            return B::cast(c.to,
+                           std::make_unique<ir::SizeOfExpr>(
+                               it->second, nullptr, 0,
+                               Type::scalarOf(ScalarKind::I64), call->range),
+                           e.range);
     return B::cast(c.to, expr(*c.operand), e.range);
   }
   case ast::ExprKind::Index: {

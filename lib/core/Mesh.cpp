@@ -213,6 +213,18 @@ opd_set *opd_set_create(const char *name, int64_t size) {
 
 int64_t opd_set_size(const opd_set *set) { return set ? set->globalSize : 0; }
 
+// Sizes and counts are 64-bit everywhere in the runtime; the language's
+// size(set) is an i32 (docs/architecture.md, "64-bit sizes"), so a bigger
+// set is an error where the program asks for its size, not a wrapped value.
+int32_t opd_set_size_i32(const opd_set *set) {
+  const int64_t n = opd_set_size(set);
+  if (n > INT32_MAX)
+    failf("size(%s): the set has %" PRId64 " elements, more than an i32 "
+          "holds (%d); size() is an i32 in this version of the language",
+          set->name.c_str(), n, INT32_MAX);
+  return int32_t(n);
+}
+
 opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
                         int arity) {
   name = nameOr(name, "<map>");
@@ -229,6 +241,15 @@ opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
     failf("map '%s': maps must be created before the first loop when the "
           "sets are renumbered (--renumber); run with --renumber=none",
           name);
+  // Map entries are 32-bit local indices (half the memory traffic of
+  // 64-bit ones in every indirect loop): a target set must fit.
+  if (to->size > INT32_MAX)
+    failf("map '%s': its target set '%s' has %" PRId64 " elements, but map "
+          "entries are 32-bit indices (at most %d elements); split the set",
+          name, to->name.c_str(), to->size, INT32_MAX);
+  if (from->size > INT64_MAX / int64_t(sizeof(int32_t)) / arity)
+    failf("map '%s': %" PRId64 " elements x arity %d overflow the map's size",
+          name, from->size, arity);
   opd_map *m = newMap();
   m->name = name;
   m->from = from;

@@ -32,6 +32,10 @@ constexpr int64_t Block3DMinChunks = 16;
 /// The program name used in messages ("<program>: error: ...").
 const char *programName();
 void setProgramName(const std::string &name);
+/// opd_rt_init, first thing: when ranks x threads exceed the node's cores
+/// and no OpenMP wait policy was chosen, re-executes the program with
+/// OMP_WAIT_POLICY=passive (core/Oversubscribe.cpp).
+void avoidSpinningWhenOversubscribed(int argc, char **argv);
 
 /// Prints "<program>: error: <message>" to stderr (after flushing stdout)
 /// and exits with status 1.

@@ -323,6 +323,7 @@ std::vector<ProfileRow> collectProfile() {
 void releaseLoops() {
   activeLoop = nullptr;
   forgetFPLoops();
+  forgetGathers();
   loops().clear();
   releasePlans();
 }
@@ -581,6 +582,7 @@ void waitHalos(opd_loop *loop) {
 
 void endLoop(opd_loop *loop) {
   waitHalos(loop);
+  applyGathers(loop); // -frepro-sum increments (Gather.cpp)
   dist::afterLoop(loop);
   loop->running = false;
   activeLoop = nullptr;

@@ -92,5 +92,10 @@ double loopBytes(int64_t n, int nargs, const opd_arg *args);
 /// The last-level cache's bytes (OPD_LLC_BYTES, else detected, else
 /// 32 MiB): opd_loop_streams compares a loop's bytes with it.
 int64_t lastLevelCacheBytes();
+/// -frepro-sum (Gather.cpp): adds the increments the body wrote into the
+/// buffers of opd_loop_gather to their targets, in global element order;
+/// called by the loop's end phase. forgetGathers frees the buffers.
+void applyGathers(opd_loop *loop);
+void forgetGathers();
 } // namespace opdc::rt
 #endif

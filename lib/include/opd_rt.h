@@ -121,6 +121,9 @@ opd_set *opd_set_create(const char *name, int64_t size);
 opd_set *opd_set_from_file(const char *name, const char *file);
 /** The global size (the same on every rank). */
 int64_t opd_set_size(const opd_set *set);
+/** The global size as the language's `size(set)` (an i32): fails, naming
+ *  the set, when it holds more than INT32_MAX elements (never wraps). */
+int32_t opd_set_size_i32(const opd_set *set);
 /** Global index of each element this rank stores, for idx() in set loops;
  *  NULL while local indices are the global ones (one process). */
 const int64_t *opd_set_global_ids(const opd_set *set);
@@ -395,6 +398,29 @@ void opd_reduce_global(void *v, opd_scalar type, opd_access op, int dim);
 /** Scratch memory for reduction partials, valid until the next call;
  *  64-byte aligned, contents unspecified (each chunk writes its slot). */
 void *opd_rt_scratch(int64_t bytes);
+
+/** Reproducible float sums (code compiled with `opdc -frepro-sum`;
+ *  exec/ReproSum.cpp): each f32/f64 sum component has an exact long
+ *  accumulator of OPD_XSUM_WORDS 64-bit words (zero: empty). The body runs
+ *  each element's kernel with the variable at -0.0 and adds the element's
+ *  `dim` contributions with opd_xsum_add_*(slot, values, dim) (slot: the
+ *  chunk's `dim` accumulators, contiguous). After the loop,
+ *  opd_reduce_sum_exact replaces opd_reduce_local, the combination and
+ *  opd_reduce_global: v = round(v + every chunk's accumulator, on every
+ *  rank), the same bits for any thread count, rank count and partition. */
+#define OPD_XSUM_WORDS 72
+void opd_xsum_add_f64(int64_t *acc, const double *v, int32_t dim);
+void opd_xsum_add_f32(int64_t *acc, const float *v, int32_t dim);
+void opd_reduce_sum_exact(void *v, opd_scalar type, int32_t dim,
+                          const int64_t *partials, int64_t chunks);
+/** -frepro-sum, set loops whose only writes reaching other elements are
+ *  increments through maps: the body writes element e's increments of
+ *  argument `arg` into row e (arg's bytes) of the returned buffer, each row
+ *  starting at -0.0 (0 for integers), instead of into the targets;
+ *  opd_loop_end (and opd_loop_run) then adds the rows to the targets, each
+ *  target's rows in ascending global element number (exec/Gather.cpp).
+ *  Call after opd_loop_prepare, in argument order, before the loop runs. */
+void *opd_loop_gather(opd_loop *loop, int32_t arg);
 
 /*===-- Adjoints: the tape and checkpoint plans ----------------------------===*/
 

@@ -31,6 +31,7 @@
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
+#include "io/Gmsh.h"
 
 #include <hdf5.h>
 
@@ -576,6 +577,8 @@ extern "C" {
 // Every rank opens the file and reads what it stores (its slice of each
 // set's rows, see readDats); errors are agreed on by all ranks.
 opd_set *opd_set_from_file(const char *name, const char *file) {
+  if (gmsh::isGmshFile(file)) // Gmsh meshes (io/Gmsh.cpp)
+    return gmsh::setFromFile(name, file);
   const double t0 = opd_rt_wtime();
   int64_t size = 0;
   agreed([&] {
@@ -598,6 +601,8 @@ opd_set *opd_set_from_file(const char *name, const char *file) {
 
 opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
                            int arity, const char *file) {
+  if (gmsh::isGmshFile(file))
+    return gmsh::mapFromFile(name, from, to, arity, file);
   const double t0 = opd_rt_wtime();
   opd_map *map = opd_map_create(name, from, to, arity);
   int64_t first = 0, count = 0;
@@ -635,6 +640,8 @@ opd_map *opd_map_from_file(const char *name, opd_set *from, opd_set *to,
 
 opd_dat *opd_dat_from_file(const char *name, opd_set *set, opd_scalar type,
                            int dim, const char *file) {
+  if (gmsh::isGmshFile(file))
+    return gmsh::datFromFile(name, set, type, dim, file);
   opd_dat *dat = opd_dat_create(name, set, type, dim);
   readDats(&dat, 1, file);
   return dat;

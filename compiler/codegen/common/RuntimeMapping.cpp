@@ -10,6 +10,8 @@ using namespace ir;
 
 static_assert(MaxLoopDims == 3, "opd_arg holds three dimensions");
 
+int64_t runtimeXsumWords() { return OPD_XSUM_WORDS; }
+
 int runtimeScalar(const Type &t) {
   if (t.isString())
     return OPD_STR;

@@ -26,6 +26,9 @@ int runtimeKind(ir::ArgKind k);
 /// The opd_access value (OPD_READ, ..., OPD_SUM) of \p m.
 int runtimeMode(ir::AccessMode m);
 
+/// OPD_XSUM_WORDS: 64-bit words of one exact accumulator (-frepro-sum).
+int64_t runtimeXsumWords();
+
 /// The fields of an opd_arg that are known at compile time; the dat and
 /// map handles are filled in before each call.
 struct RuntimeArgEntry {

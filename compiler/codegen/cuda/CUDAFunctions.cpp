@@ -611,7 +611,9 @@ std::string CUDAFunctionWriter::expr(const ir::Expr &e) {
     OPDC_ASSERT(mode == Mode::Host, "size() outside host code");
     const auto &s = cast<SizeOfExpr>(e);
     std::string n =
-        s.set ? "opd_set_size(" + CUDAModule::handle(s.set) + ")"
+        s.set ? (e.type.scalar == ScalarKind::I32 ? "opd_set_size_i32("
+                                                  : "opd_set_size(") +
+                    CUDAModule::handle(s.set) + ")"
               : "opd_dat_extent(" + CUDAModule::handle(s.dat) + ", " +
                     std::to_string(s.dim) + ")";
     return "(" + std::string(cudaScalarType(e.type.scalar)) + ")(" + n + ")";

@@ -485,7 +485,11 @@ void HostEmitter::emitPrintf(const ir::PrintStmt &s) {
 
 llvm::Value *HostEmitter::emitSizeOf(const ir::SizeOfExpr &e) {
   llvm::Value *n;
-  if (e.set)
+  if (e.set && e.type.scalar == ScalarKind::I32)
+    // size(set) is an i32: the runtime checks that the set fits.
+    n = b.CreateCall(cgm.rt.setSizeI32,
+                     {b.CreateLoad(cgm.ptrTy, cgm.handle(e.set))});
+  else if (e.set)
     n = b.CreateCall(cgm.rt.setSize,
                      {b.CreateLoad(cgm.ptrTy, cgm.handle(e.set))});
   else

@@ -38,6 +38,9 @@ struct CPUCodeGenOptions {
   /// (-fveclib=libmvec; x86-64). Off by default: the scalar C library's
   /// results, bit for bit at every -O (FunctionEmitterMath.cpp).
   bool vecLibMvec = false;
+  /// Float sum reductions exact and rounded once (-frepro-sum; LoopBody.cpp,
+  /// lib/exec/ReproSum.cpp): the same bits for any thread or rank count.
+  bool reproSum = false;
   /// The LLVM target triple; empty: the host's.
   std::string triple;
   /// LLVM features added to the CPU's ("+avx512f,-avx512bw"); ignored for

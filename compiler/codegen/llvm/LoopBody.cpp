@@ -55,6 +55,7 @@
 #include "codegen/llvm/LoopEmitter.h"
 
 #include "codegen/common/Identities.h"
+#include "codegen/common/RuntimeMapping.h"
 #include "codegen/llvm/LLVMCodeGen.h"
 
 #include "support/Assert.h"
@@ -155,6 +156,23 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
       }
       break;
     case ArgKind::Indirect: {
+      if (gatherBase[n]) {
+        // -frepro-sum: element i's row of the runtime's buffer, starting
+        // at the identity of addition (-0.0 keeps x + -0.0 == x).
+        llvm::Value *row =
+            bb.CreateInBoundsGEP(elemTy, gatherBase[n], bb.CreateMul(i, i64(a.dim)));
+        llvm::Constant *zero = elemTy->isFloatingPointTy()
+                                   ? llvm::ConstantFP::getNegativeZero(elemTy)
+                                   : llvm::Constant::getNullValue(elemTy);
+        for (unsigned k = 0; k < a.dim; ++k) {
+          llvm::StoreInst *st = bb.CreateStore(
+              zero, bb.CreateConstInBoundsGEP1_32(elemTy, row, k));
+          if (group) // the row is the element's own
+            st->setMetadata(llvm::LLVMContext::MD_access_group, group);
+        }
+        args.push_back(row);
+        break;
+      }
       if (incBuffer[n]) {
         args.push_back(incBuffer[n]);
         break;
@@ -196,7 +214,88 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
     for (llvm::Value *c : coords)
       args.push_back(c);
   }
+  // -frepro-sum: every element starts its float sums from -0.0 (the
+  // identity: -0.0 + x is x), so its contribution is the same in any run,
+  // and adds it exactly to the chunk's accumulators (lib/exec/ReproSum.cpp).
+  for (unsigned n = 0; n < loop.args.size(); ++n) {
+    if (!exactSlot[n])
+      continue;
+    const AccessDescriptor &a = loop.args[n];
+    llvm::Type *t = cgm.memType(a.scalar);
+    for (unsigned k = 0; k < a.dim; ++k)
+      bb.CreateStore(llvm::ConstantFP::getNegativeZero(t),
+                     bb.CreateConstInBoundsGEP1_32(t, argPtr[n], k));
+  }
   bb.CreateCall(kernel.function, args);
+  for (unsigned n = 0; n < loop.args.size(); ++n) {
+    if (!exactSlot[n])
+      continue;
+    const AccessDescriptor &a = loop.args[n];
+    for (unsigned k = 0; k < a.dim; ++k)
+      emitExactAdd(bb, a, exactSlot[n], argPtr[n], k);
+  }
+}
+
+void LoopEmitter::emitExactAdd(llvm::IRBuilder<> &bb,
+                               const AccessDescriptor &a, llvm::Value *slot,
+                               llvm::Value *acc, unsigned k) {
+  // lib/exec/ReproSum.cpp's addDouble inline for normal numbers (the
+  // common case); zeros, subnormals, infinities and NaN take the runtime's
+  // opd_xsum_add_f64/_f32 for this component. A double m * 2^(q - 1075)
+  // adds (m << (q & 31)) as three 32-bit digits to words q/32 .. q/32 + 2.
+  auto c64 = [&](uint64_t v) { return llvm::ConstantInt::get(cgm.i64Ty, v); };
+  llvm::Type *t = cgm.memType(a.scalar);
+  llvm::Value *ptr = bb.CreateConstInBoundsGEP1_32(t, acc, k);
+  llvm::Value *v = bb.CreateLoad(t, ptr, "c");
+  if (a.scalar == ScalarKind::F32)
+    v = bb.CreateFPExt(v, llvm::Type::getDoubleTy(cgm.context));
+  llvm::Value *bits = bb.CreateBitCast(v, cgm.i64Ty, "bits");
+  llvm::Value *q = bb.CreateAnd(bb.CreateLShr(bits, c64(52)), c64(0x7FF), "q");
+  llvm::Value *words = bb.CreateInBoundsGEP(
+      cgm.i64Ty, slot, c64(uint64_t(k) * uint64_t(runtimeXsumWords())));
+  llvm::Value *special = bb.CreateOr(bb.CreateICmpEQ(q, c64(0)),
+                                     bb.CreateICmpEQ(q, c64(0x7FF)));
+  llvm::Function *f = bb.GetInsertBlock()->getParent();
+  auto *slow = llvm::BasicBlock::Create(cgm.context, "xsum.slow", f);
+  auto *fast = llvm::BasicBlock::Create(cgm.context, "xsum.fast", f);
+  auto *done = llvm::BasicBlock::Create(cgm.context, "xsum.done", f);
+  bb.CreateCondBr(special, slow, fast);
+  bb.SetInsertPoint(slow);
+  bb.CreateCall(a.scalar == ScalarKind::F64 ? cgm.rt.xsumAddF64
+                                            : cgm.rt.xsumAddF32,
+                {words, ptr, llvm::ConstantInt::get(cgm.i32Ty, 1)});
+  bb.CreateBr(done);
+  bb.SetInsertPoint(fast);
+  llvm::Type *i128 = llvm::Type::getInt128Ty(cgm.context);
+  llvm::Value *m = bb.CreateOr(bb.CreateAnd(bits, c64((uint64_t(1) << 52) - 1)),
+                               c64(uint64_t(1) << 52));
+  llvm::Value *x = bb.CreateShl(bb.CreateZExt(m, i128),
+                                bb.CreateZExt(bb.CreateAnd(q, c64(31)), i128));
+  llvm::Value *neg = bb.CreateICmpSLT(bits, c64(0));
+  llvm::Value *at = bb.CreateLShr(q, c64(5));
+  for (unsigned d = 0; d < 3; ++d) {
+    llvm::Value *digit = bb.CreateTrunc(
+        bb.CreateLShr(x, llvm::ConstantInt::get(i128, 32 * d)), cgm.i64Ty);
+    if (d < 2)
+      digit = bb.CreateAnd(digit, c64(0xFFFFFFFFu));
+    digit = bb.CreateSelect(neg, bb.CreateNeg(digit), digit);
+    llvm::Value *w = bb.CreateInBoundsGEP(cgm.i64Ty, words,
+                                          bb.CreateAdd(at, c64(d)));
+    bb.CreateStore(bb.CreateAdd(bb.CreateLoad(cgm.i64Ty, w), digit), w);
+  }
+  bb.CreateBr(done);
+  bb.SetInsertPoint(done);
+}
+
+bool LoopEmitter::gatherMode() const {
+  return cgm.options.reproSum && !loop.block &&
+         access.race == RaceClass::IncStrips;
+}
+
+bool LoopEmitter::exactSum(const AccessDescriptor &a) const {
+  return cgm.options.reproSum && a.kind == ArgKind::Reduction &&
+         a.mode == AccessMode::Sum &&
+         (a.scalar == ScalarKind::F64 || a.scalar == ScalarKind::F32);
 }
 
 void LoopEmitter::tagWithLoop(llvm::Function &f) {
@@ -244,6 +343,8 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   mapData.assign(n, nullptr);
   argPtr.assign(n, nullptr);
   incBuffer.assign(n, nullptr);
+  exactSlot.assign(n, nullptr);
+  gatherBase.assign(n, nullptr);
   strides.assign(n, {});
   std::vector<std::pair<llvm::Value *, llvm::Value *>> accumulators(n);
   // Shared fields are loaded once.
@@ -294,7 +395,21 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       bb.CreateStore(bb.CreateLoad(t, field(fl.value)), copy);
       argPtr[i] = copy;
     }
-    if (fl.partials >= 0) {
+    if (fl.gather >= 0)
+      gatherBase[i] = bb.CreateLoad(cgm.ptrTy, field(fl.gather), "gather");
+    if (fl.partials >= 0 && exactSum(a)) {
+      // -frepro-sum: the kernel sums one element into `acc`, which
+      // emitKernelCall resets before and adds exactly into the chunk's
+      // accumulators (slot) after each element.
+      auto *accTy = llvm::ArrayType::get(cgm.memType(a.scalar), a.dim);
+      argPtr[i] = bb.CreateAlloca(accTy, nullptr, "acc");
+      llvm::Value *partials = bb.CreateLoad(cgm.ptrTy, field(fl.partials));
+      exactSlot[i] = bb.CreateInBoundsGEP(
+          cgm.i64Ty, partials,
+          bb.CreateMul(chunk, llvm::ConstantInt::get(
+                                  cgm.i64Ty, int64_t(a.dim) * runtimeXsumWords())),
+          "xsum");
+    } else if (fl.partials >= 0) {
       // The chunk's accumulator starts from its partial slot (the
       // identity) and is stored back once at the end of the chunk.
       auto *accTy = llvm::ArrayType::get(cgm.memType(a.scalar), a.dim);
@@ -350,7 +465,7 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
                         level(d - 1);
                     });
   };
-  if (access.race == RaceClass::IncStrips) {
+  if (access.race == RaceClass::IncStrips && !gatherMode()) {
     emitIncStrips(bb, kernel, group, begin, end);
   } else if (dims == 3) {
     auto i64 = [&](int64_t v) {

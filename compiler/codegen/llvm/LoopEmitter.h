@@ -60,6 +60,16 @@ private:
   /// The elements [begin, end) as strips (RaceClass::IncStrips).
   void emitIncStrips(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
                      llvm::MDNode *group, llvm::Value *begin, llvm::Value *end);
+  /// -frepro-sum on a loop whose only cross-element writes are increments
+  /// through maps: each element's increments go to its row of a runtime
+  /// buffer, which the runtime adds to the targets in global element order.
+  bool gatherMode() const;
+  /// -frepro-sum: adds component \p k of the element's contribution in
+  /// \p acc exactly to the chunk's accumulators at \p slot.
+  void emitExactAdd(llvm::IRBuilder<> &bb, const ir::AccessDescriptor &a,
+                    llvm::Value *slot, llvm::Value *acc, unsigned k);
+  /// Whether argument \p a is a float sum summed exactly (-frepro-sum).
+  bool exactSum(const ir::AccessDescriptor &a) const;
   /// Pointers and values the kernel receives at coordinates \p coords.
   void emitKernelCall(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
                       const std::vector<llvm::Value *> &coords,
@@ -75,6 +85,9 @@ private:
   // Context layout: field numbers per argument (-1: none).
   struct Fields {
     int base = -1, strides = -1, map = -1, value = -1, partials = -1;
+    /// -frepro-sum increments through maps: the runtime's buffer
+    /// (opd_loop_gather), one row per element.
+    int gather = -1;
     /// `map` holds opd_map_values (a map the kernel reads), not
     /// opd_map_data.
     bool mapValues = false;
@@ -93,6 +106,12 @@ private:
   /// Per argument: where the kernel increments instead of the dat element
   /// (the element's row of the strip buffer), or null.
   std::vector<llvm::Value *> incBuffer;
+  /// Per argument, -frepro-sum float sums: the chunk's exact accumulators
+  /// (OPD_XSUM_WORDS i64 words per component), or null.
+  std::vector<llvm::Value *> exactSlot;
+  /// Per argument, -frepro-sum increments through maps (gatherMode()): the
+  /// base of the runtime's per-element buffer, or null.
+  std::vector<llvm::Value *> gatherBase;
   std::vector<std::vector<llvm::Value *>> strides;
   std::vector<llvm::Value *> rangeLo, rangeHi;
 

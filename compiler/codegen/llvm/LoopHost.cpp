@@ -22,6 +22,16 @@
 //   v = v (+|min|max) partial[c] for c = 0, 1, ... in order
 //   opd_reduce_global(&v, ...)                 (MPI_Allreduce; else nothing)
 //
+// With -frepro-sum a float sum's partials are exact accumulators instead
+// (runtimeXsumWords() words per component and chunk, zero-filled), and
+// opd_reduce_sum_exact(&v, type, dim, partials, chunks) replaces the last
+// three steps (lib/exec/ReproSum.cpp); a loop whose only cross-element
+// writes are increments through maps (RaceClass::IncStrips) stores
+// opd_loop_gather(loop, n) for each such argument n in the context: the
+// body writes each element's increments into its row there, and the
+// runtime adds the rows to the targets in global element order when the
+// loop ends (lib/exec/Gather.cpp).
+//
 // Block loops pass their range in lo/hi arrays that opd_loop_prepare_block
 // clips in place to the points the rank owns; the context takes the clipped
 // range. The opd_arg table also gives each stencil's extent per dimension
@@ -122,6 +132,8 @@ void LoopEmitter::layoutContext() {
       f.value = add(cgm.storageType(loop.kernel->kernelParams[i].type));
     if (a.kind == ArgKind::Reduction)
       f.partials = add(cgm.ptrTy);
+    if (gatherMode() && acc.indirectInc)
+      f.gather = add(cgm.ptrTy);
   }
   if (loop.block) {
     loField = add(llvm::ArrayType::get(cgm.i64Ty, dims));
@@ -318,6 +330,11 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
       host.storeValue(host.emitExpr(*a.value), field(f.value),
                       loop.kernel->kernelParams[i].type);
     anyReduction = anyReduction || f.partials >= 0;
+    if (f.gather >= 0)
+      b.CreateStore(
+          b.CreateCall(cgm.rt.loopGather,
+                       {loopHandle, llvm::ConstantInt::get(cgm.i32Ty, i)}),
+          field(f.gather));
   }
   if (loop.block) {
     auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims);
@@ -343,7 +360,8 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
     if (fields[i].partials < 0)
       continue;
     offsets[i] = total;
-    uint64_t elem = scalarBytes(a.scalar) * a.dim;
+    uint64_t elem = exactSum(a) ? uint64_t(8 * runtimeXsumWords()) * a.dim
+                                : scalarBytes(a.scalar) * a.dim;
     llvm::Value *bytes =
         b.CreateMul(chunks, llvm::ConstantInt::get(cgm.i64Ty, elem));
     bytes =
@@ -359,6 +377,16 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
     llvm::Value *p = b.CreateInBoundsGEP(cgm.i8Ty, scratch, offsets[i]);
     partialPtr[i] = p;
     b.CreateStore(p, field(fields[i].partials));
+    if (exactSum(a)) {
+      // Empty exact accumulators are zero words.
+      b.CreateMemSet(
+          p, llvm::ConstantInt::get(cgm.i8Ty, 0),
+          b.CreateMul(chunks, llvm::ConstantInt::get(
+                                  cgm.i64Ty, uint64_t(8 * runtimeXsumWords()) *
+                                                 a.dim)),
+          llvm::MaybeAlign(8));
+      continue;
+    }
     llvm::Type *t = cgm.memType(a.scalar);
     llvm::Constant *init =
         identityConstant(reductionIdentity(a.mode, a.scalar), t);
@@ -386,6 +414,16 @@ void LoopEmitter::combinePartials() {
       continue;
     Type elem = Type::scalarOf(a.scalar);
     llvm::Value *p = partialPtr[i];
+    if (exactSum(a)) {
+      // -frepro-sum: v + every chunk's exact sum on every rank, rounded
+      // once (in place of opd_reduce_local, the combination and
+      // opd_reduce_global).
+      b.CreateCall(cgm.rt.reduceSumExact,
+                   {hostElement(a, 0),
+                    llvm::ConstantInt::get(cgm.i32Ty, runtimeScalar(elem)),
+                    llvm::ConstantInt::get(cgm.i32Ty, a.dim), p, chunks});
+      continue;
+    }
     // Across ranks: the variable's earlier value counts once (rank 0), the
     // partials of every rank are combined after.
     std::vector<llvm::Value *> reduceArgs{

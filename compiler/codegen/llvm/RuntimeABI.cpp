@@ -51,6 +51,7 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   setCreate = declare("opd_set_create", ptr, {ptr, i64});
   setFromFile = declare("opd_set_from_file", ptr, {ptr, ptr});
   setSize = declare("opd_set_size", i64, {ptr});
+  setSizeI32 = declare("opd_set_size_i32", i32, {ptr});
   setGlobalIds = declare("opd_set_global_ids", ptr, {ptr});
 
   mapCreate = declare("opd_map_create", ptr, {ptr, ptr, ptr, i32});
@@ -82,6 +83,11 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   scratch = declare("opd_rt_scratch", ptr, {i64});
   reduceLocal = declare("opd_reduce_local", voidTy, {ptr, i32, i32, i32});
   reduceGlobal = declare("opd_reduce_global", voidTy, {ptr, i32, i32, i32});
+  xsumAddF64 = declare("opd_xsum_add_f64", voidTy, {ptr, ptr, i32});
+  xsumAddF32 = declare("opd_xsum_add_f32", voidTy, {ptr, ptr, i32});
+  reduceSumExact =
+      declare("opd_reduce_sum_exact", voidTy, {ptr, i32, i32, ptr, i64});
+  loopGather = declare("opd_loop_gather", ptr, {ptr, i32});
   solveTridiagonal = declare("opd_solve_tridiagonal", voidTy,
                              {ptr, ptr, ptr, ptr, i32, ptr, ptr});
 

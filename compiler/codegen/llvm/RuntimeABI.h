@@ -33,7 +33,8 @@ struct RuntimeABI {
 
   llvm::FunctionCallee init, finalize, wtime, fail, failOutside;
   llvm::FunctionCallee failAllf, warnf; ///< collective error and warning
-  llvm::FunctionCallee setCreate, setFromFile, setSize, setGlobalIds;
+  llvm::FunctionCallee setCreate, setFromFile, setSize, setGlobalIds,
+      setSizeI32;
   llvm::FunctionCallee mapCreate, mapFromFile, mapData, mapValues;
   llvm::FunctionCallee datCreate, datFromFile, datData, datFill, datSwap;
   llvm::FunctionCallee datWrite, datRead;
@@ -41,6 +42,8 @@ struct RuntimeABI {
   llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopSetLocation,
       loopChunks, loopRun, loopStreams;
   llvm::FunctionCallee scratch, reduceLocal, reduceGlobal;
+  llvm::FunctionCallee xsumAddF64, xsumAddF32, reduceSumExact,
+      loopGather; ///< -frepro-sum
   llvm::FunctionCallee solveTridiagonal;
   llvm::FunctionCallee tapePushDat, tapePopDat, tapePushValue, tapePopValue;
   llvm::FunctionCallee ckptBegin, ckptForward, ckptSave, ckptRestore, ckptNext,

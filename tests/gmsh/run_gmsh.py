@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+# run_gmsh.py - Gmsh meshes (lib/io/Gmsh.cpp): the same channel written by
+# examples/gmsh/make_mesh.py as ASCII and as binary .msh 4.1 must give the
+# same sets, maps and dats (gmsh_read.opd, checked against
+# gmsh_read.expected) and the same solution of examples/gmsh/channel.opd
+# (channel.expected), with 1 and 2 threads; broken files must fail with
+# the file, the line (ASCII) or byte offset (binary) and what was expected.
+# SPDX-License-Identifier: Apache-2.0
+#
+# usage: run_gmsh.py --opdc OPDC --work DIR
+import argparse
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MAKE_MESH = os.path.join(ROOT, "examples", "gmsh", "make_mesh.py")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--opdc", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    os.chdir(a.work)
+    for args, out in ((["--nx=16", "--ny=8"], "channel.msh"),
+                      (["--nx=16", "--ny=8", "--binary"], "channel-binary.msh")):
+        r = run([sys.executable, MAKE_MESH, *args, out])
+        if r.returncode:
+            fail(f"make_mesh.py {' '.join(args)}: {r.stderr}")
+    progs = {"gmsh_read": os.path.join(HERE, "gmsh_read.opd"),
+             "channel": os.path.join(ROOT, "examples", "gmsh", "channel.opd")}
+    for name, src in progs.items():
+        r = run([a.opdc, "build", src, "-o", name])
+        if r.returncode:
+            fail(f"opdc build {src}: {r.stderr}")
+        expected = open(os.path.join(HERE, name + ".expected")).read()
+        for mesh in ("channel.msh", "channel-binary.msh"):
+            for threads in (1, 2):
+                r = run([f"./{name}", f"--mesh={mesh}", f"--threads={threads}"])
+                if r.returncode or r.stdout != expected:
+                    fail(f"{name} --mesh={mesh} --threads={threads} (status "
+                         f"{r.returncode}):\n{r.stdout}{r.stderr}\nexpected:\n"
+                         f"{expected}")
+        print(f"{name}: ASCII and binary meshes, 1 and 2 threads: as expected")
+
+    ascii_text = open("channel.msh").read()
+    binary = open("channel-binary.msh", "rb").read()
+    # (file name, contents, program, expected error regex)
+    nodes_at = binary.index(b"$Nodes\n") + len(b"$Nodes\n")
+    cases = [
+        ("version.msh", ascii_text.replace("4.1 0 8", "2.2 0 8"), "gmsh_read",
+         r"version\.msh:2: \$MeshFormat: version 2\.2; this reader takes "
+         r"version 4\.1"),
+        ("token.msh", ascii_text.replace("\n2 1 0 153\n", "\n2 1 0 15x3\n"),
+         "gmsh_read",
+         r"token\.msh:\d+: \$Nodes: expected the number of nodes in the block "
+         r"\(an integer\), found '15x3'"),
+        ("dangling.msh", re.sub(r"\n1 1 2\n", "\n1 1 999\n", ascii_text, count=1),
+         "gmsh_read",
+         r"dangling\.msh:\d+: \$Elements: element 1 \(lines\) refers to node "
+         r"999, which \$Nodes does not define"),
+        ("type.msh", ascii_text.replace("\n2 1 2 256\n", "\n2 1 9 256\n"),
+         "gmsh_read",
+         r"type\.msh:\d+: \$Elements: element type 9 is not supported"),
+        ("short.msh", ascii_text[:ascii_text.index("$EndNodes") - 40],
+         "gmsh_read", r"short\.msh:\d+: \$Nodes: unexpected end of file, "
+         r"expected the [xyz] coordinate of node 15[0-3]"),
+        ("notgmsh.msh", "hello\n", "gmsh_read",
+         r"notgmsh\.msh:1: expected a section \(\$MeshFormat, \$Nodes, \.\.\.\), "
+         r"found 'hello'"),
+        ("nogroup.msh", ascii_text.replace('"inlet"', '"entry"'), "gmsh_read",
+         r"nogroup\.msh: no set 'inlet' in the Gmsh mesh: .*physical group "
+         r"\(this file's: entry, fluid, outlet, walls\)"),
+        ("truncated-binary.msh", binary[:nodes_at + 100], "gmsh_read",
+         r"truncated-binary\.msh: byte \d+: \$Nodes: unexpected end of file, "
+         r"expected a node tag \(8 bytes\)"),
+        ("count-binary.msh",
+         binary[:nodes_at + 8] + struct.pack("<Q", 154) + binary[nodes_at + 16:],
+         "gmsh_read", r"count-binary\.msh: byte \d+: \$Nodes: the header "
+         r"announces 154 nodes, the blocks hold 153"),
+    ]
+    for fname, content, prog, pattern in cases:
+        mode = "wb" if isinstance(content, bytes) else "w"
+        with open(fname, mode) as f:
+            f.write(content)
+        r = run([f"./{prog}", f"--mesh={fname}", "--threads=1"])
+        if r.returncode != 1 or not re.search(pattern, r.stderr):
+            fail(f"{fname}: expected status 1 and an error matching\n  {pattern}\n"
+                 f"got status {r.returncode}:\n{r.stdout}{r.stderr}")
+        print(f"{fname}: {r.stderr.strip()}")
+    # A map whose arity does not match the elements.
+    bad = os.path.join(a.work, "arity.opd")
+    with open(bad, "w") as f:
+        f.write('program arity\nset cells, nodes from "channel.msh"\n'
+                'map pcell: cells -> nodes[4] from "channel.msh"\n'
+                'kernel k(c: f64) {\n}\ndat d: cells f64\n'
+                'main {\n  loop k over cells (d)\n}\n')
+    r = run([a.opdc, "build", bad, "-o", "arity"])
+    if r.returncode:
+        fail(f"opdc build arity.opd: {r.stderr}")
+    r = run(["./arity", "--threads=1"])
+    pattern = (r"channel\.msh: map 'pcell' \(cells -> nodes\[4\]\): arity 4, "
+               r"but each of triangles has 3")
+    if r.returncode != 1 or not re.search(pattern, r.stderr):
+        fail(f"arity.opd: expected an error matching {pattern}, got "
+             f"{r.returncode}: {r.stderr}")
+    print(f"arity.opd: {r.stderr.strip()}")
+    return 0
+
+
+sys.exit(main())
