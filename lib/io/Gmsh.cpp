@@ -760,7 +760,13 @@ opd_dat *datFromFile(const char *name, opd_set *set, opd_scalar type, int dim,
           "loop over the faces)",
           m.file.c_str(), what.c_str());
   }
-  dist::scatterImage(dat, image.data());
+  // Every rank holds the whole image: it hands over its slice of rows as
+  // a file read does (dist::placeRows puts them where the set's elements
+  // are: whole, sliced, partitioned or renumbered).
+  const std::size_t eb = std::size_t(dat->elementBytes());
+  int64_t first = 0, count = 0;
+  dist::fileRows(set->globalSize, first, count);
+  dist::placeRows(set, image.data() + std::size_t(first) * eb, eb, dat->data);
   return dat;
 }
 
