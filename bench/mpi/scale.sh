@@ -27,18 +27,8 @@ for a in "$@"; do
     *) echo "scale.sh: error: unknown argument '$a'" >&2; exit 2 ;;
   esac
 done
-mpiflags=(--oversubscribe --bind-to none)
-if [[ $(id -u) -eq 0 ]]; then mpiflags+=(--allow-run-as-root); fi
-
-work=$build/bench/mpi
-mkdir -p "$work"
-cd "$work"
-grid=$build/bench/airfoil/new_grid.h5
-if [[ ! -f $grid ]]; then
-  mkdir -p "$(dirname "$grid")"
-  echo "== generating OP2's grid (I=400, J=600)"
-  "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" --h5 "$grid"
-fi
+# shellcheck source=bench/mpi/common.sh
+source "$root/bench/mpi/common.sh"
 echo "== opdc build --mpi airfoil.opd"
 "$build/bin/opdc" build --mpi "$root/examples/airfoil/airfoil.opd" -o airfoil
 builds=(airfoil)

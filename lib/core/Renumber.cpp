@@ -284,38 +284,42 @@ std::vector<int32_t> reverseCuthillMcKee(const std::vector<int64_t> &off,
   return order;
 }
 
-int64_t graphBandwidth(const std::vector<int64_t> &off,
-                       const std::vector<int32_t> &adj,
-                       const std::vector<int32_t> &newToOld) {
+namespace {
+// Calls f(|pos(v) - pos(w)|) for every arc v -> w of the graph, pos being
+// the position of each vertex in the order newToOld (the identity when
+// empty).
+template <typename F>
+void forEachSpan(const std::vector<int64_t> &off,
+                 const std::vector<int32_t> &adj,
+                 const std::vector<int32_t> &newToOld, F f) {
   const int64_t n = off.empty() ? 0 : int64_t(off.size()) - 1;
   std::vector<int32_t> pos(static_cast<std::size_t>(n));
   if (newToOld.empty())
     std::iota(pos.begin(), pos.end(), 0);
   else
     pos = inverse(newToOld);
-  int64_t bw = 0;
   for (int64_t v = 0; v < n; ++v)
     for (int64_t k = off[std::size_t(v)]; k < off[std::size_t(v) + 1]; ++k)
-      bw = std::max<int64_t>(
-          bw, std::abs(int64_t(pos[std::size_t(v)]) -
-                       int64_t(pos[std::size_t(adj[std::size_t(k)])])));
+      f(std::abs(int64_t(pos[std::size_t(v)]) -
+                 int64_t(pos[std::size_t(adj[std::size_t(k)])])));
+}
+} // namespace
+
+int64_t graphBandwidth(const std::vector<int64_t> &off,
+                       const std::vector<int32_t> &adj,
+                       const std::vector<int32_t> &newToOld) {
+  int64_t bw = 0;
+  forEachSpan(off, adj, newToOld,
+              [&](int64_t span) { bw = std::max(bw, span); });
   return bw;
 }
 
 double meanSpan(const std::vector<int64_t> &off,
                 const std::vector<int32_t> &adj,
                 const std::vector<int32_t> &newToOld) {
-  const int64_t n = off.empty() ? 0 : int64_t(off.size()) - 1;
-  std::vector<int32_t> pos(static_cast<std::size_t>(n));
-  if (newToOld.empty())
-    std::iota(pos.begin(), pos.end(), 0);
-  else
-    pos = inverse(newToOld);
   double sum = 0;
-  for (int64_t v = 0; v < n; ++v)
-    for (int64_t k = off[std::size_t(v)]; k < off[std::size_t(v) + 1]; ++k)
-      sum += double(std::abs(int64_t(pos[std::size_t(v)]) -
-                             int64_t(pos[std::size_t(adj[std::size_t(k)])])));
+  forEachSpan(off, adj, newToOld,
+              [&](int64_t span) { sum += double(span); });
   return adj.empty() ? 0.0 : sum / double(adj.size());
 }
 

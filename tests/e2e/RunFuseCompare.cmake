@@ -11,6 +11,7 @@
 # dropped before comparing. The fused build must report at least one
 # fusion (-Rpass=fuse), or the comparison would prove nothing.
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/FilterOutput.cmake)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(mpi "")
@@ -46,14 +47,7 @@ function(run_one variant threads result)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${variant} --threads=${threads} failed (${rc}):\n${out}${err}")
   endif()
-  string(REPLACE "\n" ";" lines "${out}")
-  set(kept "")
-  foreach(line IN LISTS lines)
-    if(DEFINED IGNORE AND line MATCHES "${IGNORE}")
-      continue()
-    endif()
-    string(APPEND kept "${line}\n")
-  endforeach()
+  drop_ignored_lines("${out}" kept)
   set(${result} "${kept}" PARENT_SCOPE)
 endfunction()
 

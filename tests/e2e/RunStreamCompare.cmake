@@ -10,6 +10,7 @@
 # OPD_STREAM_STORES=0. Both at --threads=1 and 2. Lines matching IGNORE
 # (timings) are dropped before comparing.
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/FilterOutput.cmake)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 execute_process(COMMAND ${OPDC} build ${SOURCE} -o ${WORK}/prog
@@ -26,14 +27,7 @@ function(run_one env threads result)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${env} --threads=${threads} failed (${rc}):\n${out}${err}")
   endif()
-  string(REPLACE "\n" ";" lines "${out}")
-  set(kept "")
-  foreach(line IN LISTS lines)
-    if(DEFINED IGNORE AND line MATCHES "${IGNORE}")
-      continue()
-    endif()
-    string(APPEND kept "${line}\n")
-  endforeach()
+  drop_ignored_lines("${out}" kept)
   set(${result} "${kept}" PARENT_SCOPE)
 endfunction()
 
