@@ -49,6 +49,9 @@ struct BlockComm {
   int upper[3] = {MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL};
   /// The ranks along each dimension (MPI_Cart_sub), made on first use.
   MPI_Comm line[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+  /// The global indices where one rank's points end and the next one's
+  /// begin, along each dimension (the same on every rank).
+  std::vector<int64_t> cuts[3];
 };
 std::map<const opd_block *, BlockComm> &comms() {
   static std::map<const opd_block *, BlockComm> all;
@@ -99,6 +102,8 @@ void decomposeBlock(opd_block *block, const int64_t *base,
     block->edgeHi[d] = k == p - 1;
     block->ownLo[d] = k == 0 ? INT64_MIN / 4 : cut(k);
     block->ownHi[d] = k == p - 1 ? INT64_MAX / 4 : cut(k + 1);
+    for (int64_t i = 1; i < p; ++i)
+      c.cuts[d].push_back(cut(i));
   }
   comms()[block] = c;
 }
@@ -184,7 +189,13 @@ struct BlockPending {
   std::vector<char> sendLo, sendHi, recvLo, recvHi;
   MPI_Request req[4];
   int nreq = 0;
-  bool hasLo = false, hasHi = false;
+  bool fromLo = false, fromHi = false; ///< halos received from each side
+};
+
+/// Which messages an exchange along one dimension sends and receives (the
+/// neighbours evaluate the same conditions, so every send has its receive).
+struct Sides {
+  bool sendLo = true, recvLo = true, sendHi = true, recvHi = true;
 };
 std::vector<BlockPending> blockPending;
 std::size_t blockInFlight = 0;
@@ -200,7 +211,7 @@ void slabBox(const BlockPending &p, int64_t from, int64_t to, int64_t *blo,
 // Posts dimension d of dat's exchange, depths[d] deep; with `corners`, the
 // slab includes the halos of the dimensions before d (depths[e] deep).
 void postDim(opd_dat *dat, int d, const int64_t *depths, bool corners,
-             opd_loop *loop) {
+             opd_loop *loop, Sides sides = {}) {
   const int64_t depth = depths[d];
   const BlockComm &c = comms()[dat->block];
   if (blockPending.size() <= blockInFlight)
@@ -230,32 +241,39 @@ void postDim(opd_dat *dat, int d, const int64_t *depths, bool corners,
           dat->describe().c_str(), depth, owned, d);
   const std::size_t bytes = std::size_t(points * depth * dat->elementBytes());
   const int count = int(bytes);
-  p.hasLo = c.lower[d] != MPI_PROC_NULL;
-  p.hasHi = c.upper[d] != MPI_PROC_NULL;
+  const bool hasLo = c.lower[d] != MPI_PROC_NULL;
+  const bool hasHi = c.upper[d] != MPI_PROC_NULL;
+  p.fromLo = hasLo && sides.recvLo;
+  p.fromHi = hasHi && sides.recvHi;
+  const bool sendLo = hasLo && sides.sendLo, sendHi = hasHi && sides.sendHi;
   p.nreq = 0;
   const int tagDown = 2 * d, tagUp = 2 * d + 1;
   int64_t blo[3], bhi[3];
-  if (p.hasLo) {
+  if (p.fromLo) {
     p.recvLo.resize(bytes);
-    p.sendLo.resize(bytes);
     MPI_Irecv(p.recvLo.data(), count, MPI_BYTE, c.lower[d], tagUp, c.cart,
               &p.req[p.nreq++]);
+  }
+  if (sendLo) {
+    p.sendLo.resize(bytes);
     slabBox(p, dat->ownFirst[d], dat->ownFirst[d] + depth, blo, bhi);
     copyBox(dat, blo, bhi, p.sendLo.data(), false);
     MPI_Isend(p.sendLo.data(), count, MPI_BYTE, c.lower[d], tagDown, c.cart,
               &p.req[p.nreq++]);
   }
-  if (p.hasHi) {
+  if (p.fromHi) {
     p.recvHi.resize(bytes);
-    p.sendHi.resize(bytes);
     MPI_Irecv(p.recvHi.data(), count, MPI_BYTE, c.upper[d], tagDown, c.cart,
               &p.req[p.nreq++]);
+  }
+  if (sendHi) {
+    p.sendHi.resize(bytes);
     slabBox(p, dat->ownLast[d] - depth, dat->ownLast[d], blo, bhi);
     copyBox(dat, blo, bhi, p.sendHi.data(), false);
     MPI_Isend(p.sendHi.data(), count, MPI_BYTE, c.upper[d], tagUp, c.cart,
               &p.req[p.nreq++]);
   }
-  const int sent = int(p.hasLo) + int(p.hasHi);
+  const int sent = int(sendLo) + int(sendHi);
   loop->messages += sent;
   loop->exchangeBytes += double(sent) * double(bytes);
 }
@@ -266,12 +284,12 @@ void completeAll() {
     BlockPending &p = blockPending[k];
     MPI_Waitall(p.nreq, p.req, MPI_STATUSES_IGNORE);
     int64_t blo[3], bhi[3];
-    if (p.hasLo) {
+    if (p.fromLo) {
       slabBox(p, p.dat->ownFirst[p.d] - p.depth, p.dat->ownFirst[p.d], blo,
               bhi);
       copyBox(p.dat, blo, bhi, p.recvLo.data(), true);
     }
-    if (p.hasHi) {
+    if (p.fromHi) {
       slabBox(p, p.dat->ownLast[p.d], p.dat->ownLast[p.d] + p.depth, blo,
               bhi);
       copyBox(p.dat, blo, bhi, p.recvHi.data(), true);
@@ -281,19 +299,27 @@ void completeAll() {
 }
 } // namespace
 
-void exchangeBlockDat(opd_dat *dat, const int64_t *depths, bool corners,
-                      opd_loop *loop) {
+namespace {
+// Dimension by dimension: the corners of a later dimension's slab come
+// from the halos an earlier dimension just received.
+void exchangeSides(opd_dat *dat, const int64_t *depths, bool corners,
+                   opd_loop *loop, const Sides *sides) {
   const double t0 = opd_rt_wtime();
   const BlockComm &c = comms()[dat->block];
-  // Dimension by dimension: the corners of a later dimension's slab come
-  // from the halos an earlier dimension just received.
   for (int d = 0; d < dat->ndims; ++d) {
     if (c.pdims[d] == 1 || depths[d] == 0)
       continue;
-    postDim(dat, d, depths, corners, loop);
+    postDim(dat, d, depths, corners, loop, sides[d]);
     completeAll();
   }
   loop->exchangeSeconds += opd_rt_wtime() - t0;
+}
+} // namespace
+
+void exchangeBlockDat(opd_dat *dat, const int64_t *depths, bool corners,
+                      opd_loop *loop) {
+  const Sides all[3];
+  exchangeSides(dat, depths, corners, loop, all);
 }
 
 namespace {
@@ -307,16 +333,19 @@ bool startBlockExchanges(opd_loop *loop) {
   struct Need {
     opd_dat *dat;
     int64_t depth[3];
+    int64_t below[3], above[3]; ///< the reach towards lower / higher indices
     bool corners;
   };
   std::vector<Need> need;
   for (const opd_arg &a : loop->args) {
     if (!a.dat || !a.dat->block || a.mode == OPD_WRITE)
       continue;
-    int64_t k[3] = {0, 0, 0};
+    int64_t k[3] = {0, 0, 0}, below[3] = {0, 0, 0}, above[3] = {0, 0, 0};
     bool any = false;
     for (int d = 0; d < a.dat->ndims; ++d) {
       const int64_t reach = std::max<int64_t>(-a.lo[d], a.hi[d]);
+      below[d] = std::max<int64_t>(0, -a.lo[d]);
+      above[d] = std::max<int64_t>(0, a.hi[d]);
       if (reach > a.dat->depth[d] &&
           !(a.dat->block->edgeLo[d] && a.dat->block->edgeHi[d]))
         failf("loop '%s' reads %s %" PRId64 " points away in dimension %d, "
@@ -333,10 +362,17 @@ bool startBlockExchanges(opd_loop *loop) {
     auto it = std::find_if(need.begin(), need.end(),
                            [&](const Need &n) { return n.dat == a.dat; });
     if (it == need.end()) {
-      need.push_back({a.dat, {k[0], k[1], k[2]}, corners});
+      need.push_back({a.dat,
+                      {k[0], k[1], k[2]},
+                      {below[0], below[1], below[2]},
+                      {above[0], above[1], above[2]},
+                      corners});
     } else {
-      for (int d = 0; d < 3; ++d)
+      for (int d = 0; d < 3; ++d) {
         it->depth[d] = std::max(it->depth[d], k[d]);
+        it->below[d] = std::max(it->below[d], below[d]);
+        it->above[d] = std::max(it->above[d], above[d]);
+      }
       it->corners = it->corners || corners;
     }
   }
@@ -359,14 +395,47 @@ bool startBlockExchanges(opd_loop *loop) {
     if (deepest == 0 ||
         (n.dat->haloValid >= deepest && (!n.corners || n.dat->cornersValid)))
       continue;
+    // The messages the loop's range needs. Across the boundary B between
+    // two ranks, the upper one reads the lower one's rows when its part of
+    // the range [lo, hi) starts less than `below` points above B, and the
+    // lower one reads the upper one's when its part ends less than `above`
+    // points below B; both ranks evaluate both conditions with the same B,
+    // lo and hi, so every send meets its receive. A boundary loop along a
+    // wall needs none of them. Loops reading corners exchange everything.
+    Sides sides[3];
+    bool partial = false;
+    for (int d = 0; d < n.dat->ndims && !n.corners; ++d) {
+      if (c.pdims[d] == 1)
+        continue;
+      const int64_t lo = loop->askedLo[d], hi = loop->askedHi[d];
+      auto upperReads = [&](int64_t b) {
+        return hi > b && lo < b + n.below[d];
+      };
+      auto lowerReads = [&](int64_t b) {
+        return lo < b && hi > b - n.above[d];
+      };
+      // The block's cuts, not the dat's owned range: both neighbours must
+      // see the same B.
+      const int64_t bLo = loop->block->ownLo[d], bHi = loop->block->ownHi[d];
+      sides[d].recvLo = upperReads(bLo);
+      sides[d].sendLo = lowerReads(bLo);
+      sides[d].recvHi = lowerReads(bHi);
+      sides[d].sendHi = upperReads(bHi);
+      // Whether any rank leaves a halo out: decided from the cuts, the same
+      // on every rank, so that the ranks agree on haloValid (a rank that
+      // skipped an exchange its neighbour posts would hang it).
+      for (int64_t b : c.cuts[d])
+        partial = partial || !upperReads(b) || !lowerReads(b);
+    }
     if (outerOnly && c.pdims[outer] > 1) {
-      postDim(n.dat, outer, n.depth, n.corners, loop);
+      postDim(n.dat, outer, n.depth, n.corners, loop, sides[outer]);
       posted = true;
     } else {
-      exchangeBlockDat(n.dat, n.depth, n.corners, loop);
+      exchangeSides(n.dat, n.depth, n.corners, loop, sides);
     }
-    n.dat->haloValid = valid;
-    n.dat->cornersValid = n.corners;
+    // Halos left out are not valid: later loops exchange them.
+    n.dat->haloValid = partial ? 0 : valid;
+    n.dat->cornersValid = n.corners && !partial;
   }
   loop->exchangeSeconds += opd_rt_wtime() - t0;
   return posted;
