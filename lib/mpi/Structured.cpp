@@ -17,9 +17,10 @@
 // Exchanges: before a loop, each dat it reads through a stencil reaching k
 // points away along a dimension is exchanged k deep along that dimension
 // (a reflective boundary loop reaching 4 points along x exchanges nothing
-// along y) unless its halo copies are still valid that deep (dirty bits: a
-// loop writing the dat invalidates them; fill() and swap() keep them
-// right). Dimension by dimension, each a round of
+// along y), and only across the cuts its range reaches (a loop over the
+// strip along a wall sends nothing), unless its halo copies are still
+// valid that deep (dirty bits: a loop writing the dat invalidates them;
+// fill() and swap() keep them right). Dimension by dimension, each a round of
 // MPI_Isend/MPI_Irecv with both neighbours; when a stencil reads off-axis
 // points, the slabs of later dimensions include the halos of earlier ones,
 // which fills the corners. When the block is split along its outermost
