@@ -265,7 +265,8 @@ void Sema::checkStmt(Stmt &s) {
   default:
     break;
   }
-  if (rejectInKernel(s, stmtName(s.kind)))
+  const bool fails = isa<PrintStmt>(s) && cast<PrintStmt>(s).fails;
+  if (rejectInKernel(s, fails ? "fail" : stmtName(s.kind)))
     return;
   switch (s.kind) {
   case StmtKind::Loop:
