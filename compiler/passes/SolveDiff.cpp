@@ -289,19 +289,32 @@ StmtPtr SolveDiff::tridiagonal(const SolveStmt &s, Dat *a, Dat *b, Dat *c,
   return t;
 }
 
-void SolveDiff::cg(const SolveStmt &s, Dat *rhs, Dat *x,
-                   std::vector<StmtPtr> &out) {
+void SolveDiff::keepingWork(const SolveStmt &s, Dat *at,
+                            const std::function<void()> &run,
+                            std::vector<StmtPtr> &out) {
   Dat *p = s.dats[0], *ap = s.dats[1];
   Dat *ps = work(p, "cg_saved"), *aps = work(ap, "cg_saved");
   out.push_back(fill.loop(p, ps, s.range, true));
   out.push_back(fill.loop(ap, aps, s.range, true));
-  std::unique_ptr<SolveStmt> t(cast<SolveStmt>(s.clone().release()));
-  t->dats = {p, ap, rhs, x};
-  t->itersVar = t->residualVar = -1;
-  t->resultsAssigned = false;
-  out.push_back(std::move(t));
+  if (at)
+    out.push_back(fill.loop(at, p, s.range, true));
+  run();
   out.push_back(fill.loop(ps, p, s.range, true));
   out.push_back(fill.loop(aps, ap, s.range, true));
+}
+
+void SolveDiff::cg(const SolveStmt &s, Dat *rhs, Dat *x,
+                   std::vector<StmtPtr> &out) {
+  keepingWork(
+      s, nullptr,
+      [&] {
+        std::unique_ptr<SolveStmt> t(cast<SolveStmt>(s.clone().release()));
+        t->dats = {s.dats[0], s.dats[1], rhs, x};
+        t->itersVar = t->residualVar = -1;
+        t->resultsAssigned = false;
+        out.push_back(std::move(t));
+      },
+      out);
   ctx.stats.add(prefix.c_str(), "cg solves", "cg solves of derivatives");
 }
 
@@ -319,18 +332,6 @@ void SolveDiff::direct(const SolveStmt &s, const char *name, int form, Dat *x,
   out.push_back(std::move(l));
 }
 
-void SolveDiff::withOperatorAt(const SolveStmt &s, Dat *at,
-                               const std::function<void()> &run,
-                               std::vector<StmtPtr> &out) {
-  Dat *p = s.dats[0], *ap = s.dats[1];
-  Dat *ps = work(p, "cg_saved"), *aps = work(ap, "cg_saved");
-  out.push_back(fill.loop(p, ps, s.range, true));
-  out.push_back(fill.loop(ap, aps, s.range, true));
-  out.push_back(fill.loop(at, p, s.range, true));
-  run();
-  out.push_back(fill.loop(ps, p, s.range, true));
-  out.push_back(fill.loop(aps, ap, s.range, true));
-}
 
 void SolveDiff::tangent(const SolveStmt &s, const DerivOf &tangentOf,
                         const Emit &opTangent, std::vector<StmtPtr> &out) {
@@ -343,7 +344,7 @@ void SolveDiff::tangent(const SolveStmt &s, const DerivOf &tangentOf,
     if (tap && opTangent) {
       // A x' = b' - A' x: the operator's tangent at p = x, p' = 0, gives
       // Ap' = A' x.
-      withOperatorAt(
+      keepingWork(
           s, s.dats[3],
           [&] {
             if (Dat *tp = tangentOf(s.dats[0]))
@@ -391,7 +392,7 @@ void SolveDiff::adjoint(const SolveStmt &s, const DerivOf &adjointOf,
         Dat *x = work(s.dats[3], "cg_x");
         out.push_back(fill.loop(s.dats[3], x, s.range, true));
         cg(s, s.dats[2], x, out);
-        withOperatorAt(
+        keepingWork(
             s, x,
             [&] {
               direct(s, "neg", Negate, lambda, apb, out);

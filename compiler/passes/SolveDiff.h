@@ -89,10 +89,11 @@ private:
   /// A direct loop over x's space: y = y + x (AddInto) or y = -x (Negate).
   void direct(const ir::SolveStmt &s, const char *name, int form, ir::Dat *x,
               ir::Dat *y, std::vector<ir::StmtPtr> &out);
-  /// p and Ap saved, p = \p at, what \p run appends, p and Ap restored.
-  void withOperatorAt(const ir::SolveStmt &s, ir::Dat *at,
-                      const std::function<void()> &run,
-                      std::vector<ir::StmtPtr> &out);
+  /// cg's work dats p and Ap saved, p = \p at (unless null), what \p run
+  /// appends, p and Ap restored: the primal state stays as it was.
+  void keepingWork(const ir::SolveStmt &s, ir::Dat *at,
+                   const std::function<void()> &run,
+                   std::vector<ir::StmtPtr> &out);
   ir::StmtPtr tridiagonal(const ir::SolveStmt &s, ir::Dat *a, ir::Dat *b,
                           ir::Dat *c, ir::Dat *d);
   /// A cg solve of A x = rhs with \p s's operator, tolerance and limit,
