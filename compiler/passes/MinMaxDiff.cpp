@@ -158,7 +158,9 @@ std::unique_ptr<ParLoopStmt> derivedLoop(const ParLoopStmt &l, Function *k,
 
 /// The element's global index in a kernel over \p l's space: the element
 /// number of a set loop; a block point's coordinates packed into an i64
-/// (21 bits per dimension, offset so that halo points stay non-negative).
+/// (31 bits per dimension in 2D, 21 in 3D, each offset by half its range so
+/// that halo points stay non-negative: distinct for coordinates within
+/// +-2^30 in 2D and +-2^20 in 3D).
 ExprPtr globalIndex(const ParLoopStmt &l) {
   auto coord = [](unsigned d) {
     return B::cast(ScalarKind::I64,
@@ -167,12 +169,14 @@ ExprPtr globalIndex(const ParLoopStmt &l) {
   unsigned dims = l.block ? l.block->dims : 1;
   if (dims == 1)
     return coord(0);
+  const int bits = dims == 2 ? 31 : 21;
   ExprPtr g;
   for (unsigned d = dims; d-- > 0;) {
-    ExprPtr c = B::binary(BinaryOp::Add, coord(d), B::i64(int64_t(1) << 20));
+    ExprPtr c =
+        B::binary(BinaryOp::Add, coord(d), B::i64(int64_t(1) << (bits - 1)));
     g = g ? B::binary(BinaryOp::Add,
                       B::binary(BinaryOp::Mul, std::move(g),
-                                B::i64(int64_t(1) << 21)),
+                                B::i64(int64_t(1) << bits)),
                       std::move(c))
           : std::move(c);
   }
