@@ -633,42 +633,32 @@ void groupBlockExchange(const std::vector<GroupEntry> &group,
     MPI_Request req[4];
     int nreq = 0;
     const int tagDown = 2 * d, tagUp = 2 * d + 1;
-    auto pack = [&](bool low, std::vector<char> &buf) {
-      buf.resize(total);
+    // The slab of every item next to the lower (low) or upper side, out of
+    // the rank's own points (send) or into its halo (receive), packed one
+    // after another in item order.
+    auto slabsOf = [&](bool low, bool send, std::vector<char> &buf) {
+      if (send)
+        buf.resize(total);
       std::size_t at = 0;
       for (std::size_t i = 0; i < items.size(); ++i) {
         const Item &it = items[i];
         int64_t blo[3], bhi[3];
         std::copy(slabs[i].lo, slabs[i].lo + 3, blo);
         std::copy(slabs[i].hi, slabs[i].hi + 3, bhi);
-        if (low) {
-          blo[d] = it.dat->ownFirst[d];
-          bhi[d] = it.dat->ownFirst[d] + it.depth[d];
-        } else {
-          blo[d] = it.dat->ownLast[d] - it.depth[d];
-          bhi[d] = it.dat->ownLast[d];
-        }
-        copyBox(it.dat, blo, bhi, buf.data() + at, false);
+        const int64_t edge = low ? it.dat->ownFirst[d] : it.dat->ownLast[d];
+        // Sent: the depth inside the edge; received: the depth outside it.
+        const bool below = low != send;
+        blo[d] = below ? edge - it.depth[d] : edge;
+        bhi[d] = below ? edge : edge + it.depth[d];
+        copyBox(it.dat, blo, bhi, buf.data() + at, !send);
         at += slabs[i].bytes;
       }
     };
+    auto pack = [&](bool low, std::vector<char> &buf) {
+      slabsOf(low, true, buf);
+    };
     auto unpack = [&](bool low, std::vector<char> &buf) {
-      std::size_t at = 0;
-      for (std::size_t i = 0; i < items.size(); ++i) {
-        const Item &it = items[i];
-        int64_t blo[3], bhi[3];
-        std::copy(slabs[i].lo, slabs[i].lo + 3, blo);
-        std::copy(slabs[i].hi, slabs[i].hi + 3, bhi);
-        if (low) {
-          blo[d] = it.dat->ownFirst[d] - it.depth[d];
-          bhi[d] = it.dat->ownFirst[d];
-        } else {
-          blo[d] = it.dat->ownLast[d];
-          bhi[d] = it.dat->ownLast[d] + it.depth[d];
-        }
-        copyBox(it.dat, blo, bhi, buf.data() + at, true);
-        at += slabs[i].bytes;
-      }
+      slabsOf(low, false, buf);
     };
     const int count = int(total);
     if (hasLo) {

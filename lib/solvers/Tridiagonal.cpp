@@ -394,6 +394,25 @@ void substitute(T *ld, int64_t sd, const T *aa, const T *cc, int64_t m, T x0,
   ld[(m - 1) * sd] = xl;
 }
 
+// substitute() on every line of this rank, with the first and last values
+// of line q from ends(q, x0, xl).
+template <typename T, typename LineStart, typename Ends>
+void substituteLines(const Problem &p, int64_t lines, const std::vector<T> &ac,
+                     LineStart lineStart, Ends ends) {
+  View<T> d(p.dats[3]);
+  const int k = p.along;
+  const int64_t m = p.n, sd = d.stride[k];
+#pragma omp parallel for schedule(static) if (lines > 1)
+  for (int64_t q = 0; q < lines; ++q) {
+    int64_t start[3] = {0, 0, 0};
+    lineStart(q, start);
+    const T *aa = ac.data() + 2 * m * q, *cc = aa + m;
+    T x0, xl;
+    ends(q, x0, xl);
+    substitute(d.at(start), sd, aa, cc, m, x0, xl);
+  }
+}
+
 // The reduced systems (2 rows per rank, `parts` ranks: N = 2 parts rows)
 // by parallel cyclic reduction: in the step of stride s every row i takes
 // rows i - s and i + s (identity rows outside 0 .. N-1),
@@ -410,7 +429,7 @@ void reducedByPCR(const Problem &p, const opd_block *block, int me, int parts,
                   int64_t lines, const T *red, const std::vector<T> &ac,
                   LineStart lineStart) {
   const int k = p.along;
-  const int64_t m = p.n, N = 2 * int64_t(parts);
+  const int64_t N = 2 * int64_t(parts);
   const std::size_t bytes = std::size_t(lines * 8) * sizeof(T);
   std::vector<char> curB(bytes), nxtB(bytes), loB(bytes), hiB(bytes);
   T *cur = reinterpret_cast<T *>(curB.data());
@@ -462,16 +481,11 @@ void reducedByPCR(const Problem &p, const opd_block *block, int me, int parts,
     std::swap(curB, nxtB);
   }
   const T *x = reinterpret_cast<const T *>(curB.data());
-  View<T> d(p.dats[3]);
-  const int64_t sd = d.stride[k];
-#pragma omp parallel for schedule(static) if (lines > 1)
-  for (int64_t q = 0; q < lines; ++q) {
-    int64_t start[3] = {0, 0, 0};
-    lineStart(q, start);
-    const T *aa = ac.data() + 2 * m * q, *cc = aa + m;
+  substituteLines<T>(p, lines, ac, lineStart, [&](int64_t q, T &x0, T &xl) {
     const T *r0 = x + q * 8, *r1 = r0 + 4;
-    substitute(d.at(start), sd, aa, cc, m, r0[3] / r0[1], r1[3] / r1[1]);
-  }
+    x0 = r0[3] / r0[1];
+    xl = r1[3] / r1[1];
+  });
 }
 
 // The reduced systems by block Jacobi iterations (--tridiag-reduced=jacobi):
@@ -494,7 +508,7 @@ void reducedByJacobi(const Problem &p, const opd_block *block, int me,
                      const std::vector<T> &ac, LineStart lineStart) {
   constexpr int MaxIterations = 200;
   const int k = p.along;
-  const int64_t m = p.n;
+
   const std::size_t bytes = std::size_t(lines) * sizeof(T);
   std::vector<char> toLower(bytes), toUpper(bytes), fromLower(bytes),
       fromUpper(bytes);
@@ -545,15 +559,11 @@ void reducedByJacobi(const Problem &p, const opd_block *block, int me,
             "--tridiag-reduced=pcr",
             p.dats[3]->describe().c_str(), k, MaxIterations, v[0]);
   }
-  View<T> d(p.dats[3]);
-  const int64_t sd = d.stride[k];
-#pragma omp parallel for schedule(static) if (lines > 1)
-  for (int64_t q = 0; q < lines; ++q) {
-    int64_t start[3] = {0, 0, 0};
-    lineStart(q, start);
-    const T *aa = ac.data() + 2 * m * q, *cc = aa + m;
-    substitute(d.at(start), sd, aa, cc, m, x0[q], xl[q]);
-  }
+  substituteLines<T>(p, lines, ac, lineStart,
+                     [&](int64_t q, T &first, T &last) {
+                       first = x0[q];
+                       last = xl[q];
+                     });
 }
 
 // Along a dimension split over ranks (see the top of the file). `split`

@@ -358,27 +358,34 @@ void bruteForce(const std::vector<GenLoop> &loops,
   }
 }
 
+// A random chain of 2 to 5 loops, each writing one dat and reading one or
+// two others through random stencils.
+std::vector<GenLoop> generateChain(std::mt19937 &rng) {
+  auto pick = [&](int n) {
+    return int(std::uniform_int_distribution<int>(0, n - 1)(rng));
+  };
+  std::vector<GenLoop> loops(size_t(2 + pick(4)));
+  for (GenLoop &l : loops) {
+    l.write = pick(NumDats);
+    int nreads = 1 + pick(2);
+    for (int i = 0; i < nreads; ++i) {
+      int d = pick(NumDats);
+      if (d == l.write)
+        d = (d + 1) % NumDats; // a loop never reads what it writes
+      l.reads.push_back(d);
+      l.stencils.push_back(pick(int(stencilDefs().size())));
+    }
+  }
+  return loops;
+}
+
 } // namespace
 
 TEST(LoopChainHalo, MatchesBruteForceOnGeneratedChains) {
   std::mt19937 rng(12);
-  auto pick = [&](int n) {
-    return int(std::uniform_int_distribution<int>(0, n - 1)(rng));
-  };
   int64_t deepest = 0;
   for (int trial = 0; trial < 40; ++trial) {
-    std::vector<GenLoop> loops(size_t(2 + pick(4)));
-    for (GenLoop &l : loops) {
-      l.write = pick(NumDats);
-      int nreads = 1 + pick(2);
-      for (int i = 0; i < nreads; ++i) {
-        int d = pick(NumDats);
-        if (d == l.write)
-          d = (d + 1) % NumDats; // a loop never reads what it writes
-        l.reads.push_back(d);
-        l.stencils.push_back(pick(int(stencilDefs().size())));
-      }
-    }
+    std::vector<GenLoop> loops = generateChain(rng);
     std::string text = chainProgram(loops);
     Lowered p(text);
     ASSERT_TRUE(p.ir) << text;
@@ -413,23 +420,9 @@ TEST(LoopChainHalo, MatchesBruteForceOnGeneratedChains) {
 // on every side: the plan may compute more, never less.
 TEST(LoopChainHalo, ExtensionsCoverBruteForce) {
   std::mt19937 rng(34);
-  auto pick = [&](int n) {
-    return int(std::uniform_int_distribution<int>(0, n - 1)(rng));
-  };
   int exact = 0;
   for (int trial = 0; trial < 40; ++trial) {
-    std::vector<GenLoop> loops(size_t(2 + pick(4)));
-    for (GenLoop &l : loops) {
-      l.write = pick(NumDats);
-      int nreads = 1 + pick(2);
-      for (int i = 0; i < nreads; ++i) {
-        int d = pick(NumDats);
-        if (d == l.write)
-          d = (d + 1) % NumDats;
-        l.reads.push_back(d);
-        l.stencils.push_back(pick(int(stencilDefs().size())));
-      }
-    }
+    std::vector<GenLoop> loops = generateChain(rng);
     std::string text = chainProgram(loops);
     Lowered p(text);
     ASSERT_TRUE(p.ir) << text;
