@@ -508,7 +508,6 @@ void reducedByJacobi(const Problem &p, const opd_block *block, int me,
                      const std::vector<T> &ac, LineStart lineStart) {
   constexpr int MaxIterations = 200;
   const int k = p.along;
-
   const std::size_t bytes = std::size_t(lines) * sizeof(T);
   std::vector<char> toLower(bytes), toUpper(bytes), fromLower(bytes),
       fromUpper(bytes);
