@@ -129,19 +129,15 @@ bool gatherImage(opd_dat *dat, std::vector<char> &image) {
   return true;
 }
 
-void scatterImage(opd_dat *dat, const char *image) {
-  const std::size_t bytes =
-      std::size_t(dat->interiorPoints() * dat->elementBytes());
-  if (dat->set) {
-    if (!dat->set->globalIds.empty())
-      return permutedImage(dat, const_cast<char *>(image), false);
-    if (bytes)
-      std::memcpy(dat->data, image, bytes);
-    return;
-  }
+void imagePlanes(const opd_dat *dat, int64_t &first, int64_t &count) {
+  first = 0;
+  count = dat->size[dat->ndims - 1];
+}
+
+void scatterImagePlanes(opd_dat *dat, const char *planes, int64_t) {
   int64_t lo[3], hi[3];
   interiorBox(dat, lo, hi);
-  copyBox(dat, lo, hi, const_cast<char *>(image), true);
+  copyBox(dat, lo, hi, const_cast<char *>(planes), true);
 }
 
 } // namespace opdc::rt::dist

@@ -384,32 +384,46 @@ std::string datWhat(const opd_dat *dat) {
 
 // Reads dats from `file`. Set dats: every rank opens the file read-only and
 // reads its own rows (dist::fileRows, a hyperslab), which dist::placeRows
-// then moves to where the set's elements live. Block dats: rank 0 reads the
-// whole dataset and broadcasts it, every rank keeps its part.
+// then moves to where the set's elements live. Block dats: every rank reads
+// the planes of the outermost dimension its part of the interior spans
+// (dist::imagePlanes, a hyperslab of the dataset's first dimension: the
+// outermost grid index, or the points of a flat [points, dim] dataset) and
+// keeps its part (dist::scatterImagePlanes); no rank holds the whole dat
+// unless it owns all of it.
 void readDats(opd_dat *const *dats, int n, const char *file) {
   const double t0 = opd_rt_wtime();
   const std::size_t nd = std::size_t(n > 0 ? n : 0);
   std::vector<std::vector<char>> rows(nd);
   std::vector<int64_t> first(nd, 0), count(nd, 0);
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < n; ++i) {
+    const std::size_t k = std::size_t(i);
     if (dats[i]->set)
-      dist::fileRows(dats[i]->set->globalSize, first[std::size_t(i)],
-                     count[std::size_t(i)]);
+      dist::fileRows(dats[i]->set->globalSize, first[k], count[k]);
+    else
+      dist::imagePlanes(dats[i], first[k], count[k]);
+  }
   agreed([&] {
     File f(file, File::Read);
     for (int i = 0; i < n; ++i) {
       opd_dat *dat = dats[i];
       const std::size_t k = std::size_t(i);
-      if (!dat->set && dist::rank() != 0)
-        continue;
       Dataset ds(f, dat->name, datWhat(dat));
       ds.checkShape(datShapes(dat));
       if (dat->set) {
         rows[k].resize(std::size_t(count[k] * dat->elementBytes()));
         ds.readAs(dat->type, rows[k].data(), first[k], count[k]);
       } else {
-        rows[k].resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
-        ds.readAs(dat->type, rows[k].data());
+        // Planes of the outermost dimension, as rows of the dataset's
+        // first dimension: one each, or `plane` points each (flat).
+        const int64_t outer = dat->size[dat->ndims - 1];
+        const int64_t plane = outer > 0 ? dat->interiorPoints() / outer : 0;
+        const int64_t per =
+            int64_t(ds.dims().front()) == outer ? 1 : plane;
+        rows[k].resize(
+            std::size_t(count[k] * plane * dat->elementBytes()));
+        if (count[k] > 0)
+          ds.readAs(dat->type, rows[k].data(), first[k] * per,
+                    count[k] * per);
       }
     }
     f.close();
@@ -423,9 +437,7 @@ void readDats(opd_dat *const *dats, int n, const char *file) {
       dat->haloValid = INT64_MAX / 4; // halo copies came from the file too
       continue;
     }
-    r.resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
-    dist::broadcast(r.data(), int64_t(r.size()));
-    dist::scatterImage(dat, r.data());
+    dist::scatterImagePlanes(dat, r.data(), first[std::size_t(i)]);
   }
   dist::addReadSeconds(opd_rt_wtime() - t0);
 }

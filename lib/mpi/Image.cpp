@@ -5,9 +5,9 @@
 // Files hold block dats as their interior [base, base + size) whatever the
 // number of ranks. Rank 0 gathers each rank's owned part (MPI_Gatherv of a
 // box header and the packed points) and writes it in its turn; for
-// reading, rank 0 reads the whole dataset, broadcasts it, and every rank
-// keeps its part, so the files are the same for 1, 2 or any number of
-// ranks. (Set dats are read and written in slices: mpi/Slices.cpp.)
+// reading, every rank reads the planes of the outermost dimension its part
+// spans and keeps its part, so the files are the same for 1, 2 or any
+// number of ranks and no rank reads the whole dat. (Set dats are read and written in slices: mpi/Slices.cpp.)
 #include "core/Dist.h"
 
 #include "core/Runtime.h"
@@ -38,9 +38,10 @@ bool ownedInterior(const opd_dat *dat, int64_t *lo, int64_t *hi) {
 }
 
 // Copies the box [lo, hi) between the packed global interior `image` and
-// the packed box buffer `buf`.
+// the packed box buffer `buf`; `image` may start at plane `outerFirst` of
+// the outermost dimension (planes read by one rank).
 void boxOfImage(const opd_dat *dat, const int64_t *lo, const int64_t *hi,
-                char *image, char *buf, bool toImage) {
+                char *image, char *buf, bool toImage, int64_t outerFirst = 0) {
   const int64_t eb = dat->elementBytes();
   int64_t n[3] = {1, 1, 1}, off[3] = {0, 0, 0}, ext[3] = {1, 1, 1};
   for (int k = 0; k < dat->ndims; ++k) {
@@ -48,6 +49,7 @@ void boxOfImage(const opd_dat *dat, const int64_t *lo, const int64_t *hi,
     off[k] = lo[k] - dat->base[k];
     ext[k] = dat->size[k];
   }
+  off[dat->ndims - 1] -= outerFirst;
   if (n[0] <= 0 || n[1] <= 0 || n[2] <= 0)
     return;
   const std::size_t row = std::size_t(n[0] * eb);
@@ -111,16 +113,29 @@ bool gatherImage(opd_dat *dat, std::vector<char> &image) {
   return true;
 }
 
-void scatterImage(opd_dat *dat, const char *image) {
+void imagePlanes(const opd_dat *dat, int64_t &first, int64_t &count) {
   if (dat->set)
     failf("internal error: %s: set dats are read in slices (placeRows)",
           dat->describe().c_str());
   int64_t box[6];
-  ownedInterior(dat, box, box + 3);
-  std::vector<char> mine(
-      std::size_t(boxPoints(box, box + 3) * dat->elementBytes()));
-  boxOfImage(dat, box, box + 3, const_cast<char *>(image), mine.data(), false);
-  copyBox(dat, box, box + 3, mine.data(), true);
+  const int outer = dat->ndims - 1;
+  if (!ownedInterior(dat, box, box + 3)) {
+    first = count = 0;
+    return;
+  }
+  first = box[outer] - dat->base[outer];
+  count = box[3 + outer] - box[outer];
+}
+
+void scatterImagePlanes(opd_dat *dat, const char *planes, int64_t first) {
+  int64_t box[6];
+  if (ownedInterior(dat, box, box + 3)) {
+    std::vector<char> mine(
+        std::size_t(boxPoints(box, box + 3) * dat->elementBytes()));
+    boxOfImage(dat, box, box + 3, const_cast<char *>(planes), mine.data(),
+               false, first);
+    copyBox(dat, box, box + 3, mine.data(), true);
+  }
   dat->haloValid = 0;
   dat->cornersValid = false;
 }
