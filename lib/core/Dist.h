@@ -126,9 +126,12 @@ struct ChainGeometry {
 };
 ChainGeometry chainGeometry(const std::vector<GroupEntry> &group);
 
-/// HDF5 output of block dats: fills `image` with the dat's interior in the
-/// global layout on the writing rank (rank 0) and returns true there.
-bool gatherImage(opd_dat *dat, std::vector<char> &image);
+/// HDF5 output of block dats: the part of the interior this rank owns,
+/// [lo, hi) per dimension relative to the interior's start (zeros and ones
+/// beyond the dat's dimensions), packed dimension 0 innermost into `box`;
+/// false when it owns none of it.
+bool ownedBox(const opd_dat *dat, int64_t *lo, int64_t *hi,
+              std::vector<char> &box);
 /// HDF5 input of block dats: the planes [first, first + count) of the
 /// interior's outermost dimension (0 at the interior's start) that this
 /// rank's part spans (count 0 for a rank owning none of the interior), and
