@@ -116,6 +116,9 @@ void groupExchange(const std::vector<GroupEntry> &group, opd_loop *entry);
 /// neighbours), and whether plain loops overlap messages with their core.
 struct ChainGeometry {
   int neighbours = 0;
+  /// Rounds of messages an exchange takes (the split dimensions of a
+  /// block, one round each; 1 for sets): the latencies a loop waits.
+  int rounds = 1;
   double ownedPoints = 0, haloPointsPerDepth = 0, bytesPerPoint = 0;
   double groupBytes = 0;
   bool overlaps = false;

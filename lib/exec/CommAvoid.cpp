@@ -19,24 +19,31 @@
 //    the profile (--profile).
 //
 // The model is OP2-CA's (Ekanayake, Reguly, Luporini, Mudalige, ICPP 2023)
-// as it applies to what this runtime does. With L the network latency, B
-// its bandwidth, M the memory bandwidth, p the neighbours, V the points a
-// rank owns, S(k) the points of its halo k deep (summed over the
-// neighbours), A the points of one neighbour's halo one deep, and per loop
-// l: g_l = bytes per iteration / M, x_l dats and r_l depth exchanged as a
-// plain loop, e_l its extension:
-//   plain: sum_l [ x_l > 0 ? max(g_l (V - S(r_l)), 2 x_l p (L + m(r_l)/B))
+// as it applies to what this runtime does, corrected where bench/ca
+// measured otherwise. With L the network latency, B its bandwidth, M the
+// memory bandwidth, R the rounds of an exchange (the split dimensions of a
+// block: neighbours along one dimension are sent to at once), V the points
+// a rank owns, S(k) the points of its halo k deep (over its neighbours), A
+// those of one neighbour's halo one deep, and per loop l: c_l its compute
+// time per run, x_l dats and r_l depth it exchanges as a plain loop, e_l
+// its extension, g_l = c_l / V:
+//   plain: sum_l [ x_l > 0 ? max(g_l (V - S(r_l)), R (L + x_l m(r_l)/B))
 //                             + g_l S(r_l)                 (overlapped)
-//                         : g_l V ]
-//          m(k) = A k bytes-per-point; without overlap (a block split in
-//          more than its outer dimension) the max becomes a sum;
-//   CA:    max(0, 2 p (L + m_r/B) - core_1) + 2 m_r p / M
-//            + sum_l g_l (V + S(e_l)),
-//          m_r the grouped message's bytes (every dat the group sends),
-//          the pack and unpack at memory bandwidth; core_1 the first
-//          loop's core time g_1 (V - S(e_1 + 1)) when the exchange flies
-//          during it (a block split along its outermost dimension only:
-//          one round), else 0.
+//                         : c_l ],      m(k) = A k bytes-per-point;
+//          without overlap (a block split in more than its outer
+//          dimension) the max becomes a sum;
+//   CA:    sum_l g_l (V + S(e_l)) + max(0, R (L + m_r/B) - core_1)
+//            + 2 m_r p / M,
+//          m_r the grouped message's bytes per neighbour, the pack and
+//          unpack at memory bandwidth; core_1 the first loop's core time
+//          when the exchange flies during it (one round), else 0.
+// c_l is measured: `auto` runs the chain plain once first (it also counts
+// the messages the loops really send; none: nothing to avoid), then
+// decides, once (two allreduces per run would cost more latency than the
+// chain saves). Without a measurement (`on`) c_l is the loop's bytes at M.
+// OP2-CA's 2 x_l p (L + m/B) counted every message twice and the
+// neighbours one after another; measured, a plain loop waits one latency
+// per round.
 // CA wins when latency dominates: fewer messages, more (redundant) work.
 #include "core/Dist.h"
 #include "core/Runtime.h"
@@ -115,10 +122,16 @@ int forcedMode() {
 struct ChainRecord {
   std::string name;
   int64_t runs = 0, avoided = 0;
-  int64_t infeasible = 0; ///< runs with a rank's part thinner than the halos
+  bool infeasible = false; ///< a rank's part is thinner than the halos
   /// Auto: the messages a plain run sent (this rank; -1 before the first
-  /// plain run, which auto mode makes first to measure it).
+  /// plain run, which auto mode makes first to measure it), and per loop
+  /// its compute time in that run (seconds outside exchanges).
   int64_t plainMessages = -1;
+  std::vector<double> compute;
+  /// The decision, made once (opd_halo_group).
+  bool decided = false, decision = false;
+  /// Per loop seen in a plain run: its seconds outside exchanges so far.
+  std::vector<std::pair<const opd_loop *, double>> seen;
   double predictedPlain = 0, predictedAvoiding = 0; ///< per run, last
   double secondsPlain = 0, secondsAvoiding = 0;     ///< measured, summed
 };
@@ -166,9 +179,22 @@ bool takeExtension(int64_t *lo, int64_t *hi) {
   return true;
 }
 
-void chainLoopEnded() {
+void chainLoopEnded(const opd_loop *loop) {
   if (!current || loopsLeft <= 0)
     return;
+  if (!avoiding && current->plainMessages < 0) {
+    // The measuring run: each loop's time outside exchanges, this call.
+    double now = loop->seconds - loop->exchangeSeconds, before = 0;
+    auto it = std::find_if(current->seen.begin(), current->seen.end(),
+                           [&](const auto &e) { return e.first == loop; });
+    if (it == current->seen.end())
+      current->seen.emplace_back(loop, now);
+    else {
+      before = it->second;
+      it->second = now;
+    }
+    current->compute.push_back(now - before);
+  }
   if (--loopsLeft == 0) {
     const double t = opd_rt_wtime() - chainStart;
     (avoiding ? current->secondsAvoiding : current->secondsPlain) += t;
@@ -268,62 +294,77 @@ void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
     std::copy(depth + 3 * i, depth + 3 * i + 3, g.depth);
     group.push_back(g);
   }
-  // The decision: forced by the environment, else as compiled (auto: the
-  // model, evaluated with this rank's geometry; every rank must agree, so
-  // the predictions are combined first).
-  int decide = forcedMode() >= 0 ? forcedMode() : (mode == 1 ? 1 : 2);
-  if (decide == 2 || decide == 1) {
+  // The decision: forced by the environment, else as compiled. It is
+  // made once per chain (a collective costs latencies of its own, on every
+  // run it would eat what the chain saves): `on` on the first run, `auto`
+  // on the second, after one plain run measured the messages the chain's
+  // loops really send and their compute times.
+  const int decide = forcedMode() >= 0 ? forcedMode() : (mode == 1 ? 1 : 2);
+  if (decide == 0)
+    return;
+  if (!r->decided) {
+    if (decide == 2 && r->plainMessages < 0)
+      return; // the measuring run
     const Model &m = model();
     dist::ChainGeometry geo = dist::chainGeometry(group);
     double plain = 0, avoid = 0;
-    if (geo.neighbours > 0) {
-      const double p = geo.neighbours;
+    if (geo.neighbours > 0 && geo.ownedPoints > 0) {
+      const double rounds = std::max(1, geo.rounds);
       auto S = [&](double k) { return geo.haloPointsPerDepth * k; };
-      const double A = geo.haloPointsPerDepth / p;
+      const double A = geo.haloPointsPerDepth / geo.neighbours;
+      const bool measured =
+          int32_t(r->compute.size()) == nloops && nloops > 0;
       for (int32_t l = 0; l < nloops; ++l) {
         const opd_chain_loop &c = loops[l];
-        const double g = double(c.bytes) / m.memory;
+        // A loop's compute time per run over the rank's points: measured
+        // in the plain run when there was one, else its bytes at memory
+        // bandwidth.
+        const double whole =
+            measured ? r->compute[std::size_t(l)]
+                     : double(c.bytes) * geo.ownedPoints / m.memory;
+        const double g = whole / geo.ownedPoints;
         if (c.exchanges > 0) {
-          const double msg = 2.0 * c.exchanges * p *
-                             (m.latency + A * c.depth * geo.bytesPerPoint /
-                                              m.network);
+          const double msg =
+              rounds * (m.latency + c.exchanges * A * c.depth *
+                                        geo.bytesPerPoint / m.network);
           const double core = g * std::max(0.0, geo.ownedPoints - S(c.depth));
           plain += (geo.overlaps ? std::max(core, msg) : core + msg) +
                    g * S(c.depth);
         } else {
-          plain += g * geo.ownedPoints;
+          plain += whole;
         }
         avoid += g * (geo.ownedPoints + S(double(c.extension)));
       }
-      const double mr = geo.groupBytes / p;
-      const double msg = 2.0 * p * (m.latency + mr / m.network);
+      const double mr = geo.groupBytes / geo.neighbours;
+      const double msg = rounds * (m.latency + mr / m.network);
       // Overlapped with the first loop's core when the exchange is one
       // round (a block split along its outermost dimension only).
       double hidden = 0;
-      if (geo.overlaps && nloops > 0)
-        hidden = double(loops[0].bytes) / m.memory *
-                 std::max(0.0, geo.ownedPoints -
-                                   S(double(loops[0].extension + 1)));
+      if (geo.overlaps && nloops > 0) {
+        const double g0 =
+            measured ? r->compute[0] / geo.ownedPoints
+                     : double(loops[0].bytes) / m.memory;
+        hidden = g0 * std::max(0.0, geo.ownedPoints -
+                                        S(double(loops[0].extension + 1)));
+      }
       avoid += std::max(0.0, msg - hidden) + 2.0 * geo.groupBytes / m.memory;
     }
-    // Auto measures first: one plain run counts the messages the chain's
-    // loops really send (range-aware exchanges may send none, e.g. loops
-    // along a wall); a chain that sent none has nothing to avoid.
     double v[4] = {plain, avoid, geo.feasible ? 0.0 : 1.0,
                    double(r->plainMessages)},
            mx[4], sum[4];
     dist::maxAndSum(v, mx, sum, 4);
     r->predictedPlain = mx[0];
     r->predictedAvoiding = mx[1];
-    const bool nothingToAvoid = mx[3] <= 0; // unmeasured (-1) or none
     // Every rank decides alike (the maxima over ranks); a rank without
-    // neighbours still takes part in the collective decision. A rank part
-    // thinner than the halos makes every rank run the chain plain.
-    if (mx[2] > 0)
-      ++r->infeasible;
-    avoiding = mx[2] == 0 &&
-               (decide == 1 || (!nothingToAvoid && mx[1] < mx[0]));
+    // neighbours still takes part. A rank part thinner than the halos
+    // makes every rank run the chain plain; a chain whose plain run sent
+    // no message has nothing to avoid.
+    r->infeasible = mx[2] > 0;
+    r->decided = true;
+    r->decision = !r->infeasible &&
+                  (decide == 1 || (mx[3] > 0 && mx[1] < mx[0]));
   }
+  avoiding = r->decision;
   if (!avoiding)
     return;
   ++r->avoided;

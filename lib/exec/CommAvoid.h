@@ -17,9 +17,10 @@ int64_t blockHaloDepthWanted();
 /// The extension opd_loop_extend_next left for the next prepare (true),
 /// or zeros (false); taking it clears it.
 bool takeExtension(int64_t *lo, int64_t *hi);
-/// Called at the end of every loop: closes the running chain's timer after
-/// its last loop.
-void chainLoopEnded();
+/// Called at the end of every loop: measures the chain's loops in its
+/// plain measuring run, closes the running chain's timer after its last
+/// loop.
+void chainLoopEnded(const opd_loop *loop);
 /// The profile's lines about chains ("" when none ran or on one process).
 /// Collective.
 std::string chainProfile();

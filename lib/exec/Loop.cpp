@@ -622,7 +622,7 @@ void endLoop(opd_loop *loop) {
   activeLoop = nullptr;
   loop->seconds += opd_rt_wtime() - loop->startTime;
   ++loop->calls;
-  chainLoopEnded();
+  chainLoopEnded(loop);
   // After the timer: the scan is not the loop's time.
   if (fpCheckEnabled())
     checkLoopFP(loop);

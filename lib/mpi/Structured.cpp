@@ -782,6 +782,9 @@ void blockChainGeometry(const std::vector<GroupEntry> &group,
       }
   }
   geo.overlaps = outerSplit && !otherSplit;
+  geo.rounds = outerSplit + otherSplit > 0 ? 0 : 1;
+  for (int d = 0; d < first->ndims; ++d)
+    geo.rounds += c.pdims[d] > 1;
   double bytes = 0;
   int n = 0;
   for (const GroupEntry &g : group) {
