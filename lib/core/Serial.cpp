@@ -89,6 +89,8 @@ std::string partitionDescription() { return ""; }
 bool startExchanges(opd_loop *) { return false; }
 void finishExchanges(opd_loop *) {}
 void afterLoop(opd_loop *) {}
+void groupExchange(const std::vector<GroupEntry> &, opd_loop *) {}
+ChainGeometry chainGeometry(const std::vector<GroupEntry> &) { return {}; }
 
 namespace {
 void interiorBox(const opd_dat *dat, int64_t *lo, int64_t *hi) {

@@ -7,6 +7,7 @@
 // opd_loop_run is built from the same phases a backend calls one by one
 // (opd_loop_begin, opd_loop_wait_halos, opd_loop_end; opd_rt.h).
 #include "exec/Loop.h"
+#include "exec/CommAvoid.h"
 
 #include "core/Dist.h"
 #include "core/Profile.h"
@@ -177,6 +178,20 @@ void resetLoop(opd_loop *loop, const char *name, int nargs,
 }
 } // namespace
 
+int64_t messagesSent() {
+  int64_t n = 0;
+  for (const auto &l : loops())
+    n += l->messages;
+  return n;
+}
+
+opd_loop *groupEntry(opd_loop **cache, const char *name) {
+  opd_loop *loop = slotLoop(cache);
+  if (loop->name != name)
+    resetLoop(loop, name, 0, nullptr);
+  return loop;
+}
+
 int64_t lastLevelCacheBytes() {
   static const int64_t bytes = [] {
     // OPD_LLC_BYTES overrides (a smaller cache than this machine's, for
@@ -337,6 +352,11 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
     name = "<loop>";
   if (!set)
     failf("internal error: loop '%s' has no set", name);
+  // Communication avoidance over sets (exec-halo layers) is not run yet:
+  // the extension is taken so that it cannot reach another loop, and the
+  // loop runs as a plain one (its exchanges keep it correct).
+  int64_t extLo[3], extHi[3];
+  takeExtension(extLo, extHi);
   // On several ranks the first set loop distributes the mesh, except a
   // loop that fills a map: it runs first, on every rank over the whole
   // set, so that the partition sees the map (mpi/Partition.cpp); sets
@@ -409,10 +429,20 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   if (!block || !lo || !hi)
     failf("internal error: block loop '%s' lacks its block or range", name);
   const int dims = block->dims;
+  // Communication avoidance: how far beyond the rank's points to run.
+  int64_t extLo[3], extHi[3];
+  takeExtension(extLo, extHi);
+  for (int i = 0; i < nargs; ++i)
+    if (args[i].kind == OPD_ARG_REDUCTION) {
+      std::fill(extLo, extLo + 3, 0);
+      std::fill(extHi, extHi + 3, 0);
+    }
   opd_loop *loop = cache ? *cache : nullptr;
   if (loop && loop->block == block && sameArgs(*loop, nargs, args) &&
       std::equal(lo, lo + dims, loop->askedLo) &&
-      std::equal(hi, hi + dims, loop->askedHi) && loop->name == name) {
+      std::equal(hi, hi + dims, loop->askedHi) &&
+      std::equal(extLo, extLo + 3, loop->extLo) &&
+      std::equal(extHi, extHi + 3, loop->extHi) && loop->name == name) {
     std::copy(loop->lo, loop->lo + dims, lo);
     std::copy(loop->hi, loop->hi + dims, hi);
     return loop;
@@ -428,11 +458,15 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   for (int d = 0; d < 3; ++d) {
     loop->askedLo[d] = d < dims ? lo[d] : 0;
     loop->askedHi[d] = d < dims ? hi[d] : 0;
-    // Owner computes: the part of the range inside the rank's points.
+    // Owner computes: the part of the range inside the rank's points;
+    // a communication-avoiding loop also the extLo/extHi points beyond
+    // them that its range holds (its neighbours' points, redundantly).
+    loop->extLo[d] = extLo[d];
+    loop->extHi[d] = extHi[d];
     int64_t l = loop->askedLo[d], h = loop->askedHi[d];
     if (d < dims && l < h) {
-      l = std::max(l, block->ownLo[d]);
-      h = std::max(l, std::min(h, block->ownHi[d]));
+      l = std::max(l, block->ownLo[d] - extLo[d]);
+      h = std::max(l, std::min(h, block->ownHi[d] + extHi[d]));
     }
     loop->lo[d] = l;
     loop->hi[d] = h;
@@ -588,6 +622,7 @@ void endLoop(opd_loop *loop) {
   activeLoop = nullptr;
   loop->seconds += opd_rt_wtime() - loop->startTime;
   ++loop->calls;
+  chainLoopEnded();
   // After the timer: the scan is not the loop's time.
   if (fpCheckEnabled())
     checkLoopFP(loop);

@@ -55,6 +55,16 @@ struct opd_loop {
   /// Block loops: the range asked for (global) and the clipped one run here.
   int64_t askedLo[3] = {0, 0, 0}, askedHi[3] = {0, 0, 0};
   int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  /// Communication avoidance (exec/CommAvoid.cpp): how far beyond the
+  /// rank's points the loop runs (blocks: points per dimension below and
+  /// above; sets: extLo[0] exec-halo layers); zero for plain loops.
+  int64_t extLo[3] = {0, 0, 0}, extHi[3] = {0, 0, 0};
+  bool extended() const {
+    for (int d = 0; d < 3; ++d)
+      if (extLo[d] || extHi[d])
+        return true;
+    return false;
+  }
   int64_t begin = 0;     ///< first iteration index (outer dimension's lo)
   int64_t count = 0;     ///< iterations of the chunked index
   int64_t chunkSize = 1; ///< per chunk, except maybe the last

@@ -3,6 +3,7 @@
 #ifndef OPDC_LIB_MPI_MPI_H
 #define OPDC_LIB_MPI_MPI_H
 
+#include "core/Dist.h"
 #include "core/Objects.h"
 
 #include <mpi.h>
@@ -40,6 +41,12 @@ const SetHalo &setHalo(const opd_set *set);
 /// into `loop`.
 void exchangeSetDat(opd_dat *dat, opd_loop *loop);
 void releaseUnstructured();
+
+/// Communication-avoiding chains (mpi/Group.cpp dispatches): the block
+/// dats' grouped exchange and cost-model geometry (mpi/Structured.cpp).
+void groupBlockExchange(const std::vector<GroupEntry> &group, opd_loop *entry);
+void blockChainGeometry(const std::vector<GroupEntry> &group,
+                        ChainGeometry &geo);
 
 /// Slices (mpi/Slices.cpp): rank r's slice of n elements starts at
 /// sliceLo(n, r); sliceRank is the rank whose slice holds element g.
