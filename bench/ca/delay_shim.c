@@ -43,7 +43,7 @@
  * request table has no lock).
  *
  * Build: mpicc -O2 -shared -fPIC -o libopd_delay_shim.so delay_shim.c
- * (bench/ca/run.sh does it). */
+ * (or the build's build/bench/libopd-delay-shim.so, which run.sh uses). */
 #include <mpi.h>
 
 #include <math.h>

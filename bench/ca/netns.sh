@@ -11,6 +11,7 @@
 #
 # Names carry this shell's pid, so two runs never share a namespace; the
 # subnet is fixed (10.213.77.0/24), so run.sh takes a lock around the run.
+# shellcheck shell=bash disable=SC2034 # sourced: sets ca_* for run.sh
 ca_tag=${ca_tag:-$$}
 ca_bridge="cabr$ca_tag"
 ca_if=ca0

@@ -8,17 +8,19 @@ usage: report.py --work=DIR --name=PROGRAM --ranks=2,4 --latencies=0,20,...
                  --variants=off,on --reps=N --steps=N --gbits=G
 
 Reads, in DIR: run-NP-LL-V-R.txt (the program's output with --profile:
-"time = S s" and the profile table), remarks-V-LL.txt (opdc's
--Rpass=comm-avoid remarks), pingpong-LL.txt and stream.txt. Per case it
-takes the best (smallest) time of the R runs: the machine is shared, and
+"time = S s" and the profile table), pingpong-LL.txt and stream.txt.
+Per case it takes the best (smallest) time of the R runs: the machine is
+shared, and
 other work only ever adds time. A chain's time is the timed region divided
-by the steps (one chain per step). Messages are the profile's total (all
-ranks) per step per rank.
+by the steps (--steps, or N where the program prints "time = S s for N
+steps"), one chain per step. Messages are the profile's total (all ranks)
+per step per rank.
 
-The model's predictions are read from the remarks: every number followed by
-"us" (or "µs", "ms", "s") on a remark line that says "without" (CA off) or
-"with" (CA on) is taken as that side's predicted time per chain; the
-remark lines are printed as they are when they do not parse that way.
+The model's predictions are read from the --comm-avoid=on run's profile
+(section "communication avoidance": the runtime evaluates OP2-CA's model per
+chain with the rank's geometry, the network of the target profile and the
+memory bandwidth; predicted plain and avoiding times per chain run), next
+to the measured times of the off and on builds.
 """
 import argparse
 import glob
@@ -26,46 +28,42 @@ import os
 import re
 import sys
 
-UNITS = {"s": 1e6, "ms": 1e3, "us": 1.0, "µs": 1.0, "ns": 1e-3}
-NUM = r"([0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)\s*(ns|us|µs|ms|s)\b"
 
 
 def parse_run(path):
     text = open(path, encoding="utf-8", errors="replace").read()
-    m = re.search(r"^time = ([0-9.eE+-]+)( s)?$", text, re.M)
+    m = re.search(r"^time = ([0-9.eE+-]+)(?: s)?(?: for (\d+) steps)?$",
+                  text, re.M)
     t = float(m.group(1)) if m else None
+    steps = int(m.group(2)) if m and m.group(2) else None
     total = re.search(r"^total\s+(\d+)\s+([0-9.]+)(.*)$", text, re.M)
     msgs, mb, exch = 0, 0.0, 0.0
     if total:
         rest = total.group(3).split()
         if len(rest) >= 6:
             msgs, mb, exch = int(rest[3]), float(rest[4]), float(rest[5])
-    return t, msgs, mb, exch
+    return t, msgs, mb, exch, steps
 
 
 def predictions(path):
-    """(off_us, on_us, lines): the model's predicted chain times, if the
-    remarks state them (summed over every chain the remarks name)."""
+    """(plain_us, avoiding_us, measured_avoiding_us, lines): the cost
+    model's predicted chain times (the runtime's --profile section
+    "communication avoidance", summed over the chains it lists; times per
+    run, max over ranks) and the chain time the runtime measured."""
     if not os.path.exists(path):
-        return None, None, []
-    lines = [l.rstrip() for l in open(path, encoding="utf-8", errors="replace")
-             if "remark:" in l and "comm-avoid" in l.lower() or
-             "remark:" in l and "chain" in l]
-    off = on = None
-    for l in lines:
-        body = l.split("remark:", 1)[1]
-        # "... without CA 123.4 us ... with CA 56.7 us": split at "with".
-        for part in re.split(r"(?=\bwith(?:out)?\b)", body):
-            side = "off" if part.startswith("without") else \
-                "on" if part.startswith("with") else None
-            m = re.search(NUM, part)
-            if side and m:
-                us = float(m.group(1)) * UNITS[m.group(2)]
-                if side == "off":
-                    off = (off or 0.0) + us
-                else:
-                    on = (on or 0.0) + us
-    return off, on, lines
+        return None, None, None, []
+    text = open(path, encoding="utf-8", errors="replace").read()
+    rows = re.findall(
+        r"^  (.*): avoided (\d+) of (\d+) runs.*predicted plain ([0-9.]+) us, "
+        r"avoiding ([0-9.]+) us; measured plain ([0-9.]+) us, avoiding "
+        r"([0-9.]+) us$", text, re.M)
+    if not rows:
+        return None, None, None, []
+    lines = [l for l in text.splitlines()
+             if l.startswith("communication avoidance") or
+             re.match(r"^  .*: avoided \d+ of", l)]
+    return (sum(float(r[3]) for r in rows), sum(float(r[4]) for r in rows),
+            sum(float(r[6]) for r in rows), lines)
 
 
 def main():
@@ -105,48 +103,55 @@ def main():
               f"{ow.get(65536, 0):8.1f} {ow.get(1 << 20, 0):9.1f} "
               f"{float(rate[0]) if rate else 0:12.2f}")
 
-    print(f"\n{a.name}: time per chain (best of {a.reps} runs), messages per "
-          "chain per rank (--profile), the model's prediction")
+    print(f"\n{a.name}: time per chain in us (timed region / steps, best "
+          f"of {a.reps} runs), messages per chain per rank (--profile); the "
+          "model's predictions\n(from the --comm-avoid=on run's profile, the "
+          "model evaluated with that run's geometry) and their error against "
+          "the measurement")
+    ca = "off" in variants and "on" in variants
     head = f"{'ranks':>5} {'L us':>6}"
     for v in variants:
-        head += f" {v + ' us':>10} {'msgs':>5}"
-        if v != "plain":
-            head += f" {'model':>8} {'err':>6}"
-    if "off" in variants and "on" in variants:
-        head += f" {'CA speedup':>10} {'model says':>10}"
+        head += f" {v + ' us':>9} {'msgs':>5}"
+    if ca:
+        head += (f" {'model off':>9} {'err':>5} {'model on':>9} {'err':>5}"
+                 f" {'on/off':>7} {'model':>6}")
     print(head)
     crossings = {}
+    model_lines = []
     for np in ranks:
         diffs = []
         for L, ln in zip(lats, latnames):
             row = f"{np:>5} {ln:>6}"
             best = {}
-            model = {}
+            bestfile = {}
             for v in variants:
-                runs = [parse_run(p) for p in
-                        sorted(glob.glob(f"run-{np}-L{ln}-{v}-*.txt"))]
-                runs = [r for r in runs if r[0] is not None]
+                files = sorted(glob.glob(f"run-{np}-L{ln}-{v}-*.txt"))
+                runs = [(parse_run(p), p) for p in files]
+                runs = [r for r in runs if r[0][0] is not None]
                 if not runs:
-                    row += f" {'-':>10} {'-':>5}"
+                    row += f" {'-':>9} {'-':>5}"
                     continue
-                t, msgs, _, _ = min(runs)
-                us = t / steps * 1e6
+                (t, msgs, _, _, n), path = min(runs)
+                n = n or steps
+                if not n:
+                    sys.exit(f"report.py: {path}: no step count (--steps, or "
+                             "'time = S s for N steps' in the output)")
+                us = t / n * 1e6
                 best[v] = us
-                row += f" {us:10.1f} {msgs / steps / np:5.2f}"
-                if v != "plain":
-                    off, on, _ = predictions(f"remarks-{v}-L{ln}.txt")
-                    pred = off if v == "off" else on
-                    model[v] = pred
-                    if pred is not None:
-                        row += f" {pred:8.1f} {100 * (pred - us) / us:+5.0f}%"
-                    else:
-                        row += f" {'-':>8} {'-':>6}"
-            if "off" in best and "on" in best:
-                row += f" {best['off'] / best['on']:10.2f}"
-                if model.get("off") and model.get("on"):
-                    row += f" {model['off'] / model['on']:10.2f}"
+                bestfile[v] = path
+                row += f" {us:9.1f} {msgs / n / np:5.2f}"
+            if ca and "off" in best and "on" in best:
+                plain, avoid, _, lines = predictions(bestfile["on"])
+                if lines and not model_lines:
+                    model_lines = [f"({np} ranks, L = {ln} us, "
+                                   f"{bestfile['on']})"] + lines
+                if plain is not None:
+                    row += (f" {plain:9.1f} {100 * (plain - best['off']) / best['off']:+4.0f}%"
+                            f" {avoid:9.1f} {100 * (avoid - best['on']) / best['on']:+4.0f}%")
                 else:
-                    row += f" {'-':>10}"
+                    row += f" {'-':>9} {'-':>5} {'-':>9} {'-':>5}"
+                row += f" {best['on'] / best['off']:7.2f}"
+                row += f" {avoid / plain:6.2f}" if plain else f" {'-':>6}"
                 diffs.append((L, best["off"] - best["on"]))
             print(row)
         # Crossover: the first latency where CA wins, interpolated linearly
@@ -158,9 +163,10 @@ def main():
                 break
         if diffs and cross is None and diffs[0][1] > 0:
             cross = f"<= {diffs[0][0]:g}"
-        crossings[np] = cross
+        if diffs:
+            crossings[np] = cross
     if crossings:
-        print("\ncrossover (the latency above which CA wins, measured):")
+        print("\ncrossover (the added latency above which CA wins, measured):")
         for np, c in crossings.items():
             if c is None:
                 print(f"  {np} ranks: CA does not win at the latencies run")
@@ -168,14 +174,24 @@ def main():
                 print(f"  {np} ranks: CA wins at every latency run ({c} us)")
             else:
                 print(f"  {np} ranks: about {c:.0f} us")
-    for v in variants:
-        if v == "plain":
-            continue
-        _, _, lines = predictions(f"remarks-{v}-L{latnames[-1]}.txt")
-        if lines:
-            print(f"\nremarks (--comm-avoid={v}, L = {latnames[-1]} us):")
-            for l in lines:
-                print("  " + l)
+    # The loops' own bandwidth (profile GB/s, time without the exchanges'
+    # waits in the CA build) against the triad: how memory-bound they are.
+    v = "on" if "on" in variants else variants[0]
+    files = sorted(glob.glob(f"run-{ranks[0]}-L{latnames[0]}-{v}-*.txt"))
+    if files and 1 in triad:
+        text = open(files[0], encoding="utf-8", errors="replace").read()
+        print(f"\nloops' bandwidth ({files[0]}; one thread per rank):")
+        for m in re.finditer(r"^(\S+)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+"
+                             r"([0-9.]+)", text, re.M):
+            name, calls, gbs = m.group(1), int(m.group(2)), float(m.group(5))
+            if name in ("total", "loop") or calls < steps or gbs <= 0:
+                continue
+            print(f"  {name}: {gbs:.2f} GB/s per rank = {gbs / triad[1]:.2f} x "
+                  f"the 1-thread triad ({triad[1]:.2f} GB/s)")
+    if model_lines:
+        print("\nthe runtime's communication-avoidance profile, one run:")
+        for l in model_lines:
+            print("  " + l)
     return 0
 
 

@@ -14,13 +14,19 @@
 #
 # usage: bench/ca/run.sh [--program=bench/ca/chain2d.opd] [--args="..."]
 #        [--ranks=2,4] [--latencies=0,20,50,100] [--gbits=10] [--reps=3]
-#        [--steps-arg=niter] [--nice=-15] [--pingpong-reps=200]
+#        [--steps-arg=niter] [--rt=1] [--nice=-15] [--pingpong-reps=200]
+#        [--collective-delay=1]
 # --args are the program's arguments (default for chain2d: --nx=256
 # --ny=256 --niter=1000); the program must print "time = S s" for its timed
-# region and take --<steps-arg>=N, the chains it times. Needs root (ip netns,
+# region, and either take --<steps-arg>=N (the chains it times) or print
+# "time = S s for N steps" (examples/shallow_water). Needs root (ip netns,
 # tc), mpicc/mpirun (Open MPI) and build/ (scripts/build.sh). Work files go
-# to build/bench/ca/. The ranks run at nice --nice (default -15) so that the
-# other work on a shared machine disturbs them less; --nice=0 to not.
+# to build/bench/ca/. The ranks (and mpirun) run at real-time FIFO priority
+# 1 (chrt -f 1), else (--rt=0) at nice --nice: on a shared machine a rank
+# waiting behind other work for a scheduler tick (4 ms here) would swamp
+# latencies of tens of microseconds. Other work gets little CPU meanwhile.
+# --collective-delay=0: collectives (MPI_Allreduce...) without the shim's
+# ceil(log2 ranks) x L (to see what they cost; a real network charges it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${OPDC_BUILD:-$root/build}
@@ -32,6 +38,7 @@ gbits=10
 reps=3
 stepsArg=niter
 niceness=-15
+rt=1
 ppreps=200
 for a in "$@"; do
   case $a in
@@ -43,6 +50,8 @@ for a in "$@"; do
     --reps=*) reps=${a#--reps=} ;;
     --steps-arg=*) stepsArg=${a#--steps-arg=} ;;
     --nice=*) niceness=${a#--nice=} ;;
+    --rt=*) rt=${a#--rt=} ;;
+    --collective-delay=*) export OPD_DELAY_COLLECTIVES=${a#--collective-delay=} ;;
     --pingpong-reps=*) ppreps=${a#--pingpong-reps=} ;;
     *) echo "run.sh: error: unknown argument '$a'" >&2; exit 2 ;;
   esac
@@ -51,10 +60,8 @@ if [[ -z $args && $program == "$root/bench/ca/chain2d.opd" ]]; then
   args="--nx=256 --ny=256 --niter=1000"
 fi
 steps=$(sed -n "s/.*--$stepsArg=\([0-9]*\).*/\1/p" <<<"$args")
-if [[ -z $steps ]]; then
-  echo "run.sh: error: --args must give --$stepsArg=N (the chains timed)" >&2
-  exit 2
-fi
+# Else the program must say "time = S s for N steps" (report.py reads N).
+steps=${steps:-0}
 if [[ $(id -u) -ne 0 ]]; then
   echo "run.sh: error: needs root (network namespaces, tc)" >&2
   exit 2
@@ -103,7 +110,8 @@ triad1=$(sed -n 's/^stream-triad threads=1 .*GBps=\([0-9.]*\).*/\1/p' stream.txt
 
 name=$(basename "$program" .opd)
 opdc=("$build/bin/opdc")
-if "${opdc[@]}" --help 2>&1 | grep -q -- "--comm-avoid"; then
+help=$("${opdc[@]}" --help 2>&1 || true)
+if grep -q -- "--comm-avoid" <<<"$help"; then
   variants=(off on)
 else
   echo "== this opdc has no --comm-avoid: one build, no model"
@@ -122,26 +130,33 @@ ca_net_up "$maxRanks" "${gbits}gbit"
 export OPD_CA_NS_PREFIX="opdca$ca_tag-"
 export OPD_CA_PRELOAD="$work/libopd_delay_shim.so"
 export OPD_DELAY_GBITS=$gbits
+export OPD_DELAY_COLLECTIVES=${OPD_DELAY_COLLECTIVES:-1}
 # mpirun's PMIx server and out-of-band channel listen on the bridge (the
 # namespaces have no other way to the root namespace); the ranks talk TCP
 # over their veths only (no shared memory).
 export PMIX_MCA_ptl_tcp_if_include=$ca_bridge
+# shellcheck disable=SC2054 # "tcp,self" is one argument
 mpiflags=(--allow-run-as-root --oversubscribe --bind-to none
   --mca btl tcp,self --mca btl_tcp_if_include "$ca_cidr"
   --mca oob_tcp_if_include "$ca_bridge" --mca mpi_event_tick_rate 1
   -x OPD_CA_NS_PREFIX -x OPD_CA_PRELOAD -x OPD_DELAY_US -x OPD_DELAY_GBITS
-  -x OPD_DELAY_YIELD -x PMIX_MCA_ptl_tcp_if_include)
+  -x OPD_DELAY_YIELD -x OPD_DELAY_COLLECTIVES -x PMIX_MCA_ptl_tcp_if_include)
 # Waiting ranks spin (Open MPI's progress and the shim's deadlines) unless
 # there are more ranks than cores: then they yield the core at every turn.
 # mpi_event_tick_rate 1: Open MPI polls its TCP sockets every microsecond
 # (by default about every 10 ms when it thinks it idle: one-way times of
 # 10-12 ms; 0 means never, and connections then take a minute to open).
 cores=$(nproc)
+# Scheduling: real-time FIFO priority 1 (default), so that the ranks run the
+# moment their message is there instead of a scheduler tick (4 ms) later
+# behind other work; the kernel keeps 5 % of each second for everything
+# else (sched_rt_runtime_us). --rt=0: nice --nice instead.
+if ((rt)); then sched=(chrt -f 1); else sched=(nice -n "$niceness"); fi
 launch() {
   local np=$1 yield=0
   shift
   ((np > cores)) && yield=1
-  OPD_DELAY_YIELD=$yield nice -n "$niceness" mpirun "${mpiflags[@]}" \
+  OPD_DELAY_YIELD=$yield "${sched[@]}" mpirun "${mpiflags[@]}" \
     -np "$np" --mca mpi_yield_when_idle "$yield" \
     "$root/bench/ca/inns.sh" "$@"
 }
