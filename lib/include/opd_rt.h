@@ -272,6 +272,31 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
  *  write-only arguments. 0 otherwise. */
 int opd_loop_streams(const opd_loop *loop);
 
+/*===-- Communication avoidance (issue 12) --------------------------------===*/
+
+/* Called once at the start of main, before any set/block/dat exists:
+ * unstructured sets get `set_layers` halo layers (OP2-CA: exec layers 1..K,
+ * then the non-exec layer), block dats at least `block_depth` points of
+ * halo between ranks. Without the call: 1 layer, depth 2 (today's). */
+void opd_rt_halo_depth(int64_t set_layers, int64_t block_depth);
+
+/* The next opd_loop_prepare / opd_loop_prepare_block runs beyond what this
+ * rank owns, redundantly: blocks lo[d]/hi[d] points below/above the owned
+ * range per dimension (clipped to the loop's range); sets lo[0] exec-halo
+ * layers (hi ignored). Consumed by that prepare; no effect on one rank.
+ * Loops with reductions are never extended (the pass guarantees it). */
+void opd_loop_extend_next(const int64_t *lo, const int64_t *hi);
+
+/* Before a chain: brings the halos of n dats up to date, depth[3*i + d]
+ * points deep along dimension d for block dats, depth[3*i] layers for set
+ * dats, all the dats packed into ONE message per neighbour (blocks: one per
+ * neighbour per split dimension, dimension by dimension with corners);
+ * dats whose halos are already valid that deep are skipped. Accounts its
+ * messages/bytes/seconds to a profile entry named `name` (cached in *cache
+ * like a loop). */
+void opd_halo_group(opd_loop **cache, const char *name, int n,
+                    opd_dat *const *dats, const int64_t *depth);
+
 /*===-- Loop phases (backends that launch their own kernels) ---------------===*/
 
 /* opd_loop_run in pieces, for a backend that runs a prepared loop itself
@@ -353,6 +378,9 @@ typedef struct opd_loop_part {
 #define OPD_PART_CORE 0
 #define OPD_PART_REST 1
 #define OPD_PART_EXEC_HALO 2
+/* Exec layers 2.. of a set loop extended by communication avoidance
+ * (opd_loop_extend_next): a fourth part, only then; like the exec halo. */
+#define OPD_PART_DEEP_HALO 3
 
 /** Posts the halo exchanges the loop needs (dats a loop wrote since their
  *  last exchange that this loop reads beyond its own iterations) and
@@ -367,7 +395,9 @@ int32_t opd_loop_segment_count(const opd_loop *loop);
 void opd_loop_segment_get(const opd_loop *loop, int32_t k,
                           opd_loop_segment *out);
 /** Parts of a coloured loop: 3 (core, rest, exec halo; empty ones have no
- *  blocks), or 0 for a loop without a colouring plan. */
+ *  blocks), 4 when an extended loop runs deeper exec layers too
+ *  (OPD_PART_DEEP_HALO, after the exec halo), or 0 for a loop without a
+ *  colouring plan. */
 int32_t opd_loop_part_count(const opd_loop *loop);
 /** Fills `*out` with part `part` (OPD_PART_CORE, _REST or _EXEC_HALO). */
 void opd_loop_part_get(const opd_loop *loop, int32_t part,

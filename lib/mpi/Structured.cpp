@@ -462,6 +462,10 @@ void finishExchanges(opd_loop *loop) {
 }
 
 void afterLoop(opd_loop *loop) {
+  if (loop->set) {
+    afterSetLoop(loop); // mpi/Exchange.cpp
+    return;
+  }
   for (const opd_arg &a : loop->args)
     if (a.dat && writes(a.mode)) {
       a.dat->haloValid = 0;
