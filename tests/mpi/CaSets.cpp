@@ -19,7 +19,10 @@
 //     exchange of q and res before the chain, adt_calc over LAYERS exec
 //     layers, res_calc over LAYERS - 1, as chainSetHaloLayers plans it):
 //     q, adt and rms bitwise equal after every iteration, no message
-//     inside the CA chain, one grouped message per neighbour per chain.
+//     inside the CA chain, one grouped message per neighbour per chain;
+//     odd iterations run the extended res_calc through the loop phases
+//     (opd_loop_begin, segments and plan parts, OPD_PART_DEEP_HALO for its
+//     layers 2..), as a GPU backend does.
 // Prints the messages per chain iteration both ways and "ca-sets ok" on
 // rank 0, or names the first failure.
 #include "core/Dist.h"
@@ -135,6 +138,38 @@ void update(void *c0, int64_t b, int64_t e, int64_t chunk) {
       rms += d * d;
     }
   c->partials[chunk] = rms;
+}
+
+// A prepared loop run through the phases (what a GPU backend calls),
+// serially, the blocks of a colour in reverse order; returns the plan
+// parts it ran.
+int32_t runByPhases(opd_loop *l, opd_body body, void *ctx) {
+  opd_loop_begin(l);
+  for (int32_t k = 0; k < opd_loop_segment_count(l); ++k) {
+    opd_loop_segment sg;
+    opd_loop_segment_get(l, k, &sg);
+    if (!sg.before_halos)
+      opd_loop_wait_halos(l);
+    for (int64_t b = sg.begin, c = sg.chunk0; b < sg.end;
+         b += sg.chunk_size, ++c)
+      body(ctx, b, std::min(b + sg.chunk_size, sg.end), c);
+  }
+  const int32_t parts = opd_loop_part_count(l);
+  for (int32_t q = 0; q < parts; ++q) {
+    opd_loop_part p;
+    opd_loop_part_get(l, q, &p);
+    if (!p.before_halos)
+      opd_loop_wait_halos(l);
+    for (int32_t c = 0; c < p.ncolours; ++c)
+      for (int64_t k = p.colour_offsets[c + 1] - 1; k >= p.colour_offsets[c];
+           --k) {
+        const int64_t begin = p.first + p.blocks[k] * p.block_size;
+        body(ctx, begin, std::min(begin + p.block_size, p.first + p.count),
+             p.chunk0 + p.blocks[k]);
+      }
+  }
+  opd_loop_end(l);
+  return parts;
 }
 
 int64_t nid(int i, int j) { return i + int64_t(j) * (NX + 1); }
@@ -366,7 +401,19 @@ int main(int argc, char **argv) {
                                       resArgs);
       c.m1 = pedge->data;
       c.m2 = pecell->data;
-      opd_loop_run(l2, resCalc, &c);
+      // Odd iterations run the extended res_calc phase by phase: layers
+      // 2.. (K >= 3) are a fourth plan part there.
+      if (ca && it % 2 == 1) {
+        const int32_t parts = runByPhases(l2, resCalc, &c);
+        int deep = split && l2->plan && l2->plan->deep.nblocks > 0;
+        dist::allreduce(&deep, OPD_I32, OPD_MAX, 1);
+        check(parts == (split && l2->plan && l2->plan->deep.nblocks > 0 ? 4 : 3),
+              "res_ca has " + std::to_string(parts) + " plan parts");
+        check(deep == (split && K >= 3 ? 1 : 0),
+              "no rank runs res_ca's layers 2.. as a part of their own");
+      } else {
+        opd_loop_run(l2, resCalc, &c);
+      }
       opd_loop *l3 = opd_loop_prepare(&slots[base + 2],
                                       ca ? "update_ca" : "update_plain", cells,
                                       4, updArgs);
