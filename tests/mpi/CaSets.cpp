@@ -2,9 +2,10 @@
 // runtime's level (tests/mpi, mpi-ca-sets; issue 12).
 // SPDX-License-Identifier: Apache-2.0
 //
-// usage: mpirun -np N opd_rt_ca_sets LAYERS [runtime options]
+// usage: mpirun -np N opd_rt_ca_sets LAYERS [MESH.h5] [runtime options]
 // Builds a small quadrilateral mesh as an unstructured one (nodes, cells,
-// interior edges; maps pcell, pecell, pedge), asks for LAYERS (>= 2) halo
+// interior edges; maps pcell, pecell, pedge), or reads Airfoil's sets and
+// maps of those names from MESH.h5 (in slices), asks for LAYERS (>= 2) halo
 // layers (opd_rt_halo_depth), and checks on every rank:
 //   * the layer invariant of lib/mpi/Halo.cpp: the map targets of exec
 //     layers 1..e lie in layers 1..e+1 (owned elements: 1..2), every
@@ -190,21 +191,36 @@ std::set<int> sendsTo(const opd_set *s, int64_t depth = 1000) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s LAYERS [runtime options]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s LAYERS [MESH.h5] [runtime options]\n",
+                 argv[0]);
     return 2;
   }
   const int64_t K = std::atoll(argv[1]);
   opd_rt_halo_depth(K, 2);
-  opd_rt_init(argc - 1, argv + 1, "ca_sets", nullptr, 0);
+  const int skip = argc > 2 && argv[2][0] != '-' ? 2 : 1;
+  opd_rt_init(argc - skip, argv + skip, "ca_sets", nullptr, 0);
   const int me = dist::rank();
-  opd_set *nodes = opd_set_create("nodes", (NX + 1) * (NY + 1));
-  opd_set *cells = opd_set_create("cells", NX * NY);
-  const int64_t nedges = (NX - 1) * NY + NX * (NY - 1);
-  opd_set *edges = opd_set_create("edges", nedges);
-  opd_map *pcell = opd_map_create("pcell", cells, nodes, 4);
-  opd_map *pecell = opd_map_create("pecell", edges, cells, 2);
-  opd_map *pedge = opd_map_create("pedge", edges, nodes, 2);
-  {
+  const char *mesh = argc > 2 && argv[2][0] != '-' ? argv[2] : nullptr;
+  opd_set *nodes, *cells, *edges;
+  opd_map *pcell, *pecell, *pedge;
+  if (mesh) {
+    // Airfoil's mesh, read in slices (set->sliced until the partition).
+    nodes = opd_set_from_file("nodes", mesh);
+    edges = opd_set_from_file("edges", mesh);
+    cells = opd_set_from_file("cells", mesh);
+    pedge = opd_map_from_file("pedge", edges, nodes, 2, mesh);
+    pecell = opd_map_from_file("pecell", edges, cells, 2, mesh);
+    pcell = opd_map_from_file("pcell", cells, nodes, 4, mesh);
+  } else {
+    nodes = opd_set_create("nodes", (NX + 1) * (NY + 1));
+    cells = opd_set_create("cells", NX * NY);
+    const int64_t nedges = (NX - 1) * NY + NX * (NY - 1);
+    edges = opd_set_create("edges", nedges);
+    pcell = opd_map_create("pcell", cells, nodes, 4);
+    pecell = opd_map_create("pecell", edges, cells, 2);
+    pedge = opd_map_create("pedge", edges, nodes, 2);
+  }
+  if (!mesh) {
     int32_t *pc = opd_map_data(pcell), *pe = opd_map_data(pecell),
             *pn = opd_map_data(pedge);
     for (int j = 0; j < NY; ++j)
