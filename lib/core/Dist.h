@@ -99,6 +99,11 @@ std::string partitionDescription();
 bool startExchanges(opd_loop *loop);
 void finishExchanges(opd_loop *loop);
 void afterLoop(opd_loop *loop);
+/// Completes a grouped halo exchange still in flight (opd_halo_group,
+/// lib/mpi/Exchange.cpp): called before anything other than the next set
+/// loop may touch dat storage (fill, copy, swap, file I/O, solvers, the
+/// adjoint tape, block loops). Nothing on one process.
+void settleExchanges();
 
 /// HDF5 output of block dats: fills `image` with the dat's interior in the
 /// global layout on the writing rank (rank 0) and returns true there.

@@ -89,6 +89,7 @@ std::string partitionDescription() { return ""; }
 bool startExchanges(opd_loop *) { return false; }
 void finishExchanges(opd_loop *) {}
 void afterLoop(opd_loop *) {}
+void settleExchanges() {}
 
 namespace {
 void interiorBox(const opd_dat *dat, int64_t *lo, int64_t *hi) {

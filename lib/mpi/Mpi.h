@@ -52,9 +52,14 @@ void setSetHaloLayers(int64_t layers);
 void afterSetLoop(opd_loop *loop);
 /// opd_halo_group for set dats: brings each dat's halo `depth[i]` layers
 /// deep up to date (skipping dats already valid that deep), all of them
-/// packed into one message per neighbouring rank; counts into `entry`.
+/// packed into one message per neighbouring rank, left in flight until
+/// completeSetGroup; counts into `entry`.
 void groupSetExchange(opd_loop *entry, int n, opd_dat *const *dats,
                       const int64_t *depth);
+/// The grouped exchange still in flight (posted by groupSetExchange,
+/// completed by the next set loop's wait for halos), and its completion.
+bool setGroupInFlight();
+void completeSetGroup();
 void releaseUnstructured();
 
 /// Slices (mpi/Slices.cpp): rank r's slice of n elements starts at

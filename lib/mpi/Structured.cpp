@@ -448,6 +448,7 @@ bool startExchanges(opd_loop *loop) {
     return false;
   if (!loop->block)
     return startSetExchanges(loop);
+  completeSetGroup(); // a grouped set exchange in flight (Exchange.cpp)
   return startBlockExchanges(loop);
 }
 

@@ -322,6 +322,10 @@ int main(int argc, char **argv) {
     const int64_t depth[9] = {d, 0, 0, d, 0, 0, d, 0, 0};
     opd_loop *g = nullptr;
     opd_halo_group(&g, "ids_group", 3, ds, depth);
+    // In flight until the next set loop waits for halos: read them now.
+    check(dist::setGroupInFlight() == (split && d > 0),
+          "the grouped exchange is not in flight after opd_halo_group");
+    dist::settleExchanges();
     std::set<int> peers;
     for (opd_dat *dat : ds)
       for (int r : sendsTo(dat->set, d))
@@ -355,6 +359,7 @@ int main(int argc, char **argv) {
   firstPeers.insert(nodePeers.begin(), nodePeers.end());
   int64_t plainMessages = 0, caMessages = 0, caLoopMessages = 0;
   opd_loop *group = nullptr;
+  bool groupFlying = false;
   for (int it = 0; it < iterations; ++it) {
     double rms[2] = {0, 0};
     // The CA chain first: its first grouped exchange carries x too.
@@ -374,6 +379,10 @@ int main(int argc, char **argv) {
               "sent " + std::to_string(sent) + " messages to " +
                   std::to_string(want.size()) + " neighbours");
         caMessages += sent;
+        // The group flies while adt_calc runs its core; its wait unpacks.
+        groupFlying = dist::setGroupInFlight();
+        check(!split || groupFlying == (it == 0 || !cellPeers.empty()),
+              "the grouped exchange is not in flight before adt_calc");
       }
       const opd_arg adtArgs[] = {
           arg(x, pcell, 0, OPD_ARG_INDIRECT, OPD_READ),
@@ -410,6 +419,8 @@ int main(int argc, char **argv) {
                                       cells, 6, adtArgs);
       c.m1 = pcell->data;
       opd_loop_run(l1, adtCalc, &c);
+      check(!dist::setGroupInFlight(),
+            "the grouped exchange is still in flight after adt_calc");
       if (ca)
         opd_loop_extend_next(lo1, hi);
       opd_loop *l2 = opd_loop_prepare(&slots[base + 1],
@@ -462,6 +473,7 @@ int main(int argc, char **argv) {
               0,
           "iteration " + std::to_string(it) + ": adt differs");
   }
+  (void)groupFlying;
   check(caLoopMessages == 0, "the CA chain's loops sent " +
                                  std::to_string(caLoopMessages) + " messages");
   // Figures: messages per chain iteration (the last), summed over ranks.
