@@ -71,6 +71,7 @@ std::string buildStamp(const DriverOptions &opts, const TargetProfile *profile,
   add(opts.fpContract ? "fp-contract=fast" : "fp-contract=off");
   add(opts.vecLibMvec ? "veclib=libmvec" : "veclib=none");
   add("cuda-indirect=" + opts.cudaIndirect);
+  add("comm-avoid=" + opts.commAvoid);
   add(opts.reproSum ? "repro-sum" : "no-repro-sum");
   add(profile ? printTargetProfile(*profile) : "host");
   for (const auto &dir : opts.importPaths)

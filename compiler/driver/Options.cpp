@@ -70,6 +70,13 @@ Code generation:
                       (-fno-repro-sum, the default: summed per chunk)
   --mpi               with build or run: link the MPI runtime; the program
                       runs under 'mpirun -np N' (or alone as one process)
+  --comm-avoid=auto|on|off
+                      communication avoidance for MPI (the comm-avoid pass):
+                      a loop chain's halo exchanges grouped into one deeper
+                      exchange, its loops run beyond each rank's part; auto
+                      (the default with --mpi) lets the runtime's cost model
+                      decide per chain, on forces it, off (the default
+                      without --mpi) leaves chains as they are
   --cuda-indirect=atomics|colouring
                       GPU targets: increments through maps with atomics or
                       with two-level colouring (default: the profile's
@@ -96,6 +103,8 @@ Diagnostics:
   -Rpass=chain        report each loop chain: its loops, what ended it and
                       which loops read and write each dat
   -Rpass=fuse         report each fusion of loops
+  -Rpass=comm-avoid   report each chain made communication-avoiding: the
+                      grouped exchange, the extensions, the exchanges saved
   -Rpass-missed=PASS  what PASS did not do, and why (-Rpass-missed=fuse:
                       each pair of chained loops not fused, with the dat
                       and dependence that prevented it)
@@ -393,6 +402,14 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.vecLibMvec = v == "libmvec";
     } else if (a == "--mpi") {
       o.mpi = true;
+    } else if (startsWith(a, "--comm-avoid=") || a == "--comm-avoid") {
+      std::string v = a.size() > 13 ? a.substr(13) : "";
+      if (v != "auto" && v != "on" && v != "off") {
+        error = "unknown value '" + v +
+                "' for --comm-avoid; expected 'auto', 'on' or 'off'";
+        return std::nullopt;
+      }
+      o.commAvoid = v;
     } else if (startsWith(a, "--cuda-indirect=")) {
       std::string v = a.substr(16);
       if (v == "colour" || v == "color" || v == "coloring")

@@ -38,6 +38,7 @@ struct DriverOptions {
   bool fpContract = false;              ///< -ffp-contract=fast
   bool vecLibMvec = false;              ///< -fveclib=libmvec
   bool mpi = false; ///< --mpi: link the MPI runtime (opd_rt_mpi)
+  std::string commAvoid; ///< --comm-avoid=auto|on|off; empty: auto with --mpi
   std::string cudaIndirect; ///< --cuda-indirect=atomics|colouring; empty: profile
   std::vector<std::string> programArgs; ///< run: the arguments after --
   // Targets and make-style builds (driver/Targets.cpp, driver/Depfile.cpp):

@@ -361,6 +361,11 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   po.stats = opts.stats;
   PassStatistics stats;
   PassContext ctx{diags, stats, target};
+  const std::string ca =
+      opts.commAvoid.empty() ? (opts.mpi ? "auto" : "off") : opts.commAvoid;
+  ctx.commAvoid = ca == "on"     ? CommAvoidMode::On
+                  : ca == "auto" ? CommAvoidMode::Auto
+                                 : CommAvoidMode::Off;
   bool ok = runPassPipeline(program, po, ctx, llvm::errs(), llvm::errs(), &sm);
   return ok && !diags.hasErrors();
 }

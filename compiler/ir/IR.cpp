@@ -239,6 +239,9 @@ StmtPtr ParLoopStmt::clone() const {
     c->ranges.push_back(r.clone());
   for (const auto &a : args)
     c->args.push_back(a.clone());
+  c->extendLo = extendLo;
+  c->extendHi = extendHi;
+  c->haloGroup = haloGroup;
   return c;
 }
 

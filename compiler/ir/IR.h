@@ -30,6 +30,7 @@
 #include "ast/Type.h"
 #include "support/SourceRange.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -386,6 +387,31 @@ struct LoopRange {
 };
 
 /// `loop kernel over space (args)`: args[i] binds kernel parameter i.
+/// Communication avoidance's plan for one loop chain (passes/CommAvoid.cpp).
+struct HaloGroup {
+  /// Whether the runtime may decide (Auto: OP2-CA's cost model per chain
+  /// at run time) or must run the chain this way (On).
+  enum class Mode : uint8_t { Auto, On } mode = Mode::Auto;
+  /// A dat the chain reads beyond the rank's points before writing it:
+  /// exchanged before the chain this deep (blocks: points per dimension;
+  /// sets: depth[0] layers).
+  struct Entry {
+    Dat *dat = nullptr;
+    std::array<int64_t, 3> depth{};
+  };
+  std::vector<Entry> dats;
+  /// Per loop of the chain, for the cost model: the bytes one iteration
+  /// moves, its extension (deepest, points or layers), and the exchanges it
+  /// would make as a plain loop (dats, and the deepest of their reaches).
+  struct LoopCost {
+    int64_t bytes = 0;
+    int64_t extension = 0;
+    int32_t exchanges = 0;
+    int32_t depth = 0;
+  };
+  std::vector<LoopCost> loops;
+};
+
 struct ParLoopStmt : Stmt {
   Function *kernel = nullptr;
   Set *set = nullptr;     ///< set loops
@@ -394,6 +420,23 @@ struct ParLoopStmt : Stmt {
   /// (the extent of the loop's dats without halos). Set loops: empty.
   std::vector<LoopRange> ranges;
   std::vector<AccessDescriptor> args;
+  /// Communication avoidance (passes/CommAvoid.cpp): how far beyond the
+  /// points a rank owns the loop runs, redundantly, under MPI. Blocks: per
+  /// dimension, points below (extendLo) and above (extendHi) the rank's
+  /// part, clipped to the loop's range; sets: extendLo[0] exec-halo layers.
+  /// All zero: the rank's own points only (owner computes).
+  std::array<int64_t, 3> extendLo{}, extendHi{};
+  /// Set on the first loop of a chain that communication avoidance
+  /// rewrote: the halos the chain needs, exchanged together before the
+  /// loop, and what the runtime's cost model needs to decide whether the
+  /// chain runs that way (auto) or as plain loops.
+  std::shared_ptr<const HaloGroup> haloGroup;
+  bool extended() const {
+    for (int d = 0; d < 3; ++d)
+      if (extendLo[size_t(d)] || extendHi[size_t(d)])
+        return true;
+    return false;
+  }
   explicit ParLoopStmt(SourceRange r = {}) : Stmt(StmtKind::ParLoop, r) {}
   static bool classof(const Stmt *s) { return s->kind == StmtKind::ParLoop; }
   StmtPtr clone() const override;
@@ -742,6 +785,14 @@ struct Program {
   std::vector<std::unique_ptr<Function>> kernels;
   std::vector<std::unique_ptr<Function>> procs;
   std::unique_ptr<Function> main; ///< null only in hand-built test programs
+
+  /// Halo sizes the program's communication-avoiding chains need
+  /// (passes/CommAvoid.cpp): exec-halo layers of sets and the minimum halo
+  /// depth of block dats between ranks. The defaults are the runtime's.
+  int64_t haloLayers = 1, blockHaloDepth = 2;
+  /// The target profile's figures for the runtime's communication cost
+  /// model (0: not given; the runtime's defaults apply).
+  double netLatencyUs = 0, netBandwidthGBs = 0, memBandwidthGBs = 0;
 
   /// Lookups by name; null when absent.
   Const *findConst(const std::string &n) const;

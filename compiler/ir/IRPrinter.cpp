@@ -317,6 +317,9 @@ bool Printer::globals(const Program &p) {
 void Printer::program(const Program &p) {
   if (!p.name.empty())
     os << "program " << p.name << "\n\n";
+  if (p.haloLayers != 1 || p.blockHaloDepth != 2)
+    os << "halo layers " << p.haloLayers << " block-depth "
+       << p.blockHaloDepth << "\n\n";
   bool first = !globals(p);
   for (const Function *f : p.functions()) {
     if (!first)

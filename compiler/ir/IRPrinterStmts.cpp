@@ -191,6 +191,31 @@ std::string Printer::argText(const AccessDescriptor &a,
 
 void Printer::parLoop(const ParLoopStmt &l, const NameTable &names,
                       unsigned indent) {
+  auto triple = [](const std::array<int64_t, 3> &v, unsigned n) {
+    std::string t = "(";
+    for (unsigned d = 0; d < n; ++d)
+      t += (d ? ", " : "") + std::to_string(v[d]);
+    return t + ")";
+  };
+  const unsigned dims = l.block ? unsigned(l.block->dims) : 1;
+  if (l.haloGroup) {
+    const HaloGroup &g = *l.haloGroup;
+    std::string h(indent * 2, ' ');
+    h += std::string("halo group ") +
+         (g.mode == HaloGroup::Mode::On ? "on" : "auto") + " (";
+    for (size_t i = 0; i < g.dats.size(); ++i)
+      h += (i ? ", " : "") +
+           (g.dats[i].dat ? g.dats[i].dat->name : std::string("<null>")) +
+           " " + triple(g.dats[i].depth, dims);
+    h += ") cost [";
+    for (size_t i = 0; i < g.loops.size(); ++i) {
+      const HaloGroup::LoopCost &c = g.loops[i];
+      h += (i ? ", " : "") + std::to_string(c.bytes) + "B ext " +
+           std::to_string(c.extension) + " plain " +
+           std::to_string(c.exchanges) + "x" + std::to_string(c.depth);
+    }
+    os << h << "]\n";
+  }
   std::string head(indent * 2, ' ');
   head +=
       "loop @" + (l.kernel ? l.kernel->name : std::string("<null>")) + " over ";
@@ -200,6 +225,9 @@ void Printer::parLoop(const ParLoopStmt &l, const NameTable &names,
     head += l.block->name + ranges(l.ranges, names);
   else
     head += "<null>";
+  if (l.extended())
+    head += " extend " + triple(l.extendLo, dims) + " " +
+            triple(l.extendHi, dims);
   lineWithLoc(head, l.range);
 
   std::vector<std::string> texts;

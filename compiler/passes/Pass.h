@@ -50,6 +50,10 @@ private:
   std::map<std::pair<std::string, std::string>, Counter> counters;
 };
 
+/// --comm-avoid: whether the comm-avoid pass plans chains, and whether
+/// the runtime then decides by its cost model (Auto) or must run them so.
+enum class CommAvoidMode : uint8_t { Off, Auto, On };
+
 /// What a pass may use besides the IR it rewrites.
 struct PassContext {
   /// Errors (a derivative that cannot be built), warnings and remarks
@@ -59,6 +63,8 @@ struct PassContext {
   /// The target profile (cost models), or null when compiling for the host
   /// without --target.
   const TargetProfile *target = nullptr;
+  /// --comm-avoid (default: auto with --mpi, else off).
+  CommAvoidMode commAvoid = CommAvoidMode::Off;
 };
 
 /// A pass's entry point: rewrites \p program, returns true when it changed

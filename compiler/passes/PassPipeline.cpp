@@ -9,6 +9,7 @@
 #include "passes/Adjoint.h"
 #include "passes/ExpandCG.h"
 #include "passes/Chain.h"
+#include "passes/CommAvoid.h"
 #include "passes/Fuse.h"
 #include "passes/Inline.h"
 #include "passes/Tangent.h"
@@ -45,6 +46,11 @@ const std::vector<Registered> &registry() {
         reportLoopChains},
        true},
       {{"fuse", "fuse neighbouring loops of a loop chain", fuseLoops}, true},
+      {{"comm-avoid",
+        "group a chain's halo exchanges, compute beyond rank boundaries "
+        "(--comm-avoid)",
+        avoidCommunication},
+       true},
   };
   return passes;
 }

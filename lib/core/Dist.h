@@ -99,6 +99,32 @@ std::string partitionDescription();
 bool startExchanges(opd_loop *loop);
 void finishExchanges(opd_loop *loop);
 void afterLoop(opd_loop *loop);
+/// Communication-avoiding chains (exec/CommAvoid.cpp): one dat of a
+/// grouped exchange and how deep (blocks: points per dimension; sets:
+/// depth[0] layers).
+struct GroupEntry {
+  opd_dat *dat = nullptr;
+  int64_t depth[3] = {0, 0, 0};
+};
+/// Exchanges the entries' halos that are not valid that deep, all the dats
+/// in one message per neighbour (blocks: per split dimension, dimension by
+/// dimension with corners); counts into `entry`. Collective.
+void groupExchange(const std::vector<GroupEntry> &group, opd_loop *entry);
+/// This rank's side of the cost model for a group: neighbours, owned
+/// points, halo points per unit of depth (over all neighbours), bytes per
+/// point of the group's dats, the bytes the group would send now (over all
+/// neighbours), and whether plain loops overlap messages with their core.
+struct ChainGeometry {
+  int neighbours = 0;
+  double ownedPoints = 0, haloPointsPerDepth = 0, bytesPerPoint = 0;
+  double groupBytes = 0;
+  bool overlaps = false;
+  /// False when a halo of the group would reach past the points a rank
+  /// owns or stores (a part too small for the depth): the chain then runs
+  /// plain.
+  bool feasible = true;
+};
+ChainGeometry chainGeometry(const std::vector<GroupEntry> &group);
 /// Completes a grouped halo exchange still in flight (opd_halo_group,
 /// lib/mpi/Exchange.cpp): called before anything other than the next set
 /// loop may touch dat storage (fill, copy, swap, file I/O, solvers, the

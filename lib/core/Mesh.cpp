@@ -1,6 +1,7 @@
 // Mesh.cpp - Sets, maps, blocks and dats: creation, layout, fill, swap,
 // copy.
 // SPDX-License-Identifier: Apache-2.0
+#include "exec/CommAvoid.h"
 #include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Objects.h"
@@ -349,12 +350,14 @@ opd_dat *opd_block_dat_create(const char *name, opd_block *block,
   for (int k = 0; k < d->ndims; ++k) {
     // Owned: the rank's part of [base - haloMinus, base + size + haloPlus);
     // between ranks a halo `depth` deep (at least 2, so stencils one or two
-    // points wide work on dats declared without a halo).
+    // points wide work on dats declared without a halo; deeper when the
+    // program's communication-avoiding chains need it, opd_rt_halo_depth).
     const int64_t lo = d->base[k] - d->haloMinus[k];
     const int64_t hi = d->base[k] + d->size[k] + d->haloPlus[k];
     d->ownFirst[k] = std::max(lo, block->ownLo[k]);
     d->ownLast[k] = std::max(d->ownFirst[k], std::min(hi, block->ownHi[k]));
-    d->depth[k] = std::max<int64_t>({d->haloMinus[k], d->haloPlus[k], 2});
+    d->depth[k] = std::max<int64_t>(
+        {d->haloMinus[k], d->haloPlus[k], blockHaloDepthWanted()});
     d->first[k] = d->ownFirst[k] - (block->edgeLo[k] ? 0 : d->depth[k]);
     const int64_t last = d->ownLast[k] + (block->edgeHi[k] ? 0 : d->depth[k]);
     d->stored[k] = last - d->first[k];

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Profile.h"
 #include "exec/Adjoint.h"
+#include "exec/CommAvoid.h"
 
 #include "core/Dist.h"
 
@@ -88,6 +89,7 @@ void printProfile(std::FILE *out) {
   const std::string partition = dist::partitionDescription();
   if (!partition.empty())
     text += "partition: " + partition + "\n";
+  text += chainProfile(); // collective
   const AdjointMemory &adj = adjointMemory();
   if (adj.tapePeakBytes || adj.snapshotsTaken)
     appendf(text,

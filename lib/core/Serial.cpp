@@ -89,6 +89,8 @@ std::string partitionDescription() { return ""; }
 bool startExchanges(opd_loop *) { return false; }
 void finishExchanges(opd_loop *) {}
 void afterLoop(opd_loop *) {}
+void groupExchange(const std::vector<GroupEntry> &, opd_loop *) {}
+ChainGeometry chainGeometry(const std::vector<GroupEntry> &) { return {}; }
 void settleExchanges() {}
 
 namespace {
@@ -144,18 +146,3 @@ void scatterImage(opd_dat *dat, const char *image) {
 }
 
 } // namespace opdc::rt::dist
-
-// Communication avoidance (lib/mpi/Group.cpp over MPI): one process has no
-// halos between ranks, so the calls do nothing (the arguments are still
-// checked as there).
-extern "C" {
-void opd_rt_halo_depth(int64_t set_layers, int64_t) {
-  if (set_layers < 1 || set_layers > 16)
-    opdc::rt::failf("opd_rt_halo_depth: %lld halo layers for sets (expected "
-                    "1 to 16)",
-                    (long long)set_layers);
-}
-void opd_loop_extend_next(const int64_t *, const int64_t *) {}
-void opd_halo_group(opd_loop **, const char *, int, opd_dat *const *,
-                    const int64_t *) {}
-}

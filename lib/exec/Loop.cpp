@@ -7,6 +7,7 @@
 // opd_loop_run is built from the same phases a backend calls one by one
 // (opd_loop_begin, opd_loop_wait_halos, opd_loop_end; opd_rt.h).
 #include "exec/Loop.h"
+#include "exec/CommAvoid.h"
 
 #include "core/Dist.h"
 #include "core/Profile.h"
@@ -158,8 +159,6 @@ bool hasReduction(const opd_loop &loop) {
   return false;
 }
 
-LoopExtension extensionRequest;
-
 opd_loop *slotLoop(opd_loop **cache) {
   if (cache && *cache)
     return *cache;
@@ -179,19 +178,17 @@ void resetLoop(opd_loop *loop, const char *name, int nargs,
 }
 } // namespace
 
-LoopExtension &nextExtension() { return extensionRequest; }
+int64_t messagesSent() {
+  int64_t n = 0;
+  for (const auto &l : loops())
+    n += l->messages;
+  return n;
+}
 
-opd_loop *profileEntry(opd_loop **cache, const char *name) {
-  if (!name)
-    name = "<halo group>";
-  opd_loop *loop = cache ? *cache : nullptr;
-  if (loop && !loop->set && !loop->block && loop->name == name)
-    return loop;
-  loop = slotLoop(cache);
-  loop->name = name;
-  loop->args.clear();
-  loop->set = nullptr;
-  loop->block = nullptr;
+opd_loop *groupEntry(opd_loop **cache, const char *name) {
+  opd_loop *loop = slotLoop(cache);
+  if (loop->name != name)
+    resetLoop(loop, name, 0, nullptr);
   return loop;
 }
 
@@ -355,6 +352,12 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
     name = "<loop>";
   if (!set)
     failf("internal error: loop '%s' has no set", name);
+  // Communication avoidance: the exec-halo layers asked for
+  // (opd_loop_extend_next, extLo[0]), taken now whatever the loop; they
+  // count only on a partitioned set with layers to run and without
+  // reductions (below).
+  int64_t extLo[3], extHi[3];
+  takeExtension(extLo, extHi);
   // On several ranks the first set loop distributes the mesh, except a
   // loop that fills a map: it runs first, on every rank over the whole
   // set, so that the partition sees the map (mpi/Partition.cpp); sets
@@ -367,14 +370,7 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
     if (setsRenumbered())
       refuseRenumberedMapWrite(name, nargs, args);
   }
-  // Communication avoidance: the exec layers asked for (opd_loop_extend_next),
-  // taken now whatever the loop; they count only on a partitioned set with
-  // layers to run and without reductions.
-  int64_t extend = 0;
-  if (LoopExtension &x = nextExtension(); x.pending) {
-    x.pending = false;
-    extend = std::max<int64_t>(0, x.lo[0]);
-  }
+  int64_t extend = std::max<int64_t>(0, extLo[0]);
   const int64_t setLayers =
       set->partitioned ? int64_t(set->execEnd.size()) - 1 : 0;
   if (extend > setLayers)
@@ -388,8 +384,7 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   // A loop prepared before the partition ran over global elements.
   bool hit = loop && loop->set == set && !loop->block &&
              loop->partitioned == set->partitioned &&
-             loop->extended == (extend > 0) &&
-             (extend == 0 || loop->execLayers == extend) &&
+             loop->extLo[0] == extend &&
              sameArgs(*loop, nargs, args) && loop->name == name;
   if (!hit)
     checkArgs(name, nargs, args);
@@ -423,7 +418,9 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   // Owner computes; with indirect writes the exec halo too, so that every
   // owned target receives all its increments here (lib/mpi/Halo.cpp).
   // Extended: `extend` exec layers (at least the one of indirect writes).
-  loop->extended = extend > 0;
+  std::fill(loop->extLo, loop->extLo + 3, 0);
+  std::fill(loop->extHi, loop->extHi + 3, 0);
+  loop->extLo[0] = extend;
   loop->execLayers =
       std::max<int64_t>(extend, written.empty() || !set->partitioned ? 0 : 1);
   loop->count = written.empty() ? set->owned : set->execSize;
@@ -451,15 +448,21 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
     name = "<loop>";
   if (!block || !lo || !hi)
     failf("internal error: block loop '%s' lacks its block or range", name);
-  if (nextExtension().pending)
-    failf("internal error: block loop '%s': opd_loop_extend_next for block "
-          "loops is not yet implemented",
-          name);
   const int dims = block->dims;
+  // Communication avoidance: how far beyond the rank's points to run.
+  int64_t extLo[3], extHi[3];
+  takeExtension(extLo, extHi);
+  for (int i = 0; i < nargs; ++i)
+    if (args[i].kind == OPD_ARG_REDUCTION) {
+      std::fill(extLo, extLo + 3, 0);
+      std::fill(extHi, extHi + 3, 0);
+    }
   opd_loop *loop = cache ? *cache : nullptr;
   if (loop && loop->block == block && sameArgs(*loop, nargs, args) &&
       std::equal(lo, lo + dims, loop->askedLo) &&
-      std::equal(hi, hi + dims, loop->askedHi) && loop->name == name) {
+      std::equal(hi, hi + dims, loop->askedHi) &&
+      std::equal(extLo, extLo + 3, loop->extLo) &&
+      std::equal(extHi, extHi + 3, loop->extHi) && loop->name == name) {
     std::copy(loop->lo, loop->lo + dims, lo);
     std::copy(loop->hi, loop->hi + dims, hi);
     return loop;
@@ -475,11 +478,15 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   for (int d = 0; d < 3; ++d) {
     loop->askedLo[d] = d < dims ? lo[d] : 0;
     loop->askedHi[d] = d < dims ? hi[d] : 0;
-    // Owner computes: the part of the range inside the rank's points.
+    // Owner computes: the part of the range inside the rank's points;
+    // a communication-avoiding loop also the extLo/extHi points beyond
+    // them that its range holds (its neighbours' points, redundantly).
+    loop->extLo[d] = extLo[d];
+    loop->extHi[d] = extHi[d];
     int64_t l = loop->askedLo[d], h = loop->askedHi[d];
     if (d < dims && l < h) {
-      l = std::max(l, block->ownLo[d]);
-      h = std::max(l, std::min(h, block->ownHi[d]));
+      l = std::max(l, block->ownLo[d] - extLo[d]);
+      h = std::max(l, std::min(h, block->ownHi[d] + extHi[d]));
     }
     loop->lo[d] = l;
     loop->hi[d] = h;
@@ -635,6 +642,7 @@ void endLoop(opd_loop *loop) {
   activeLoop = nullptr;
   loop->seconds += opd_rt_wtime() - loop->startTime;
   ++loop->calls;
+  chainLoopEnded();
   // After the timer: the scan is not the loop's time.
   if (fpCheckEnabled())
     checkLoopFP(loop);

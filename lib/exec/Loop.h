@@ -55,17 +55,25 @@ struct opd_loop {
   /// Block loops: the range asked for (global) and the clipped one run here.
   int64_t askedLo[3] = {0, 0, 0}, askedHi[3] = {0, 0, 0};
   int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  /// Communication avoidance (exec/CommAvoid.cpp): how far beyond the
+  /// rank's points the loop runs (blocks: points per dimension below and
+  /// above; sets: extLo[0] exec-halo layers); zero for plain loops.
+  int64_t extLo[3] = {0, 0, 0}, extHi[3] = {0, 0, 0};
+  bool extended() const {
+    for (int d = 0; d < 3; ++d)
+      if (extLo[d] || extHi[d])
+        return true;
+    return false;
+  }
   int64_t begin = 0;     ///< first iteration index (outer dimension's lo)
   int64_t count = 0;     ///< iterations of the chunked index
   int64_t chunkSize = 1; ///< per chunk, except maybe the last
   int64_t nchunks = 0;
   /// Set loops on several ranks: exec halo layers run (lib/mpi/Halo.cpp):
-  /// the extension asked for by opd_loop_extend_next, at least 1 with
-  /// indirect writes, else 0; `extended` when an extension was asked for
-  /// (the dirty bits of its writes then follow the layers run,
-  /// lib/mpi/Exchange.cpp).
+  /// the extension asked for by opd_loop_extend_next (extLo[0]), at least
+  /// 1 with indirect writes, else 0. When extended, the dirty bits of its
+  /// writes follow the layers run (lib/mpi/Exchange.cpp).
   int64_t execLayers = 0;
-  bool extended = false;
   /// Loops without a plan run up to three segments of iterations, each in
   /// chunks of chunkSize numbered on from the previous segment's. Segment 0
   /// (the core: set loops, the set's core elements; block loops, the outer
@@ -94,16 +102,6 @@ struct opd_loop {
 };
 
 namespace opdc::rt {
-/// opd_loop_extend_next's request for the next prepare (set loops: lo[0]
-/// layers), and whether there is one; the prepare that takes it clears it.
-struct LoopExtension {
-  bool pending = false;
-  int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
-};
-LoopExtension &nextExtension();
-/// A profile entry that is not a loop (opd_halo_group): found in or stored
-/// to *cache like a loop, named `name`, with no set or block.
-opd_loop *profileEntry(opd_loop **cache, const char *name);
 /// Bytes a call of a loop over `n` iterations moves, by the rule above.
 double loopBytes(int64_t n, int nargs, const opd_arg *args);
 /// The last-level cache's bytes (OPD_LLC_BYTES, else detected, else

@@ -272,31 +272,6 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
  *  write-only arguments. 0 otherwise. */
 int opd_loop_streams(const opd_loop *loop);
 
-/*===-- Communication avoidance (issue 12) --------------------------------===*/
-
-/* Called once at the start of main, before any set/block/dat exists:
- * unstructured sets get `set_layers` halo layers (OP2-CA: exec layers 1..K,
- * then the non-exec layer), block dats at least `block_depth` points of
- * halo between ranks. Without the call: 1 layer, depth 2 (today's). */
-void opd_rt_halo_depth(int64_t set_layers, int64_t block_depth);
-
-/* The next opd_loop_prepare / opd_loop_prepare_block runs beyond what this
- * rank owns, redundantly: blocks lo[d]/hi[d] points below/above the owned
- * range per dimension (clipped to the loop's range); sets lo[0] exec-halo
- * layers (hi ignored). Consumed by that prepare; no effect on one rank.
- * Loops with reductions are never extended (the pass guarantees it). */
-void opd_loop_extend_next(const int64_t *lo, const int64_t *hi);
-
-/* Before a chain: brings the halos of n dats up to date, depth[3*i + d]
- * points deep along dimension d for block dats, depth[3*i] layers for set
- * dats, all the dats packed into ONE message per neighbour (blocks: one per
- * neighbour per split dimension, dimension by dimension with corners);
- * dats whose halos are already valid that deep are skipped. Accounts its
- * messages/bytes/seconds to a profile entry named `name` (cached in *cache
- * like a loop). */
-void opd_halo_group(opd_loop **cache, const char *name, int n,
-                    opd_dat *const *dats, const int64_t *depth);
-
 /*===-- Loop phases (backends that launch their own kernels) ---------------===*/
 
 /* opd_loop_run in pieces, for a backend that runs a prepared loop itself
@@ -451,6 +426,56 @@ void opd_reduce_sum_exact(void *v, opd_scalar type, int32_t dim,
  *  target's rows in ascending global element number (exec/Gather.cpp).
  *  Call after opd_loop_prepare, in argument order, before the loop runs. */
 void *opd_loop_gather(opd_loop *loop, int32_t arg);
+
+/*===-- Communication avoidance (opdc's comm-avoid pass) -------------------===*/
+
+/* A loop chain the compiler rewrote (passes/CommAvoid.cpp) exchanges the
+ * halos it needs once, deeper, before its first loop, in one message per
+ * neighbour, and its loops run beyond the rank's points, redundantly, so
+ * that no exchange is needed inside the chain. Every call does nothing on
+ * one process. lib/exec/CommAvoid.cpp. */
+
+/** Called first in main, before any set, block or dat exists: sets get
+ *  `set_layers` exec-halo layers, block dats at least `block_depth` points
+ *  of halo between ranks (defaults: 1 and 2). */
+void opd_rt_halo_depth(int64_t set_layers, int64_t block_depth);
+
+/** The target profile's figures for opd_halo_group's cost model: network
+ *  latency (us) and bandwidth (GB/s), memory bandwidth (GB/s, one socket);
+ *  0 leaves the default. The environment (OPD_NET_LATENCY_US, ...) wins. */
+void opd_rt_cost_model(double latency_us, double network_gbs,
+                       double memory_gbs);
+
+/** The next opd_loop_prepare / opd_loop_prepare_block runs beyond the
+ *  points this rank owns: blocks lo[d] points below and hi[d] above its
+ *  part, per dimension (clipped to the loop's range); sets lo[0] exec-halo
+ *  layers. Ignored when the chain's opd_halo_group decided against
+ *  communication avoidance. Loops with reductions are never extended. */
+void opd_loop_extend_next(const int64_t *lo, const int64_t *hi);
+
+/** One loop of a chain, for the cost model of opd_halo_group: the bytes
+ *  one iteration moves, how far it is extended (points or layers), and as
+ *  a plain loop how many dats it exchanges and how deep. */
+typedef struct opd_chain_loop {
+  int64_t bytes;
+  int64_t extension;
+  int32_t exchanges;
+  int32_t depth;
+} opd_chain_loop;
+
+/** Before a chain's first loop. `mode` 1: run the chain communication-
+ *  avoiding; 0 (auto): decide by the cost model (OP2-CA's, with the
+ *  network's latency and bandwidth and the memory bandwidth; environment
+ *  OPD_NET_LATENCY_US, OPD_NET_BANDWIDTH_GBS, OPD_MEM_BANDWIDTH_GBS; and
+ *  OPD_COMM_AVOID=on|off|auto overrides the mode). When it runs so, the
+ *  halos of the n dats are brought up to date, depth[3*i + d] points deep
+ *  along dimension d of a block dat (set dats: depth[3*i] layers), all of
+ *  them in one message per neighbour (blocks: per split dimension); dats
+ *  already valid that deep are left out. Accounted to a profile entry
+ *  named `name`, cached in *cache. */
+void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
+                    int32_t n, opd_dat *const *dats, const int64_t *depth,
+                    int32_t nloops, const opd_chain_loop *loops);
 
 /*===-- Adjoints: the tape and checkpoint plans ----------------------------===*/
 

@@ -38,6 +38,7 @@
 
 #include "core/Dist.h"
 #include "core/Runtime.h"
+#include "exec/CommAvoid.h"
 #include "exec/Loop.h"
 
 #include <algorithm>
@@ -205,7 +206,7 @@ void afterSetLoop(opd_loop *loop) {
     if (!a.dat || !writes(a.mode))
       continue;
     int64_t d = 0;
-    if (loop->extended && a.dat->set)
+    if (loop->extended() && a.dat->set)
       d = a.kind == OPD_ARG_INDIRECT ? std::max<int64_t>(0, x - 1) : x;
     auto it = std::find_if(depth.begin(), depth.end(),
                            [&](const auto &e) { return e.first == a.dat; });
@@ -232,6 +233,37 @@ Group group;
 } // namespace
 
 bool setGroupInFlight() { return group.active; }
+
+int64_t setHaloLayers() { return haloLayersWanted(); }
+
+void setChainGeometry(int n, opd_dat *const *dats, const int64_t *depth,
+                      ChainGeometry &geo) {
+  std::vector<int> peers;
+  double owned = 0, layer = 0, bytes = 0, send = 0;
+  for (int i = 0; i < n; ++i) {
+    const opd_dat *d = dats[i];
+    const opd_set *s = d->set;
+    if (!s || !s->partitioned)
+      continue;
+    const std::size_t eb = std::size_t(d->elementBytes());
+    for (const Neighbour &nb : setHalo(s).neighbours) {
+      if (std::find(peers.begin(), peers.end(), nb.rank) == peers.end())
+        peers.push_back(nb.rank);
+      if (depth[i] > 0 && d->haloValid < depth[i])
+        send += double(std::size_t(nb.sendCut[cutOf(nb, depth[i])]) * eb);
+    }
+    owned = std::max(owned, double(s->owned));
+    layer = std::max(layer, double(s->execSize - s->owned));
+    bytes += double(eb);
+  }
+  if (geo.neighbours == 0)
+    geo.overlaps = true; // set loops run their core while messages fly
+  geo.neighbours = std::max(geo.neighbours, int(peers.size()));
+  geo.ownedPoints += owned;
+  geo.haloPointsPerDepth += layer;
+  geo.bytesPerPoint += bytes;
+  geo.groupBytes += send;
+}
 
 void settleExchanges() { completeSetGroup(); }
 

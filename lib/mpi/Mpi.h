@@ -3,6 +3,7 @@
 #ifndef OPDC_LIB_MPI_MPI_H
 #define OPDC_LIB_MPI_MPI_H
 
+#include "core/Dist.h"
 #include "core/Objects.h"
 
 #include <mpi.h>
@@ -44,10 +45,9 @@ const SetHalo &setHalo(const opd_set *set);
 /// Halo exchange of one set dat, start to end (mpi/Exchange.cpp); counts
 /// into `loop`.
 void exchangeSetDat(opd_dat *dat, opd_loop *loop);
-/// Halo layers of unstructured sets (opd_rt_halo_depth; 1 by default);
-/// fixed once a set exists (mpi/Group.cpp).
+/// Halo layers of unstructured sets (opd_rt_halo_depth, exec/CommAvoid.cpp;
+/// 1 by default), read when the sets are partitioned.
 int64_t setHaloLayers();
-void setSetHaloLayers(int64_t layers);
 /// Dirty bits of the set dats a set loop wrote (mpi/Exchange.cpp).
 void afterSetLoop(opd_loop *loop);
 /// opd_halo_group for set dats: brings each dat's halo `depth[i]` layers
@@ -60,7 +60,18 @@ void groupSetExchange(opd_loop *entry, int n, opd_dat *const *dats,
 /// completed by the next set loop's wait for halos), and its completion.
 bool setGroupInFlight();
 void completeSetGroup();
+/// The cost model's geometry of a group's set dats (added to `geo`, which
+/// may hold a block part): neighbours, owned elements, exec-halo elements
+/// per layer, bytes per element and the bytes the group would send.
+void setChainGeometry(int n, opd_dat *const *dats, const int64_t *depth,
+                      ChainGeometry &geo);
 void releaseUnstructured();
+
+/// Communication-avoiding chains (mpi/Group.cpp dispatches): the block
+/// dats' grouped exchange and cost-model geometry (mpi/Structured.cpp).
+void groupBlockExchange(const std::vector<GroupEntry> &group, opd_loop *entry);
+void blockChainGeometry(const std::vector<GroupEntry> &group,
+                        ChainGeometry &geo);
 
 /// Slices (mpi/Slices.cpp): rank r's slice of n elements starts at
 /// sliceLo(n, r); sliceRank is the rank whose slice holds element g.

@@ -338,15 +338,34 @@ bool startBlockExchanges(opd_loop *loop) {
     bool corners;
   };
   std::vector<Need> need;
+  // A communication-avoiding loop runs extLo/extHi points beyond the
+  // rank's part: it reads that much further, corners included when its
+  // block is split along more than one dimension.
+  const BlockComm &bc = comms()[loop->block];
+  const bool ext = loop->extended();
+  int splitDims = 0;
+  for (int d = 0; d < loop->block->dims; ++d)
+    splitDims += bc.pdims[d] > 1;
   for (const opd_arg &a : loop->args) {
-    if (!a.dat || !a.dat->block || a.mode == OPD_WRITE)
+    if (!a.dat || !a.dat->block)
+      continue;
+    if (ext)
+      for (int d = 0; d < a.dat->ndims; ++d)
+        if (bc.pdims[d] > 1 &&
+            std::max(loop->extLo[d], loop->extHi[d]) > a.dat->depth[d])
+          failf("internal error: loop '%s' runs %" PRId64
+                " points beyond this rank's part of %s, deeper than its "
+                "halo between ranks (%" PRId64 ")",
+                loop->name.c_str(), std::max(loop->extLo[d], loop->extHi[d]),
+                a.dat->describe().c_str(), a.dat->depth[d]);
+    if (a.mode == OPD_WRITE)
       continue;
     int64_t k[3] = {0, 0, 0}, below[3] = {0, 0, 0}, above[3] = {0, 0, 0};
     bool any = false;
     for (int d = 0; d < a.dat->ndims; ++d) {
-      const int64_t reach = std::max<int64_t>(-a.lo[d], a.hi[d]);
-      below[d] = std::max<int64_t>(0, -a.lo[d]);
-      above[d] = std::max<int64_t>(0, a.hi[d]);
+      below[d] = std::max<int64_t>(0, -a.lo[d]) + loop->extLo[d];
+      above[d] = std::max<int64_t>(0, a.hi[d]) + loop->extHi[d];
+      const int64_t reach = std::max(below[d], above[d]);
       if (reach > a.dat->depth[d] &&
           !(a.dat->block->edgeLo[d] && a.dat->block->edgeHi[d]))
         failf("loop '%s' reads %s %" PRId64 " points away in dimension %d, "
@@ -359,7 +378,8 @@ bool startBlockExchanges(opd_loop *loop) {
     }
     if (!any)
       continue;
-    const bool corners = (a.flags & OPD_STENCIL_DIAGONAL) != 0;
+    const bool corners =
+        (a.flags & OPD_STENCIL_DIAGONAL) != 0 || (ext && splitDims > 1);
     auto it = std::find_if(need.begin(), need.end(),
                            [&](const Need &n) { return n.dat == a.dat; });
     if (it == need.end()) {
@@ -377,7 +397,7 @@ bool startBlockExchanges(opd_loop *loop) {
       it->corners = it->corners || corners;
     }
   }
-  const BlockComm &c = comms()[loop->block];
+  const BlockComm &c = bc;
   const int outer = loop->block->dims - 1;
   bool outerOnly = true;
   for (int d = 0; d < outer; ++d)
@@ -405,7 +425,7 @@ bool startBlockExchanges(opd_loop *loop) {
     // wall needs none of them. Loops reading corners exchange everything.
     Sides sides[3];
     bool partial = false;
-    for (int d = 0; d < n.dat->ndims && !n.corners; ++d) {
+    for (int d = 0; d < n.dat->ndims && !n.corners && !ext; ++d) {
       if (c.pdims[d] == 1)
         continue;
       const int64_t lo = loop->askedLo[d], hi = loop->askedHi[d];
@@ -462,6 +482,58 @@ void finishExchanges(opd_loop *loop) {
   loop->exchangeSeconds += opd_rt_wtime() - t0;
 }
 
+namespace {
+// How valid a block dat's halo copies are after a loop wrote it over its
+// range R, run e points beyond every rank's part (e = 0: a plain loop).
+// Every rank must conclude alike (their exchanges must pair up), so this
+// uses only what all of them know: R, the extension, the cuts and the
+// dat's shape. Halo points in R within e were recomputed by the rank that
+// stores them, exactly as their owner computed them; points of R deeper
+// than e are stale; points outside R were not written and keep their
+// validity. Hence the halo is valid e deep when R holds every halo point
+// (to the stored depth), min(e, before) when R holds some, and as before
+// when R meets no halo at all (a wall loop far from every cut).
+void blockWritten(opd_dat *dat, const opd_loop *loop) {
+  auto it = comms().find(dat->block);
+  if (it == comms().end())
+    return;
+  const BlockComm &c = it->second;
+  int64_t e = INT64_MAX;
+  bool meets = false, holdsAll = true;
+  for (int d = 0; d < dat->ndims; ++d) {
+    const int64_t lo = loop->askedLo[d], hi = loop->askedHi[d];
+    // The dat's global extent, halos declared in the program included.
+    const int64_t first = dat->base[d] - dat->haloMinus[d];
+    const int64_t last = dat->base[d] + dat->size[d] + dat->haloPlus[d];
+    if (c.pdims[d] == 1) {
+      holdsAll = holdsAll && lo <= first && hi >= last;
+      continue;
+    }
+    e = std::min({e, loop->extLo[d], loop->extHi[d]});
+    for (int64_t b : c.cuts[d]) {
+      meets = meets || (lo < b + dat->depth[d] && hi > b - dat->depth[d]);
+      holdsAll = holdsAll && lo <= b - dat->depth[d] && hi >= b + dat->depth[d];
+    }
+  }
+  if (e == INT64_MAX)
+    e = 0;
+  // R is a box: it meets the halo only if it is not empty in every other
+  // dimension either.
+  for (int d = 0; d < dat->ndims; ++d)
+    if (loop->askedLo[d] >= loop->askedHi[d])
+      meets = false;
+  if (!meets)
+    return;
+  if (holdsAll) {
+    dat->haloValid = e;
+    dat->cornersValid = e > 0;
+  } else {
+    dat->haloValid = std::min(e, dat->haloValid);
+    dat->cornersValid = e > 0 && dat->cornersValid;
+  }
+}
+} // namespace
+
 void afterLoop(opd_loop *loop) {
   if (loop->set) {
     afterSetLoop(loop); // mpi/Exchange.cpp
@@ -469,9 +541,228 @@ void afterLoop(opd_loop *loop) {
   }
   for (const opd_arg &a : loop->args)
     if (a.dat && writes(a.mode)) {
+      if (a.dat->block && loop->block) {
+        blockWritten(a.dat, loop);
+        continue;
+      }
       a.dat->haloValid = 0;
       a.dat->cornersValid = false;
     }
+}
+
+void groupBlockExchange(const std::vector<GroupEntry> &group,
+                        opd_loop *entry) {
+  // The dats whose halos are not valid as deep as the chain reads them;
+  // each is exchanged as deep in every split dimension (the validity is
+  // one depth), with corners.
+  struct Item {
+    opd_dat *dat;
+    int64_t depth[3];
+  };
+  std::vector<Item> items;
+  const opd_block *block = nullptr;
+  for (const GroupEntry &g : group) {
+    opd_dat *dat = g.dat;
+    auto it = comms().find(dat->block);
+    if (it == comms().end())
+      continue;
+    const BlockComm &c = it->second;
+    if (block && block != dat->block)
+      failf("internal error: a grouped exchange over blocks '%s' and '%s'",
+            block->name.c_str(), dat->block->name.c_str());
+    block = dat->block;
+    int64_t deepest = 0;
+    int split = 0;
+    for (int d = 0; d < dat->ndims; ++d)
+      if (c.pdims[d] > 1) {
+        deepest = std::max(deepest, g.depth[d]);
+        ++split;
+      }
+    if (deepest == 0 ||
+        (dat->haloValid >= deepest && (split < 2 || dat->cornersValid)))
+      continue;
+    Item item{dat, {0, 0, 0}};
+    for (int d = 0; d < dat->ndims; ++d) {
+      item.depth[d] = c.pdims[d] > 1 ? deepest : 0;
+      if (item.depth[d] > dat->depth[d])
+        failf("%s: the chain's halo %" PRId64 " deep is deeper than the "
+              "dat's halo between ranks (%" PRId64 "); internal error",
+              dat->describe().c_str(), item.depth[d], dat->depth[d]);
+      const int64_t owned = dat->ownLast[d] - dat->ownFirst[d];
+      if (item.depth[d] > owned)
+        failf("%s: a halo %" PRId64 " deep reaches past the %" PRId64
+              " points this rank owns in dimension %d; run on fewer ranks "
+              "or build with --comm-avoid=off",
+              dat->describe().c_str(), item.depth[d], owned, d);
+    }
+    items.push_back(item);
+  }
+  if (!block)
+    return;
+  // Every rank holds the same list (validity is decided alike), so the
+  // messages pair up: per split dimension one message each way per
+  // neighbour, every dat's slab in it, the slabs of later dimensions
+  // spanning the halos earlier ones filled (corners).
+  const BlockComm &c = comms().at(block);
+  for (int d = 0; d < block->dims; ++d) {
+    if (c.pdims[d] == 1 || items.empty())
+      continue;
+    struct Slab {
+      int64_t lo[3], hi[3];
+      std::size_t bytes;
+    };
+    std::vector<Slab> slabs;
+    std::size_t total = 0;
+    for (const Item &it : items) {
+      Slab s{};
+      int64_t points = 1;
+      for (int e = 0; e < 3; ++e) {
+        s.lo[e] = e < it.dat->ndims ? it.dat->ownFirst[e] : 0;
+        s.hi[e] = e < it.dat->ndims ? it.dat->ownLast[e] : 1;
+        if (e < d && e < it.dat->ndims) {
+          if (!block->edgeLo[e])
+            s.lo[e] -= it.depth[e];
+          if (!block->edgeHi[e])
+            s.hi[e] += it.depth[e];
+        }
+        if (e != d)
+          points *= std::max<int64_t>(0, s.hi[e] - s.lo[e]);
+      }
+      s.bytes = std::size_t(points * it.depth[d] * it.dat->elementBytes());
+      total += s.bytes;
+      slabs.push_back(s);
+    }
+    std::vector<char> sendLo, sendHi, recvLo, recvHi;
+    const bool hasLo = c.lower[d] != MPI_PROC_NULL;
+    const bool hasHi = c.upper[d] != MPI_PROC_NULL;
+    MPI_Request req[4];
+    int nreq = 0;
+    const int tagDown = 2 * d, tagUp = 2 * d + 1;
+    auto pack = [&](bool low, std::vector<char> &buf) {
+      buf.resize(total);
+      std::size_t at = 0;
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        const Item &it = items[i];
+        int64_t blo[3], bhi[3];
+        std::copy(slabs[i].lo, slabs[i].lo + 3, blo);
+        std::copy(slabs[i].hi, slabs[i].hi + 3, bhi);
+        if (low) {
+          blo[d] = it.dat->ownFirst[d];
+          bhi[d] = it.dat->ownFirst[d] + it.depth[d];
+        } else {
+          blo[d] = it.dat->ownLast[d] - it.depth[d];
+          bhi[d] = it.dat->ownLast[d];
+        }
+        copyBox(it.dat, blo, bhi, buf.data() + at, false);
+        at += slabs[i].bytes;
+      }
+    };
+    auto unpack = [&](bool low, std::vector<char> &buf) {
+      std::size_t at = 0;
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        const Item &it = items[i];
+        int64_t blo[3], bhi[3];
+        std::copy(slabs[i].lo, slabs[i].lo + 3, blo);
+        std::copy(slabs[i].hi, slabs[i].hi + 3, bhi);
+        if (low) {
+          blo[d] = it.dat->ownFirst[d] - it.depth[d];
+          bhi[d] = it.dat->ownFirst[d];
+        } else {
+          blo[d] = it.dat->ownLast[d];
+          bhi[d] = it.dat->ownLast[d] + it.depth[d];
+        }
+        copyBox(it.dat, blo, bhi, buf.data() + at, true);
+        at += slabs[i].bytes;
+      }
+    };
+    const int count = int(total);
+    if (hasLo) {
+      recvLo.resize(total);
+      MPI_Irecv(recvLo.data(), count, MPI_BYTE, c.lower[d], tagUp, c.cart,
+                &req[nreq++]);
+      pack(true, sendLo);
+      MPI_Isend(sendLo.data(), count, MPI_BYTE, c.lower[d], tagDown, c.cart,
+                &req[nreq++]);
+    }
+    if (hasHi) {
+      recvHi.resize(total);
+      MPI_Irecv(recvHi.data(), count, MPI_BYTE, c.upper[d], tagDown, c.cart,
+                &req[nreq++]);
+      pack(false, sendHi);
+      MPI_Isend(sendHi.data(), count, MPI_BYTE, c.upper[d], tagUp, c.cart,
+                &req[nreq++]);
+    }
+    MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+    if (hasLo)
+      unpack(true, recvLo);
+    if (hasHi)
+      unpack(false, recvHi);
+    const int sent = int(hasLo) + int(hasHi);
+    entry->messages += sent;
+    entry->exchangeBytes += double(sent) * double(total);
+  }
+  for (const Item &it : items) {
+    int64_t deepest = 0;
+    for (int d = 0; d < it.dat->ndims; ++d)
+      deepest = std::max(deepest, it.depth[d]);
+    it.dat->haloValid = std::max(it.dat->haloValid, deepest);
+    it.dat->cornersValid = true;
+  }
+}
+
+void blockChainGeometry(const std::vector<GroupEntry> &group,
+                        ChainGeometry &geo) {
+  const opd_dat *first = nullptr;
+  for (const GroupEntry &g : group)
+    if (g.dat->block) {
+      first = g.dat;
+      break;
+    }
+  if (!first)
+    return;
+  auto it = comms().find(first->block);
+  if (it == comms().end())
+    return;
+  const BlockComm &c = it->second;
+  double owned = 1;
+  for (int d = 0; d < first->ndims; ++d)
+    owned *= double(std::max<int64_t>(1, first->ownLast[d] - first->ownFirst[d]));
+  geo.ownedPoints = owned;
+  int outerSplit = 0, otherSplit = 0;
+  for (int d = 0; d < first->ndims; ++d) {
+    if (c.pdims[d] == 1)
+      continue;
+    (d == first->ndims - 1 ? outerSplit : otherSplit) = 1;
+    const double area =
+        owned / double(std::max<int64_t>(1, first->ownLast[d] - first->ownFirst[d]));
+    for (int side : {c.lower[d], c.upper[d]})
+      if (side != MPI_PROC_NULL) {
+        ++geo.neighbours;
+        geo.haloPointsPerDepth += area;
+      }
+  }
+  geo.overlaps = outerSplit && !otherSplit;
+  double bytes = 0;
+  int n = 0;
+  for (const GroupEntry &g : group) {
+    if (!g.dat->block)
+      continue;
+    bytes += double(g.dat->elementBytes());
+    ++n;
+    int64_t deepest = 0;
+    for (int d = 0; d < g.dat->ndims; ++d)
+      if (c.pdims[d] > 1)
+        deepest = std::max(deepest, g.depth[d]);
+    for (int d = 0; d < g.dat->ndims; ++d)
+      if (c.pdims[d] > 1 &&
+          (deepest > g.dat->depth[d] ||
+           deepest > g.dat->ownLast[d] - g.dat->ownFirst[d]))
+        geo.feasible = false;
+    if (g.dat->haloValid < deepest)
+      geo.groupBytes += double(g.dat->elementBytes()) * double(deepest) *
+                        geo.haloPointsPerDepth;
+  }
+  geo.bytesPerPoint = n ? bytes / n : 8.0;
 }
 
 } // namespace opdc::rt::dist

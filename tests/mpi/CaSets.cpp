@@ -321,7 +321,7 @@ int main(int argc, char **argv) {
     }
     const int64_t depth[9] = {d, 0, 0, d, 0, 0, d, 0, 0};
     opd_loop *g = nullptr;
-    opd_halo_group(&g, "ids_group", 3, ds, depth);
+    opd_halo_group(&g, "ids_group", 1, 3, ds, depth, 0, nullptr);
     // In flight until the next set loop waits for halos: read them now.
     check(dist::setGroupInFlight() == (split && d > 0),
           "the grouped exchange is not in flight after opd_halo_group");
@@ -371,7 +371,11 @@ int main(int argc, char **argv) {
         opd_dat *ds[3] = {q, res, x};
         const int64_t depth[9] = {K, 0, 0, K - 2, 0, 0, K + 1, 0, 0};
         const int64_t before = group ? group->messages : 0;
-        opd_halo_group(&group, "chain_group", 3, ds, depth);
+        // Mode 1 (on): no cost model; the chain's 3 loops, for it.
+        const opd_chain_loop costs[3] = {{8 * 12, K, 0, 0},
+                                         {8 * 12, K - 1, 2, 2},
+                                         {8 * 9, 0, 0, 0}};
+        opd_halo_group(&group, "chain_group", 1, 3, ds, depth, 3, costs);
         const int64_t sent = group->messages - before;
         const std::set<int> &want = it == 0 ? firstPeers : cellPeers;
         check(sent == int64_t(want.size()),

@@ -37,6 +37,20 @@ void HostEmitter::emitMain(llvm::Constant *params, unsigned nparams) {
         cgm.rt.setDefaultThreads(),
         {llvm::ConstantInt::get(cgm.i32Ty, cgm.options.defaultThreads)});
   }
+  const Program &p = cgm.program;
+  if (p.haloLayers != 1 || p.blockHaloDepth != 2)
+    // Deeper halos for communication-avoiding chains, before any set or
+    // block exists (passes/CommAvoid.cpp).
+    b.CreateCall(cgm.rt.haloDepth(),
+                 {llvm::ConstantInt::get(cgm.i64Ty, uint64_t(p.haloLayers)),
+                  llvm::ConstantInt::get(cgm.i64Ty,
+                                         uint64_t(p.blockHaloDepth))});
+  if (p.netLatencyUs > 0 || p.netBandwidthGBs > 0 || p.memBandwidthGBs > 0)
+    // The target profile's figures for the runtime's cost model.
+    b.CreateCall(cgm.rt.costModel(),
+                 {llvm::ConstantFP::get(b.getDoubleTy(), p.netLatencyUs),
+                  llvm::ConstantFP::get(b.getDoubleTy(), p.netBandwidthGBs),
+                  llvm::ConstantFP::get(b.getDoubleTy(), p.memBandwidthGBs)});
   b.CreateCall(cgm.rt.init, {llvmFn->getArg(0), llvmFn->getArg(1),
                              cgm.string(cgm.program.name), table,
                              llvm::ConstantInt::get(cgm.i32Ty, nparams)});

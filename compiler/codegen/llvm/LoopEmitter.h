@@ -50,6 +50,9 @@ private:
   void emitRanges();
   void emitHaloChecks();
   llvm::Value *emitPrepare();
+  /// The chain's grouped halo exchange and the loop's extension
+  /// (communication avoidance), before the prepare call.
+  void emitCommAvoid(const std::string &suffix);
   void emitContext(llvm::Value *loopHandle);
   void combinePartials();
   llvm::Value *hostElement(const ir::AccessDescriptor &a, unsigned k);

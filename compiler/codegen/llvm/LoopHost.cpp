@@ -272,6 +272,7 @@ llvm::Value *LoopEmitter::emitPrepare() {
   }
   llvm::Value *name = cgm.string(loop.kernel->name);
   llvm::Value *nargs = i32(int64_t(n));
+  emitCommAvoid(suffix);
   llvm::Value *handle =
       loop.block
           ? b.CreateCall(cgm.rt.loopPrepareBlock,
@@ -288,6 +289,74 @@ llvm::Value *LoopEmitter::emitPrepare() {
   b.CreateCall(cgm.rt.loopSetLocation,
                {handle, cgm.string(cgm.location(loop.range))});
   return handle;
+}
+
+// Communication avoidance (passes/CommAvoid.cpp): the chain's grouped
+// halo exchange before its first loop, and the loop's extension beyond the
+// rank's points, both in constant tables (the dat handles stored at run
+// time, as in the argument table).
+void LoopEmitter::emitCommAvoid(const std::string &suffix) {
+  auto constant = [&](llvm::Constant *init, const std::string &what) {
+    return new llvm::GlobalVariable(cgm.module, init->getType(), true,
+                                    llvm::GlobalValue::InternalLinkage, init,
+                                    what + "." + suffix);
+  };
+  auto i64s = [&](const std::vector<int64_t> &v) {
+    std::vector<llvm::Constant *> c;
+    for (int64_t x : v)
+      c.push_back(llvm::ConstantInt::get(cgm.i64Ty, uint64_t(x), true));
+    return llvm::ConstantArray::get(llvm::ArrayType::get(cgm.i64Ty, v.size()),
+                                    c);
+  };
+  auto i32 = [&](int64_t v) {
+    return llvm::ConstantInt::get(cgm.i32Ty, uint64_t(v), true);
+  };
+  llvm::Constant *null = llvm::ConstantPointerNull::get(cgm.ptrTy);
+  if (loop.haloGroup) {
+    const HaloGroup &g = *loop.haloGroup;
+    const size_t n = g.dats.size();
+    auto *datsTy = llvm::ArrayType::get(cgm.ptrTy, std::max<size_t>(n, 1));
+    auto *dats = new llvm::GlobalVariable(
+        cgm.module, datsTy, false, llvm::GlobalValue::InternalLinkage,
+        llvm::ConstantAggregateZero::get(datsTy), "opd_group_dats." + suffix);
+    std::vector<int64_t> depth;
+    for (size_t i = 0; i < n; ++i) {
+      b.CreateStore(b.CreateLoad(cgm.ptrTy, cgm.handle(g.dats[i].dat)),
+                    b.CreateConstInBoundsGEP2_32(datsTy, dats, 0, unsigned(i)));
+      for (int64_t d : g.dats[i].depth)
+        depth.push_back(d);
+    }
+    if (depth.empty())
+      depth.assign(3, 0);
+    // opd_chain_loop {i64 bytes, i64 extension, i32 exchanges, i32 depth}
+    auto *costTy = llvm::StructType::get(cgm.context, {cgm.i64Ty, cgm.i64Ty,
+                                                   cgm.i32Ty, cgm.i32Ty});
+    std::vector<llvm::Constant *> costs;
+    for (const HaloGroup::LoopCost &c : g.loops)
+      costs.push_back(llvm::ConstantStruct::get(
+          costTy, {llvm::ConstantInt::get(cgm.i64Ty, uint64_t(c.bytes)),
+                   llvm::ConstantInt::get(cgm.i64Ty, uint64_t(c.extension)),
+                   i32(c.exchanges), i32(c.depth)}));
+    auto *costsTy = llvm::ArrayType::get(costTy, costs.size());
+    auto *cache = new llvm::GlobalVariable(cgm.module, cgm.ptrTy, false,
+                                           llvm::GlobalValue::InternalLinkage,
+                                           null, "opd_group." + suffix);
+    b.CreateCall(cgm.rt.haloGroup(),
+                 {cache,
+                  cgm.string("chain at " + cgm.location(loop.range)),
+                  i32(g.mode == HaloGroup::Mode::On ? 1 : 0), i32(int64_t(n)),
+                  dats, constant(i64s(depth), "opd_group_depth"),
+                  i32(int64_t(costs.size())),
+                  constant(llvm::ConstantArray::get(costsTy, costs),
+                           "opd_group_costs")});
+  }
+  if (loop.extended()) {
+    std::vector<int64_t> lo(loop.extendLo.begin(), loop.extendLo.end());
+    std::vector<int64_t> hi(loop.extendHi.begin(), loop.extendHi.end());
+    b.CreateCall(cgm.rt.loopExtendNext(),
+                 {constant(i64s(lo), "opd_extend_lo"),
+                  constant(i64s(hi), "opd_extend_hi")});
+  }
 }
 
 void LoopEmitter::emitContext(llvm::Value *loopHandle) {

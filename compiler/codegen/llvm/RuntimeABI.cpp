@@ -112,6 +112,43 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   printEnd = declare("opd_rt_print_end", voidTy, {});
 }
 
+llvm::FunctionCallee RuntimeABI::haloDepth() {
+  llvm::LLVMContext &c = module.getContext();
+  auto *i64 = llvm::Type::getInt64Ty(c);
+  return module.getOrInsertFunction(
+      "opd_rt_halo_depth",
+      llvm::FunctionType::get(llvm::Type::getVoidTy(c), {i64, i64}, false));
+}
+
+llvm::FunctionCallee RuntimeABI::loopExtendNext() {
+  llvm::LLVMContext &c = module.getContext();
+  auto *ptr = llvm::PointerType::get(c, 0);
+  return module.getOrInsertFunction(
+      "opd_loop_extend_next",
+      llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr, ptr}, false));
+}
+
+llvm::FunctionCallee RuntimeABI::haloGroup() {
+  llvm::LLVMContext &c = module.getContext();
+  auto *ptr = llvm::PointerType::get(c, 0);
+  auto *i32 = llvm::Type::getInt32Ty(c);
+  // (cache, name, mode, n, dats, depth, nloops, loops)
+  return module.getOrInsertFunction(
+      "opd_halo_group",
+      llvm::FunctionType::get(llvm::Type::getVoidTy(c),
+                              {ptr, ptr, i32, i32, ptr, ptr, i32, ptr},
+                              false));
+}
+
+llvm::FunctionCallee RuntimeABI::costModel() {
+  llvm::LLVMContext &c = module.getContext();
+  auto *f64 = llvm::Type::getDoubleTy(c);
+  return module.getOrInsertFunction(
+      "opd_rt_cost_model",
+      llvm::FunctionType::get(llvm::Type::getVoidTy(c), {f64, f64, f64},
+                              false));
+}
+
 llvm::FunctionCallee RuntimeABI::setDefaultThreads() {
   llvm::LLVMContext &c = module.getContext();
   return module.getOrInsertFunction(

@@ -21,6 +21,12 @@ struct RuntimeABI {
   /// opd_rt_set_default_threads, declared on first use only: modules of
   /// programs without a default thread count do not mention it.
   llvm::FunctionCallee setDefaultThreads();
+  /// Communication avoidance (passes/CommAvoid.cpp), declared when used:
+  /// opd_rt_halo_depth, opd_loop_extend_next, opd_halo_group.
+  llvm::FunctionCallee haloDepth();
+  llvm::FunctionCallee loopExtendNext();
+  llvm::FunctionCallee haloGroup();
+  llvm::FunctionCallee costModel();
 
   /// struct opd_param_desc { const char *name; opd_scalar type; void *storage;
   /// }

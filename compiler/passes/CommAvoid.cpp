@@ -1,0 +1,456 @@
+// CommAvoid.cpp - Communication avoidance: a loop chain's halo exchanges
+// become one grouped, deeper exchange before it, and its loops compute
+// beyond each rank's points instead of waiting for messages.
+// SPDX-License-Identifier: Apache-2.0
+//
+// What it does. For a loop chain (analysis/LoopChain.h) over one block,
+// a plain run exchanges, before each loop, every dat the loop reads beyond
+// the rank's points that a loop wrote since its last exchange: in a chain
+// such as  loop a (u @ cross -> v); loop b (v @ cross -> w); loop c (w -> u)
+// that is u before a and v before b, every time (two messages per
+// neighbour). Communication avoidance (OP2-CA: Ekanayake, Reguly,
+// Luporini, Mudalige, ICPP 2023; OPS's tiling does the same for blocks)
+// instead exchanges u two points deep before the chain, and runs a one
+// point beyond the rank's part: b then finds the v it reads next to the cut
+// already computed, and the chain sends one message per neighbour. The
+// depths come from backward dataflow over the chain: the last loop runs
+// over its own points (e = 0); a loop that writes a dat which a later loop
+// k reads r points away must run e_k + r beyond the rank's points; a dat
+// the chain reads is exchanged before it as deep as its readers run plus
+// reach (e_k + r). The extension is one depth in every dimension (a rank
+// split along two dimensions computes the corners too), which keeps the
+// runtime's validity of a halo one number.
+//
+// Why it is legal. A point beyond the rank's part is computed by the same
+// kernel from the same inputs as on its owner: its inputs are either
+// exchanged before the chain deep enough, or were themselves computed
+// redundantly by an earlier loop of the chain (that is what the depths
+// guarantee); so its value is bitwise the owner's, and the owned results
+// are unchanged. The runtime enforces it besides (exec/CommAvoid.cpp,
+// mpi/Structured.cpp): each loop still checks, before it runs, that its
+// halos are valid as deep as it reads (the extension included) and
+// exchanges what is not, so a chain whose halos were invalidated some other
+// way costs a message, never a wrong answer. Loops with reductions are
+// never extended (a redundant point would be counted twice); a chain
+// needing that is left alone.
+//
+// When it pays is decided at run time, per execution of the chain
+// (--comm-avoid=auto, the default with --mpi): the runtime evaluates
+// OP2-CA's cost model with the network's latency and bandwidth (the target
+// profile's `network` section, else defaults) and the real sizes of the
+// rank's part, and runs the chain either way (exec/CommAvoid.cpp).
+// --comm-avoid=on forces it, off removes the pass's work. The IR shows the
+// plan: `halo group` before the chain's first loop, `extend` on loops.
+//
+// Chains over unstructured sets: setChain below, with the layers of
+// chainSetHaloLayers (exec-halo layers, lib/mpi/Halo.cpp). Not yet: chains
+// over several blocks or mixing sets and blocks, and loops that write at
+// stencil offsets.
+#include "passes/CommAvoid.h"
+
+#include "analysis/LoopAccess.h"
+#include "analysis/LoopChain.h"
+
+#include "ir/IR.h"
+#include "support/Diagnostics.h"
+#include "target/TargetProfile.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace opdc {
+
+using namespace ir;
+using llvm::dyn_cast;
+
+namespace {
+
+constexpr const char *PassName = "comm-avoid";
+constexpr const char *MissedName = "comm-avoid-missed";
+/// How much deeper than the dats' declared halos (at least 2) a chain's
+/// halos may be made.
+constexpr int64_t MaxExtraDepth = 2;
+
+std::string quoted(const std::string &s) { return "'" + s + "'"; }
+
+bool reads(AccessMode m) { return modeReads(m) && !isReduction(m); }
+bool writes(AccessMode m) { return modeWrites(m) && !isReduction(m); }
+
+/// How far an access reaches beyond the element, in any direction.
+int64_t reachOf(const ArgAccess &a) {
+  int64_t r = 0;
+  for (unsigned d = 0; d < MaxLoopDims; ++d)
+    r = std::max({r, -a.lo[d], a.hi[d]});
+  return r;
+}
+
+class CommAvoider {
+public:
+  CommAvoider(Program &p, PassContext &c) : program(p), ctx(c) {}
+  bool run();
+
+private:
+  Program &program;
+  PassContext &ctx;
+  bool changed = false;
+
+  void body(Body &b);
+  std::string whyNot(const LoopChain &c) const;
+  void chain(const LoopChain &c);
+  void setChain(const LoopChain &c);
+};
+
+std::string CommAvoider::whyNot(const LoopChain &c) const {
+  if (c.loops.size() < 2)
+    return "a single loop";
+  if (!c.loops[0]->block)
+    return ""; // set chains: chainSetHaloLayers says (setChain)
+  const Block *block = c.loops[0]->block;
+  for (size_t k = 0; k < c.loops.size(); ++k) {
+    const ParLoopStmt &l = *c.loops[k];
+    if (!l.block)
+      return "loop " + quoted(l.kernel->name) + " runs over set " +
+             quoted(l.set->name) + ", loop " +
+             quoted(c.loops[0]->kernel->name) + " over a block";
+    if (l.block != block)
+      return "loops " + quoted(c.loops[0]->kernel->name) + " and " +
+             quoted(l.kernel->name) + " run over different blocks";
+    for (const AccessDescriptor &a : l.args)
+      if (a.kind == ArgKind::MapDirect)
+        return "loop " + quoted(l.kernel->name) + " uses a map";
+  }
+  for (const ChainDat &d : c.dats)
+    for (const ChainAccess &a : d.accesses)
+      if (writes(a.mode) && !a.centre)
+        return "loop " + quoted(c.loops[a.loop]->kernel->name) + " writes " +
+               quoted(d.dat->name) + " at a stencil offset";
+  return "";
+}
+
+void CommAvoider::chain(const LoopChain &c) {
+  const std::string why = whyNot(c);
+  auto missed = [&](const std::string &text) {
+    ctx.stats.add(PassName, "refused", "loop chains left as they were");
+    ctx.diags.remark(c.loops.front()->range,
+                     "loop chain at " + quoted(c.loops.front()->kernel->name) +
+                         " not made communication-avoiding: " + text,
+                     MissedName);
+  };
+  if (!why.empty()) {
+    if (c.loops.size() > 1)
+      missed(why);
+    return;
+  }
+  if (!c.loops[0]->block) {
+    setChain(c);
+    return;
+  }
+  const size_t n = c.loops.size();
+  // Backward: how far beyond the rank's points each loop must run.
+  std::vector<int64_t> ext(n, 0);
+  for (size_t l = n; l-- > 0;)
+    for (const ChainDat &d : c.dats) {
+      bool lWrites = false;
+      for (const ChainAccess &a : d.accesses)
+        lWrites = lWrites || (a.loop == l && writes(a.mode));
+      if (!lWrites)
+        continue;
+      for (const ChainAccess &a : d.accesses)
+        if (a.loop > l && reads(a.mode))
+          ext[l] = std::max(ext[l], ext[a.loop] +
+                                        reachOf(c.access[a.loop].args[a.arg]));
+    }
+  for (size_t l = 0; l < n; ++l) {
+    if (ext[l] == 0)
+      continue;
+    for (const AccessDescriptor &a : c.loops[l]->args)
+      if (a.kind == ArgKind::Reduction) {
+        missed("loop " + quoted(c.loops[l]->kernel->name) +
+               " reduces and would have to run " + std::to_string(ext[l]) +
+               " points beyond each rank's part (each point would count "
+               "twice)");
+        return;
+      }
+  }
+  // The plain run's exchanges: a dat a loop reads beyond its points is
+  // exchanged when a loop wrote it since (in the steady state of a chain
+  // run over and over, every dat the chain writes starts out written).
+  std::set<const Dat *> dirty;
+  for (const ChainDat &d : c.dats)
+    if (d.written())
+      dirty.insert(d.dat);
+  std::vector<int32_t> plainCount(n, 0), plainDepth(n, 0);
+  int64_t plainTotal = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t l = 0; l < n; ++l) {
+      std::set<const Dat *> exchanged;
+      for (const ChainDat &d : c.dats)
+        for (const ChainAccess &a : d.accesses) {
+          if (a.loop != l || !reads(a.mode))
+            continue;
+          const int64_t r = reachOf(c.access[l].args[a.arg]);
+          if (r > 0 && dirty.count(d.dat) && !exchanged.count(d.dat)) {
+            exchanged.insert(d.dat);
+            if (pass == 1) {
+              ++plainCount[l];
+              plainDepth[l] = std::max(plainDepth[l], int32_t(r));
+              ++plainTotal;
+            }
+          }
+        }
+      for (const Dat *d : exchanged)
+        dirty.erase(d);
+      for (const ChainDat &d : c.dats)
+        for (const ChainAccess &a : d.accesses)
+          if (a.loop == l && writes(a.mode))
+            dirty.insert(d.dat);
+    }
+  // The group: every dat a loop reads beyond the rank's points, as deep as
+  // its readers run plus reach (dats the chain writes first are listed
+  // too: the points of them outside their writer's range come from
+  // before the chain; the runtime leaves out the halos still valid).
+  auto group = std::make_shared<HaloGroup>();
+  group->mode = ctx.commAvoid == CommAvoidMode::On ? HaloGroup::Mode::On
+                                                   : HaloGroup::Mode::Auto;
+  const unsigned dims = unsigned(c.loops[0]->block->dims);
+  int64_t deepest = 0;
+  std::string groupText;
+  for (const ChainDat &d : c.dats) {
+    int64_t need = 0;
+    for (const ChainAccess &a : d.accesses)
+      if (reads(a.mode))
+        need = std::max(need,
+                        ext[a.loop] + reachOf(c.access[a.loop].args[a.arg]));
+    if (need == 0)
+      continue;
+    HaloGroup::Entry e;
+    e.dat = const_cast<Dat *>(d.dat);
+    for (unsigned k = 0; k < dims; ++k)
+      e.depth[k] = need;
+    group->dats.push_back(e);
+    deepest = std::max(deepest, need);
+    groupText += (groupText.empty() ? "" : ", ") + quoted(d.dat->name) + " " +
+                 std::to_string(need) + " deep";
+  }
+  // Deep halos cost memory on every dat of the block, and redundant work
+  // and bytes that grow with the depth; a chain of boundary loops, each
+  // reading what the previous one wrote a few points away, would ask for
+  // a halo many points deep to save messages that the runtime's range-aware
+  // exchanges mostly skip anyway. Such chains are left alone.
+  int64_t declared = 2;
+  for (const ChainDat &d : c.dats)
+    for (unsigned k = 0; k < dims && k < d.dat->haloMinus.size(); ++k)
+      declared = std::max({declared, d.dat->haloMinus[k], d.dat->haloPlus[k]});
+  if (deepest > declared + MaxExtraDepth) {
+    missed("it would need halos " + std::to_string(deepest) +
+           " points deep (the dats declare " + std::to_string(declared) +
+           "; at most " + std::to_string(MaxExtraDepth) + " more are used)");
+    return;
+  }
+  if (plainTotal <= 1) {
+    missed(plainTotal == 0
+               ? "it exchanges no halo"
+               : "it exchanges one halo already (nothing to group)");
+    return;
+  }
+  std::string extText;
+  for (size_t l = 0; l < n; ++l) {
+    ParLoopStmt &loop = const_cast<ParLoopStmt &>(*c.loops[l]);
+    for (unsigned k = 0; k < dims; ++k) {
+      loop.extendLo[k] = ext[l];
+      loop.extendHi[k] = ext[l];
+    }
+    deepest = std::max(deepest, ext[l]);
+    HaloGroup::LoopCost cost;
+    for (const AccessDescriptor &a : loop.args)
+      if (a.usesDat())
+        cost.bytes += a.bytes;
+    cost.extension = ext[l];
+    cost.exchanges = plainCount[l];
+    cost.depth = plainDepth[l];
+    group->loops.push_back(cost);
+    extText += (l ? ", " : "") + std::to_string(ext[l]);
+  }
+  const_cast<ParLoopStmt &>(*c.loops[0]).haloGroup = group;
+  program.blockHaloDepth = std::max(program.blockHaloDepth, deepest);
+  changed = true;
+  ctx.stats.add(PassName, "chains", "loop chains made communication-avoiding");
+  ctx.stats.add(PassName, "messages", "halo exchanges per neighbour saved",
+                plainTotal - 1);
+  std::string names;
+  for (const ParLoopStmt *l : c.loops)
+    names += (names.empty() ? "" : ", ") + quoted(l->kernel->name);
+  ctx.diags.remark(
+      c.loops.front()->range,
+      "loop chain of " + std::to_string(n) + " loops (" + names +
+          "): one grouped halo exchange before it (" + groupText +
+          ") instead of " + std::to_string(plainTotal) +
+          " exchanges per run; loops run " + extText +
+          " points beyond each rank's part; " +
+          (group->mode == HaloGroup::Mode::On
+               ? "always (--comm-avoid=on)"
+               : "the runtime's cost model decides per run"),
+      PassName);
+}
+
+// A chain over unstructured sets (issue 12, OP2-CA): each loop runs the
+// exec-halo layers chainSetHaloLayers computes (analysis/LoopChain.h, the
+// runtime's rules of lib/mpi/Exchange.cpp), the dats it lists are exchanged
+// before the chain that many layers deep, and the sets get as many halo
+// layers as the deepest loop runs (Program::haloLayers, lib/mpi/Halo.cpp).
+void CommAvoider::setChain(const LoopChain &c) {
+  auto missed = [&](const std::string &text) {
+    ctx.stats.add(PassName, "refused", "loop chains left as they were");
+    ctx.diags.remark(c.loops.front()->range,
+                     "loop chain at " + quoted(c.loops.front()->kernel->name) +
+                         " not made communication-avoiding: " + text,
+                     MissedName);
+  };
+  const ChainSetLayers r = chainSetHaloLayers(c);
+  if (!r.notApplicable.empty()) {
+    missed(r.notApplicable);
+    return;
+  }
+  const size_t n = c.loops.size();
+  // The plain run's exchanges, by the runtime's dirty bits: every loop at
+  // its own layers (1 with increments through maps, else 0), writes leaving
+  // dats dirty; in the steady state of a chain run over and over, every
+  // dat the chain writes starts out dirty.
+  constexpr int64_t All = INT64_MAX / 4;
+  std::map<const Dat *, int64_t> valid;
+  for (const ChainDat &d : c.dats)
+    valid[d.dat] = d.written() ? 0 : All;
+  std::vector<int32_t> plainCount(n, 0);
+  int64_t plainTotal = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t l = 0; l < n; ++l) {
+      int64_t x = 0;
+      for (const AccessDescriptor &a : c.loops[l]->args)
+        if (a.kind == ArgKind::Indirect && writes(a.mode))
+          x = 1;
+      std::map<const Dat *, int64_t> need;
+      for (const ChainDat &d : c.dats)
+        for (const ChainAccess &a : d.accesses)
+          if (a.loop == l)
+            need[d.dat] =
+                std::max(need[d.dat], setAccessNeed(a.kind, a.mode, x));
+      for (const auto &[d, v] : need)
+        if (v > 0 && valid[d] < v) {
+          valid[d] = All;
+          if (pass == 1) {
+            ++plainCount[l];
+            ++plainTotal;
+          }
+        }
+      for (const ChainDat &d : c.dats)
+        for (const ChainAccess &a : d.accesses)
+          if (a.loop == l && writes(a.mode))
+            valid[d.dat] = 0;
+    }
+  if (plainTotal <= 1) {
+    missed(plainTotal == 0
+               ? "it exchanges no halo"
+               : "it exchanges one halo already (nothing to group)");
+    return;
+  }
+  auto group = std::make_shared<HaloGroup>();
+  group->mode = ctx.commAvoid == CommAvoidMode::On ? HaloGroup::Mode::On
+                                                   : HaloGroup::Mode::Auto;
+  std::string groupText;
+  for (const ChainSetLayers::Exchange &e : r.exchanges) {
+    HaloGroup::Entry g;
+    g.dat = const_cast<Dat *>(e.dat);
+    g.depth = {e.depth, 0, 0};
+    group->dats.push_back(g);
+    groupText += (groupText.empty() ? "" : ", ") + quoted(e.dat->name) + " " +
+                 std::to_string(e.depth) + " layers";
+  }
+  std::string extText;
+  for (size_t l = 0; l < n; ++l) {
+    ParLoopStmt &loop = const_cast<ParLoopStmt &>(*c.loops[l]);
+    bool reduces = false;
+    HaloGroup::LoopCost cost;
+    for (const AccessDescriptor &a : loop.args) {
+      reduces = reduces || a.kind == ArgKind::Reduction;
+      if (a.usesDat())
+        cost.bytes += a.bytes;
+    }
+    // Every loop that runs halo layers is extended, also a loop with
+    // increments at its usual one layer: the runtime then keeps what it
+    // writes valid as deep as it ran, as the analysis assumes.
+    if (!reduces)
+      loop.extendLo[0] = r.layers[l];
+    cost.extension = r.layers[l];
+    cost.exchanges = plainCount[l];
+    cost.depth = plainCount[l] > 0 ? 1 : 0;
+    group->loops.push_back(cost);
+    extText += (l ? ", " : "") + std::to_string(r.layers[l]);
+  }
+  const_cast<ParLoopStmt &>(*c.loops[0]).haloGroup = group;
+  program.haloLayers = std::max(program.haloLayers, r.setLayers);
+  changed = true;
+  ctx.stats.add(PassName, "chains", "loop chains made communication-avoiding");
+  ctx.stats.add(PassName, "messages", "halo exchanges per neighbour saved",
+                plainTotal - 1);
+  std::string names;
+  for (const ParLoopStmt *l : c.loops)
+    names += (names.empty() ? "" : ", ") + quoted(l->kernel->name);
+  ctx.diags.remark(
+      c.loops.front()->range,
+      "loop chain of " + std::to_string(n) + " set loops (" + names +
+          "): one grouped halo exchange before it (" +
+          (groupText.empty() ? std::string("none needed") : groupText) +
+          ") instead of " + std::to_string(plainTotal) +
+          " exchanges per run; loops run " + extText +
+          " exec-halo layers; " +
+          (group->mode == HaloGroup::Mode::On
+               ? "always (--comm-avoid=on)"
+               : "the runtime's cost model decides per run"),
+      PassName);
+}
+
+void CommAvoider::body(Body &b) {
+  for (const LoopChain &c : findLoopChains(b))
+    chain(c);
+  for (StmtPtr &s : b.stmts) {
+    if (auto *i = dyn_cast<IfStmt>(s.get())) {
+      body(i->thenBody);
+      body(i->elseBody);
+    } else if (auto *f = dyn_cast<ForStmt>(s.get())) {
+      body(f->body);
+    } else if (auto *w = dyn_cast<WhileStmt>(s.get())) {
+      body(w->body);
+    } else if (auto *c = dyn_cast<CheckpointStmt>(s.get())) {
+      body(c->body);
+      body(c->reverseBody);
+      body(c->tapedBody);
+      body(c->tapedReverseBody);
+    }
+  }
+}
+
+bool CommAvoider::run() {
+  if (ctx.commAvoid == CommAvoidMode::Off)
+    return false;
+  for (auto &p : program.procs)
+    body(p->body);
+  if (program.main)
+    body(program.main->body);
+  if (changed && ctx.target) {
+    program.netLatencyUs = ctx.target->networkLatencyUs;
+    program.netBandwidthGBs = ctx.target->networkBandwidthGBs;
+    program.memBandwidthGBs = ctx.target->cpu.memoryBandwidthGBs;
+  }
+  return changed;
+}
+
+} // namespace
+
+bool avoidCommunication(Program &program, PassContext &ctx) {
+  return CommAvoider(program, ctx).run();
+}
+
+} // namespace opdc
