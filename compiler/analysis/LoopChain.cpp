@@ -449,6 +449,42 @@ ChainSetLayers chainSetHaloLayers(const LoopChain &c) {
   return r;
 }
 
+ChainExtensions chainExtensions(const LoopChain &c) {
+  auto reads = [](AccessMode m) { return modeReads(m) && !isReduction(m); };
+  auto writes = [](AccessMode m) { return modeWrites(m) && !isReduction(m); };
+  auto reachOf = [](const ArgAccess &a) {
+    int64_t r = 0;
+    for (unsigned d = 0; d < MaxLoopDims; ++d)
+      r = std::max({r, -a.lo[d], a.hi[d]});
+    return r;
+  };
+  ChainExtensions r;
+  const size_t n = c.loops.size();
+  r.ext.assign(n, 0);
+  for (size_t l = n; l-- > 0;)
+    for (const ChainDat &d : c.dats) {
+      bool lWrites = false;
+      for (const ChainAccess &a : d.accesses)
+        lWrites = lWrites || (a.loop == l && writes(a.mode));
+      if (!lWrites)
+        continue;
+      for (const ChainAccess &a : d.accesses)
+        if (a.loop > l && reads(a.mode))
+          r.ext[l] = std::max(r.ext[l], r.ext[a.loop] +
+                                            reachOf(c.access[a.loop].args[a.arg]));
+    }
+  for (const ChainDat &d : c.dats) {
+    int64_t need = 0;
+    for (const ChainAccess &a : d.accesses)
+      if (reads(a.mode))
+        need = std::max(need, r.ext[a.loop] +
+                                  reachOf(c.access[a.loop].args[a.arg]));
+    if (need > 0)
+      r.needs.push_back({d.dat, need});
+  }
+  return r;
+}
+
 std::string describeChainDats(const LoopChain &chain) {
   std::string s;
   for (const ChainDat &d : chain.dats) {

@@ -195,6 +195,27 @@ int64_t setWriteValid(ArgKind kind, int64_t layers);
 /// The exec layers of \p chain's loops (see ChainSetLayers).
 ChainSetLayers chainSetHaloLayers(const LoopChain &chain);
 
+/// Communication avoidance's plan for a chain of loops over one block
+/// (passes/CommAvoid.cpp), per rank boundary rather than per range: how
+/// many points beyond a rank's part each loop runs (one depth for every
+/// dimension and side), and how deep each dat the chain reads is needed
+/// beyond the part. Backward: the last loop runs over the rank's points; a
+/// loop writing a dat that a later loop k reads r points away (r: the
+/// access's farthest offset in any dimension) runs ext[k] + r beyond; a dat
+/// is needed as deep as its readers run plus reach. For a chain of one
+/// range these depths bound chainHaloDepths' per side ones from above (a
+/// unit test checks it on generated chains), so the plan computes every
+/// point a later loop reads.
+struct ChainExtensions {
+  std::vector<int64_t> ext; ///< per loop
+  struct Need {
+    const ir::Dat *dat = nullptr;
+    int64_t depth = 0;
+  };
+  std::vector<Need> needs; ///< dats read beyond the part, order of first access
+};
+ChainExtensions chainExtensions(const LoopChain &chain);
+
 /// "dat 'u': 'jacobi' read @cross, 'residual' read @cross" style summary of
 /// \p chain's dats, separated by "; " (what -Rpass=chain prints).
 std::string describeChainDats(const LoopChain &chain);

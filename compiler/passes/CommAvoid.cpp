@@ -149,20 +149,8 @@ void CommAvoider::chain(const LoopChain &c) {
     return;
   }
   const size_t n = c.loops.size();
-  // Backward: how far beyond the rank's points each loop must run.
-  std::vector<int64_t> ext(n, 0);
-  for (size_t l = n; l-- > 0;)
-    for (const ChainDat &d : c.dats) {
-      bool lWrites = false;
-      for (const ChainAccess &a : d.accesses)
-        lWrites = lWrites || (a.loop == l && writes(a.mode));
-      if (!lWrites)
-        continue;
-      for (const ChainAccess &a : d.accesses)
-        if (a.loop > l && reads(a.mode))
-          ext[l] = std::max(ext[l], ext[a.loop] +
-                                        reachOf(c.access[a.loop].args[a.arg]));
-    }
+  const ChainExtensions plan = chainExtensions(c);
+  const std::vector<int64_t> &ext = plan.ext;
   for (size_t l = 0; l < n; ++l) {
     if (ext[l] == 0)
       continue;
@@ -218,22 +206,15 @@ void CommAvoider::chain(const LoopChain &c) {
   const unsigned dims = unsigned(c.loops[0]->block->dims);
   int64_t deepest = 0;
   std::string groupText;
-  for (const ChainDat &d : c.dats) {
-    int64_t need = 0;
-    for (const ChainAccess &a : d.accesses)
-      if (reads(a.mode))
-        need = std::max(need,
-                        ext[a.loop] + reachOf(c.access[a.loop].args[a.arg]));
-    if (need == 0)
-      continue;
+  for (const ChainExtensions::Need &need : plan.needs) {
     HaloGroup::Entry e;
-    e.dat = const_cast<Dat *>(d.dat);
+    e.dat = const_cast<Dat *>(need.dat);
     for (unsigned k = 0; k < dims; ++k)
-      e.depth[k] = need;
+      e.depth[k] = need.depth;
     group->dats.push_back(e);
-    deepest = std::max(deepest, need);
-    groupText += (groupText.empty() ? "" : ", ") + quoted(d.dat->name) + " " +
-                 std::to_string(need) + " deep";
+    deepest = std::max(deepest, need.depth);
+    groupText += (groupText.empty() ? "" : ", ") + quoted(need.dat->name) +
+                 " " + std::to_string(need.depth) + " deep";
   }
   // Deep halos cost memory on every dat of the block, and redundant work
   // and bytes that grow with the depth; a chain of boundary loops, each

@@ -131,12 +131,18 @@ ChainGeometry chainGeometry(const std::vector<GroupEntry> &group);
 /// adjoint tape, block loops). Nothing on one process.
 void settleExchanges();
 
-/// HDF5 output of block dats: fills `image` with the dat's interior in the
-/// global layout on the writing rank (rank 0) and returns true there.
-bool gatherImage(opd_dat *dat, std::vector<char> &image);
-/// HDF5 input of block dats: `image` (the whole interior, global layout,
-/// read by rank 0 and broadcast) into the rank's part of the dat.
-void scatterImage(opd_dat *dat, const char *image);
+/// HDF5 output of block dats: the part of the interior this rank owns,
+/// [lo, hi) per dimension relative to the interior's start (zeros and ones
+/// beyond the dat's dimensions), packed dimension 0 innermost into `box`;
+/// false when it owns none of it.
+bool ownedBox(const opd_dat *dat, int64_t *lo, int64_t *hi,
+              std::vector<char> &box);
+/// HDF5 input of block dats: the planes [first, first + count) of the
+/// interior's outermost dimension (0 at the interior's start) that this
+/// rank's part spans (count 0 for a rank owning none of the interior), and
+/// those planes (global layout, full inner extents) into the rank's part.
+void imagePlanes(const opd_dat *dat, int64_t &first, int64_t &count);
+void scatterImagePlanes(opd_dat *dat, const char *planes, int64_t first);
 
 /// Unstructured meshes in files (io/HDF5IO.cpp), read in parallel: each
 /// rank reads the rows [first, first + count) of every dataset of a set of

@@ -347,6 +347,10 @@ std::string defaultText(const opd_param_desc &p) {
       "reverse Cuthill-McKee for locality (rcm), or rcm where it shortens "
       "the distances between linked elements at least 2-fold (auto); "
       "ignored by programs built with --mpi");
+  row("--tridiag-reduced=pcr|jacobi",
+      "tridiagonal solves split over MPI ranks: the ranks' reduced system "
+      "by parallel cyclic reduction (pcr, exact, the default) or by Jacobi "
+      "iterations to round-off (jacobi: one message each way per iteration)");
   row("--help", "print this help and exit");
   if (dist::printer())
     std::fputs(out.c_str(), stdout);
@@ -451,6 +455,20 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
       if (!value || !*value)
         failf("option '--deck' needs a file name (--deck=<FILE>)");
       readDeck(value, params, nparams);
+      continue;
+    }
+    if (name == "tridiag-reduced") {
+      if (value && !std::strcmp(value, "pcr"))
+        setReducedSolver(ReducedSolver::PCR);
+      else if (value && !std::strcmp(value, "jacobi"))
+        setReducedSolver(ReducedSolver::Jacobi);
+      else if (value)
+        failf("invalid value '%s' for option '--tridiag-reduced': expected "
+              "'pcr' or 'jacobi' (--tridiag-reduced=jacobi)",
+              value);
+      else
+        failf("option '--tridiag-reduced' needs a value: 'pcr' or 'jacobi' "
+              "(--tridiag-reduced=jacobi)");
       continue;
     }
     if (name == "renumber") {

@@ -69,6 +69,11 @@ bool profileRequested();
 void setProfileRequested(bool on);
 
 /// How unstructured meshes are partitioned over ranks (--partition=).
+/// How a tridiagonal solve split over ranks solves its reduced system
+/// (--tridiag-reduced=pcr|jacobi; solvers/Tridiagonal.cpp).
+enum class ReducedSolver { PCR, Jacobi };
+ReducedSolver reducedSolver();
+void setReducedSolver(ReducedSolver s);
 enum class PartitionMethod { Metis, Block, PTScotch };
 PartitionMethod partitionMethod();
 void setPartitionMethod(PartitionMethod m);

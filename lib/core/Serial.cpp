@@ -100,49 +100,30 @@ void interiorBox(const opd_dat *dat, int64_t *lo, int64_t *hi) {
     hi[k] = dat->base[k] + dat->size[k];
   }
 }
-// A renumbered set's dat and its image in the original numbering.
-void permutedImage(opd_dat *dat, char *image, bool toImage) {
-  const std::size_t eb = std::size_t(dat->elementBytes());
-  const std::vector<int64_t> &ids = dat->set->globalIds;
-  char *data = static_cast<char *>(dat->data);
-  for (std::size_t l = 0; l < ids.size(); ++l) {
-    char *img = image + std::size_t(ids[l]) * eb;
-    if (toImage)
-      std::memcpy(img, data + l * eb, eb);
-    else
-      std::memcpy(data + l * eb, img, eb);
-  }
-}
 } // namespace
 
-bool gatherImage(opd_dat *dat, std::vector<char> &image) {
-  image.resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
-  if (dat->set) {
-    if (!dat->set->globalIds.empty()) // renumbered (core/Renumber.cpp)
-      return permutedImage(dat, image.data(), true), true;
-    if (!image.empty())
-      std::memcpy(image.data(), dat->data, image.size());
-    return true;
+bool ownedBox(const opd_dat *dat, int64_t *lo, int64_t *hi,
+              std::vector<char> &box) {
+  int64_t glo[3] = {0, 0, 0}, ghi[3] = {1, 1, 1};
+  interiorBox(dat, glo, ghi);
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = 0;
+    hi[k] = k < dat->ndims ? dat->size[k] : 1;
   }
-  int64_t lo[3], hi[3];
-  interiorBox(dat, lo, hi);
-  copyBox(dat, lo, hi, image.data(), false);
-  return true;
+  box.resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
+  copyBox(const_cast<opd_dat *>(dat), glo, ghi, box.data(), false);
+  return dat->interiorPoints() > 0;
 }
 
-void scatterImage(opd_dat *dat, const char *image) {
-  const std::size_t bytes =
-      std::size_t(dat->interiorPoints() * dat->elementBytes());
-  if (dat->set) {
-    if (!dat->set->globalIds.empty())
-      return permutedImage(dat, const_cast<char *>(image), false);
-    if (bytes)
-      std::memcpy(dat->data, image, bytes);
-    return;
-  }
+void imagePlanes(const opd_dat *dat, int64_t &first, int64_t &count) {
+  first = 0;
+  count = dat->size[dat->ndims - 1];
+}
+
+void scatterImagePlanes(opd_dat *dat, const char *planes, int64_t) {
   int64_t lo[3], hi[3];
   interiorBox(dat, lo, hi);
-  copyBox(dat, lo, hi, const_cast<char *>(image), true);
+  copyBox(dat, lo, hi, const_cast<char *>(planes), true);
 }
 
 } // namespace opdc::rt::dist

@@ -30,10 +30,13 @@
 //                         : g_l V ]
 //          m(k) = A k bytes-per-point; without overlap (a block split in
 //          more than its outer dimension) the max becomes a sum;
-//   CA:    2 p (L + m_r/B) + 2 m_r p / M + sum_l g_l (V + S(e_l)),
+//   CA:    max(0, 2 p (L + m_r/B) - core_1) + 2 m_r p / M
+//            + sum_l g_l (V + S(e_l)),
 //          m_r the grouped message's bytes (every dat the group sends),
-//          the pack and unpack at memory bandwidth; the grouped exchange
-//          completes before the chain (no overlap).
+//          the pack and unpack at memory bandwidth; core_1 the first
+//          loop's core time g_1 (V - S(e_1 + 1)) when the exchange flies
+//          during it (a block split along its outermost dimension only:
+//          one round), else 0.
 // CA wins when latency dominates: fewer messages, more (redundant) work.
 #include "core/Dist.h"
 #include "core/Runtime.h"
@@ -293,8 +296,15 @@ void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
         avoid += g * (geo.ownedPoints + S(double(c.extension)));
       }
       const double mr = geo.groupBytes / p;
-      avoid += 2.0 * p * (m.latency + mr / m.network) +
-               2.0 * geo.groupBytes / m.memory;
+      const double msg = 2.0 * p * (m.latency + mr / m.network);
+      // Overlapped with the first loop's core when the exchange is one
+      // round (a block split along its outermost dimension only).
+      double hidden = 0;
+      if (geo.overlaps && nloops > 0)
+        hidden = double(loops[0].bytes) / m.memory *
+                 std::max(0.0, geo.ownedPoints -
+                                   S(double(loops[0].extension + 1)));
+      avoid += std::max(0.0, msg - hidden) + 2.0 * geo.groupBytes / m.memory;
     }
     // Auto measures first: one plain run counts the messages the chain's
     // loops really send (range-aware exchanges may send none, e.g. loops

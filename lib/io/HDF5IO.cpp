@@ -384,32 +384,46 @@ std::string datWhat(const opd_dat *dat) {
 
 // Reads dats from `file`. Set dats: every rank opens the file read-only and
 // reads its own rows (dist::fileRows, a hyperslab), which dist::placeRows
-// then moves to where the set's elements live. Block dats: rank 0 reads the
-// whole dataset and broadcasts it, every rank keeps its part.
+// then moves to where the set's elements live. Block dats: every rank reads
+// the planes of the outermost dimension its part of the interior spans
+// (dist::imagePlanes, a hyperslab of the dataset's first dimension: the
+// outermost grid index, or the points of a flat [points, dim] dataset) and
+// keeps its part (dist::scatterImagePlanes); no rank holds the whole dat
+// unless it owns all of it.
 void readDats(opd_dat *const *dats, int n, const char *file) {
   const double t0 = opd_rt_wtime();
   const std::size_t nd = std::size_t(n > 0 ? n : 0);
   std::vector<std::vector<char>> rows(nd);
   std::vector<int64_t> first(nd, 0), count(nd, 0);
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < n; ++i) {
+    const std::size_t k = std::size_t(i);
     if (dats[i]->set)
-      dist::fileRows(dats[i]->set->globalSize, first[std::size_t(i)],
-                     count[std::size_t(i)]);
+      dist::fileRows(dats[i]->set->globalSize, first[k], count[k]);
+    else
+      dist::imagePlanes(dats[i], first[k], count[k]);
+  }
   agreed([&] {
     File f(file, File::Read);
     for (int i = 0; i < n; ++i) {
       opd_dat *dat = dats[i];
       const std::size_t k = std::size_t(i);
-      if (!dat->set && dist::rank() != 0)
-        continue;
       Dataset ds(f, dat->name, datWhat(dat));
       ds.checkShape(datShapes(dat));
       if (dat->set) {
         rows[k].resize(std::size_t(count[k] * dat->elementBytes()));
         ds.readAs(dat->type, rows[k].data(), first[k], count[k]);
       } else {
-        rows[k].resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
-        ds.readAs(dat->type, rows[k].data());
+        // Planes of the outermost dimension, as rows of the dataset's
+        // first dimension: one each, or `plane` points each (flat).
+        const int64_t outer = dat->size[dat->ndims - 1];
+        const int64_t plane = outer > 0 ? dat->interiorPoints() / outer : 0;
+        const int64_t per =
+            int64_t(ds.dims().front()) == outer ? 1 : plane;
+        rows[k].resize(
+            std::size_t(count[k] * plane * dat->elementBytes()));
+        if (count[k] > 0)
+          ds.readAs(dat->type, rows[k].data(), first[k] * per,
+                    count[k] * per);
       }
     }
     f.close();
@@ -423,9 +437,7 @@ void readDats(opd_dat *const *dats, int n, const char *file) {
       dat->haloValid = INT64_MAX / 4; // halo copies came from the file too
       continue;
     }
-    r.resize(std::size_t(dat->interiorPoints() * dat->elementBytes()));
-    dist::broadcast(r.data(), int64_t(r.size()));
-    dist::scatterImage(dat, r.data());
+    dist::scatterImagePlanes(dat, r.data(), first[std::size_t(i)]);
   }
   dist::addReadSeconds(opd_rt_wtime() - t0);
 }
@@ -526,6 +538,26 @@ void createDat(File &file, opd_dat *dat) {
 
 // Writes `count` rows from row `first` of `dat`'s dataset (count < 0: the
 // whole dataset) from `data`.
+// Writes `data` into the hyperslab [start, start + cnt) of the dataset
+// (file dimensions, outermost first), or everything when start is empty.
+void writeSlab(File &file, opd_dat *dat, const char *data,
+               const std::vector<hsize_t> &start,
+               const std::vector<hsize_t> &cnt);
+
+// A block dat's box [lo, hi) (interior coordinates, dimension 0 innermost,
+// packed in `data`) into its canonical dataset [outer .. inner, dim].
+void writeBox(File &file, opd_dat *dat, const char *data, const int64_t *lo,
+              const int64_t *hi) {
+  std::vector<hsize_t> start, cnt;
+  for (int d = dat->ndims; d-- > 0;) {
+    start.push_back(hsize_t(lo[d]));
+    cnt.push_back(hsize_t(hi[d] - lo[d]));
+  }
+  start.push_back(0);
+  cnt.push_back(hsize_t(dat->dim));
+  writeSlab(file, dat, data, start, cnt);
+}
+
 void writeRows(File &file, opd_dat *dat, const char *data, int64_t first,
                int64_t count) {
   hid_t dset = H5Dopen2(file.id(), dat->name.c_str(), H5P_DEFAULT);
@@ -543,14 +575,40 @@ void writeRows(File &file, opd_dat *dat, const char *data, int64_t first,
     std::vector<hsize_t> dims(std::size_t(rank > 0 ? rank : 1), 0);
     if (rank > 0)
       H5Sget_simple_extent_dims(fspace, dims.data(), nullptr);
+    if (fspace >= 0)
+      H5Sclose(fspace);
+    H5Dclose(dset);
     std::vector<hsize_t> start(dims.size(), 0), cnt = dims;
     start[0] = hsize_t(first);
     cnt[0] = hsize_t(count);
+    writeSlab(file, dat, data, start, cnt);
+    return;
+  }
+  H5Dclose(dset);
+  if (status < 0)
+    failf("cannot write the data of dataset '%s' to HDF5 file '%s'",
+          dat->name.c_str(), file.path());
+}
+
+void writeSlab(File &file, opd_dat *dat, const char *data,
+               const std::vector<hsize_t> &start,
+               const std::vector<hsize_t> &cnt) {
+  hid_t dset = H5Dopen2(file.id(), dat->name.c_str(), H5P_DEFAULT);
+  if (dset < 0)
+    failf("cannot write the data of dataset '%s' to HDF5 file '%s'",
+          dat->name.c_str(), file.path());
+  hid_t type = memTypeOf(dat->type);
+  herr_t status = 0;
+  {
+    hid_t fspace = H5Dget_space(dset);
+    const int rank = fspace < 0 ? -1 : H5Sget_simple_extent_ndims(fspace);
+    if (rank != int(cnt.size()))
+      status = -1;
     hsize_t n = 1;
     for (hsize_t c : cnt)
       n *= c;
     hid_t mspace = H5Screate_simple(1, &n, nullptr);
-    status = rank <= 0 || mspace < 0
+    status = status < 0 || rank <= 0 || mspace < 0
                  ? -1
                  : H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start.data(),
                                        nullptr, cnt.data(), nullptr);
@@ -649,7 +707,7 @@ opd_dat *opd_dat_from_file(const char *name, opd_set *set, opd_scalar type,
 
 // Rank 0 creates the file and its datasets; then each rank in turn writes
 // its rows (set dats: its slice of the original numbering, dist::
-// rowsToWrite; block dats: rank 0 the whole image, dist::gatherImage). No
+// rowsToWrite; block dats: the box each rank owns, dist::ownedBox). No
 // rank holds a whole set dat, and the file is byte for byte the same for
 // any number of ranks.
 void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
@@ -662,6 +720,7 @@ void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
   const std::size_t nd = std::size_t(n > 0 ? n : 0);
   std::vector<std::vector<char>> rows(nd);
   std::vector<int64_t> first(nd, 0), count(nd, -1);
+  std::vector<std::array<int64_t, 6>> box(nd);
   bool any = false;
   for (int i = 0; i < n; ++i) {
     const std::size_t k = std::size_t(i);
@@ -669,7 +728,8 @@ void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
       dist::fileRows(dats[i]->set->globalSize, first[k], count[k]);
       dist::rowsToWrite(dats[i], rows[k]);
       any = any || count[k] > 0;
-    } else if (dist::gatherImage(dats[i], rows[k])) {
+    } else if (dist::ownedBox(dats[i], box[k].data(), box[k].data() + 3,
+                              rows[k])) {
       any = true;
     } else {
       count[k] = 0;
@@ -692,8 +752,13 @@ void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
       File f(file, File::Update);
       for (int i = 0; i < n; ++i) {
         const std::size_t k = std::size_t(i);
-        if (count[k] != 0)
+        if (count[k] == 0)
+          continue;
+        if (dats[i]->set)
           writeRows(f, dats[i], rows[k].data(), first[k], count[k]);
+        else
+          writeBox(f, dats[i], rows[k].data(), box[k].data(),
+                   box[k].data() + 3);
       }
       f.close();
     } catch (const Failure &e) {

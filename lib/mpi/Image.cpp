@@ -1,13 +1,12 @@
-// Image.cpp - Whole block dats in the global layout for HDF5 (MPI): gathers
-// for writing, the rank's share of what was read.
+// Image.cpp - Block dats in the global layout for HDF5 (MPI): the box each
+// rank writes, the share of what it read.
 // SPDX-License-Identifier: Apache-2.0
 //
 // Files hold block dats as their interior [base, base + size) whatever the
-// number of ranks. Rank 0 gathers each rank's owned part (MPI_Gatherv of a
-// box header and the packed points) and writes it in its turn; for
-// reading, rank 0 reads the whole dataset, broadcasts it, and every rank
-// keeps its part, so the files are the same for 1, 2 or any number of
-// ranks. (Set dats are read and written in slices: mpi/Slices.cpp.)
+// number of ranks. Each rank writes the box it owns in its turn (a
+// hyperslab, HDF5IO.cpp); for reading, every rank reads the planes of the outermost dimension its part
+// spans and keeps its part, so the files are the same for 1, 2 or any
+// number of ranks and no rank reads the whole dat. (Set dats are read and written in slices: mpi/Slices.cpp.)
 #include "core/Dist.h"
 
 #include "core/Runtime.h"
@@ -38,9 +37,10 @@ bool ownedInterior(const opd_dat *dat, int64_t *lo, int64_t *hi) {
 }
 
 // Copies the box [lo, hi) between the packed global interior `image` and
-// the packed box buffer `buf`.
+// the packed box buffer `buf`; `image` may start at plane `outerFirst` of
+// the outermost dimension (planes read by one rank).
 void boxOfImage(const opd_dat *dat, const int64_t *lo, const int64_t *hi,
-                char *image, char *buf, bool toImage) {
+                char *image, char *buf, bool toImage, int64_t outerFirst = 0) {
   const int64_t eb = dat->elementBytes();
   int64_t n[3] = {1, 1, 1}, off[3] = {0, 0, 0}, ext[3] = {1, 1, 1};
   for (int k = 0; k < dat->ndims; ++k) {
@@ -48,6 +48,7 @@ void boxOfImage(const opd_dat *dat, const int64_t *lo, const int64_t *hi,
     off[k] = lo[k] - dat->base[k];
     ext[k] = dat->size[k];
   }
+  off[dat->ndims - 1] -= outerFirst;
   if (n[0] <= 0 || n[1] <= 0 || n[2] <= 0)
     return;
   const std::size_t row = std::size_t(n[0] * eb);
@@ -68,59 +69,47 @@ int64_t boxPoints(const int64_t *lo, const int64_t *hi) {
 }
 } // namespace
 
-bool gatherImage(opd_dat *dat, std::vector<char> &image) {
+bool ownedBox(const opd_dat *dat, int64_t *lo, int64_t *hi,
+              std::vector<char> &box) {
   if (dat->set)
     failf("internal error: %s: set dats are written in slices (rowsToWrite)",
           dat->describe().c_str());
-  const int64_t eb = dat->elementBytes();
-  int64_t box[6];
-  ownedInterior(dat, box, box + 3);
-  std::vector<char> mine(std::size_t(boxPoints(box, box + 3) * eb));
-  copyBox(dat, box, box + 3, mine.data(), false);
-  const bool root = rank() == 0;
-  std::vector<int64_t> boxes(root ? std::size_t(6 * ranks()) : 0);
-  MPI_Gather(box, 6, MPI_INT64_T, boxes.data(), 6, MPI_INT64_T, 0,
-             MPI_COMM_WORLD);
-  std::vector<int> counts(root ? std::size_t(ranks()) : 0),
-      displs(root ? std::size_t(ranks()) : 0);
-  std::vector<char> all;
-  if (root) {
-    int64_t total = 0;
-    for (int r = 0; r < ranks(); ++r) {
-      const int64_t *b = &boxes[std::size_t(6 * r)];
-      int64_t bytes = boxPoints(b, b + 3) * eb;
-      if (total + bytes > INT32_MAX)
-        failf("%s: more than 2 GiB to gather for writing",
-              dat->describe().c_str());
-      counts[std::size_t(r)] = int(bytes);
-      displs[std::size_t(r)] = int(total);
-      total += bytes;
-    }
-    all.resize(std::size_t(total));
-  }
-  MPI_Gatherv(mine.data(), int(mine.size()), MPI_BYTE, all.data(),
-              counts.data(), displs.data(), MPI_BYTE, 0, MPI_COMM_WORLD);
-  if (!root)
+  int64_t g[6];
+  if (!ownedInterior(dat, g, g + 3))
     return false;
-  image.assign(std::size_t(dat->interiorPoints() * eb), 0);
-  for (int r = 0; r < ranks(); ++r) {
-    const int64_t *b = &boxes[std::size_t(6 * r)];
-    boxOfImage(dat, b, b + 3, image.data(), all.data() + displs[std::size_t(r)],
-               true);
+  box.resize(std::size_t(boxPoints(g, g + 3) * dat->elementBytes()));
+  copyBox(const_cast<opd_dat *>(dat), g, g + 3, box.data(), false);
+  for (int k = 0; k < 3; ++k) {
+    const int64_t base = k < dat->ndims ? dat->base[k] : 0;
+    lo[k] = g[k] - base;
+    hi[k] = g[3 + k] - base;
   }
   return true;
 }
 
-void scatterImage(opd_dat *dat, const char *image) {
+void imagePlanes(const opd_dat *dat, int64_t &first, int64_t &count) {
   if (dat->set)
     failf("internal error: %s: set dats are read in slices (placeRows)",
           dat->describe().c_str());
   int64_t box[6];
-  ownedInterior(dat, box, box + 3);
-  std::vector<char> mine(
-      std::size_t(boxPoints(box, box + 3) * dat->elementBytes()));
-  boxOfImage(dat, box, box + 3, const_cast<char *>(image), mine.data(), false);
-  copyBox(dat, box, box + 3, mine.data(), true);
+  const int outer = dat->ndims - 1;
+  if (!ownedInterior(dat, box, box + 3)) {
+    first = count = 0;
+    return;
+  }
+  first = box[outer] - dat->base[outer];
+  count = box[3 + outer] - box[outer];
+}
+
+void scatterImagePlanes(opd_dat *dat, const char *planes, int64_t first) {
+  int64_t box[6];
+  if (ownedInterior(dat, box, box + 3)) {
+    std::vector<char> mine(
+        std::size_t(boxPoints(box, box + 3) * dat->elementBytes()));
+    boxOfImage(dat, box, box + 3, const_cast<char *>(planes), mine.data(),
+               false, first);
+    copyBox(dat, box, box + 3, mine.data(), true);
+  }
   dat->haloValid = 0;
   dat->cornersValid = false;
 }

@@ -79,10 +79,18 @@
 #include <cmath>
 #include <cstring>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace opdc::rt {
+namespace {
+ReducedSolver reducedMethod = ReducedSolver::PCR;
+} // namespace
+
+ReducedSolver reducedSolver() { return reducedMethod; }
+void setReducedSolver(ReducedSolver s) { reducedMethod = s; }
+
 namespace {
 
 /// Lanes of one along-0 group.
@@ -386,6 +394,25 @@ void substitute(T *ld, int64_t sd, const T *aa, const T *cc, int64_t m, T x0,
   ld[(m - 1) * sd] = xl;
 }
 
+// substitute() on every line of this rank, with the first and last values
+// of line q from ends(q, x0, xl).
+template <typename T, typename LineStart, typename Ends>
+void substituteLines(const Problem &p, int64_t lines, const std::vector<T> &ac,
+                     LineStart lineStart, Ends ends) {
+  View<T> d(p.dats[3]);
+  const int k = p.along;
+  const int64_t m = p.n, sd = d.stride[k];
+#pragma omp parallel for schedule(static) if (lines > 1)
+  for (int64_t q = 0; q < lines; ++q) {
+    int64_t start[3] = {0, 0, 0};
+    lineStart(q, start);
+    const T *aa = ac.data() + 2 * m * q, *cc = aa + m;
+    T x0, xl;
+    ends(q, x0, xl);
+    substitute(d.at(start), sd, aa, cc, m, x0, xl);
+  }
+}
+
 // The reduced systems (2 rows per rank, `parts` ranks: N = 2 parts rows)
 // by parallel cyclic reduction: in the step of stride s every row i takes
 // rows i - s and i + s (identity rows outside 0 .. N-1),
@@ -402,7 +429,7 @@ void reducedByPCR(const Problem &p, const opd_block *block, int me, int parts,
                   int64_t lines, const T *red, const std::vector<T> &ac,
                   LineStart lineStart) {
   const int k = p.along;
-  const int64_t m = p.n, N = 2 * int64_t(parts);
+  const int64_t N = 2 * int64_t(parts);
   const std::size_t bytes = std::size_t(lines * 8) * sizeof(T);
   std::vector<char> curB(bytes), nxtB(bytes), loB(bytes), hiB(bytes);
   T *cur = reinterpret_cast<T *>(curB.data());
@@ -454,16 +481,88 @@ void reducedByPCR(const Problem &p, const opd_block *block, int me, int parts,
     std::swap(curB, nxtB);
   }
   const T *x = reinterpret_cast<const T *>(curB.data());
-  View<T> d(p.dats[3]);
-  const int64_t sd = d.stride[k];
-#pragma omp parallel for schedule(static) if (lines > 1)
-  for (int64_t q = 0; q < lines; ++q) {
-    int64_t start[3] = {0, 0, 0};
-    lineStart(q, start);
-    const T *aa = ac.data() + 2 * m * q, *cc = aa + m;
+  substituteLines<T>(p, lines, ac, lineStart, [&](int64_t q, T &x0, T &xl) {
     const T *r0 = x + q * 8, *r1 = r0 + 4;
-    substitute(d.at(start), sd, aa, cc, m, r0[3] / r0[1], r1[3] / r1[1]);
+    x0 = r0[3] / r0[1];
+    xl = r1[3] / r1[1];
+  });
+}
+
+// The reduced systems by block Jacobi iterations (--tridiag-reduced=jacobi):
+// each rank's two rows per line,
+//   x_0 + c_0 x_{m-1} = d_0 - a_0 x_{-1}
+//   a_1 x_0 + x_{m-1} = d_1 - c_1 x_m,
+// are solved exactly (2 x 2) for this rank's first and last unknowns with
+// the neighbours' x_{-1} (the rank below's last) and x_m (the rank above's
+// first) of the previous iteration: one point-to-point message each way
+// per iteration (dist::shiftAlong, all lines together), however many ranks
+// share the line, against log2(2P) rounds for PCR. The coupling between
+// segments decays with the segments' length for diagonally dominant
+// systems, so a few iterations reach round-off; they stop when no unknown
+// changed by more than 4 ulps of the largest (a max over the line's
+// ranks each iteration) and fail after 200. The answer agrees with PCR's to
+// round-off, not bit for bit.
+template <typename T, typename LineStart>
+void reducedByJacobi(const Problem &p, const opd_block *block, int me,
+                     int parts, int64_t lines, const T *red,
+                     const std::vector<T> &ac, LineStart lineStart) {
+  constexpr int MaxIterations = 200;
+  const int k = p.along;
+  const std::size_t bytes = std::size_t(lines) * sizeof(T);
+  std::vector<char> toLower(bytes), toUpper(bytes), fromLower(bytes),
+      fromUpper(bytes);
+  T *x0 = reinterpret_cast<T *>(toLower.data());
+  T *xl = reinterpret_cast<T *>(toUpper.data());
+  std::fill(x0, x0 + lines, T(0));
+  std::fill(xl, xl + lines, T(0));
+  const T eps = std::numeric_limits<T>::epsilon();
+  int iteration = 0;
+  for (;; ++iteration) {
+    dist::shiftAlong(block, k, 1, toLower, toUpper, fromLower, fromUpper);
+    const T *below = reinterpret_cast<const T *>(fromLower.data());
+    const T *above = reinterpret_cast<const T *>(fromUpper.data());
+    double change = 0, size = 0;
+#pragma omp parallel for schedule(static) reduction(max : change, size) if (lines > 1)
+    for (int64_t q = 0; q < lines; ++q) {
+      const T *r = red + q * 6;
+      const T xm1 = me == 0 ? T(0) : below[q];
+      const T xm = me == parts - 1 ? T(0) : above[q];
+      const T r0 = r[2] - r[0] * xm1, r1 = r[5] - r[4] * xm;
+      const T inv = T(1) / (T(1) - r[1] * r[3]);
+      const T n0 = (r0 - r[1] * r1) * inv, nl = (r1 - r[3] * r0) * inv;
+      change = std::max({change, double(std::fabs(n0 - x0[q])),
+                         double(std::fabs(nl - xl[q]))});
+      size = std::max({size, double(std::fabs(n0)), double(std::fabs(nl))});
+      x0[q] = n0;
+      xl[q] = nl;
+    }
+    // The largest change and value over the ranks of the line (they hold
+    // the same lines, so they iterate alike; other lines stop on their own).
+    double v[2] = {change, size};
+    std::vector<char> mineV(sizeof v);
+    std::memcpy(mineV.data(), v, sizeof v);
+    std::vector<std::vector<char>> allV;
+    dist::allgatherAlong(block, k, mineV, allV);
+    for (const std::vector<char> &w : allV) {
+      double u[2];
+      std::memcpy(u, w.data(), sizeof u);
+      v[0] = std::max(v[0], u[0]);
+      v[1] = std::max(v[1], u[1]);
+    }
+    if (v[0] <= 4 * double(eps) * v[1])
+      break;
+    if (iteration + 1 >= MaxIterations)
+      failf("tridiagonal solve of %s along dimension %d: the reduced system "
+            "of the ranks' segments did not converge by Jacobi iterations "
+            "in %d (largest change %g); solve it exactly with "
+            "--tridiag-reduced=pcr",
+            p.dats[3]->describe().c_str(), k, MaxIterations, v[0]);
   }
+  substituteLines<T>(p, lines, ac, lineStart,
+                     [&](int64_t q, T &first, T &last) {
+                       first = x0[q];
+                       last = xl[q];
+                     });
 }
 
 // Along a dimension split over ranks (see the top of the file). `split`
@@ -590,7 +689,10 @@ template <typename T> void solveDistributed(const Problem &p) {
   if (lines == 0)
     return;
   if (pcr) {
-    reducedByPCR<T>(p, block, me, parts, lines, red, ac, lineStart);
+    if (reducedSolver() == ReducedSolver::Jacobi)
+      reducedByJacobi<T>(p, block, me, parts, lines, red, ac, lineStart);
+    else
+      reducedByPCR<T>(p, block, me, parts, lines, red, ac, lineStart);
     return;
   }
 

@@ -358,27 +358,34 @@ void bruteForce(const std::vector<GenLoop> &loops,
   }
 }
 
+// A random chain of 2 to 5 loops, each writing one dat and reading one or
+// two others through random stencils.
+std::vector<GenLoop> generateChain(std::mt19937 &rng) {
+  auto pick = [&](int n) {
+    return int(std::uniform_int_distribution<int>(0, n - 1)(rng));
+  };
+  std::vector<GenLoop> loops(size_t(2 + pick(4)));
+  for (GenLoop &l : loops) {
+    l.write = pick(NumDats);
+    int nreads = 1 + pick(2);
+    for (int i = 0; i < nreads; ++i) {
+      int d = pick(NumDats);
+      if (d == l.write)
+        d = (d + 1) % NumDats; // a loop never reads what it writes
+      l.reads.push_back(d);
+      l.stencils.push_back(pick(int(stencilDefs().size())));
+    }
+  }
+  return loops;
+}
+
 } // namespace
 
 TEST(LoopChainHalo, MatchesBruteForceOnGeneratedChains) {
   std::mt19937 rng(12);
-  auto pick = [&](int n) {
-    return int(std::uniform_int_distribution<int>(0, n - 1)(rng));
-  };
   int64_t deepest = 0;
   for (int trial = 0; trial < 40; ++trial) {
-    std::vector<GenLoop> loops(size_t(2 + pick(4)));
-    for (GenLoop &l : loops) {
-      l.write = pick(NumDats);
-      int nreads = 1 + pick(2);
-      for (int i = 0; i < nreads; ++i) {
-        int d = pick(NumDats);
-        if (d == l.write)
-          d = (d + 1) % NumDats; // a loop never reads what it writes
-        l.reads.push_back(d);
-        l.stencils.push_back(pick(int(stencilDefs().size())));
-      }
-    }
+    std::vector<GenLoop> loops = generateChain(rng);
     std::string text = chainProgram(loops);
     Lowered p(text);
     ASSERT_TRUE(p.ir) << text;
@@ -406,6 +413,44 @@ TEST(LoopChainHalo, MatchesBruteForceOnGeneratedChains) {
   // The generated chains are not all trivial: some loop runs 2 or more
   // points beyond its range.
   EXPECT_GE(deepest, 2);
+}
+
+// Communication avoidance's plan (one depth per loop, per rank boundary)
+// must cover what the brute force says each loop and each exchange needs
+// on every side: the plan may compute more, never less.
+TEST(LoopChainHalo, ExtensionsCoverBruteForce) {
+  std::mt19937 rng(34);
+  int exact = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    std::vector<GenLoop> loops = generateChain(rng);
+    std::string text = chainProgram(loops);
+    Lowered p(text);
+    ASSERT_TRUE(p.ir) << text;
+    std::vector<LoopChain> chains = findLoopChains(p.ir->main->body);
+    ASSERT_EQ(chains.size(), 1u) << text;
+    ChainExtensions plan = chainExtensions(chains[0]);
+    std::vector<std::array<int64_t, MaxLoopDims>> lo, hi;
+    std::map<int, std::array<int64_t, 4>> exchange;
+    bruteForce(loops, lo, hi, exchange);
+    ASSERT_EQ(plan.ext.size(), loops.size()) << text;
+    for (size_t l = 0; l < loops.size(); ++l) {
+      int64_t side = std::max({lo[l][0], lo[l][1], hi[l][0], hi[l][1]});
+      EXPECT_GE(plan.ext[l], side) << "loop " << l << "\n" << text;
+      exact += plan.ext[l] == side;
+    }
+    for (const auto &[d, b] : exchange) {
+      int64_t deepest = std::max({b[0], b[1], b[2], b[3]});
+      bool found = false;
+      for (const ChainExtensions::Need &need : plan.needs)
+        if (need.dat->name == "d" + std::to_string(d)) {
+          found = true;
+          EXPECT_GE(need.depth, deepest) << need.dat->name << "\n" << text;
+        }
+      EXPECT_TRUE(found) << "d" << d << " not exchanged\n" << text;
+    }
+  }
+  // Mostly not an overestimate either.
+  EXPECT_GE(exact, 40);
 }
 
 TEST(LoopChainHalo, OnlyForOneBlockRange) {
