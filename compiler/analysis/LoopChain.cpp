@@ -359,6 +359,96 @@ ChainHaloDepths chainHaloDepths(const LoopChain &c) {
   return r;
 }
 
+int64_t setAccessNeed(ArgKind kind, AccessMode mode, int64_t layers) {
+  if (kind == ArgKind::Indirect)
+    return mode == AccessMode::Read || mode == AccessMode::ReadWrite
+               ? std::max<int64_t>(layers + 1, 2)
+               : std::max<int64_t>(layers - 1, 0);
+  if (kind == ArgKind::Direct && modeReads(mode))
+    return layers;
+  return 0;
+}
+
+int64_t setWriteValid(ArgKind kind, int64_t layers) {
+  return kind == ArgKind::Indirect ? std::max<int64_t>(layers - 1, 0)
+                                   : layers;
+}
+
+ChainSetLayers chainSetHaloLayers(const LoopChain &c) {
+  ChainSetLayers r;
+  const size_t n = c.loops.size();
+  std::vector<int64_t> base(n, 0);
+  std::vector<bool> reduces(n, false);
+  for (size_t k = 0; k < n; ++k) {
+    const ParLoopStmt &l = *c.loops[k];
+    if (!l.set) {
+      r.notApplicable = "loop '" + l.kernel->name + "' runs over a block";
+      return r;
+    }
+    for (const AccessDescriptor &a : l.args) {
+      if (a.kind == ArgKind::Indirect && modeWrites(a.mode))
+        base[k] = 1; // the exec halo, as without communication avoidance
+      reduces[k] = reduces[k] || a.kind == ArgKind::Reduction;
+      if (a.kind == ArgKind::MapDirect && modeWrites(a.mode)) {
+        r.notApplicable = "loop '" + l.kernel->name + "' writes map '" +
+                          a.map->name + "'";
+        return r;
+      }
+    }
+  }
+  r.layers = base;
+  // Backward: each writer of a dat runs as deep as the readers up to the
+  // next writer need (loops after it are final by then).
+  for (size_t l = n; l-- > 0;) {
+    for (const ChainDat &d : c.dats) {
+      int64_t extra = -1; // 1: written through a map, 0: only directly
+      for (const ChainAccess &a : d.accesses)
+        if (a.loop == l && modeWrites(a.mode))
+          extra = std::max<int64_t>(extra, a.kind == ArgKind::Indirect);
+      if (extra < 0)
+        continue;
+      size_t next = l; // the loop after l that writes d again
+      for (const ChainAccess &a : d.accesses) {
+        if (a.loop <= l)
+          continue;
+        if (next != l && a.loop > next)
+          break;
+        r.layers[l] = std::max(
+            r.layers[l],
+            setAccessNeed(a.kind, a.mode, r.layers[a.loop]) + extra);
+        if (modeWrites(a.mode))
+          next = a.loop;
+      }
+    }
+    if (reduces[l] && r.layers[l] > base[l]) {
+      r.notApplicable = "loop '" + c.loops[l]->kernel->name +
+                        "' has a reduction and would have to run " +
+                        std::to_string(r.layers[l]) + " halo layers";
+      return r;
+    }
+  }
+  // Forward: reads before (and by) the first loop that writes a dat need
+  // its values from before the chain.
+  for (const ChainDat &d : c.dats) {
+    ChainSetLayers::Exchange e;
+    e.dat = d.dat;
+    size_t writer = n;
+    for (const ChainAccess &a : d.accesses) {
+      if (a.loop > writer)
+        break;
+      e.depth = std::max(e.depth,
+                         setAccessNeed(a.kind, a.mode, r.layers[a.loop]));
+      if (modeWrites(a.mode))
+        writer = a.loop;
+    }
+    if (e.depth > 0)
+      r.exchanges.push_back(e);
+  }
+  for (int64_t x : r.layers)
+    r.setLayers = std::max(r.setLayers, x);
+  return r;
+}
+
 ChainExtensions chainExtensions(const LoopChain &c) {
   auto reads = [](AccessMode m) { return modeReads(m) && !isReduction(m); };
   auto writes = [](AccessMode m) { return modeWrites(m) && !isReduction(m); };

@@ -150,6 +150,51 @@ struct ChainHaloDepths {
 /// The halo depths of \p chain (see ChainHaloDepths).
 ChainHaloDepths chainHaloDepths(const LoopChain &chain);
 
+/// Per loop of a chain of set loops, how many exec halo layers it must run
+/// (lib/mpi/Halo.cpp: layer 1 is the exec halo, layer k+1 the elements of
+/// other ranks that reach layer k or its map targets) so that no loop of
+/// the chain needs a halo exchange; the chain's dats are exchanged once,
+/// before it, that deep (opd_halo_group), and the extra layers are computed
+/// redundantly. The rules are the runtime's (lib/mpi/Exchange.cpp); a loop
+/// running x layers, x >= 1 when it writes through a map, needs a dat
+///   read directly:                       x layers current;
+///   read through a map (read, inout):    max(x + 1, 2);
+///   incremented or written through a map: x - 1 (the old values of the
+///                                        targets that get every increment);
+/// and leaves a dat it writes current x layers deep (directly) or x - 1
+/// (through a map: only targets all of whose reachers ran are complete).
+/// Backward dataflow over every dat: a loop that writes a dat runs as many
+/// layers as the next readers (up to the next writer) need, plus one when
+/// it writes through a map. Depth K + 1 (K = setLayers) means the whole
+/// halo, non-exec elements too.
+struct ChainSetLayers {
+  /// Why the analysis does not apply (a block loop in the chain; a loop
+  /// with a reduction that would have to run extra layers); empty when it
+  /// does.
+  std::string notApplicable;
+  /// Per loop: exec halo layers to run (opd_loop_extend_next's lo[0]).
+  std::vector<int64_t> layers;
+  /// Dats a loop reads before the chain writes them, in order of first
+  /// access, with the layers that must be current before the chain (> 0).
+  struct Exchange {
+    const ir::Dat *dat = nullptr;
+    int64_t depth = 0;
+  };
+  std::vector<Exchange> exchanges;
+  /// The halo layers the sets need (opd_rt_halo_depth): the most any loop
+  /// runs, at least 1.
+  int64_t setLayers = 1;
+};
+
+/// The runtime's rules above: the layers of a dat that must be current
+/// for an access (kind, mode) by a loop running \p layers, and how deep a
+/// dat it writes that way is current after it.
+int64_t setAccessNeed(ArgKind kind, AccessMode mode, int64_t layers);
+int64_t setWriteValid(ArgKind kind, int64_t layers);
+
+/// The exec layers of \p chain's loops (see ChainSetLayers).
+ChainSetLayers chainSetHaloLayers(const LoopChain &chain);
+
 /// Communication avoidance's plan for a chain of loops over one block
 /// (passes/CommAvoid.cpp), per rank boundary rather than per range: how
 /// many points beyond a rank's part each loop runs (one depth for every

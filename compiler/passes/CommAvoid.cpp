@@ -42,8 +42,10 @@
 // --comm-avoid=on forces it, off removes the pass's work. The IR shows the
 // plan: `halo group` before the chain's first loop, `extend` on loops.
 //
-// Not yet: chains over unstructured sets (multi-layer exec halos), chains
-// over several blocks, and loops that write at stencil offsets.
+// Chains over unstructured sets: setChain below, with the layers of
+// chainSetHaloLayers (exec-halo layers, lib/mpi/Halo.cpp). Not yet: chains
+// over several blocks or mixing sets and blocks, and loops that write at
+// stencil offsets.
 #include "passes/CommAvoid.h"
 
 #include "analysis/LoopAccess.h"
@@ -98,18 +100,21 @@ private:
   void body(Body &b);
   std::string whyNot(const LoopChain &c) const;
   void chain(const LoopChain &c);
+  void setChain(const LoopChain &c);
 };
 
 std::string CommAvoider::whyNot(const LoopChain &c) const {
   if (c.loops.size() < 2)
     return "a single loop";
+  if (!c.loops[0]->block)
+    return ""; // set chains: chainSetHaloLayers says (setChain)
   const Block *block = c.loops[0]->block;
   for (size_t k = 0; k < c.loops.size(); ++k) {
     const ParLoopStmt &l = *c.loops[k];
     if (!l.block)
-      return "loop " + quoted(l.kernel->name) +
-             " runs over set " + quoted(l.set->name) +
-             " (chains over sets need multi-layer halos, not built yet)";
+      return "loop " + quoted(l.kernel->name) + " runs over set " +
+             quoted(l.set->name) + ", loop " +
+             quoted(c.loops[0]->kernel->name) + " over a block";
     if (l.block != block)
       return "loops " + quoted(c.loops[0]->kernel->name) + " and " +
              quoted(l.kernel->name) + " run over different blocks";
@@ -137,6 +142,10 @@ void CommAvoider::chain(const LoopChain &c) {
   if (!why.empty()) {
     if (c.loops.size() > 1)
       missed(why);
+    return;
+  }
+  if (!c.loops[0]->block) {
+    setChain(c);
     return;
   }
   const size_t n = c.loops.size();
@@ -262,6 +271,122 @@ void CommAvoider::chain(const LoopChain &c) {
           ") instead of " + std::to_string(plainTotal) +
           " exchanges per run; loops run " + extText +
           " points beyond each rank's part; " +
+          (group->mode == HaloGroup::Mode::On
+               ? "always (--comm-avoid=on)"
+               : "the runtime's cost model decides per run"),
+      PassName);
+}
+
+// A chain over unstructured sets (issue 12, OP2-CA): each loop runs the
+// exec-halo layers chainSetHaloLayers computes (analysis/LoopChain.h, the
+// runtime's rules of lib/mpi/Exchange.cpp), the dats it lists are exchanged
+// before the chain that many layers deep, and the sets get as many halo
+// layers as the deepest loop runs (Program::haloLayers, lib/mpi/Halo.cpp).
+void CommAvoider::setChain(const LoopChain &c) {
+  auto missed = [&](const std::string &text) {
+    ctx.stats.add(PassName, "refused", "loop chains left as they were");
+    ctx.diags.remark(c.loops.front()->range,
+                     "loop chain at " + quoted(c.loops.front()->kernel->name) +
+                         " not made communication-avoiding: " + text,
+                     MissedName);
+  };
+  const ChainSetLayers r = chainSetHaloLayers(c);
+  if (!r.notApplicable.empty()) {
+    missed(r.notApplicable);
+    return;
+  }
+  const size_t n = c.loops.size();
+  // The plain run's exchanges, by the runtime's dirty bits: every loop at
+  // its own layers (1 with increments through maps, else 0), writes leaving
+  // dats dirty; in the steady state of a chain run over and over, every
+  // dat the chain writes starts out dirty.
+  constexpr int64_t All = INT64_MAX / 4;
+  std::map<const Dat *, int64_t> valid;
+  for (const ChainDat &d : c.dats)
+    valid[d.dat] = d.written() ? 0 : All;
+  std::vector<int32_t> plainCount(n, 0);
+  int64_t plainTotal = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t l = 0; l < n; ++l) {
+      int64_t x = 0;
+      for (const AccessDescriptor &a : c.loops[l]->args)
+        if (a.kind == ArgKind::Indirect && writes(a.mode))
+          x = 1;
+      std::map<const Dat *, int64_t> need;
+      for (const ChainDat &d : c.dats)
+        for (const ChainAccess &a : d.accesses)
+          if (a.loop == l)
+            need[d.dat] =
+                std::max(need[d.dat], setAccessNeed(a.kind, a.mode, x));
+      for (const auto &[d, v] : need)
+        if (v > 0 && valid[d] < v) {
+          valid[d] = All;
+          if (pass == 1) {
+            ++plainCount[l];
+            ++plainTotal;
+          }
+        }
+      for (const ChainDat &d : c.dats)
+        for (const ChainAccess &a : d.accesses)
+          if (a.loop == l && writes(a.mode))
+            valid[d.dat] = 0;
+    }
+  if (plainTotal <= 1) {
+    missed(plainTotal == 0
+               ? "it exchanges no halo"
+               : "it exchanges one halo already (nothing to group)");
+    return;
+  }
+  auto group = std::make_shared<HaloGroup>();
+  group->mode = ctx.commAvoid == CommAvoidMode::On ? HaloGroup::Mode::On
+                                                   : HaloGroup::Mode::Auto;
+  std::string groupText;
+  for (const ChainSetLayers::Exchange &e : r.exchanges) {
+    HaloGroup::Entry g;
+    g.dat = const_cast<Dat *>(e.dat);
+    g.depth = {e.depth, 0, 0};
+    group->dats.push_back(g);
+    groupText += (groupText.empty() ? "" : ", ") + quoted(e.dat->name) + " " +
+                 std::to_string(e.depth) + " layers";
+  }
+  std::string extText;
+  for (size_t l = 0; l < n; ++l) {
+    ParLoopStmt &loop = const_cast<ParLoopStmt &>(*c.loops[l]);
+    bool reduces = false;
+    HaloGroup::LoopCost cost;
+    for (const AccessDescriptor &a : loop.args) {
+      reduces = reduces || a.kind == ArgKind::Reduction;
+      if (a.usesDat())
+        cost.bytes += a.bytes;
+    }
+    // Every loop that runs halo layers is extended, also a loop with
+    // increments at its usual one layer: the runtime then keeps what it
+    // writes valid as deep as it ran, as the analysis assumes.
+    if (!reduces)
+      loop.extendLo[0] = r.layers[l];
+    cost.extension = r.layers[l];
+    cost.exchanges = plainCount[l];
+    cost.depth = plainCount[l] > 0 ? 1 : 0;
+    group->loops.push_back(cost);
+    extText += (l ? ", " : "") + std::to_string(r.layers[l]);
+  }
+  const_cast<ParLoopStmt &>(*c.loops[0]).haloGroup = group;
+  program.haloLayers = std::max(program.haloLayers, r.setLayers);
+  changed = true;
+  ctx.stats.add(PassName, "chains", "loop chains made communication-avoiding");
+  ctx.stats.add(PassName, "messages", "halo exchanges per neighbour saved",
+                plainTotal - 1);
+  std::string names;
+  for (const ParLoopStmt *l : c.loops)
+    names += (names.empty() ? "" : ", ") + quoted(l->kernel->name);
+  ctx.diags.remark(
+      c.loops.front()->range,
+      "loop chain of " + std::to_string(n) + " set loops (" + names +
+          "): one grouped halo exchange before it (" +
+          (groupText.empty() ? std::string("none needed") : groupText) +
+          ") instead of " + std::to_string(plainTotal) +
+          " exchanges per run; loops run " + extText +
+          " exec-halo layers; " +
           (group->mode == HaloGroup::Mode::On
                ? "always (--comm-avoid=on)"
                : "the runtime's cost model decides per run"),

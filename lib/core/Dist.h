@@ -128,6 +128,11 @@ struct ChainGeometry {
   bool feasible = true;
 };
 ChainGeometry chainGeometry(const std::vector<GroupEntry> &group);
+/// Completes a grouped halo exchange still in flight (opd_halo_group,
+/// lib/mpi/Exchange.cpp): called before anything other than the next set
+/// loop may touch dat storage (fill, copy, swap, file I/O, solvers, the
+/// adjoint tape, block loops). Nothing on one process.
+void settleExchanges();
 
 /// HDF5 output of block dats: the part of the interior this rank owns,
 /// [lo, hi) per dimension relative to the interior's start (zeros and ones

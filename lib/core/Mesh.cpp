@@ -411,6 +411,7 @@ void *opd_dat_origin(opd_dat *dat, int64_t *strides) {
 void *opd_dat_data(opd_dat *dat) { return dat ? dat->data : nullptr; }
 
 void opd_dat_fill(opd_dat *dat, const void *elem) {
+  dist::settleExchanges();
   const int64_t eb = dat->elementBytes();
   char *p = static_cast<char *>(dat->data);
   const int64_t n = dat->elements;
@@ -435,6 +436,7 @@ void opd_dat_fill(opd_dat *dat, const void *elem) {
 }
 
 void opd_dat_swap(opd_dat *a, opd_dat *b) {
+  dist::settleExchanges();
   bool same = a->type == b->type && a->dim == b->dim && a->set == b->set &&
               a->block == b->block && a->elements == b->elements &&
               a->ndims == b->ndims;
@@ -450,6 +452,7 @@ void opd_dat_swap(opd_dat *a, opd_dat *b) {
 }
 
 void opd_dat_copy(opd_dat *dst, const opd_dat *src) {
+  dist::settleExchanges();
   if (!dst || !src)
     failf("internal error: copy of a dat that does not exist");
   if (dst == src)

@@ -20,6 +20,11 @@ struct opd_set {
   int64_t globalSize = 0; ///< what size(set) means to the program
   int64_t owned = 0;
   int64_t execSize = 0;
+  /// Exec halo layers (communication avoidance, lib/mpi/Halo.cpp): layer l
+  /// is [execEnd[l - 1], execEnd[l]), execEnd[0] = owned, execEnd[1] =
+  /// execSize, execEnd[K] the start of the non-exec halo; running l layers
+  /// is the prefix [0, execEnd[l]). Empty until the partition.
+  std::vector<int64_t> execEnd;
   /// [0, core): owned elements whose maps reach only owned elements (loops
   /// run them while halo messages are in flight).
   int64_t core = 0;
@@ -90,7 +95,9 @@ struct opd_dat {
   int64_t depth[3] = {0, 0, 0};
   // Halo state between ranks (dirty bits): the depth up to which the copies
   // of neighbours' points are current, and whether the corners are too.
-  // A loop writing the dat sets haloValid to 0.
+  // A loop writing the dat sets haloValid to 0. Set dats: the number of
+  // exec halo layers whose copies are current (INT64_MAX / 4: all, the
+  // non-exec halo too); lib/mpi/Exchange.cpp.
   int64_t haloValid = INT64_MAX / 4;
   bool cornersValid = true;
 

@@ -91,6 +91,7 @@ void finishExchanges(opd_loop *) {}
 void afterLoop(opd_loop *) {}
 void groupExchange(const std::vector<GroupEntry> &, opd_loop *) {}
 ChainGeometry chainGeometry(const std::vector<GroupEntry> &) { return {}; }
+void settleExchanges() {}
 
 namespace {
 void interiorBox(const opd_dat *dat, int64_t *lo, int64_t *hi) {

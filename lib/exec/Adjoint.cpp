@@ -23,6 +23,7 @@
 //   start to end and saves the snapshots of the plan's first descent (its
 //   "spine"); the reverse sweep follows the rest of the plan. A snapshot of
 //   every step (snapshots >= steps) gives no re-runs at all.
+#include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
@@ -86,6 +87,7 @@ struct DatCopy {
   /// Copies \p d into this copy's buffer (taken from the pool the first
   /// time).
   void save(opd_dat *d) {
+    dist::settleExchanges();
     if (!buf.data)
       buf = pool().get(storageBytes(d));
     dat = d;
@@ -95,6 +97,7 @@ struct DatCopy {
   }
   /// Puts the saved values and halo state back into \p d.
   void restore(opd_dat *d) const {
+    dist::settleExchanges();
     if (dat != d)
       failf("internal error: the adjoint tape restores dat '%s' from a copy "
             "of '%s'",

@@ -149,7 +149,7 @@ void refuseRenumberedMapWrite(const char *name, int nargs,
 }
 
 int64_t planChunks(const PlanEntry &e) {
-  return e.plan.nblocks + e.rest.nblocks + e.halo.nblocks;
+  return e.plan.nblocks + e.rest.nblocks + e.halo.nblocks + e.deep.nblocks;
 }
 
 bool hasReduction(const opd_loop &loop) {
@@ -352,9 +352,10 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
     name = "<loop>";
   if (!set)
     failf("internal error: loop '%s' has no set", name);
-  // Communication avoidance over sets (exec-halo layers) is not run yet:
-  // the extension is taken so that it cannot reach another loop, and the
-  // loop runs as a plain one (its exchanges keep it correct).
+  // Communication avoidance: the exec-halo layers asked for
+  // (opd_loop_extend_next, extLo[0]), taken now whatever the loop; they
+  // count only on a partitioned set with layers to run and without
+  // reductions (below).
   int64_t extLo[3], extHi[3];
   takeExtension(extLo, extHi);
   // On several ranks the first set loop distributes the mesh, except a
@@ -369,10 +370,21 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
     if (setsRenumbered())
       refuseRenumberedMapWrite(name, nargs, args);
   }
+  int64_t extend = std::max<int64_t>(0, extLo[0]);
+  const int64_t setLayers =
+      set->partitioned ? int64_t(set->execEnd.size()) - 1 : 0;
+  if (extend > setLayers)
+    extend = setLayers;
+  bool reduces = false;
+  for (int i = 0; i < nargs; ++i)
+    reduces = reduces || args[i].kind == OPD_ARG_REDUCTION;
+  if (reduces)
+    extend = 0;
   opd_loop *loop = cache ? *cache : nullptr;
   // A loop prepared before the partition ran over global elements.
   bool hit = loop && loop->set == set && !loop->block &&
              loop->partitioned == set->partitioned &&
+             loop->extLo[0] == extend &&
              sameArgs(*loop, nargs, args) && loop->name == name;
   if (!hit)
     checkArgs(name, nargs, args);
@@ -405,7 +417,15 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
             w.map->from->name.c_str());
   // Owner computes; with indirect writes the exec halo too, so that every
   // owned target receives all its increments here (lib/mpi/Halo.cpp).
+  // Extended: `extend` exec layers (at least the one of indirect writes).
+  std::fill(loop->extLo, loop->extLo + 3, 0);
+  std::fill(loop->extHi, loop->extHi + 3, 0);
+  loop->extLo[0] = extend;
+  loop->execLayers =
+      std::max<int64_t>(extend, written.empty() || !set->partitioned ? 0 : 1);
   loop->count = written.empty() ? set->owned : set->execSize;
+  if (extend > 0)
+    loop->count = set->execEnd[std::size_t(loop->execLayers)];
   if (written.empty()) {
     // Chunks of the core prefix first, then of the rest (one process: the
     // core is everything, so chunk c is [4096c, 4096(c+1)) as always).
@@ -413,7 +433,7 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
     const int64_t core = std::min(set->core, loop->count);
     setSegments(loop, {0, core, loop->count});
   } else {
-    loop->plan = getPlan(set, std::move(written));
+    loop->plan = getPlan(set, std::move(written), loop->count);
     loop->chunkSize = loop->plan->plan.blockSize;
     loop->nchunks = planChunks(*loop->plan);
   }
@@ -629,9 +649,10 @@ void endLoop(opd_loop *loop) {
 }
 
 const Plan &planPart(const PlanEntry &e, int32_t part) {
-  return part == OPD_PART_CORE   ? e.plan
-         : part == OPD_PART_REST ? e.rest
-                                 : e.halo;
+  return part == OPD_PART_CORE        ? e.plan
+         : part == OPD_PART_REST      ? e.rest
+         : part == OPD_PART_EXEC_HALO ? e.halo
+                                      : e.deep;
 }
 } // namespace
 
@@ -642,7 +663,7 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
     runPlan(e.plan, 0, body, ctx);
     waitHalos(loop);
     runPlan(e.rest, e.plan.nblocks, body, ctx);
-    if (e.halo.nblocks > 0) {
+    if (e.halo.nblocks + e.deep.nblocks > 0) {
       // The exec halo belongs to other ranks: its increments are needed
       // here, its reduction partials are not (the owner counts them). The
       // partials of every other chunk are final now, so the scratch is
@@ -654,6 +675,8 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
         saved.assign(static_cast<char *>(partials),
                      static_cast<char *>(partials) + bytes);
       runPlan(e.halo, e.plan.nblocks + e.rest.nblocks, body, ctx);
+      runPlan(e.deep, e.plan.nblocks + e.rest.nblocks + e.halo.nblocks, body,
+              ctx);
       if (partials && bytes)
         std::memcpy(partials, saved.data(), bytes);
     }
@@ -691,7 +714,9 @@ void opd_loop_segment_get(const opd_loop *loop, int32_t k,
                           k == 0 ? 1 : 0};
 }
 
-int32_t opd_loop_part_count(const opd_loop *loop) { return loop->plan ? 3 : 0; }
+int32_t opd_loop_part_count(const opd_loop *loop) {
+  return !loop->plan ? 0 : loop->plan->deep.nblocks > 0 ? 4 : 3;
+}
 
 void opd_loop_part_get(const opd_loop *loop, int32_t part, opd_loop_part *out) {
   if (part < 0 || part >= opd_loop_part_count(loop))
@@ -715,7 +740,7 @@ void opd_loop_part_get(const opd_loop *loop, int32_t part, opd_loop_part *out) {
                        e.generation,
                        p.ncolours,
                        part == OPD_PART_CORE ? 1 : 0,
-                       part == OPD_PART_EXEC_HALO ? 0 : 1};
+                       part >= OPD_PART_EXEC_HALO ? 0 : 1};
 }
 
 namespace {

@@ -69,6 +69,11 @@ struct opd_loop {
   int64_t count = 0;     ///< iterations of the chunked index
   int64_t chunkSize = 1; ///< per chunk, except maybe the last
   int64_t nchunks = 0;
+  /// Set loops on several ranks: exec halo layers run (lib/mpi/Halo.cpp):
+  /// the extension asked for by opd_loop_extend_next (extLo[0]), at least
+  /// 1 with indirect writes, else 0. When extended, the dirty bits of its
+  /// writes follow the layers run (lib/mpi/Exchange.cpp).
+  int64_t execLayers = 0;
   /// Loops without a plan run up to three segments of iterations, each in
   /// chunks of chunkSize numbered on from the previous segment's. Segment 0
   /// (the core: set loops, the set's core elements; block loops, the outer

@@ -114,12 +114,16 @@ uint64_t generations = 0;
 void buildPlans(PlanEntry &e) {
   const opd_set *s = e.set;
   e.generation = ++generations;
-  if (s->core < s->execSize) {
+  e.deep = Plan();
+  if (s->core < e.haloEnd) {
+    const int64_t layer1 = std::min(s->execSize, e.haloEnd);
     e.plan = buildPlan(0, s->core, PlanBlockSize, e.key);
     e.rest = buildPlan(s->core, s->owned, PlanBlockSize, e.key);
-    e.halo = buildPlan(s->owned, s->execSize, PlanBlockSize, e.key);
+    e.halo = buildPlan(s->owned, layer1, PlanBlockSize, e.key);
+    if (e.haloEnd > layer1)
+      e.deep = buildPlan(layer1, e.haloEnd, PlanBlockSize, e.key);
   } else {
-    e.plan = buildPlan(0, s->execSize, PlanBlockSize, e.key);
+    e.plan = buildPlan(0, e.haloEnd, PlanBlockSize, e.key);
     e.rest = Plan();
     e.halo = Plan();
   }
@@ -141,11 +145,14 @@ void refreshPlan(PlanEntry &entry) {
     entry.versions[i] = entry.key[i].map->version;
 }
 
-PlanEntry *getPlan(opd_set *set, std::vector<WrittenAccess> written) {
+PlanEntry *getPlan(opd_set *set, std::vector<WrittenAccess> written,
+                   int64_t haloEnd) {
+  if (haloEnd < 0)
+    haloEnd = set->execSize;
   std::sort(written.begin(), written.end(), accessLess);
   written.erase(std::unique(written.begin(), written.end()), written.end());
   for (auto &e : planCache()) {
-    if (e->set == set && e->key == written) {
+    if (e->set == set && e->key == written && e->haloEnd == haloEnd) {
       refreshPlan(*e);
       return e.get();
     }
@@ -153,6 +160,7 @@ PlanEntry *getPlan(opd_set *set, std::vector<WrittenAccess> written) {
   auto e = std::make_unique<PlanEntry>();
   e->set = set;
   e->key = std::move(written);
+  e->haloEnd = haloEnd;
   buildPlans(*e);
   for (const WrittenAccess &w : e->key)
     e->versions.push_back(w.map->version);

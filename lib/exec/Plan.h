@@ -64,14 +64,23 @@ struct PlanEntry {
   opd_set *set = nullptr;
   std::vector<WrittenAccess> key;
   std::vector<uint64_t> versions; ///< of key[i].map when built
+  /// End of the `halo` plan: execSize (one exec layer), or the end of
+  /// more layers for a loop extended by communication avoidance; part of
+  /// the key.
+  int64_t haloEnd = 0;
   /// On several ranks a set has up to three plans, run one after the
   /// other: `plan` for [0, core) (elements that reach no halo element, run
   /// while halo messages are in flight), `rest` for [core, owned) and
-  /// `halo` for the exec halo [owned, execSize). On one process `plan`
+  /// `halo` for the exec halo [owned, haloEnd). On one process `plan`
   /// covers everything and the others are empty.
   Plan plan;
   Plan rest;
   Plan halo;
+  /// Exec layers 2.. of a loop extended by communication avoidance:
+  /// [execSize, haloEnd), run after `halo` (its own plan, so that the
+  /// first layer's blocks and colours, and with them the order in which
+  /// owned elements receive their increments, stay those of a plain run).
+  Plan deep;
   /// A number no other build of any plan had (opd_loop_part.generation).
   uint64_t generation = 0;
   /// True when no map of the key changed since the plan was built.
@@ -80,7 +89,8 @@ struct PlanEntry {
 
 /// The cached plan for (set, written), built on first use or when stale.
 /// `written` need not be sorted or unique.
-PlanEntry *getPlan(opd_set *set, std::vector<WrittenAccess> written);
+PlanEntry *getPlan(opd_set *set, std::vector<WrittenAccess> written,
+                   int64_t haloEnd = -1);
 /// Rebuilds `entry` if a map changed.
 void refreshPlan(PlanEntry &entry);
 /// Number of plans built so far (tests check the cache with it).

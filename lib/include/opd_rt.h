@@ -353,6 +353,9 @@ typedef struct opd_loop_part {
 #define OPD_PART_CORE 0
 #define OPD_PART_REST 1
 #define OPD_PART_EXEC_HALO 2
+/* Exec layers 2.. of a set loop extended by communication avoidance
+ * (opd_loop_extend_next): a fourth part, only then; like the exec halo. */
+#define OPD_PART_DEEP_HALO 3
 
 /** Posts the halo exchanges the loop needs (dats a loop wrote since their
  *  last exchange that this loop reads beyond its own iterations) and
@@ -367,7 +370,9 @@ int32_t opd_loop_segment_count(const opd_loop *loop);
 void opd_loop_segment_get(const opd_loop *loop, int32_t k,
                           opd_loop_segment *out);
 /** Parts of a coloured loop: 3 (core, rest, exec halo; empty ones have no
- *  blocks), or 0 for a loop without a colouring plan. */
+ *  blocks), 4 when an extended loop runs deeper exec layers too
+ *  (OPD_PART_DEEP_HALO, after the exec halo), or 0 for a loop without a
+ *  colouring plan. */
 int32_t opd_loop_part_count(const opd_loop *loop);
 /** Fills `*out` with part `part` (OPD_PART_CORE, _REST or _EXEC_HALO). */
 void opd_loop_part_get(const opd_loop *loop, int32_t part,

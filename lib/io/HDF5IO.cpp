@@ -711,6 +711,7 @@ opd_dat *opd_dat_from_file(const char *name, opd_set *set, opd_scalar type,
 // rank holds a whole set dat, and the file is byte for byte the same for
 // any number of ranks.
 void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
+  dist::settleExchanges();
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < i; ++j)
       if (dats[i]->name == dats[j]->name)
@@ -769,6 +770,7 @@ void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
 }
 
 void opd_dat_read(opd_dat *const *dats, int n, const char *file) {
+  dist::settleExchanges();
   readDats(dats, n, file);
 }
 

@@ -66,6 +66,7 @@ void finalize() {
   if (!started || ended)
     return;
   std::fflush(stdout);
+  settleExchanges();
   releaseStructured();
   releaseUnstructured();
   MPI_Finalize();

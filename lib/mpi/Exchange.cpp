@@ -2,22 +2,43 @@
 // (Set dats in files: mpi/Slices.cpp, placeRows and rowsToWrite.)
 // SPDX-License-Identifier: Apache-2.0
 //
-// Before a set loop, a dat's halo (exec and non-exec elements, as copies
-// of their owners' values) is brought up to date when the loop reads it
-// and a loop wrote the dat since its last exchange:
-//   * read through a map (OPD_READ, OPD_RW);
-//   * read directly by a loop that also runs the exec halo (one with
-//     indirect increments).
-// Increments through maps need no exchange: the exec halo computes every
-// owned target's increments locally (mpi/Halo.cpp). A loop that writes a
-// dat leaves its halo dirty. One message per neighbour and dat, each way:
-// MPI_Irecv and MPI_Isend to all neighbours are posted before the loop
-// runs its core elements (which reach no halo element), MPI_Waitall and
-// the unpacking come before the rest.
+// A set dat's haloValid counts the exec halo layers (mpi/Halo.cpp) whose
+// copies equal their owners' values; INT64_MAX / 4 means all of the halo,
+// the non-exec part too. A set loop runs x exec layers: x = its extension
+// (opd_loop_extend_next), at least 1 for a loop with indirect writes (the
+// exec halo every owned target needs for its increments), else 0. Before
+// it runs, each dat it reads must be valid as deep as the loop looks:
+//   * read directly (OPD_READ, OPD_RW, OPD_INC): x layers;
+//   * read through a map (OPD_READ, OPD_RW): the targets of x layers, which
+//     lie in layer x + 1 (Halo.cpp's invariant), and of the owned elements
+//     in layer 2 at most: max(x + 1, 2) layers;
+//   * incremented or written through a map: the targets that end up with
+//     every increment are layers 1..x-1, whose old values must be current:
+//     x - 1 layers.
+// A depth of K (the set's layer count) or more means the whole halo: with
+// K = 1 (the default) every exchange is the full halo, as in OP2. A dat
+// short of its depth is exchanged that deep (layers 1..d, the whole halo
+// when d >= K) and its haloValid raised. One message per neighbour and
+// dat, each way: MPI_Irecv and MPI_Isend to all neighbours are posted
+// before the loop runs its core elements (which reach no halo element),
+// MPI_Waitall and the unpacking come before the rest.
+//
+// After the loop, a dat it wrote directly is valid x layers deep (every
+// element of layers 1..x computed it from current inputs), one written
+// through a map x - 1 deep; a loop prepared without an extension leaves
+// every dat it writes dirty (0), exactly as before communication avoidance.
+//
+// groupSetExchange (opd_halo_group) packs every listed dat short of its
+// depth into one message per neighbour (tag 1) and leaves it in flight:
+// the next set loop runs its core meanwhile (opd_loop_begin says messages
+// are in flight) and opd_loop_wait_halos unpacks it. Anything else that
+// could touch those halos first completes it (settleExchanges: block
+// loops, fill, copy, swap, file I/O, solvers, the end of the run).
 #include "mpi/Mpi.h"
 
 #include "core/Dist.h"
 #include "core/Runtime.h"
+#include "exec/CommAvoid.h"
 #include "exec/Loop.h"
 
 #include <algorithm>
@@ -36,13 +57,27 @@ namespace {
 // buffers have grown.
 struct Pending {
   opd_dat *dat = nullptr;
+  int64_t depth = 0;
   std::vector<std::vector<char>> send, recv;
   std::vector<MPI_Request> req;
 };
+constexpr int64_t AllValid = INT64_MAX / 4;
 std::vector<Pending> pending;
 std::size_t inFlight = 0;
 
-void post(opd_dat *dat, opd_loop *loop) {
+// The layer index of an exchange `depth` deep into Neighbour::sendCut.
+std::size_t cutOf(const Neighbour &nb, int64_t depth) {
+  const int64_t last = int64_t(nb.sendCut.size()) - 1;
+  return std::size_t(std::clamp<int64_t>(depth, 1, last));
+}
+
+// haloValid after an exchange `depth` deep.
+int64_t validAfter(const opd_set *set, int64_t depth) {
+  const int64_t layers = int64_t(set->execEnd.size()) - 1;
+  return depth >= layers ? AllValid : depth;
+}
+
+void post(opd_dat *dat, opd_loop *loop, int64_t depth) {
   if (pending.size() <= inFlight)
     pending.emplace_back();
   Pending &p = pending[inFlight++];
@@ -50,14 +85,16 @@ void post(opd_dat *dat, opd_loop *loop) {
   const std::size_t eb = std::size_t(dat->elementBytes());
   const std::size_t n = h.neighbours.size();
   p.dat = dat;
+  p.depth = depth;
   p.send.resize(n);
   p.recv.resize(n);
   p.req.clear();
   const char *data = static_cast<const char *>(dat->data);
   for (std::size_t i = 0; i < n; ++i) {
     const Neighbour &nb = h.neighbours[i];
-    p.recv[i].resize(nb.recv.size() * eb);
-    if (!nb.recv.empty()) {
+    const std::size_t count = std::size_t(nb.recvCut[cutOf(nb, depth)]);
+    p.recv[i].resize(count * eb);
+    if (count > 0) {
       p.req.emplace_back();
       MPI_Irecv(p.recv[i].data(), int(p.recv[i].size()), MPI_BYTE, nb.rank, 0,
                 MPI_COMM_WORLD, &p.req.back());
@@ -65,11 +102,12 @@ void post(opd_dat *dat, opd_loop *loop) {
   }
   for (std::size_t i = 0; i < n; ++i) {
     const Neighbour &nb = h.neighbours[i];
-    if (nb.send.empty())
+    const std::size_t count = std::size_t(nb.sendCut[cutOf(nb, depth)]);
+    if (count == 0)
       continue;
     std::vector<char> &buf = p.send[i];
-    buf.resize(nb.send.size() * eb);
-    for (std::size_t k = 0; k < nb.send.size(); ++k)
+    buf.resize(count * eb);
+    for (std::size_t k = 0; k < count; ++k)
       std::memcpy(buf.data() + k * eb, data + std::size_t(nb.send[k]) * eb,
                   eb);
     p.req.emplace_back();
@@ -91,60 +129,238 @@ void complete() {
     char *data = static_cast<char *>(p.dat->data);
     for (std::size_t i = 0; i < h.neighbours.size(); ++i) {
       const Neighbour &nb = h.neighbours[i];
-      for (std::size_t k = 0; k < nb.recv.size(); ++k)
+      const std::size_t count = p.recv[i].size() / std::max<std::size_t>(eb, 1);
+      for (std::size_t k = 0; k < count; ++k)
         std::memcpy(data + std::size_t(nb.recv[k]) * eb,
                     p.recv[i].data() + k * eb, eb);
     }
-    p.dat->haloValid = INT64_MAX / 4;
+    p.dat->haloValid =
+        std::max(p.dat->haloValid, validAfter(p.dat->set, p.depth));
   }
   inFlight = 0;
 }
 } // namespace
 
 void exchangeSetDat(opd_dat *dat, opd_loop *loop) {
+  completeSetGroup();
   const double t0 = opd_rt_wtime();
-  post(dat, loop);
+  post(dat, loop, AllValid);
   complete();
   loop->exchangeSeconds += opd_rt_wtime() - t0;
 }
 
 bool startSetExchanges(opd_loop *loop) {
   // Before the partition every rank holds (and runs) everything.
-  if (!loop->set->partitioned)
+  if (!loop->set->partitioned) {
+    completeSetGroup();
     return false;
-  bool runsHalo = false;
-  for (const opd_arg &a : loop->args) {
-    if (a.kind == OPD_ARG_INDIRECT && writes(a.mode))
-      runsHalo = true;
+  }
+  for (const opd_arg &a : loop->args)
     if (a.kind == OPD_ARG_MAP && a.mode != OPD_READ &&
         loop->set->partitioned)
       failf("loop '%s' writes map '%s' after the mesh was partitioned over "
             "ranks; fill maps before the other loops",
             loop->name.c_str(), a.map ? a.map->name.c_str() : "?");
-  }
   const double t0 = opd_rt_wtime();
+  // The depth each dat needs (the header's rules), the deepest of its
+  // arguments, in order of first argument.
+  const int64_t x = loop->execLayers;
+  std::vector<std::pair<opd_dat *, int64_t>> need;
   for (const opd_arg &a : loop->args) {
     if (!a.dat || !a.dat->set)
       continue;
-    const bool needs =
-        (a.kind == OPD_ARG_INDIRECT &&
-         (a.mode == OPD_READ || a.mode == OPD_RW)) ||
-        (a.kind == OPD_ARG_DIRECT && runsHalo && a.mode != OPD_WRITE);
-    // haloValid is cleared only by writes, so a dat posted once is not
-    // posted again for a second argument.
-    if (needs && a.dat->haloValid == 0) {
-      post(a.dat, loop);
-      a.dat->haloValid = INT64_MAX / 4;
-    }
+    int64_t d = 0;
+    if (a.kind == OPD_ARG_INDIRECT && (a.mode == OPD_READ || a.mode == OPD_RW))
+      d = std::max<int64_t>(x + 1, 2);
+    else if (a.kind == OPD_ARG_INDIRECT)
+      d = x - 1;
+    else if (a.kind == OPD_ARG_DIRECT && a.mode != OPD_WRITE)
+      d = x;
+    auto it = std::find_if(need.begin(), need.end(),
+                           [&](const auto &e) { return e.first == a.dat; });
+    if (it == need.end())
+      need.emplace_back(a.dat, d);
+    else
+      it->second = std::max(it->second, d);
   }
+  for (const auto &[dat, d] : need)
+    if (d > 0 && dat->haloValid < d)
+      post(dat, loop, d);
   loop->exchangeSeconds += opd_rt_wtime() - t0;
-  return inFlight > 0;
+  // A grouped exchange posted before the loop flies during its core too.
+  return inFlight > 0 || setGroupInFlight();
 }
 
 void finishSetExchanges(opd_loop *loop) {
   const double t0 = opd_rt_wtime();
   complete();
   loop->exchangeSeconds += opd_rt_wtime() - t0;
+  completeSetGroup(); // timed into the group's own entry
+}
+
+void afterSetLoop(opd_loop *loop) {
+  // A dat written by several arguments keeps the smallest depth.
+  const int64_t x = loop->execLayers;
+  std::vector<std::pair<opd_dat *, int64_t>> depth;
+  for (const opd_arg &a : loop->args) {
+    if (!a.dat || !writes(a.mode))
+      continue;
+    int64_t d = 0;
+    if (loop->extended() && a.dat->set)
+      d = a.kind == OPD_ARG_INDIRECT ? std::max<int64_t>(0, x - 1) : x;
+    auto it = std::find_if(depth.begin(), depth.end(),
+                           [&](const auto &e) { return e.first == a.dat; });
+    if (it == depth.end())
+      depth.emplace_back(a.dat, d);
+    else
+      it->second = std::min(it->second, d);
+  }
+  for (const auto &[dat, d] : depth)
+    dat->haloValid = d;
+}
+
+namespace {
+// The grouped exchange in flight (opd_halo_group): its dats and depths,
+// buffers and requests, and the profile entry it counts into.
+struct Group {
+  std::vector<std::pair<opd_dat *, int64_t>> go;
+  std::vector<std::vector<char>> send, recv;
+  std::vector<MPI_Request> req;
+  opd_loop *entry = nullptr;
+  bool active = false;
+};
+Group group;
+} // namespace
+
+bool setGroupInFlight() { return group.active; }
+
+int64_t setHaloLayers() { return haloLayersWanted(); }
+
+void setChainGeometry(int n, opd_dat *const *dats, const int64_t *depth,
+                      ChainGeometry &geo) {
+  std::vector<int> peers;
+  double owned = 0, layer = 0, bytes = 0, send = 0;
+  for (int i = 0; i < n; ++i) {
+    const opd_dat *d = dats[i];
+    const opd_set *s = d->set;
+    if (!s || !s->partitioned)
+      continue;
+    const std::size_t eb = std::size_t(d->elementBytes());
+    for (const Neighbour &nb : setHalo(s).neighbours) {
+      if (std::find(peers.begin(), peers.end(), nb.rank) == peers.end())
+        peers.push_back(nb.rank);
+      if (depth[i] > 0 && d->haloValid < depth[i])
+        send += double(std::size_t(nb.sendCut[cutOf(nb, depth[i])]) * eb);
+    }
+    owned = std::max(owned, double(s->owned));
+    layer = std::max(layer, double(s->execSize - s->owned));
+    bytes += double(eb);
+  }
+  if (geo.neighbours == 0)
+    geo.overlaps = true; // set loops run their core while messages fly
+  geo.neighbours = std::max(geo.neighbours, int(peers.size()));
+  geo.ownedPoints += owned;
+  geo.haloPointsPerDepth += layer;
+  geo.bytesPerPoint += bytes;
+  geo.groupBytes += send;
+}
+
+void settleExchanges() { completeSetGroup(); }
+
+void completeSetGroup() {
+  if (!group.active)
+    return;
+  group.active = false;
+  const double t0 = opd_rt_wtime();
+  MPI_Waitall(int(group.req.size()), group.req.data(), MPI_STATUSES_IGNORE);
+  std::vector<std::size_t> at(group.recv.size(), 0);
+  for (const auto &[d, dep] : group.go) {
+    const std::size_t eb = std::size_t(d->elementBytes());
+    char *data = static_cast<char *>(d->data);
+    for (const Neighbour &nb : setHalo(d->set).neighbours) {
+      const std::size_t q = std::size_t(nb.rank);
+      const std::size_t count = std::size_t(nb.recvCut[cutOf(nb, dep)]);
+      for (std::size_t k = 0; k < count; ++k)
+        std::memcpy(data + std::size_t(nb.recv[k]) * eb,
+                    group.recv[q].data() + at[q] + k * eb, eb);
+      at[q] += count * eb;
+    }
+  }
+  group.entry->exchangeSeconds += opd_rt_wtime() - t0;
+}
+
+void groupSetExchange(opd_loop *entry, int n, opd_dat *const *dats,
+                      const int64_t *depth) {
+  completeSetGroup();
+  const double t0 = opd_rt_wtime();
+  // The dats short of their depth, in list order (every rank decides the
+  // same: haloValid changes identically everywhere).
+  std::vector<std::pair<opd_dat *, int64_t>> &go = group.go;
+  go.clear();
+  for (int i = 0; i < n; ++i) {
+    opd_dat *d = dats[i];
+    if (!d || !d->set)
+      failf("internal error: opd_halo_group: entry %d is not a set dat", i);
+    if (!d->set->partitioned || depth[i] <= 0 || d->haloValid >= depth[i])
+      continue;
+    auto it = std::find_if(go.begin(), go.end(),
+                           [&](const auto &e) { return e.first == d; });
+    if (it == go.end())
+      go.emplace_back(d, depth[i]);
+    else
+      it->second = std::max(it->second, depth[i]);
+  }
+  if (go.empty())
+    return;
+  // Bytes to and from each rank: per dat, the prefix of its set's lists.
+  const std::size_t p = std::size_t(ranks());
+  std::vector<std::size_t> recvBytes(p, 0);
+  for (const auto &[d, dep] : go)
+    for (const Neighbour &nb : setHalo(d->set).neighbours)
+      recvBytes[std::size_t(nb.rank)] +=
+          std::size_t(nb.recvCut[cutOf(nb, dep)]) *
+          std::size_t(d->elementBytes());
+  group.send.resize(p);
+  group.recv.resize(p);
+  group.req.clear();
+  for (std::size_t q = 0; q < p; ++q) {
+    group.recv[q].resize(recvBytes[q]);
+    if (recvBytes[q] > 0) {
+      group.req.emplace_back();
+      MPI_Irecv(group.recv[q].data(), int(recvBytes[q]), MPI_BYTE, int(q), 1,
+                MPI_COMM_WORLD, &group.req.back());
+    }
+    group.send[q].clear();
+  }
+  for (const auto &[d, dep] : go) {
+    const std::size_t eb = std::size_t(d->elementBytes());
+    const char *data = static_cast<const char *>(d->data);
+    for (const Neighbour &nb : setHalo(d->set).neighbours) {
+      std::vector<char> &buf = group.send[std::size_t(nb.rank)];
+      const std::size_t count = std::size_t(nb.sendCut[cutOf(nb, dep)]);
+      const std::size_t at = buf.size();
+      buf.resize(at + count * eb);
+      for (std::size_t k = 0; k < count; ++k)
+        std::memcpy(buf.data() + at + k * eb,
+                    data + std::size_t(nb.send[k]) * eb, eb);
+    }
+  }
+  for (std::size_t q = 0; q < p; ++q) {
+    if (group.send[q].empty())
+      continue;
+    group.req.emplace_back();
+    MPI_Isend(group.send[q].data(), int(group.send[q].size()), MPI_BYTE,
+              int(q), 1, MPI_COMM_WORLD, &group.req.back());
+    ++entry->messages;
+    entry->exchangeBytes += double(group.send[q].size());
+  }
+  // Current from here on: nothing reads these halos before the next set
+  // loop's opd_loop_wait_halos (or another completion point) unpacks them.
+  for (const auto &[d, dep] : go)
+    d->haloValid = std::max(d->haloValid, validAfter(d->set, dep));
+  group.entry = entry;
+  group.active = true;
+  entry->exchangeSeconds += opd_rt_wtime() - t0;
 }
 
 } // namespace opdc::rt::dist

@@ -18,6 +18,34 @@
 //   non-exec  elements of other ranks that an owned or exec element reaches
 //             through a map and that are not already stored: read only.
 //
+// Communication avoidance (issue 12; OP2-CA, Ekanayake et al., ICPP 2023):
+// with opd_rt_halo_depth(K, ...), K > 1, the exec halo has K layers,
+//
+//   [ core | owned boundary | exec 1 | exec 2 | ... | exec K | non-exec ]
+//   0      core             owned    execEnd[1]  ...  execEnd[K]      size
+//
+// so that a loop running l layers runs the prefix [0, execEnd[l]). Level
+// 0 is the owned elements; level k is owned and exec layers 1..k plus
+// their map targets. Exec layer 1 is the exec halo above; layer k >= 2
+// holds the elements of other ranks, not in layers < k, that are stored at
+// level k - 1 or reach an element stored there through a map (of any set:
+// the levels span all sets). Two invariants follow, which the dirty bits
+// (mpi/Exchange.cpp) and the compiler's chain analysis
+// (compiler/analysis/LoopChain.h, chainSetHaloLayers) rely on:
+//   * the map targets of layers 0..l lie in layers 0..l+1 (of the owned
+//     elements, in 0..2); those of layer K may be non-exec;
+//   * every element that reaches an element of layers 0..l through a map
+//     is in layers 0..l+1: a loop running l+1 layers gives every element of
+//     layers 0..l all its increments.
+// Non-exec: the targets of owned and exec elements not stored otherwise
+// (read only). With K = 1 it is exactly OP2's one layer, built as before.
+// The layers come from bit masks over the ranks per slice element (X: in
+// layers <= k of rank r; D: stored at level k on rank r), one all-to-all
+// per map and layer for the D bits of targets (execLayers below).
+// Exchange lists stay in local order, which is layer order: per neighbour,
+// sendCut[l] / recvCut[l] count the entries of layers 1..l (entry K: all,
+// non-exec too), so an exchange l layers deep sends a prefix.
+//
 // Each group is in ascending global order. Maps are rewritten to local
 // indices (the entries of non-exec elements, which no loop runs, may point
 // at element 0 when their target is not stored), dats are copied to the
@@ -40,6 +68,7 @@
 #include "core/Runtime.h"
 
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -95,6 +124,22 @@ void buildLists(opd_set *set, const std::vector<int32_t> &haloOwner,
   }
   std::vector<int> from;
   const std::vector<int64_t> asked = exchangeIds(want, from);
+  // With K > 1 layers each rank also tells how many of the elements it
+  // asked for lie in its exec layers 1..l, l < K (its list is in local
+  // order, which is layer order).
+  const int64_t layers = int64_t(set->execEnd.size()) - 1;
+  std::vector<std::vector<int64_t>> cutsOut(np);
+  std::vector<int> cutFrom;
+  std::vector<int64_t> cutsIn;
+  if (layers > 1) {
+    for (std::size_t q = 0; q < np; ++q)
+      for (int64_t l = 1; l < layers; ++l)
+        cutsOut[q].push_back(
+            std::lower_bound(recvAt[q].begin(), recvAt[q].end(),
+                             set->execEnd[std::size_t(l)]) -
+            recvAt[q].begin());
+    cutsIn = exchangeIds(cutsOut, cutFrom);
+  }
   SetHalo &h = halos()[set];
   h.neighbours.clear();
   for (int q = 0; q < p; ++q) {
@@ -103,6 +148,14 @@ void buildLists(opd_set *set, const std::vector<int32_t> &haloOwner,
     Neighbour nb;
     nb.rank = q;
     nb.recv = recvAt[std::size_t(q)];
+    nb.recvCut.assign(std::size_t(std::max<int64_t>(layers, 1)) + 1, 0);
+    nb.sendCut.assign(nb.recvCut.size(), 0);
+    for (int64_t l = 1; l < layers; ++l) {
+      nb.recvCut[std::size_t(l)] =
+          int32_t(cutsOut[std::size_t(q)][std::size_t(l - 1)]);
+      nb.sendCut[std::size_t(l)] =
+          int32_t(cutsIn[std::size_t(cutFrom[std::size_t(q)] + l - 1)]);
+    }
     for (int k = from[std::size_t(q)]; k < from[std::size_t(q) + 1]; ++k) {
       const int32_t l = g2l.find(asked[std::size_t(k)]);
       if (l < 0 || l >= set->owned)
@@ -111,6 +164,8 @@ void buildLists(opd_set *set, const std::vector<int32_t> &haloOwner,
               q, (long long)asked[std::size_t(k)], set->name.c_str());
       nb.send.push_back(l);
     }
+    nb.recvCut.back() = int32_t(nb.recv.size());
+    nb.sendCut.back() = int32_t(nb.send.size());
     if (!nb.send.empty() || !nb.recv.empty())
       h.neighbours.push_back(std::move(nb));
   }
@@ -156,6 +211,107 @@ std::vector<int64_t> sortedUnique(std::vector<int64_t> v) {
   return v;
 }
 
+// Exec layers 1..K of every set on this rank (K >= 2), as sorted global
+// ids per layer, from the slices: per slice element two bit masks over
+// the ranks, X (the element is owned by or in an exec layer <= k of rank
+// r) and D (stored at level k on rank r: in X, or a map target of an
+// element in X). Layer k of rank r: elements without r's bit in X whose
+// own D bit (k >= 2) or some map target's D bit is r's. The D bits of map
+// targets go to the slices holding them (one all-to-all per map).
+std::map<const opd_set *, std::vector<std::vector<int64_t>>>
+execLayers(const Owners &owners, int64_t layers) {
+  const int p = ranks(), me = rank();
+  const std::size_t words = std::size_t(p + 63) / 64;
+  struct Masks {
+    std::vector<uint64_t> x, d;
+  };
+  std::map<const opd_set *, Masks> mk;
+  std::map<const opd_set *, std::vector<std::vector<int64_t>>> out;
+  const std::vector<opd_set *> sets = allSets();
+  const std::vector<opd_map *> maps = allMaps();
+  for (opd_set *s : sets) {
+    Masks &m = mk[s];
+    const std::size_t n = std::size_t(s->size);
+    m.x.assign(n * words, 0);
+    const std::vector<int32_t> &own = owners.at(s);
+    for (std::size_t i = 0; i < n; ++i)
+      m.x[i * words + std::size_t(own[i]) / 64] |= uint64_t(1)
+                                                   << (own[i] % 64);
+    m.d = m.x;
+    out[s].resize(std::size_t(layers));
+  }
+  for (int64_t k = 1; k <= layers; ++k) {
+    // New exec elements, set by set (X of one set is not read by others in
+    // the same layer; D is only updated below).
+    for (opd_set *s : sets) {
+      Masks &m = mk[s];
+      const std::size_t n = std::size_t(s->size);
+      std::vector<uint64_t> reach(n * words, 0);
+      if (k >= 2)
+        reach = m.d;
+      for (opd_map *mp : maps) {
+        if (mp->from != s)
+          continue;
+        const std::size_t entries = n * std::size_t(mp->arity);
+        std::vector<uint64_t> t(entries * words, 0);
+        fetchRows(mp->to->globalSize, mk[mp->to].d.data(),
+                  words * sizeof(uint64_t), mp->data, entries, t.data());
+        for (std::size_t i = 0; i < n; ++i)
+          for (int j = 0; j < mp->arity; ++j)
+            for (std::size_t w = 0; w < words; ++w)
+              reach[i * words + w] |=
+                  t[(i * std::size_t(mp->arity) + std::size_t(j)) * words + w];
+      }
+      const int64_t lo = sliceLo(s->globalSize, me);
+      std::vector<std::vector<int64_t>> toRank(static_cast<std::size_t>(p));
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t w = 0; w < words; ++w) {
+          uint64_t fresh = reach[i * words + w] & ~m.x[i * words + w];
+          m.x[i * words + w] |= fresh;
+          while (fresh) {
+            const int bit = std::countr_zero(fresh);
+            fresh &= fresh - 1;
+            toRank[w * 64 + std::size_t(bit)].push_back(lo + int64_t(i));
+          }
+        }
+      std::vector<int> from;
+      out[s][std::size_t(k - 1)] = sortedUnique(exchangeIds(toRank, from));
+    }
+    if (k == layers)
+      break;
+    // D = X and the map targets of X.
+    for (opd_set *s : sets)
+      for (std::size_t i = 0; i < mk[s].d.size(); ++i)
+        mk[s].d[i] |= mk[s].x[i];
+    for (opd_map *mp : maps) {
+      const opd_set *s = mp->from;
+      const std::size_t n = std::size_t(s->size);
+      const std::vector<uint64_t> &x = mk[s].x;
+      std::vector<std::vector<int64_t>> send(static_cast<std::size_t>(p));
+      for (std::size_t i = 0; i < n; ++i)
+        for (int j = 0; j < mp->arity; ++j) {
+          const int64_t g = mp->data[i * std::size_t(mp->arity) + std::size_t(j)];
+          std::vector<int64_t> &v =
+              send[std::size_t(sliceRank(mp->to->globalSize, g))];
+          v.push_back(g);
+          for (std::size_t w = 0; w < words; ++w)
+            v.push_back(int64_t(x[i * words + w]));
+        }
+      std::vector<int> from;
+      const std::vector<int64_t> got = exchangeIds(send, from);
+      std::vector<uint64_t> &d = mk[mp->to].d;
+      const int64_t tlo = sliceLo(mp->to->globalSize, me);
+      for (std::size_t k2 = 0; k2 + words < got.size() + 1;
+           k2 += words + 1) {
+        const std::size_t i = std::size_t(got[k2] - tlo);
+        for (std::size_t w = 0; w < words; ++w)
+          d[i * words + w] |= uint64_t(got[k2 + 1 + w]);
+      }
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 const SetHalo &setHalo(const opd_set *set) { return halos()[set]; }
@@ -197,6 +353,11 @@ void partitionSets() {
   // Owned (core or boundary) and exec elements, told by the slice holders.
   std::map<const opd_set *, std::vector<int64_t>> ids;
   std::map<const opd_set *, int64_t> coreOf, ownedOf, execOf;
+  const int64_t layers = setHaloLayers();
+  std::map<const opd_set *, std::vector<std::vector<int64_t>>> deep;
+  if (layers > 1)
+    deep = execLayers(owners, layers);
+  std::map<const opd_set *, std::vector<int64_t>> execEndOf;
   for (opd_set *s : sets) {
     const int64_t lo = sliceLo(s->globalSize, me);
     const std::vector<int32_t> &own = owners.at(s);
@@ -253,8 +414,20 @@ void partitionSets() {
     coreOf[s] = int64_t(all.size());
     all.insert(all.end(), boundary.begin(), boundary.end());
     ownedOf[s] = int64_t(all.size());
-    all.insert(all.end(), exec.begin(), exec.end());
-    execOf[s] = int64_t(all.size());
+    std::vector<int64_t> &ends = execEndOf[s];
+    ends.push_back(int64_t(all.size()));
+    if (layers > 1) {
+      // Layer 1 is the exec halo found above (the same elements).
+      for (const std::vector<int64_t> &layer : deep[s]) {
+        all.insert(all.end(), layer.begin(), layer.end());
+        ends.push_back(int64_t(all.size()));
+      }
+      deep[s].clear();
+    } else {
+      all.insert(all.end(), exec.begin(), exec.end());
+      ends.push_back(int64_t(all.size()));
+    }
+    execOf[s] = ends.back();
   }
 
   // Map rows of the owned and exec elements; their targets not stored yet
@@ -264,8 +437,9 @@ void partitionSets() {
   for (opd_set *s : sets) {
     Lookup &l = lookup[s];
     l.ids = &ids[s];
-    l.runs = {0, std::size_t(coreOf[s]), std::size_t(ownedOf[s]),
-              std::size_t(execOf[s])};
+    l.runs = {0, std::size_t(coreOf[s])};
+    for (int64_t e : execEndOf[s])
+      l.runs.push_back(std::size_t(e));
   }
   std::map<const opd_set *, std::vector<int64_t>> nonExec;
   for (opd_map *m : maps) {
@@ -327,7 +501,8 @@ void partitionSets() {
     std::vector<int64_t> &all = ids[s];
     s->core = coreOf[s];
     s->owned = ownedOf[s];
-    s->execSize = execOf[s];
+    s->execEnd = execEndOf[s];
+    s->execSize = s->execEnd[1];
     s->size = int64_t(all.size());
     s->globalIds = std::move(all);
     s->sliced = false;

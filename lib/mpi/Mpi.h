@@ -29,9 +29,14 @@ void finishSetExchanges(opd_loop *loop);
 /// Exchange lists of a partitioned set, per neighbouring rank: local
 /// indices of owned elements to send, and of halo elements to receive into,
 /// both in the order agreed with that rank (mpi/Halo.cpp).
+/// sendCut[l] / recvCut[l] (l = 1..K, the set's exec layers): how many of
+/// the entries belong to exec layers 1..l of the receiving rank; entry K is
+/// every entry (the non-exec halo too), so an exchange d layers deep sends
+/// the first sendCut[min(d, K)] (entry 0 unused).
 struct Neighbour {
   int rank = 0;
   std::vector<int32_t> send, recv;
+  std::vector<int32_t> sendCut, recvCut;
 };
 struct SetHalo {
   std::vector<Neighbour> neighbours;
@@ -40,6 +45,26 @@ const SetHalo &setHalo(const opd_set *set);
 /// Halo exchange of one set dat, start to end (mpi/Exchange.cpp); counts
 /// into `loop`.
 void exchangeSetDat(opd_dat *dat, opd_loop *loop);
+/// Halo layers of unstructured sets (opd_rt_halo_depth, exec/CommAvoid.cpp;
+/// 1 by default), read when the sets are partitioned.
+int64_t setHaloLayers();
+/// Dirty bits of the set dats a set loop wrote (mpi/Exchange.cpp).
+void afterSetLoop(opd_loop *loop);
+/// opd_halo_group for set dats: brings each dat's halo `depth[i]` layers
+/// deep up to date (skipping dats already valid that deep), all of them
+/// packed into one message per neighbouring rank, left in flight until
+/// completeSetGroup; counts into `entry`.
+void groupSetExchange(opd_loop *entry, int n, opd_dat *const *dats,
+                      const int64_t *depth);
+/// The grouped exchange still in flight (posted by groupSetExchange,
+/// completed by the next set loop's wait for halos), and its completion.
+bool setGroupInFlight();
+void completeSetGroup();
+/// The cost model's geometry of a group's set dats (added to `geo`, which
+/// may hold a block part): neighbours, owned elements, exec-halo elements
+/// per layer, bytes per element and the bytes the group would send.
+void setChainGeometry(int n, opd_dat *const *dats, const int64_t *depth,
+                      ChainGeometry &geo);
 void releaseUnstructured();
 
 /// Communication-avoiding chains (mpi/Group.cpp dispatches): the block

@@ -475,6 +475,7 @@ bool startExchanges(opd_loop *loop) {
     return false;
   if (!loop->block)
     return startSetExchanges(loop);
+  completeSetGroup(); // a grouped set exchange in flight (Exchange.cpp)
   return startBlockExchanges(loop);
 }
 
@@ -543,6 +544,10 @@ void blockWritten(opd_dat *dat, const opd_loop *loop) {
 
 void afterLoop(opd_loop *loop) {
   completeGroup(); // a chain whose first loop was not a block loop
+  if (loop->set) {
+    afterSetLoop(loop); // mpi/Exchange.cpp
+    return;
+  }
   for (const opd_arg &a : loop->args)
     if (a.dat && writes(a.mode)) {
       if (a.dat->block && loop->block) {

@@ -801,6 +801,7 @@ using namespace opdc::rt;
 
 void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
                            int along, const int64_t *lo, const int64_t *hi) {
+  dist::settleExchanges();
   Problem p;
   p.dats[0] = a;
   p.dats[1] = b;

@@ -409,3 +409,25 @@ TEST_F(LoopTest, BytesRule) {
 }
 
 } // namespace
+
+// Communication avoidance on one process (core/Serial.cpp): the calls are
+// accepted and change nothing; a bad layer count is still an error.
+TEST_F(LoopTest, CommAvoidCallsDoNothingOnOneProcess) {
+  opd_rt_halo_depth(3, 2);
+  opd_set *s = opd_set_create("s", 5000);
+  opd_dat *d = opd_dat_create("d", s, OPD_F64, 1);
+  opd_arg args[] = {{d, nullptr, 0, OPD_ARG_DIRECT, OPD_WRITE, 8}};
+  opd_dat *dats[] = {d};
+  const int64_t depth[3] = {3, 0, 0};
+  opd_loop *group = nullptr;
+  opd_halo_group(&group, "group", 1, 1, dats, depth, 0, nullptr);
+  const int64_t lo[3] = {2, 0, 0}, hi[3] = {0, 0, 0};
+  opd_loop_extend_next(lo, hi);
+  opd_loop *slot = nullptr;
+  opd_loop *l = opd_loop_prepare(&slot, "direct", s, 1, args);
+  EXPECT_EQ(l->count, 5000);
+  EXPECT_EQ(l->execLayers, 0);
+  EXPECT_FALSE(l->extended());
+  EXPECT_EQ(opd_loop_chunks(l), 2);
+  EXPECT_DEATH(opd_rt_halo_depth(0, 2), "halo of 0 layers");
+}

@@ -737,7 +737,9 @@ private:
            std::to_string(access.args[n].datField) + ", opd_set_size(" +
            CUDAModule::handle(a.map->to) + ")}";
     }
-    line(in + 1, "static opd::ThreadColours opd_tc[3];");
+    // One per plan part: core, rest, exec halo, deeper layers (an extended
+    // loop, OPD_PART_DEEP_HALO).
+    line(in + 1, "static opd::ThreadColours opd_tc[4];");
     line(in + 1, "const opd::Written opd_w[] = {" + w + "};");
     line(in + 1, "opd::colour_threads(opd_tc[opd_k], opd_pt, opd_w, " +
                      std::to_string(nw) + ");");

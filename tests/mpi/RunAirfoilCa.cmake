@@ -1,0 +1,89 @@
+# RunAirfoilCa.cmake - Airfoil with communication avoidance on its sets
+# (issue 12): built with --comm-avoid=on, off and auto. The pass makes
+# adt_calc -> res_calc -> bres_calc -> update one chain (adt_calc over 2
+# exec-halo layers, q exchanged 2 layers deep before it, in one message
+# per neighbour). At 1, 2 and 4 ranks the final q (q_final.h5) is byte for
+# byte the plain program's; on 2 ranks the chain's grouped exchange sends
+# one message per neighbour per chain and its loops none (plain: res_calc
+# sends q and adt); auto, with a network latency of 1 ms for the cost
+# model, avoids too and gives the same q.
+# SPDX-License-Identifier: Apache-2.0
+cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/Common.cmake)
+mpi_test_fresh_workdir()
+mpi_test_step("mesh generation" ${MESHGEN} --I=20 --J=30 --h5 ${WORK}/mesh.h5)
+foreach(mode on off auto)
+  execute_process(COMMAND ${OPDC} build --mpi --comm-avoid=${mode}
+                          -Rpass=comm-avoid ${SOURCE} -o ${WORK}/${mode}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "opdc build --comm-avoid=${mode} failed:\n${out}${err}")
+  endif()
+  if(NOT mode STREQUAL "off" AND NOT err MATCHES "loop chain of 4 set loops")
+    message(FATAL_ERROR "--comm-avoid=${mode}: Airfoil's chain was not made "
+                        "communication-avoiding:\n${err}")
+  endif()
+endforeach()
+set(niter 10)
+set(ENV{OPD_NET_LATENCY_US} 1000)
+function(airfoil_run mode np)
+  file(MAKE_DIRECTORY ${WORK}/${mode}${np})
+  execute_process(
+    COMMAND ${MPIEXEC} ${MPIFLAGS} -np ${np} ${WORK}/${mode}
+            --meshfile=${WORK}/mesh.h5 --niter=${niter} --threads=1 --profile
+    WORKING_DIRECTORY ${WORK}/${mode}${np} RESULT_VARIABLE rc
+    OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${mode}, ${np} ranks failed (${rc}):\n${out}${err}")
+  endif()
+  set(out_${mode} "${out}" PARENT_SCOPE)
+endfunction()
+function(same_q mode np)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files
+                  ${WORK}/off${np}/q_final.h5 ${WORK}/${mode}${np}/q_final.h5
+                  RESULT_VARIABLE same)
+  if(NOT same EQUAL 0)
+    message(FATAL_ERROR "${np} ranks: q_final.h5 differs with "
+                        "--comm-avoid=${mode}")
+  endif()
+  message(STATUS "${np} ranks: q_final.h5 identical with --comm-avoid=${mode}")
+endfunction()
+foreach(np 1 2 4)
+  airfoil_run(off ${np})
+  airfoil_run(on ${np})
+  same_q(on ${np})
+  if(np EQUAL 2)
+    # Messages per profile row (msgs column).
+    foreach(v off on)
+      foreach(row adt_calc res_calc bres_calc chain)
+        set(re ${row})
+        if(row STREQUAL "chain")
+          set(re "chain at [^ ]+")
+        endif()
+        if(out_${v} MATCHES "\n${re} +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +([0-9]+)")
+          set(${v}_${row} ${CMAKE_MATCH_1})
+        else()
+          set(${v}_${row} 0)
+        endif()
+      endforeach()
+    endforeach()
+    math(EXPR chains "2 * ${niter}")
+    # One message per rank and chain, except the first (q as read).
+    math(EXPR want "2 * (${chains} - 1)")
+    set(group ${on_chain})
+    message(STATUS "2 ranks, ${chains} chains: off: res_calc ${off_res_calc} "
+                   "messages; on: grouped ${group}, adt_calc ${on_adt_calc}, "
+                   "res_calc ${on_res_calc}, bres_calc ${on_bres_calc}")
+    if(NOT group EQUAL want OR NOT on_adt_calc EQUAL 0 OR NOT on_res_calc
+       EQUAL 0 OR NOT on_bres_calc EQUAL 0)
+      message(FATAL_ERROR "communication avoidance: expected ${want} grouped "
+                          "messages and none in the chain's loops:\n${out_on}")
+    endif()
+  endif()
+endforeach()
+airfoil_run(auto 4)
+same_q(auto 4)
+if(NOT out_auto MATCHES "avoided [1-9][0-9]* of")
+  message(FATAL_ERROR "--comm-avoid=auto with 1 ms latency never avoided:\n"
+                      "${out_auto}")
+endif()
