@@ -295,6 +295,17 @@ void CommAvoider::setChain(const LoopChain &c) {
     missed(r.notApplicable);
     return;
   }
+  // Deeper set halos make every plain exchange of the program larger (an
+  // exchange as deep as the halo sends all its layers: Airfoil's plain
+  // res_calc sends 2x the bytes), which `auto` would pay whenever the
+  // runtime chose the plain run; and res_calc's dats already fly in one
+  // round, so the model rarely chooses otherwise. Sets only with `on`.
+  if (ctx.commAvoid != CommAvoidMode::On && r.setLayers > 1) {
+    missed("chains over sets need " + std::to_string(r.setLayers) +
+           " halo layers, which make plain exchanges larger; only with "
+           "--comm-avoid=on");
+    return;
+  }
   const size_t n = c.loops.size();
   // The plain run's exchanges, by the runtime's dirty bits: every loop at
   // its own layers (1 with increments through maps, else 0), writes leaving
