@@ -47,23 +47,28 @@ def parse_run(path):
 
 def predictions(path):
     """(plain_us, avoiding_us, measured_avoiding_us, lines): the cost
-    model's predicted chain times (the runtime's --profile section
-    "communication avoidance", summed over the chains it lists; times per
-    run, max over ranks) and the chain time the runtime measured."""
+    model's chain times (the runtime's --profile section "communication
+    avoidance", summed over the chains it lists; times per run, max over
+    ranks): evaluated with the loops' compute times measured over the run
+    when the profile gives that ("model with the measured loop times"),
+    else as predicted at the decision; and the chain time the runtime
+    measured."""
     if not os.path.exists(path):
         return None, None, None, []
     text = open(path, encoding="utf-8", errors="replace").read()
     rows = re.findall(
         r"^  (.*): avoided (\d+) of (\d+) runs.*predicted plain ([0-9.]+) us, "
         r"avoiding ([0-9.]+) us; measured plain ([0-9.]+) us, avoiding "
-        r"([0-9.]+) us$", text, re.M)
+        r"([0-9.]+) us(?:; model with the measured loop times: plain "
+        r"([0-9.]+) us, avoiding ([0-9.]+) us)?$", text, re.M)
     if not rows:
         return None, None, None, []
     lines = [l for l in text.splitlines()
              if l.startswith("communication avoidance") or
              re.match(r"^  .*: avoided \d+ of", l)]
-    return (sum(float(r[3]) for r in rows), sum(float(r[4]) for r in rows),
-            sum(float(r[6]) for r in rows), lines)
+    plain = sum(float(r[7] or r[3]) for r in rows)
+    avoid = sum(float(r[8] or r[4]) for r in rows)
+    return plain, avoid, sum(float(r[6]) for r in rows), lines
 
 
 def main():

@@ -37,10 +37,13 @@
 //          m_r the grouped message's bytes per neighbour, the pack and
 //          unpack at memory bandwidth; core_1 the first loop's core time
 //          when the exchange flies during it (one round), else 0.
-// c_l is measured: `auto` runs the chain plain once first (it also counts
-// the messages the loops really send; none: nothing to avoid), then
+// c_l is measured: `auto` runs the chain plain once first (which also
+// counts the messages the loops really send; none: nothing to avoid), then
 // decides, once (two allreduces per run would cost more latency than the
-// chain saves). Without a measurement (`on`) c_l is the loop's bytes at M.
+// chain saves). `on` decides at once with c_l the loop's bytes at M (which
+// in-cache loops beat several-fold); the profile evaluates the model again
+// with the loops' times measured over the run, next to the measured chain
+// times (bench/ca compares them).
 // OP2-CA's 2 x_l p (L + m/B) counted every message twice and the
 // neighbours one after another; measured, a plain loop waits one latency
 // per round.
@@ -130,10 +133,17 @@ struct ChainRecord {
   std::vector<double> compute;
   /// The decision, made once (opd_halo_group).
   bool decided = false, decision = false;
-  /// Per loop seen in a plain run: its seconds outside exchanges so far.
+  /// Per loop seen: its seconds outside exchanges so far.
   std::vector<std::pair<const opd_loop *, double>> seen;
-  double predictedPlain = 0, predictedAvoiding = 0; ///< per run, last
+  /// Per loop of the chain, its compute summed over the avoiding runs
+  /// (extension included), for the profile's re-evaluated model.
+  std::vector<double> computeAvoiding;
+  double predictedPlain = 0, predictedAvoiding = 0; ///< at the decision
   double secondsPlain = 0, secondsAvoiding = 0;     ///< measured, summed
+  /// The model's inputs at the decision (this rank's).
+  dist::ChainGeometry geo;
+  std::vector<opd_chain_loop> loops;
+  int32_t loopIndex = 0; ///< the next loop of the running chain
 };
 std::vector<std::unique_ptr<ChainRecord>> &records() {
   static std::vector<std::unique_ptr<ChainRecord>> all;
@@ -162,6 +172,51 @@ ChainRecord *recordOf(opd_loop *entry, const char *name) {
   return r;
 }
 
+// OP2-CA's model as above: the plain and the avoiding chain's time per run
+// on this rank, with `compute` the loops' measured compute times over the
+// rank's points (empty: their bytes at memory bandwidth).
+void evaluate(const Model &m, const dist::ChainGeometry &geo,
+              const std::vector<opd_chain_loop> &loops,
+              const std::vector<double> &compute, double &plain,
+              double &avoid) {
+  plain = avoid = 0;
+  if (geo.neighbours <= 0 || geo.ownedPoints <= 0)
+    return;
+  const std::size_t n = loops.size();
+  const double rounds = std::max(1, geo.rounds);
+  auto S = [&](double k) { return geo.haloPointsPerDepth * k; };
+  const double A = geo.haloPointsPerDepth / geo.neighbours;
+  const bool measured = compute.size() == n && n > 0;
+  auto whole = [&](std::size_t l) {
+    return measured ? compute[l]
+                    : double(loops[l].bytes) * geo.ownedPoints / m.memory;
+  };
+  for (std::size_t l = 0; l < n; ++l) {
+    const opd_chain_loop &c = loops[l];
+    const double g = whole(l) / geo.ownedPoints;
+    if (c.exchanges > 0) {
+      const double msg =
+          rounds * (m.latency +
+                    c.exchanges * A * c.depth * geo.bytesPerPoint / m.network);
+      const double core = g * std::max(0.0, geo.ownedPoints - S(c.depth));
+      plain += (geo.overlaps ? std::max(core, msg) : core + msg) +
+               g * S(c.depth);
+    } else {
+      plain += whole(l);
+    }
+    avoid += g * (geo.ownedPoints + S(double(c.extension)));
+  }
+  const double msg =
+      rounds * (m.latency + geo.groupBytes / geo.neighbours / m.network);
+  // Overlapped with the first loop's core when the exchange is one round
+  // (a block split along its outermost dimension only; sets).
+  double hidden = 0;
+  if (geo.overlaps && n > 0)
+    hidden = whole(0) / geo.ownedPoints *
+             std::max(0.0, geo.ownedPoints - S(double(loops[0].extension + 1)));
+  avoid += std::max(0.0, msg - hidden) + 2.0 * geo.groupBytes / m.memory;
+}
+
 } // namespace
 
 int64_t haloLayersWanted() { return wantLayers; }
@@ -182,8 +237,9 @@ bool takeExtension(int64_t *lo, int64_t *hi) {
 void chainLoopEnded(const opd_loop *loop) {
   if (!current || loopsLeft <= 0)
     return;
-  if (!avoiding && current->plainMessages < 0) {
-    // The measuring run: each loop's time outside exchanges, this call.
+  {
+    // Each loop's time outside exchanges, this call: the measuring plain
+    // run's for the model, the avoiding runs' for the profile.
     double now = loop->seconds - loop->exchangeSeconds, before = 0;
     auto it = std::find_if(current->seen.begin(), current->seen.end(),
                            [&](const auto &e) { return e.first == loop; });
@@ -193,7 +249,14 @@ void chainLoopEnded(const opd_loop *loop) {
       before = it->second;
       it->second = now;
     }
-    current->compute.push_back(now - before);
+    const std::size_t l = std::size_t(current->loopIndex++);
+    if (!avoiding && current->plainMessages < 0)
+      current->compute.push_back(now - before);
+    if (avoiding) {
+      if (current->computeAvoiding.size() <= l)
+        current->computeAvoiding.resize(l + 1, 0.0);
+      current->computeAvoiding[l] += now - before;
+    }
   }
   if (--loopsLeft == 0) {
     const double t = opd_rt_wtime() - chainStart;
@@ -217,20 +280,39 @@ std::string chainProfile() {
                 m.latency * 1e6, m.network * 1e-9, m.memory * 1e-9);
   out += line;
   for (const auto &r : records()) {
-    double v[4] = {r->predictedPlain, r->predictedAvoiding,
+    // The model again with the loops' compute measured over the whole run
+    // (the avoiding runs' without their extension's share, when the chain
+    // avoided), next to the measured chain times.
+    std::vector<double> c = r->compute;
+    if (r->avoided > 0 && r->computeAvoiding.size() == r->loops.size()) {
+      c.clear();
+      const double V = std::max(1.0, r->geo.ownedPoints);
+      for (std::size_t l = 0; l < r->loops.size(); ++l)
+        c.push_back(r->computeAvoiding[l] / double(r->avoided) /
+                    (1.0 + r->geo.haloPointsPerDepth *
+                               double(r->loops[l].extension) / V));
+    }
+    double plain = 0, avoid = 0;
+    evaluate(m, r->geo, r->loops, c, plain, avoid);
+    double v[6] = {r->predictedPlain,
+                   r->predictedAvoiding,
                    r->runs > r->avoided
                        ? r->secondsPlain / double(r->runs - r->avoided)
                        : 0.0,
-                   r->avoided ? r->secondsAvoiding / double(r->avoided) : 0.0};
-    double mx[4], sum[4];
-    dist::maxAndSum(v, mx, sum, 4);
+                   r->avoided ? r->secondsAvoiding / double(r->avoided) : 0.0,
+                   plain,
+                   avoid};
+    double mx[6], sum[6];
+    dist::maxAndSum(v, mx, sum, 6);
     std::snprintf(line, sizeof line,
                   "  %s: avoided %lld of %lld runs%s; predicted plain %.1f "
                   "us, avoiding %.1f us; measured plain %.1f us, avoiding "
-                  "%.1f us\n",
+                  "%.1f us; model with the measured loop times: plain %.1f "
+                  "us, avoiding %.1f us\n",
                   r->name.c_str(), (long long)r->avoided, (long long)r->runs,
                   r->infeasible ? " (rank parts too thin for the halos)" : "",
-                  mx[0] * 1e6, mx[1] * 1e6, mx[2] * 1e6, mx[3] * 1e6);
+                  mx[0] * 1e6, mx[1] * 1e6, mx[2] * 1e6, mx[3] * 1e6,
+                  mx[4] * 1e6, mx[5] * 1e6);
     out += line;
   }
   return out;
@@ -281,6 +363,7 @@ void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
   loopsLeft = nloops;
   chainStart = opd_rt_wtime();
   messagesBefore = messagesSent();
+  r->loopIndex = 0;
   ++r->runs;
   avoiding = false;
   if (dist::ranks() == 1)
@@ -296,9 +379,9 @@ void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
   }
   // The decision: forced by the environment, else as compiled. It is
   // made once per chain (a collective costs latencies of its own, on every
-  // run it would eat what the chain saves): `on` on the first run, `auto`
-  // on the second, after one plain run measured the messages the chain's
-  // loops really send and their compute times.
+  // run it would eat what the chain saves): `on` at the first run, `auto`
+  // at the second, after one plain run measured the messages the chain's
+  // loops really send and their compute times (the model's c_l).
   const int decide = forcedMode() >= 0 ? forcedMode() : (mode == 1 ? 1 : 2);
   if (decide == 0)
     return;
@@ -306,50 +389,11 @@ void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
     if (decide == 2 && r->plainMessages < 0)
       return; // the measuring run
     const Model &m = model();
-    dist::ChainGeometry geo = dist::chainGeometry(group);
+    r->geo = dist::chainGeometry(group);
+    r->loops.assign(loops, loops + nloops);
     double plain = 0, avoid = 0;
-    if (geo.neighbours > 0 && geo.ownedPoints > 0) {
-      const double rounds = std::max(1, geo.rounds);
-      auto S = [&](double k) { return geo.haloPointsPerDepth * k; };
-      const double A = geo.haloPointsPerDepth / geo.neighbours;
-      const bool measured =
-          int32_t(r->compute.size()) == nloops && nloops > 0;
-      for (int32_t l = 0; l < nloops; ++l) {
-        const opd_chain_loop &c = loops[l];
-        // A loop's compute time per run over the rank's points: measured
-        // in the plain run when there was one, else its bytes at memory
-        // bandwidth.
-        const double whole =
-            measured ? r->compute[std::size_t(l)]
-                     : double(c.bytes) * geo.ownedPoints / m.memory;
-        const double g = whole / geo.ownedPoints;
-        if (c.exchanges > 0) {
-          const double msg =
-              rounds * (m.latency + c.exchanges * A * c.depth *
-                                        geo.bytesPerPoint / m.network);
-          const double core = g * std::max(0.0, geo.ownedPoints - S(c.depth));
-          plain += (geo.overlaps ? std::max(core, msg) : core + msg) +
-                   g * S(c.depth);
-        } else {
-          plain += whole;
-        }
-        avoid += g * (geo.ownedPoints + S(double(c.extension)));
-      }
-      const double mr = geo.groupBytes / geo.neighbours;
-      const double msg = rounds * (m.latency + mr / m.network);
-      // Overlapped with the first loop's core when the exchange is one
-      // round (a block split along its outermost dimension only).
-      double hidden = 0;
-      if (geo.overlaps && nloops > 0) {
-        const double g0 =
-            measured ? r->compute[0] / geo.ownedPoints
-                     : double(loops[0].bytes) / m.memory;
-        hidden = g0 * std::max(0.0, geo.ownedPoints -
-                                        S(double(loops[0].extension + 1)));
-      }
-      avoid += std::max(0.0, msg - hidden) + 2.0 * geo.groupBytes / m.memory;
-    }
-    double v[4] = {plain, avoid, geo.feasible ? 0.0 : 1.0,
+    evaluate(m, r->geo, r->loops, r->compute, plain, avoid);
+    double v[4] = {plain, avoid, r->geo.feasible ? 0.0 : 1.0,
                    double(r->plainMessages)},
            mx[4], sum[4];
     dist::maxAndSum(v, mx, sum, 4);
