@@ -101,6 +101,10 @@ private:
   std::string whyNot(const LoopChain &c) const;
   void chain(const LoopChain &c);
   void setChain(const LoopChain &c);
+  /// Attaches \p group to the chain's first loop and reports it.
+  void commit(const LoopChain &c, std::shared_ptr<const HaloGroup> group,
+              int64_t plainTotal, const std::string &what,
+              const std::string &groupText, const std::string &runs);
 };
 
 std::string CommAvoider::whyNot(const LoopChain &c) const {
@@ -255,26 +259,9 @@ void CommAvoider::chain(const LoopChain &c) {
     group->loops.push_back(cost);
     extText += (l ? ", " : "") + std::to_string(ext[l]);
   }
-  const_cast<ParLoopStmt &>(*c.loops[0]).haloGroup = group;
   program.blockHaloDepth = std::max(program.blockHaloDepth, deepest);
-  changed = true;
-  ctx.stats.add(PassName, "chains", "loop chains made communication-avoiding");
-  ctx.stats.add(PassName, "messages", "halo exchanges per neighbour saved",
-                plainTotal - 1);
-  std::string names;
-  for (const ParLoopStmt *l : c.loops)
-    names += (names.empty() ? "" : ", ") + quoted(l->kernel->name);
-  ctx.diags.remark(
-      c.loops.front()->range,
-      "loop chain of " + std::to_string(n) + " loops (" + names +
-          "): one grouped halo exchange before it (" + groupText +
-          ") instead of " + std::to_string(plainTotal) +
-          " exchanges per run; loops run " + extText +
-          " points beyond each rank's part; " +
-          (group->mode == HaloGroup::Mode::On
-               ? "always (--comm-avoid=on)"
-               : "the runtime's cost model decides per run"),
-      PassName);
+  commit(c, group, plainTotal, "loops", groupText,
+         extText + " points beyond each rank's part");
 }
 
 // A chain over unstructured sets (issue 12, OP2-CA): each loop runs the
@@ -381,8 +368,19 @@ void CommAvoider::setChain(const LoopChain &c) {
     group->loops.push_back(cost);
     extText += (l ? ", " : "") + std::to_string(r.layers[l]);
   }
-  const_cast<ParLoopStmt &>(*c.loops[0]).haloGroup = group;
   program.haloLayers = std::max(program.haloLayers, r.setLayers);
+  commit(c, group, plainTotal, "set loops",
+         groupText.empty() ? std::string("none needed") : groupText,
+         extText + " exec-halo layers");
+}
+
+void CommAvoider::commit(const LoopChain &c,
+                         std::shared_ptr<const HaloGroup> group,
+                         int64_t plainTotal, const std::string &what,
+                         const std::string &groupText,
+                         const std::string &runs) {
+  const bool on = group->mode == HaloGroup::Mode::On;
+  const_cast<ParLoopStmt &>(*c.loops[0]).haloGroup = std::move(group);
   changed = true;
   ctx.stats.add(PassName, "chains", "loop chains made communication-avoiding");
   ctx.stats.add(PassName, "messages", "halo exchanges per neighbour saved",
@@ -390,18 +388,16 @@ void CommAvoider::setChain(const LoopChain &c) {
   std::string names;
   for (const ParLoopStmt *l : c.loops)
     names += (names.empty() ? "" : ", ") + quoted(l->kernel->name);
-  ctx.diags.remark(
-      c.loops.front()->range,
-      "loop chain of " + std::to_string(n) + " set loops (" + names +
-          "): one grouped halo exchange before it (" +
-          (groupText.empty() ? std::string("none needed") : groupText) +
-          ") instead of " + std::to_string(plainTotal) +
-          " exchanges per run; loops run " + extText +
-          " exec-halo layers; " +
-          (group->mode == HaloGroup::Mode::On
-               ? "always (--comm-avoid=on)"
-               : "the runtime's cost model decides per run"),
-      PassName);
+  ctx.diags.remark(c.loops.front()->range,
+                   "loop chain of " + std::to_string(c.loops.size()) + " " +
+                       what + " (" + names +
+                       "): one grouped halo exchange before it (" +
+                       groupText + ") instead of " +
+                       std::to_string(plainTotal) +
+                       " exchanges per run; loops run " + runs + "; " +
+                       (on ? "always (--comm-avoid=on)"
+                           : "the runtime's cost model decides per run"),
+                   PassName);
 }
 
 void CommAvoider::body(Body &b) {

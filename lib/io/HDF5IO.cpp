@@ -539,7 +539,7 @@ void createDat(File &file, opd_dat *dat) {
 // Writes `count` rows from row `first` of `dat`'s dataset (count < 0: the
 // whole dataset) from `data`.
 // Writes `data` into the hyperslab [start, start + cnt) of the dataset
-// (file dimensions, outermost first), or everything when start is empty.
+// (file dimensions, outermost first), or all of it when start is empty.
 void writeSlab(File &file, opd_dat *dat, const char *data,
                const std::vector<hsize_t> &start,
                const std::vector<hsize_t> &cnt);
@@ -560,34 +560,20 @@ void writeBox(File &file, opd_dat *dat, const char *data, const int64_t *lo,
 
 void writeRows(File &file, opd_dat *dat, const char *data, int64_t first,
                int64_t count) {
-  hid_t dset = H5Dopen2(file.id(), dat->name.c_str(), H5P_DEFAULT);
-  if (dset < 0)
-    failf("cannot write the data of dataset '%s' to HDF5 file '%s'",
-          dat->name.c_str(), file.path());
-  hid_t type = memTypeOf(dat->type);
-  herr_t status = 0;
-  if (count < 0) {
-    if (dat->interiorPoints() > 0)
-      status = H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
-  } else if (count > 0) {
-    hid_t fspace = H5Dget_space(dset);
-    const int rank = fspace < 0 ? -1 : H5Sget_simple_extent_ndims(fspace);
-    std::vector<hsize_t> dims(std::size_t(rank > 0 ? rank : 1), 0);
-    if (rank > 0)
-      H5Sget_simple_extent_dims(fspace, dims.data(), nullptr);
-    if (fspace >= 0)
-      H5Sclose(fspace);
-    H5Dclose(dset);
-    std::vector<hsize_t> start(dims.size(), 0), cnt = dims;
+  if (count == 0)
+    return;
+  std::vector<hsize_t> start, cnt;
+  if (count > 0) {
+    // Rows [first, first + count) of the dataset's first dimension, every
+    // column of the others.
+    const std::vector<int64_t> shape = datShapes(dat).front();
+    for (int64_t d : shape)
+      cnt.push_back(hsize_t(d));
+    start.assign(cnt.size(), 0);
     start[0] = hsize_t(first);
     cnt[0] = hsize_t(count);
-    writeSlab(file, dat, data, start, cnt);
-    return;
   }
-  H5Dclose(dset);
-  if (status < 0)
-    failf("cannot write the data of dataset '%s' to HDF5 file '%s'",
-          dat->name.c_str(), file.path());
+  writeSlab(file, dat, data, start, cnt);
 }
 
 void writeSlab(File &file, opd_dat *dat, const char *data,
@@ -599,7 +585,10 @@ void writeSlab(File &file, opd_dat *dat, const char *data,
           dat->name.c_str(), file.path());
   hid_t type = memTypeOf(dat->type);
   herr_t status = 0;
-  {
+  if (start.empty()) {
+    if (dat->interiorPoints() > 0)
+      status = H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+  } else {
     hid_t fspace = H5Dget_space(dset);
     const int rank = fspace < 0 ? -1 : H5Sget_simple_extent_ndims(fspace);
     if (rank != int(cnt.size()))
