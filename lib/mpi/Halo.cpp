@@ -329,8 +329,12 @@ std::string partitionDescription() {
                 "per rank %.1f..%.1f MiB",
                 read, double(-peak[1]) / 1048576.0,
                 double(peak[0]) / 1048576.0);
+  // No note: one rank, or no set was partitioned (a program of blocks
+  // only; their split is the Cartesian grid of ranks).
   const std::string what =
-      noteStorage().empty() ? std::string("none (one rank)") : noteStorage();
+      !noteStorage().empty() ? noteStorage()
+      : ranks() == 1         ? std::string("none (one rank)")
+                             : std::string("no sets partitioned");
   return what + memoryNote + text;
 }
 
