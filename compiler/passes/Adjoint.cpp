@@ -59,6 +59,7 @@
 #include "passes/SolveDiff.h"
 
 #include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
 
@@ -86,6 +87,48 @@ StmtPtr assign(AssignOp op, ExprPtr t, ExprPtr v) {
   return std::make_unique<AssignStmt>(op, std::move(t), std::move(v));
 }
 ExprPtr zero(Type t) { return std::make_unique<ConstantExpr>(zeroOf(t)); }
+
+/// A loop bound plus a constant, folded when the bound is a constant.
+ExprPtr plusConst(const Expr &e, int64_t c) {
+  if (c == 0)
+    return e.clone();
+  if (auto *k = dyn_cast<ConstantExpr>(&e))
+    return std::make_unique<ConstantExpr>(
+        ConstValue::ofInt(e.type.scalar, k->value.asInt() + c));
+  return std::make_unique<BinaryExpr>(
+      BinaryOp::Add, e.clone(),
+      std::make_unique<ConstantExpr>(ConstValue::ofInt(e.type.scalar, c)));
+}
+
+/// min(a, b) or max(a, b) of two loop bounds, folded when both are
+/// constants or the same expression.
+ExprPtr minMax(Intrinsic id, ExprPtr a, ExprPtr b) {
+  auto *ka = dyn_cast<ConstantExpr>(a.get());
+  auto *kb = dyn_cast<ConstantExpr>(b.get());
+  if (ka && kb) {
+    int64_t x = ka->value.asInt(), y = kb->value.asInt();
+    return std::make_unique<ConstantExpr>(ConstValue::ofInt(
+        a->type.scalar, id == Intrinsic::Min ? std::min(x, y) : std::max(x, y)));
+  }
+  if (exprToString(*a) == exprToString(*b))
+    return a;
+  std::vector<ExprPtr> args;
+  args.push_back(std::move(a));
+  args.push_back(std::move(b));
+  return std::make_unique<IntrinsicExpr>(id, std::move(args));
+}
+
+/// Whether a range is empty whatever the run-time values: some dimension
+/// with constant bounds lo >= hi.
+bool provablyEmpty(const std::vector<LoopRange> &ranges) {
+  for (const LoopRange &r : ranges) {
+    auto *lo = dyn_cast<ConstantExpr>(r.lo.get());
+    auto *hi = dyn_cast<ConstantExpr>(r.hi.get());
+    if (lo && hi && lo->value.asInt() >= hi->value.asInt())
+      return true;
+  }
+  return false;
+}
 
 /// The variable an lvalue assigns (a variable or a component of one).
 unsigned rootSlot(const Expr &target) {
@@ -684,6 +727,34 @@ bool Expansion::transposedStencils(const ParLoopStmt &l,
                  "the adjoint of a stencil read needs the loop's range: write "
                  "it (loop " + k.name + " over " + l.block->name +
                      "[lo..hi, ...])");
+  // Per shift t, the loop over R + t is cut into the interior I, the
+  // points every shifted range covers, and the rest of R + t: first the
+  // interior loops of all shifts, with the same range (the fuse pass makes
+  // them one gather sweep), then each shift's frame. Every point still gets
+  // its contributions in the order of the shifts. Bounds of other integer
+  // types in one dimension keep one loop per shift over R + t.
+  const size_t dims = l.ranges.size();
+  std::vector<int64_t> tMin(dims, 0), tMax(dims, 0);
+  bool split = shifts.size() > 1;
+  for (size_t d = 0; d < dims; ++d) {
+    split = split && l.ranges[d].lo->type == l.ranges[d].hi->type &&
+            l.ranges[d].lo->type.isScalar();
+    for (const std::vector<int64_t> &t : shifts) {
+      tMin[d] = std::min(tMin[d], t[d]);
+      tMax[d] = std::max(tMax[d], t[d]);
+    }
+  }
+  std::vector<LoopRange> interior;
+  if (split)
+    for (size_t d = 0; d < dims; ++d) {
+      // I_d = [lo + max t, max(hi + min t, lo + max t)): empty, never
+      // reversed, when the range is narrower than the shifts' spread.
+      ExprPtr ilo = plusConst(*l.ranges[d].lo, tMax[d]);
+      ExprPtr ihi = minMax(Intrinsic::Max, plusConst(*l.ranges[d].hi, tMin[d]),
+                           ilo->clone());
+      interior.push_back({std::move(ilo), std::move(ihi)});
+    }
+  std::vector<std::unique_ptr<ParLoopStmt>> frames;
   for (const std::vector<int64_t> &t : shifts) {
     std::vector<bool> tkey = key;
     for (int64_t v : t)
@@ -700,17 +771,6 @@ bool Expansion::transposedStencils(const ParLoopStmt &l,
     auto loop = std::make_unique<ParLoopStmt>(l.range);
     loop->kernel = kt;
     loop->block = l.block;
-    for (size_t d = 0; d < l.ranges.size(); ++d) {
-      auto moved = [&](const ExprPtr &e) -> ExprPtr {
-        if (t[d] == 0)
-          return e->clone();
-        return std::make_unique<BinaryExpr>(
-            BinaryOp::Add, e->clone(),
-            std::make_unique<ConstantExpr>(
-                ConstValue::ofInt(e->type.scalar, t[d])));
-      };
-      loop->ranges.push_back({moved(l.ranges[d].lo), moved(l.ranges[d].hi)});
-    }
     for (const AccessDescriptor &a : l.args)
       if (a.mode == AccessMode::Read || a.mode == AccessMode::ReadWrite) {
         AccessDescriptor c = a.clone();
@@ -753,8 +813,54 @@ bool Expansion::transposedStencils(const ParLoopStmt &l,
       }
       loop->args.push_back(std::move(c));
     }
+    // R + t, per dimension.
+    std::vector<LoopRange> moved;
+    for (size_t d = 0; d < dims; ++d)
+      moved.push_back({plusConst(*l.ranges[d].lo, t[d]),
+                       plusConst(*l.ranges[d].hi, t[d])});
+    if (!split) {
+      loop->ranges = std::move(moved);
+      b.ctx.stats.add(PassName, "transposed", "transposed-stencil loops");
+      out.push_back(std::move(loop));
+      continue;
+    }
+    // (R + t) \ I as disjoint slabs: slab d is I in the dimensions before
+    // d, below or above I_d in d, all of R + t after d.
+    for (size_t d = 0; d < dims; ++d)
+      for (int side = 0; side < 2; ++side) {
+        auto frame = std::make_unique<ParLoopStmt>(l.range);
+        frame->kernel = kt;
+        frame->block = l.block;
+        for (const AccessDescriptor &a : loop->args)
+          frame->args.push_back(a.clone());
+        for (size_t e = 0; e < dims; ++e) {
+          if (e < d)
+            frame->ranges.push_back(interior[e].clone());
+          else if (e > d)
+            frame->ranges.push_back(moved[e].clone());
+          else if (side == 0) // [lo + t, min(hi + t, I_lo))
+            frame->ranges.push_back(
+                {moved[e].lo->clone(),
+                 minMax(Intrinsic::Min, moved[e].hi->clone(),
+                        interior[e].lo->clone())});
+          else // [max(lo + t, I_hi), hi + t)
+            frame->ranges.push_back(
+                {minMax(Intrinsic::Max, moved[e].lo->clone(),
+                        interior[e].hi->clone()),
+                 moved[e].hi->clone()});
+        }
+        if (!provablyEmpty(frame->ranges))
+          frames.push_back(std::move(frame));
+      }
+    for (size_t d = 0; d < dims; ++d)
+      loop->ranges.push_back(interior[d].clone());
     b.ctx.stats.add(PassName, "transposed", "transposed-stencil loops");
     out.push_back(std::move(loop));
+  }
+  for (auto &frame : frames) {
+    b.ctx.stats.add(PassName, "transposed-frames",
+                    "transposed-stencil frame loops");
+    out.push_back(std::move(frame));
   }
   for (size_t i : off) {
     plan[i].active = false;
