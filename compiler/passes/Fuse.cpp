@@ -29,7 +29,9 @@
 // Bitwise the same results: each element runs the same operations on the
 // same values in the same order (A's, then B's); the fused kernel passes a
 // dat both loops reach at the element as one parameter, so B reads A's
-// store. Reductions keep one accumulator per argument and the runtime's
+// store. A block dat the group only reads, through different stencils,
+// is one parameter too, through the union of the stencils (one base
+// pointer: the loads of common points can be shared). Reductions keep one accumulator per argument and the runtime's
 // chunks depend only on the set or range, so every partial sum and the
 // order of combining them are unchanged, for any number of threads. Under
 // MPI the fused loop's arguments describe every access (read-only dats
@@ -117,6 +119,28 @@ bool atCentre(const AccessDescriptor &a) {
          (a.kind == ArgKind::Stencil && a.stencil && a.stencil->isCentreOnly());
 }
 
+/// Reads of one block dat (through stencils or directly) that one
+/// parameter can stand for, through the union of their stencils: the dat is
+/// read only (check 3 keeps a dat some loop of the group writes at the
+/// element), so every offset reads the same value either way. The fused
+/// body then loads each point from one base pointer, and LLVM can share the
+/// loads of points the loops' stencils have in common (the transposed
+/// stencil's shifted reads of one dat).
+bool blockReads(const AccessDescriptor &a, const AccessDescriptor &b) {
+  auto blockRead = [](const AccessDescriptor &x) {
+    return x.mode == AccessMode::Read && x.usesDat() && x.dat->block &&
+           (x.kind == ArgKind::Stencil || x.kind == ArgKind::Direct);
+  };
+  return blockRead(a) && blockRead(b) && a.dat == b.dat;
+}
+
+/// The points of a block access: its stencil's, or the centre.
+std::vector<std::vector<int64_t>> pointsOf(const AccessDescriptor &a) {
+  if (a.kind == ArgKind::Stencil && a.stencil)
+    return a.stencil->points;
+  return {std::vector<int64_t>(a.dat->block->dims, 0)};
+}
+
 /// The mode of one parameter standing for \p first then \p second at the
 /// same element.
 AccessMode mergeModes(AccessMode first, AccessMode second) {
@@ -175,10 +199,16 @@ private:
   void fuseBody(Function &host, Body &body);
   StmtPtr buildFused(const LoopChain &c, const std::vector<unsigned> &group);
   Function *addKernel(std::unique_ptr<Function> k);
+  /// A stencil with the points of both block reads (an existing one with
+  /// the same points when there is one).
+  Stencil *unionStencil(const AccessDescriptor &a,
+                              const AccessDescriptor &b);
 
   Program &program;
   PassContext &ctx;
   bool changed = false;
+  /// Union stencils made while one group is fused (unionStencil).
+  std::vector<std::unique_ptr<Stencil>> pending;
 };
 
 std::string Fuser::whyNotFusable(const LoopChain &c, unsigned l) {
@@ -296,6 +326,31 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
   return "";
 }
 
+Stencil *Fuser::unionStencil(const AccessDescriptor &a,
+                                   const AccessDescriptor &b) {
+  std::vector<std::vector<int64_t>> points = pointsOf(a);
+  for (const std::vector<int64_t> &pt : pointsOf(b))
+    if (std::find(points.begin(), points.end(), pt) == points.end())
+      points.push_back(pt);
+  if (a.kind == ArgKind::Stencil && a.stencil && a.stencil->points == points)
+    return a.stencil;
+  for (auto *list : {&program.stencils, &pending})
+    for (const auto &s : *list)
+      if (s->points == points)
+        return s.get();
+  auto name = [](const AccessDescriptor &x) {
+    return x.kind == ArgKind::Stencil && x.stencil ? x.stencil->name
+                                                   : std::string("centre");
+  };
+  auto s = std::make_unique<Stencil>();
+  s->name = name(a) + "+" + name(b);
+  s->dims = a.dat->block->dims;
+  s->points = std::move(points);
+  s->range = a.stencil ? a.stencil->range : SourceRange();
+  pending.push_back(std::move(s));
+  return pending.back().get();
+}
+
 Function *Fuser::addKernel(std::unique_ptr<Function> k) {
   // The same loops fused in two places give the same kernel: keep one.
   std::string text;
@@ -346,12 +401,18 @@ StmtPtr Fuser::buildFused(const LoopChain &c,
       for (unsigned j = 0; j < loop->args.size() && found < 0; ++j) {
         const AccessDescriptor &f = loop->args[j];
         bool writes = modeWrites(a.mode) || modeWrites(f.mode);
-        if (sameAccess(f, a) || (writes && f.usesDat() && a.usesDat() &&
-                                 f.dat == a.dat && atCentre(f) && atCentre(a)))
+        if (sameAccess(f, a) || blockReads(f, a) ||
+            (writes && f.usesDat() && a.usesDat() && f.dat == a.dat &&
+             atCentre(f) && atCentre(a)))
           found = int(j);
       }
       if (found >= 0) {
         AccessDescriptor &f = loop->args[unsigned(found)];
+        if (blockReads(f, a) && !sameAccess(f, a)) {
+          f.kind = ArgKind::Stencil;
+          f.stencil = unionStencil(f, a);
+          k->kernelParams[unsigned(found)].stencil = f.stencil;
+        }
         f.mode = mergeModes(f.mode, a.mode);
         k->kernelParams[unsigned(found)].mode = f.mode;
         paramOf[i] = unsigned(found);
@@ -409,6 +470,26 @@ StmtPtr Fuser::buildFused(const LoopChain &c,
     for (StmtPtr &s : body.stmts)
       k->body.stmts.push_back(std::move(s));
   }
+  // A direct read merged later into a stencil parameter (blockReads):
+  // the bodies before the merge read it without an offset.
+  struct CentreOffsets : IRMutator {
+    const Function &fused;
+    explicit CentreOffsets(const Function &f) : fused(f) {}
+    ExprPtr mutateKernelArg(std::unique_ptr<KernelArgExpr> e) override {
+      const Stencil *s = fused.kernelParams[e->index].stencil;
+      if (s && e->offset.empty())
+        e->offset.assign(s->dims, 0);
+      return e;
+    }
+  } centre(*k);
+  centre.mutateBody(k->body);
+  // The unions the fused parameters ended with join the program; the
+  // intermediate ones of a group of three or more loops go away.
+  for (auto &s : pending)
+    if (std::any_of(k->kernelParams.begin(), k->kernelParams.end(),
+                    [&](const KernelParam &p) { return p.stencil == s.get(); }))
+      program.stencils.push_back(std::move(s));
+  pending.clear();
   loop->kernel = addKernel(std::move(k));
   return loop;
 }
