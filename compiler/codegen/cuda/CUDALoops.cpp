@@ -142,6 +142,8 @@ private:
   bool incBuffer(unsigned n) const {
     return access.race == RaceClass::IncStrips && access.args[n].indirectInc;
   }
+  /// Set loops calling idx() or random numbers read global indices.
+  bool globalIds() const { return !loop.block && access.usesIdx; }
   bool writesMap(const Map *mp) const {
     return std::find(writtenMaps.begin(), writtenMaps.end(), mp) !=
            writtenMaps.end();
@@ -188,6 +190,8 @@ private:
     }
     if (loop.block)
       d += "  int64_t lo[3], hi[3];\n";
+    if (globalIds())
+      d += "  const int64_t *gid;\n";
     d += "};\n";
   }
 
@@ -311,7 +315,8 @@ private:
       for (unsigned dd = 0; dd < dims; ++dd)
         args += ", c" + std::to_string(dd);
     } else {
-      args += ", i";
+      // idx() and random numbers see the element's global index.
+      args += globalIds() ? ", opd::global_index(c.gid, i)" : ", i";
     }
     d += pad + "kernel_" + name + "(" + args + ");\n";
     if (!atomics)
@@ -594,7 +599,7 @@ private:
       std::string dim = std::to_string(dat->dim());
       std::string bytes = std::to_string(scalarBytes(dat->scalar()));
       if (!dat->structured()) {
-        std::string size = "opd_set_size(" + CUDAModule::handle(dat->set) + ")";
+        std::string size = "opd_dat_local_elements(" + h + ")";
         line(in, "c.d" + fs + " = static_cast<" + t + " *>(opd::device(opd_dat_data(" +
                      h + "), " + size + ", " + dim + ", " + bytes + ", " +
                      (m.options.soa ? "true" : "false") + ", " +
@@ -619,9 +624,8 @@ private:
       line(in + 1, "char *const opd_h = static_cast<char *>(opd_dat_data(" + h +
                        "));");
       line(in + 1, "char *const opd_dv = static_cast<char *>(opd::device(opd_h, "
-                   "opd::block_points(" +
-                       h + ", " + std::to_string(bd) +
-                       ", opd_hm, opd_hp), " + dim + ", " + bytes + ", false, " +
+                   "opd_dat_local_elements(" +
+                       h + "), " + dim + ", " + bytes + ", false, " +
                        (writes ? "true" : "false") + "));");
       line(in + 1, "c.d" + fs + " = reinterpret_cast<" + t +
                        " *>(opd_dv + (opd_o - opd_h));");
@@ -630,18 +634,23 @@ private:
                          std::to_string(k) + "] * " + dim + ";");
       line(in, "}");
     }
-    auto mapDevice = [&](const Map *mp, bool writes) {
-      return "opd::map_device(" + CUDAModule::handle(mp) + ", opd_set_size(" +
-             CUDAModule::handle(mp->from) + "), " + std::to_string(mp->arity) +
-             ", " + (writes ? "true" : "false") + ")";
+    auto rows = [&](const Map *mp) {
+      return "opd_set_local_size(" + CUDAModule::handle(mp->from) + "), " +
+             std::to_string(mp->arity);
     };
     for (unsigned f = 0; f < access.maps.size(); ++f)
-      line(in, "c.m" + std::to_string(f) + " = " +
-                   mapDevice(access.maps[f], writesMap(access.maps[f])) +
-                   ";");
+      line(in, "c.m" + std::to_string(f) + " = opd::map_device(" +
+                   CUDAModule::handle(access.maps[f]) + ", " +
+                   rows(access.maps[f]) + ", " +
+                   (writesMap(access.maps[f]) ? "true" : "false") + ");");
+    // Global indices on several ranks (opd_map_values).
     for (unsigned f = 0; f < access.mapValues.size(); ++f)
-      line(in, "c.mv" + std::to_string(f) + " = " +
-                   mapDevice(access.mapValues[f], false) + ";");
+      line(in, "c.mv" + std::to_string(f) + " = opd::map_values(" +
+                   CUDAModule::handle(access.mapValues[f]) + ", " +
+                   rows(access.mapValues[f]) + ");");
+    if (globalIds())
+      line(in, "c.gid = opd::global_ids(" + CUDAModule::handle(loop.set) +
+                   ");");
     for (unsigned n = 0; n < loop.args.size(); ++n) {
       const AccessDescriptor &a = loop.args[n];
       if (a.kind != ArgKind::GlobalRead)
@@ -719,9 +728,20 @@ private:
     if (loop.block)
       return;
     forEach("part", "opd_pt");
+    // The exec halo's partials (other ranks' elements, after the counted
+    // parts) are left out of the combination: the owners count them.
+    if (hasReduction)
+      line(in + 1, "const int64_t opd_u0 = opd_used;");
+    auto endPart = [&] {
+      if (hasReduction) {
+        line(in + 1, "if (!opd_pt.partials_count)");
+        line(in + 2, "opd_used = opd_u0;");
+      }
+      line(in, "}");
+    };
     if (!colouring) {
       rangeLaunch(in + 1, "opd_pt.first", "opd_pt.first + opd_pt.count");
-      line(in, "}");
+      endPart();
       return;
     }
     // The written (map, idx) pairs, grouped by dat, for the thread colours.
@@ -734,7 +754,7 @@ private:
       w += std::string(nw++ ? ", " : "") + "{opd_map_data(" +
            CUDAModule::handle(a.map) + "), " + std::to_string(a.map->arity) +
            ", " + std::to_string(a.mapIndex) + ", " +
-           std::to_string(access.args[n].datField) + ", opd_set_size(" +
+           std::to_string(access.args[n].datField) + ", opd_set_local_size(" +
            CUDAModule::handle(a.map->to) + ")}";
     }
     // One per plan part: core, rest, exec halo, deeper layers (an extended
@@ -755,7 +775,7 @@ private:
                      "opd_tc[opd_k].ncolours, opd_used);");
     line(in + 2, "opd_used += opd_nb;");
     line(in + 1, "}");
-    line(in, "}");
+    endPart();
   }
 
   void emitBlockLaunches(int in) {
