@@ -607,17 +607,7 @@ private:
         line(in, "c.ds" + fs + " = " + (m.options.soa ? size : "1") + ";");
         continue;
       }
-      unsigned bd = dat->block->dims;
-      auto list = [&](const std::vector<int64_t> &v) {
-        std::string r;
-        for (unsigned k = 0; k < bd; ++k)
-          r += std::string(k ? ", " : "") +
-               std::to_string(k < v.size() ? v[k] : 0);
-        return r;
-      };
       line(in, "{");
-      line(in + 1, "static const int64_t opd_hm[] = {" + list(dat->haloMinus) +
-                       "}, opd_hp[] = {" + list(dat->haloPlus) + "};");
       line(in + 1, "int64_t opd_st[3] = {0, 0, 0};");
       line(in + 1, "char *const opd_o = static_cast<char *>(opd_dat_origin(" +
                        h + ", opd_st));");
