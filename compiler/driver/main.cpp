@@ -337,7 +337,7 @@ int writeDepfileIfAsked(const DriverOptions &opts, const std::string &output,
 /// The IR pass pipeline between lowering and code generation.
 bool runPasses(const DriverOptions &opts, ir::Program &program,
                DiagnosticEngine &diags, const TargetProfile *target,
-               const SourceManager &sm, bool cuda) {
+               const SourceManager &sm) {
   PassPipelineOptions po;
   if (opts.passes) {
     std::string error;
@@ -358,18 +358,8 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   po.stats = opts.stats;
   PassStatistics stats;
   PassContext ctx{diags, stats, target};
-  std::string ca =
+  const std::string ca =
       opts.commAvoid.empty() ? (opts.mpi ? "auto" : "off") : opts.commAvoid;
-  // The CUDA backend runs plain exchanges (one per loop and dat): it has no
-  // deeper exec layers or grouped exchanges yet.
-  if (cuda && ca == "on" && opts.mpi) {
-    diags.error({}, "--mpi with a CUDA target: communication avoidance "
-                    "(--comm-avoid=on) is not supported yet; use "
-                    "--comm-avoid=off or auto (plain halo exchanges)");
-    return false;
-  }
-  if (cuda)
-    ca = "off";
   ctx.commAvoid = ca == "on"     ? CommAvoidMode::On
                   : ca == "auto" ? CommAvoidMode::Auto
                                  : CommAvoidMode::Off;
@@ -499,7 +489,7 @@ int compile(const DriverOptions &opts, const char *argv0) {
   const bool cuda = opts.emit == EmitKind::CUDA ||
                     (isGPUTarget(target) && opts.emit == EmitKind::None &&
                      opts.command != Command::Compile);
-  if (!runPasses(opts, *ir, diags, target, sm, cuda))
+  if (!runPasses(opts, *ir, diags, target, sm))
     return ExitUserError;
   if (opts.emit == EmitKind::IR) {
     printIR(*ir, out->os(), &sm);

@@ -124,12 +124,13 @@ def mpi_main(a, includes, profile, mesh):
         problems = []
         try:
             cpu_exe = os.path.join(a.work, f"{name}-cpu-mpi")
-            run([a.opdc, "build", "--mpi", src, "-o", cpu_exe], a.work)
+            ca = f"--comm-avoid={a.comm_avoid}"
+            run([a.opdc, "build", "--mpi", ca, src, "-o", cpu_exe], a.work)
             exes = {}
             for strategy in ("atomics", "colouring"):
                 # The source `opdc build --mpi` compiles (--mpi itself
                 # only chooses the runtime it links).
-                cu = run([a.opdc, "--emit=cuda",
+                cu = run([a.opdc, "--emit=cuda", ca,
                           f"--cuda-indirect={strategy}",
                           f"--target={profile}", src], a.work)
                 cpp = os.path.join(a.work, f"{name}-{strategy}-mpi.cpp")
@@ -170,6 +171,9 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-12)
     ap.add_argument("--mpi-link-file", default="")
     ap.add_argument("--mpirun", default="")
+    ap.add_argument("--comm-avoid", default="auto",
+                    help="MPI: communication avoidance of both builds "
+                         "(auto: what `opdc build --mpi` does)")
     ap.add_argument("--ranks", default="1,2,4", help="rank counts, e.g. 1,2,4")
     ap.add_argument("only", nargs="*")
     a = ap.parse_args()

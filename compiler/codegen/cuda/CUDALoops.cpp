@@ -541,6 +541,60 @@ private:
     }
   }
 
+  /// Communication avoidance (passes/CommAvoid.cpp), as the CPU backend
+  /// calls it: the chain's grouped exchange before its first loop, and how
+  /// far beyond the rank's points the loop runs (the runtime's segments
+  /// and parts then cover the extension).
+  void emitCommAvoid(int in) {
+    auto list = [](const auto &v) {
+      std::string r;
+      for (size_t k = 0; k < v.size(); ++k)
+        r += std::string(k ? ", " : "") + "INT64_C(" + std::to_string(v[k]) +
+             ")";
+      return r;
+    };
+    if (loop.haloGroup) {
+      const HaloGroup &g = *loop.haloGroup;
+      std::string dats, depth, costs;
+      for (size_t i = 0; i < g.dats.size(); ++i) {
+        dats += std::string(i ? ", " : "") + CUDAModule::handle(g.dats[i].dat);
+        depth += std::string(i ? ", " : "") + list(g.dats[i].depth);
+      }
+      for (size_t i = 0; i < g.loops.size(); ++i) {
+        const HaloGroup::LoopCost &c = g.loops[i];
+        costs += std::string(i ? ", " : "") + "{INT64_C(" +
+                 std::to_string(c.bytes) + "), INT64_C(" +
+                 std::to_string(c.extension) + "), " +
+                 std::to_string(c.exchanges) + ", " + std::to_string(c.depth) +
+                 "}";
+      }
+      line(in, "{");
+      line(in + 1, "static opd_loop *opd_group = nullptr;");
+      line(in + 1, "opd_dat *const opd_gd[] = {" +
+                       (dats.empty() ? std::string("nullptr") : dats) + "};");
+      line(in + 1, "static const int64_t opd_gdepth[] = {" +
+                       (depth.empty() ? std::string("0, 0, 0") : depth) +
+                       "};");
+      line(in + 1, "static const opd_chain_loop opd_gl[] = {" +
+                       (costs.empty() ? std::string("{0, 0, 0, 0}") : costs) +
+                       "};");
+      line(in + 1, "opd_halo_group(&opd_group, " +
+                       cudaStringLiteral("chain at " + m.location(loop.range)) +
+                       ", " + (g.mode == HaloGroup::Mode::On ? "1" : "0") +
+                       ", " + std::to_string(g.dats.size()) +
+                       ", opd_gd, opd_gdepth, " +
+                       std::to_string(g.loops.size()) + ", opd_gl);");
+      line(in, "}");
+    }
+    if (loop.extended()) {
+      line(in, "{");
+      line(in + 1, "static const int64_t opd_xlo[] = {" + list(loop.extendLo) +
+                       "}, opd_xhi[] = {" + list(loop.extendHi) + "};");
+      line(in + 1, "opd_loop_extend_next(opd_xlo, opd_xhi);");
+      line(in, "}");
+    }
+  }
+
   void emitPrepare(int in) {
     size_t n = loop.args.size();
     std::string table;
@@ -556,6 +610,7 @@ private:
                std::to_string(e.bytes) + ", " + triple(e.lo) + ", " +
                triple(e.hi) + ", " + std::to_string(e.flags) + "}";
     }
+    emitCommAvoid(in);
     line(in, "static opd_loop *opd_cache = nullptr;");
     if (n) {
       line(in, "static opd_arg opd_args[" + std::to_string(n) + "] = {");
