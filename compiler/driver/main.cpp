@@ -256,11 +256,6 @@ int generateCUDA(const DriverOptions &opts, const ir::Program &program,
     return ExitOk;
   }
   std::string error;
-  if (opts.mpi) {
-    diags.error({}, "--mpi with a GPU target: MPI + CUDA is not implemented "
-                    "yet; build for one GPU (drop --mpi) or for the CPU");
-    return ExitUserError;
-  }
   std::string nvcc = findNvcc(error);
   if (nvcc.empty()) {
     diags.error({}, error);
@@ -293,9 +288,11 @@ int generateCUDA(const DriverOptions &opts, const ir::Program &program,
     return ExitOk;
   std::string exe = tmp.file(stem);
   std::string dest = opts.output.empty() ? stem : opts.output;
+  // --mpi: the MPI runtime, which packs and unpacks the halos of device
+  // copies through the hooks the program registers (opd_rt_device_hooks).
   if (!linkExecutable(argv0, std::vector<std::string>{object}, exe,
                       opts.command == Command::Build ? dest : stem, error,
-                      false, false, cudaLinkArgs(nvcc))) {
+                      opts.mpi, false, cudaLinkArgs(nvcc))) {
     diags.error({}, error);
     return ExitUserError;
   }
@@ -489,15 +486,16 @@ int compile(const DriverOptions &opts, const char *argv0) {
   auto ir = lowerProgram(*program, diags);
   if (!ir || diags.hasErrors())
     return ExitUserError;
+  const bool cuda = opts.emit == EmitKind::CUDA ||
+                    (isGPUTarget(target) && opts.emit == EmitKind::None &&
+                     opts.command != Command::Compile);
   if (!runPasses(opts, *ir, diags, target, sm))
     return ExitUserError;
   if (opts.emit == EmitKind::IR) {
     printIR(*ir, out->os(), &sm);
     return ExitOk;
   }
-  if (opts.emit == EmitKind::CUDA ||
-      (isGPUTarget(target) && opts.emit == EmitKind::None &&
-       opts.command != Command::Compile)) {
+  if (cuda) {
     CUDACodeGenOptions ccg = cudaCodeGenOptions(opts, target);
     ccg.buildStamp = stamp;
     int status = generateCUDA(opts, *ir, diags, out.get(), argv0, ccg);

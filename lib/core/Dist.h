@@ -32,6 +32,8 @@ void finalize();
 /// This process's rank and the number of ranks (0 and 1 serially).
 int rank();
 int ranks();
+/// This process's rank among the ranks of its node (0 serially).
+int nodeRank();
 /// Whether this rank prints (rank 0).
 inline bool printer() { return rank() == 0; }
 /// "rank R: " when there is more than one rank, else "" (error messages).

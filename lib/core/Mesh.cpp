@@ -2,6 +2,7 @@
 // copy.
 // SPDX-License-Identifier: Apache-2.0
 #include "exec/CommAvoid.h"
+#include "core/Device.h"
 #include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Objects.h"
@@ -127,6 +128,12 @@ void copyBox(opd_dat *dat, const int64_t *lo, const int64_t *hi, char *buf,
   }
   if (n[0] == 0 || n[1] == 0 || n[2] == 0)
     return;
+  // A newer device copy (a GPU program) is packed on the device; received
+  // points go into both copies.
+  if (!toDat && devicePackBox(dat, lo, hi, buf))
+    return;
+  if (toDat)
+    deviceUnpackBox(dat, lo, hi, buf);
   const std::size_t rowBytes = std::size_t(n[0] * eb);
   char *base = static_cast<char *>(dat->data);
   for (int64_t k = 0; k < n[2]; ++k)

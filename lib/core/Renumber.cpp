@@ -33,6 +33,7 @@
 // partition (lib/mpi/Halo.cpp); --renumber is ignored there with a warning.
 #include "core/Renumber.h"
 
+#include "core/Device.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
 
@@ -402,6 +403,7 @@ void renumberSets() {
       oldToNew[s] = inverse(p);
   if (oldToNew.empty())
     return;
+  deviceRelease(); // device copies (a GPU program) follow the new order
   for (opd_map *m : maps) {
     auto from = order.find(m->from);
     auto to = oldToNew.find(m->to);

@@ -17,6 +17,7 @@ namespace opdc::rt::dist {
 void init() {}
 void finalize() {}
 int rank() { return 0; }
+int nodeRank() { return 0; }
 int ranks() { return 1; }
 std::string rankPrefix() { return ""; }
 void abortJob(int status) { std::exit(status); }

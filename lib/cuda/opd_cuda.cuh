@@ -345,14 +345,9 @@ inline void host_changed(const void *host) {
     it->second.state = HostNewer;
 }
 
-/* Dats and maps by handle. */
-inline int64_t block_points(opd_dat *d, int dims, const int64_t *hm,
-                            const int64_t *hp) {
-  int64_t n = 1;
-  for (int k = 0; k < dims; ++k)
-    n *= opd_dat_extent(d, k) + hm[k] + hp[k];
-  return n;
-}
+/* Dats and maps by handle; sizes are those of the local storage
+ * (opd_dat_local_elements, opd_set_local_size: owned elements and halos on
+ * several ranks). */
 inline void dat_to_host(opd_dat *d) { to_host(opd_dat_data(d)); }
 inline void dat_host_changed(opd_dat *d) { host_changed(opd_dat_data(d)); }
 
@@ -372,6 +367,25 @@ inline int32_t *map_device(opd_map *m, int64_t n, int arity, bool writes) {
       device(opd_map_data(m), n, arity, 4, false, writes));
 }
 inline void map_to_host(opd_map *m) { to_host(opd_map_data(m)); }
+/** A map a kernel reads as values (global indices of the target set on
+ *  several ranks: opd_map_values; the map itself on one process). */
+inline const int32_t *map_values(opd_map *m, int64_t rows, int arity) {
+  return static_cast<const int32_t *>(
+      device(opd_map_values(m), rows, arity, 4, false, false));
+}
+/** The global index of each element of a set, for idx() and random
+ *  numbers in set loops; null while local indices are global (one
+ *  process, or before the partition). */
+inline const int64_t *global_ids(opd_set *s) {
+  const int64_t *g = opd_set_global_ids(s);
+  return g ? static_cast<const int64_t *>(device(
+                 g, opd_set_local_size(s), 1, 8, false, false))
+           : nullptr;
+}
+__host__ __device__ inline int64_t global_index(const int64_t *ids,
+                                                int64_t i) {
+  return ids ? ids[i] : i;
+}
 
 /** Device memory for values a loop passes (global arguments too large for
  *  the kernel's parameters), one buffer per `slot` (the argument's
@@ -565,6 +579,208 @@ inline void colour_threads(ThreadColours &tc, const opd_loop_part &part,
   tc.generation = part.generation;
 }
 
+/*===-- Halo exchanges (MPI) ---------------------------------------------===*/
+
+/* On several ranks the runtime decides every exchange and sends through
+ * host buffers (host staging; lib/core/Device.cpp); these hooks move the
+ * bytes. A dat whose device copy is newer is packed on the device (a
+ * gather kernel into device scratch memory, one copy of the packed values
+ * to the runtime's buffer), and received values are scattered into the
+ * device copy (one copy of the buffer up, a scatter kernel), so a whole
+ * dat never crosses for an exchange. Set dats: the runtime's element lists
+ * (uploaded once per list: they are fixed from the partition on); block
+ * dats: boxes of the local storage. */
+
+#ifndef OPD_CUDA_COPY_THREADS
+#define OPD_CUDA_COPY_THREADS 256
+#endif
+
+__host__ __device__ inline void move_word(char *to, const char *from,
+                                          int32_t bytes) {
+  switch (bytes) {
+  case 8:
+    *reinterpret_cast<uint64_t *>(to) =
+        *reinterpret_cast<const uint64_t *>(from);
+    return;
+  case 4:
+    *reinterpret_cast<uint32_t *>(to) =
+        *reinterpret_cast<const uint32_t *>(from);
+    return;
+  default:
+    for (int32_t b = 0; b < bytes; ++b)
+      to[b] = from[b];
+  }
+}
+
+/** Between the listed elements of a set dat's device copy (n elements,
+ *  SoA or AoS) and a packed buffer (element-contiguous); unpack: into the
+ *  copy. */
+static __global__ void move_elems(char *dev, int64_t n, int32_t dim,
+                                  int32_t bytes, int soa,
+                                  const int32_t *elems, int64_t count,
+                                  char *buf, int unpack) {
+  const int64_t total = count * dim;
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
+       t += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t e = elems[t / dim], k = t % dim;
+    char *d = dev + (soa ? k * n + e : e * dim + k) * bytes;
+    char *b = buf + t * bytes;
+    if (unpack)
+      move_word(d, b, bytes);
+    else
+      move_word(b, d, bytes);
+  }
+}
+
+/** The same for a box of a block dat's device copy (the host's layout). */
+static __global__ void move_box(char *dev, opd_box box, int32_t dim,
+                                int32_t bytes, char *buf, int unpack) {
+  const int64_t points = box.count[0] * box.count[1] * box.count[2];
+  const int64_t total = points * dim;
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
+       t += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t p = t / dim, k = t % dim;
+    const int64_t i = p % box.count[0], j = (p / box.count[0]) % box.count[1];
+    const int64_t l = p / (box.count[0] * box.count[1]);
+    const int64_t e = box.offset + i * box.stride[0] + j * box.stride[1] +
+                      l * box.stride[2];
+    char *d = dev + (e * dim + k) * bytes;
+    char *b = buf + t * bytes;
+    if (unpack)
+      move_word(d, b, bytes);
+    else
+      move_word(b, d, bytes);
+  }
+}
+
+/** Device scratch memory for one packed message at a time. */
+inline char *halo_scratch(size_t bytes) {
+  static void *buf = nullptr;
+  static size_t cap = 0;
+  if (bytes > cap) {
+    if (buf)
+      check(cudaFree(buf), "freeing halo buffers");
+    cap = bytes < 4096 ? 4096 : bytes * 2;
+    check(cudaMalloc(&buf, cap), "allocating halo buffers");
+  }
+  return static_cast<char *>(buf);
+}
+
+/** Device copies of the runtime's element lists, by host address. */
+struct List {
+  int32_t *dev = nullptr;
+  int64_t n = 0;
+};
+inline std::unordered_map<const int32_t *, List> &lists() {
+  static std::unordered_map<const int32_t *, List> all;
+  return all;
+}
+inline const int32_t *device_list(const int32_t *host, int64_t n) {
+  List &l = lists()[host];
+  if (n > l.n) {
+    if (l.dev)
+      check(cudaFree(l.dev), "freeing a halo list");
+    check(cudaMalloc(&l.dev, size_t(n) * sizeof(int32_t)),
+          "allocating a halo list");
+    check(cudaMemcpy(l.dev, host, size_t(n) * sizeof(int32_t),
+                     cudaMemcpyHostToDevice),
+          "uploading a halo list");
+    l.n = n;
+  }
+  return l.dev;
+}
+
+inline unsigned copy_grid(int64_t n) {
+  int64_t g = (n + OPD_CUDA_COPY_THREADS - 1) / OPD_CUDA_COPY_THREADS;
+  return unsigned(g < 1 ? 1 : g > 1024 ? 1024 : g);
+}
+
+/** The device copy of a dat if it takes part: to pack, one newer than host
+ *  memory; to unpack into, any not about to be replaced from the host. */
+inline Copy *copy_of(opd_dat *dat, bool pack) {
+  auto it = copies().find(opd_dat_data(dat));
+  if (it == copies().end())
+    return nullptr;
+  const int s = it->second.state;
+  return (pack ? s == DeviceNewer : s != HostNewer) ? &it->second : nullptr;
+}
+
+inline int pack(opd_dat *dat, const int32_t *elems, int64_t n, void *buf) {
+  Copy *c = copy_of(dat, true);
+  if (!c)
+    return 0;
+  const size_t bytes = size_t(n) * size_t(c->dim) * size_t(c->bytes);
+  char *s = halo_scratch(bytes);
+  const int32_t *l = device_list(elems, n);
+  char *d = static_cast<char *>(c->dev);
+  const unsigned g = copy_grid(n * c->dim);
+  move_elems<<<g, OPD_CUDA_COPY_THREADS>>>(d, c->n, c->dim, c->bytes, c->soa, l, n, s, 0);
+  check(cudaGetLastError(), "packing a halo");
+  check(cudaMemcpy(buf, s, bytes, cudaMemcpyDeviceToHost), "packing a halo");
+  return 1;
+}
+
+inline void unpack(opd_dat *dat, const int32_t *elems, int64_t n,
+                   const void *buf) {
+  Copy *c = copy_of(dat, false);
+  if (!c)
+    return;
+  const size_t bytes = size_t(n) * size_t(c->dim) * size_t(c->bytes);
+  char *s = halo_scratch(bytes);
+  check(cudaMemcpy(s, buf, bytes, cudaMemcpyHostToDevice), "unpacking a halo");
+  const int32_t *l = device_list(elems, n);
+  char *d = static_cast<char *>(c->dev);
+  const unsigned g = copy_grid(n * c->dim);
+  move_elems<<<g, OPD_CUDA_COPY_THREADS>>>(d, c->n, c->dim, c->bytes, c->soa, l, n, s, 1);
+  check(cudaGetLastError(), "unpacking a halo");
+}
+
+inline size_t box_bytes(const opd_box *b, const Copy &c) {
+  return size_t(b->count[0] * b->count[1] * b->count[2]) * size_t(c.dim) *
+         size_t(c.bytes);
+}
+
+inline int pack_box(opd_dat *dat, const opd_box *box, void *buf) {
+  Copy *c = copy_of(dat, true);
+  if (!c)
+    return 0;
+  const size_t bytes = box_bytes(box, *c);
+  char *s = halo_scratch(bytes);
+  char *d = static_cast<char *>(c->dev);
+  const unsigned g = copy_grid(int64_t(bytes) / c->bytes);
+  move_box<<<g, OPD_CUDA_COPY_THREADS>>>(d, *box, c->dim, c->bytes, s, 0);
+  check(cudaGetLastError(), "packing a halo");
+  check(cudaMemcpy(buf, s, bytes, cudaMemcpyDeviceToHost), "packing a halo");
+  return 1;
+}
+
+inline void unpack_box(opd_dat *dat, const opd_box *box, const void *buf) {
+  Copy *c = copy_of(dat, false);
+  if (!c)
+    return;
+  const size_t bytes = box_bytes(box, *c);
+  char *s = halo_scratch(bytes);
+  check(cudaMemcpy(s, buf, bytes, cudaMemcpyHostToDevice), "unpacking a halo");
+  char *d = static_cast<char *>(c->dev);
+  const unsigned g = copy_grid(int64_t(bytes) / c->bytes);
+  move_box<<<g, OPD_CUDA_COPY_THREADS>>>(d, *box, c->dim, c->bytes, s, 1);
+  check(cudaGetLastError(), "unpacking a halo");
+}
+
+/** The runtime moves the mesh (the partition, renumbering): newer device
+ *  values back to the host, then every device copy goes. */
+inline void release() {
+  for (auto &[host, c] : copies()) {
+    if (c.state == DeviceNewer)
+      download(const_cast<void *>(host), c);
+    check(cudaFree(c.dev), "freeing a device copy");
+  }
+  copies().clear();
+  for (auto &[host, l] : lists())
+    check(cudaFree(l.dev), "freeing a halo list");
+  lists().clear();
+}
+
 /*===-- Launches ----------------------------------------------------------===*/
 
 /** Blocks of `threads` covering n iterations, at most `cap` (a constant of
@@ -577,13 +793,19 @@ inline unsigned grid_for(int64_t n, int threads, int64_t cap) {
   return unsigned(g < 1 ? 1 : g);
 }
 
-/** Makes sure a device is there; a clear error otherwise. */
+/** Makes sure a device is there (a clear error otherwise), gives each rank
+ *  of a node its own (rank on the node modulo the devices it sees), and
+ *  hands the runtime the halo hooks. */
 inline void init() {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0)
     opd_rt_fail("this program was built for an NVIDIA GPU (opdc --target "
                 "nvidia-*), and no CUDA device is available");
+  check(cudaSetDevice(opd_rt_node_rank() % n), "choosing a GPU");
+  static const opd_device_hooks hooks = {release, pack, unpack, pack_box,
+                                         unpack_box};
+  opd_rt_device_hooks(&hooks);
 }
 
 /** After each loop's kernels: reports a failed launch or kernel and lets

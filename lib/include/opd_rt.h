@@ -517,6 +517,59 @@ void opd_ckpt_restore(int32_t slot, uint64_t *values);
 int32_t opd_ckpt_next(int64_t *step, int32_t *slot);
 void opd_ckpt_end(void);
 
+/*===-- Device copies (a GPU backend's runtime) ----------------------------===*/
+
+/* A backend that keeps dats resident in device memory (the CUDA backend's
+ * lib/cuda/opd_cuda.cuh) registers these hooks once, after opd_rt_init.
+ * The runtime still decides every exchange (who sends which elements, dirty
+ * bits, message order, MPI calls); the hooks only move bytes between the
+ * device copies and the runtime's message buffers, so halos are packed and
+ * unpacked on the device and whole dats never cross to the host for an
+ * exchange. Buffers are host memory (host staging); a CUDA-aware MPI could
+ * be handed device buffers instead without changing the hooks' callers'
+ * logic. Programs that register nothing (CPU programs) are unaffected. */
+
+/** A box of a block dat's local storage: `count[d]` points along dimension
+ *  d, point (i, j, k) at element offset + i*stride[0] + j*stride[1] +
+ *  k*stride[2] of opd_dat_data (stride[0] is 1); buffers hold the points
+ *  with dimension 0 fastest, each `dim` components, element-contiguous. */
+typedef struct opd_box {
+  int64_t offset;
+  int64_t count[3];
+  int64_t stride[3];
+} opd_box;
+
+typedef struct opd_device_hooks {
+  /** Before the runtime moves or renumbers the storage of sets, maps and
+   *  dats (the partition over ranks, --renumber): copy every newer device
+   *  copy back to host memory and drop all device copies. */
+  void (*release)(void);
+  /** Gather elements elems[0 .. n) of a set dat into `buf` (n * dim
+   *  components, element-contiguous) when the device copy is newer than
+   *  host memory, returning 1; 0: host memory is current and the runtime
+   *  packs from it. */
+  int (*pack)(opd_dat *dat, const int32_t *elems, int64_t n, void *buf);
+  /** The runtime has written `buf` into elements elems[0 .. n) of host
+   *  memory (received halo values): write them into the device copy too,
+   *  unless it is about to be replaced from host memory anyway. */
+  void (*unpack)(opd_dat *dat, const int32_t *elems, int64_t n,
+                 const void *buf);
+  /** The same for a box of a block dat. */
+  int (*pack_box)(opd_dat *dat, const opd_box *box, void *buf);
+  void (*unpack_box)(opd_dat *dat, const opd_box *box, const void *buf);
+} opd_device_hooks;
+
+/** Registers the hooks (copied; NULL unregisters). */
+void opd_rt_device_hooks(const opd_device_hooks *hooks);
+/** This process's rank among the ranks on its node (0 on one process): a
+ *  rank's GPU is this modulo the node's devices. */
+int opd_rt_node_rank(void);
+/** Elements of the set stored on this rank, halos included (the global
+ *  size on one process): the length of its dats' and maps' local storage. */
+int64_t opd_set_local_size(const opd_set *set);
+/** Elements of a dat's local storage (block dats: halo points included). */
+int64_t opd_dat_local_elements(const opd_dat *dat);
+
 /*===-- Output -------------------------------------------------------------===*/
 
 /** printf-style output (on rank 0 only); sema has checked the

@@ -22,7 +22,7 @@
 
 namespace opdc::rt::dist {
 namespace {
-int myRank = 0, nRanks = 1;
+int myRank = 0, nRanks = 1, onNode = 0;
 bool started = false, ended = false;
 } // namespace
 
@@ -48,13 +48,17 @@ void init() {
   // node's cores shared among the ranks on it (not all cores per rank,
   // which would oversubscribe the node), at most the cores this rank may
   // run on (mpirun's binding).
-  if (nRanks > 1 && !std::getenv("OMP_NUM_THREADS")) {
+  // The rank's place on its node picks its GPU (opd_rt_node_rank).
+  int local = 1;
+  if (nRanks > 1) {
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, myRank,
                         MPI_INFO_NULL, &node);
-    int local = 1;
     MPI_Comm_size(node, &local);
+    MPI_Comm_rank(node, &onNode);
     MPI_Comm_free(&node);
+  }
+  if (nRanks > 1 && !std::getenv("OMP_NUM_THREADS")) {
     const int cores = int(std::thread::hardware_concurrency());
     int threads = std::max(1, cores / std::max(1, local));
     threads = std::min(threads, std::max(1, omp_get_num_procs()));
@@ -74,6 +78,7 @@ void finalize() {
 }
 
 int rank() { return myRank; }
+int nodeRank() { return onNode; }
 int ranks() { return nRanks; }
 
 std::string rankPrefix() {

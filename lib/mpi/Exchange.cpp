@@ -36,6 +36,7 @@
 // loops, fill, copy, swap, file I/O, solvers, the end of the run).
 #include "mpi/Mpi.h"
 
+#include "core/Device.h"
 #include "core/Dist.h"
 #include "core/Runtime.h"
 #include "exec/CommAvoid.h"
@@ -107,9 +108,10 @@ void post(opd_dat *dat, opd_loop *loop, int64_t depth) {
       continue;
     std::vector<char> &buf = p.send[i];
     buf.resize(count * eb);
-    for (std::size_t k = 0; k < count; ++k)
-      std::memcpy(buf.data() + k * eb, data + std::size_t(nb.send[k]) * eb,
-                  eb);
+    if (!devicePack(dat, nb.send.data(), int64_t(count), buf.data()))
+      for (std::size_t k = 0; k < count; ++k)
+        std::memcpy(buf.data() + k * eb, data + std::size_t(nb.send[k]) * eb,
+                    eb);
     p.req.emplace_back();
     MPI_Isend(buf.data(), int(buf.size()), MPI_BYTE, nb.rank, 0,
               MPI_COMM_WORLD, &p.req.back());
@@ -133,6 +135,7 @@ void complete() {
       for (std::size_t k = 0; k < count; ++k)
         std::memcpy(data + std::size_t(nb.recv[k]) * eb,
                     p.recv[i].data() + k * eb, eb);
+      deviceUnpack(p.dat, nb.recv.data(), int64_t(count), p.recv[i].data());
     }
     p.dat->haloValid =
         std::max(p.dat->haloValid, validAfter(p.dat->set, p.depth));
@@ -283,6 +286,8 @@ void completeSetGroup() {
       for (std::size_t k = 0; k < count; ++k)
         std::memcpy(data + std::size_t(nb.recv[k]) * eb,
                     group.recv[q].data() + at[q] + k * eb, eb);
+      deviceUnpack(d, nb.recv.data(), int64_t(count),
+                   group.recv[q].data() + at[q]);
       at[q] += count * eb;
     }
   }
@@ -340,9 +345,10 @@ void groupSetExchange(opd_loop *entry, int n, opd_dat *const *dats,
       const std::size_t count = std::size_t(nb.sendCut[cutOf(nb, dep)]);
       const std::size_t at = buf.size();
       buf.resize(at + count * eb);
-      for (std::size_t k = 0; k < count; ++k)
-        std::memcpy(buf.data() + at + k * eb,
-                    data + std::size_t(nb.send[k]) * eb, eb);
+      if (!devicePack(d, nb.send.data(), int64_t(count), buf.data() + at))
+        for (std::size_t k = 0; k < count; ++k)
+          std::memcpy(buf.data() + at + k * eb,
+                      data + std::size_t(nb.send[k]) * eb, eb);
     }
   }
   for (std::size_t q = 0; q < p; ++q) {

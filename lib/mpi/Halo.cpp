@@ -63,6 +63,7 @@
 // no rank ever holds an array of a set's global size.
 #include "mpi/Mpi.h"
 
+#include "core/Device.h"
 #include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Runtime.h"
@@ -358,6 +359,8 @@ void partitionSets() {
   if (done || ranks() == 1)
     return;
   done = true;
+  // Device copies (a GPU program) are made again from the local storage.
+  deviceRelease();
   const double t0 = opd_rt_wtime();
   const std::vector<opd_set *> sets = allSets();
   const std::vector<opd_map *> maps = allMaps();

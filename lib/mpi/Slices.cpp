@@ -18,6 +18,7 @@
 // MPI_Finalize with status 1, so no rank hangs in a later collective.
 #include "mpi/Mpi.h"
 
+#include "core/Device.h"
 #include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Runtime.h"
@@ -320,9 +321,13 @@ void inTurn(const std::function<void()> &turn) {
 void gatherSets() {
   if (ranks() == 1)
     return;
+  bool released = false;
   for (opd_set *s : allSets()) {
     if (!s->sliced)
       continue;
+    if (!released) // device copies (a GPU program) of the slices go
+      deviceRelease();
+    released = true;
     s->sliced = false;
     const int64_t n = s->globalSize;
     for (opd_map *m : allMaps()) {

@@ -8,6 +8,8 @@
 # with warnings as errors. Device code is compiled at -O0 (ptxas too): the
 # test is about the source being valid for the architectures, not about
 # speed. Needs no GPU. Exit 77 (CTest: skipped) when nvcc is missing.
+# --opdc-arg passes options to opdc (the MPI + CUDA test: the cluster
+# profile; the source includes no mpi.h, the runtime owns MPI).
 import argparse
 import concurrent.futures
 import os
@@ -26,6 +28,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--strategies", default="atomics,colouring")
+    ap.add_argument("--opdc-arg", action="append", default=[])
     ap.add_argument("sources", nargs="+")
     a = ap.parse_args()
     nvcc = a.nvcc or shutil.which("nvcc") or ""
@@ -41,7 +44,7 @@ def main():
         stem = os.path.splitext(os.path.basename(src))[0]
         for strategy in a.strategies.split(","):
             cu = os.path.join(a.work, f"{stem}-{strategy}.cu")
-            r = subprocess.run([a.opdc, "--emit=cuda",
+            r = subprocess.run([a.opdc, "--emit=cuda", *a.opdc_arg,
                                 f"--cuda-indirect={strategy}", src, "-o", cu],
                                capture_output=True, text=True)
             if r.returncode != 0:

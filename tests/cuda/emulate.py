@@ -11,9 +11,19 @@
 # layouts, thread colours and block reductions, and the host code for real;
 # what it cannot check (the memory model, speed) the GPU runs do
 # (run_examples.py).
+#
+# With --mpi-link-file (MPI + CUDA): the emulated program is linked with
+# the MPI runtime and run under mpirun with each of --ranks, against the
+# CPU backend's MPI build on as many ranks (numbers to 1e-12 relative).
+# That runs the device side of halo exchanges for real: halos packed and
+# unpacked by kernels of lib/cuda/opd_cuda.cuh (the runtime's hooks, so
+# the header is passed through the launch rewriting too), exec-halo
+# parts, partials left out, device copies dropped at the partition.
+# Without mpirun it prints why and exits 77 (CTest: skipped).
 import argparse
 import os
 import re
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -46,6 +56,8 @@ CASES = [
     ("tests/e2e/adjoint_ring.opd", ["--show=true", "--n=40", "--sweeps=3"]),
     ("tests/e2e/adjoint_stencil.opd", ["--show=true", "--nx=10", "--ny=8",
                                        "--sweeps=4"]),
+    # MPI + CUDA: exec-halo partials, global idx() and map values.
+    ("tests/cuda/exec_halo.opd", []),
 ]
 
 
@@ -70,6 +82,84 @@ def launches(src):
     return "\n".join(out) + "\n"
 
 
+MPI_CASES = ["airfoil", "poisson", "heat3d", "shallow_water", "reduction",
+             "indirect", "stencil", "exec_halo"]
+
+
+def read_link(link_file):
+    link = []
+    link_dir = os.path.dirname(link_file)
+    for line in open(link_file):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if not line.startswith("-") and not os.path.isabs(line):
+            line = os.path.join(link_dir, line)
+        link.append(line)
+    return link
+
+
+def mpi_main(a, includes, profile, mesh):
+    """MPI + CUDA: emulated GPU builds against CPU MPI builds, per rank
+    count."""
+    mpirun = a.mpirun or shutil.which("mpirun") or shutil.which("mpiexec")
+    if not mpirun or not os.path.exists(mpirun):
+        print("SKIP: MPI + CUDA emulation needs mpirun (none was found)")
+        return 77
+    flags = ["--oversubscribe"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        flags.append("--allow-run-as-root")
+    link = read_link(a.mpi_link_file)
+    ranks = [int(r) for r in a.ranks.split(",")]
+    failures = []
+    for case in CASES:
+        rel, args = case[0], case[1]
+        tol = case[2] if len(case) > 2 else a.tol
+        name = os.path.splitext(os.path.basename(rel))[0]
+        if name not in MPI_CASES or (a.only and name not in a.only):
+            continue
+        src = os.path.join(a.source_dir, rel)
+        if name == "airfoil":
+            args = args + [f"--meshfile={mesh}"]
+        problems = []
+        try:
+            cpu_exe = os.path.join(a.work, f"{name}-cpu-mpi")
+            ca = f"--comm-avoid={a.comm_avoid}"
+            run([a.opdc, "build", "--mpi", ca, src, "-o", cpu_exe], a.work)
+            exes = {}
+            for strategy in ("atomics", "colouring"):
+                # The source `opdc build --mpi` compiles (--mpi itself
+                # only chooses the runtime it links).
+                cu = run([a.opdc, "--emit=cuda", ca,
+                          f"--cuda-indirect={strategy}",
+                          f"--target={profile}", src], a.work)
+                cpp = os.path.join(a.work, f"{name}-{strategy}-mpi.cpp")
+                with open(cpp, "w") as f:
+                    f.write(launches(cu))
+                exes[strategy] = os.path.join(a.work,
+                                              f"{name}-{strategy}-mpi")
+                run([a.cxx, "-std=c++20", "-O1", "-ffp-contract=off",
+                     "-DOPD_CUDA_COPY_THREADS=32",
+                     *[f"-I{d}" for d in includes], cpp, "-o",
+                     exes[strategy], *link, "-pthread"], a.work)
+            for np_ in ranks:
+                mpi = [mpirun, *flags, "-np", str(np_)]
+                cpu = run(mpi + [cpu_exe, "--threads=1"] + args, a.work)
+                for strategy, exe in exes.items():
+                    got = run(mpi + [exe] + args, a.work)
+                    p = compare(f"{name} ({strategy}, {np_} ranks)", cpu, got,
+                                tol)
+                    if p:
+                        problems.append(p)
+        except RuntimeError as e:
+            problems.append(f"{name}: {e}")
+        print(("FAIL: " + "\n".join(problems)) if problems
+              else f"ok: {name} (ranks {a.ranks})")
+        failures += problems
+    print(f"{len(failures)} problems")
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--opdc", required=True)
@@ -79,6 +169,12 @@ def main():
     ap.add_argument("--meshgen", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--tol", type=float, default=1e-12)
+    ap.add_argument("--mpi-link-file", default="")
+    ap.add_argument("--mpirun", default="")
+    ap.add_argument("--comm-avoid", default="auto",
+                    help="MPI: communication avoidance of both builds "
+                         "(auto: what `opdc build --mpi` does)")
+    ap.add_argument("--ranks", default="1,2,4", help="rank counts, e.g. 1,2,4")
     ap.add_argument("only", nargs="*")
     a = ap.parse_args()
     src_dir = a.source_dir
@@ -86,20 +182,21 @@ def main():
     mesh = os.path.join(a.work, "mesh.h5")
     if not os.path.exists(mesh):
         run([a.meshgen, "--I=6", "--J=8", "--h5", mesh], a.work)
-    link = []
-    link_dir = os.path.dirname(a.link_file)
-    for line in open(a.link_file):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        if not line.startswith("-") and not os.path.isabs(line):
-            line = os.path.join(link_dir, line)
-        link.append(line)
-    includes = [os.path.join(src_dir, "tests/cuda/emu"),
-                os.path.join(src_dir, "lib/include"),
-                os.path.join(src_dir, "lib/cuda")]
+    link = read_link(a.link_file)
+    # The device runtime's own kernels (halo packing) are launched in the
+    # header: it is rewritten like the program, and found first.
+    hdr_dir = os.path.join(a.work, "include")
+    os.makedirs(hdr_dir, exist_ok=True)
+    with open(os.path.join(src_dir, "lib/cuda/opd_cuda.cuh")) as f:
+        cuh = launches(f.read())
+    with open(os.path.join(hdr_dir, "opd_cuda.cuh"), "w") as f:
+        f.write(cuh)
+    includes = [os.path.join(src_dir, "tests/cuda/emu"), hdr_dir,
+                os.path.join(src_dir, "lib/include")]
     # Blocks of 32 threads: each emulated block starts that many threads.
     profile = os.path.join(src_dir, "tests/cuda/emu/emu-gpu.yaml")
+    if a.mpi_link_file:
+        return mpi_main(a, includes, profile, mesh)
     failures = []
     for case in CASES:
         rel, args = case[0], case[1]
@@ -124,6 +221,7 @@ def main():
                     f.write(launches(cu))
                 exe = os.path.join(a.work, f"{name}-{strategy}")
                 run([a.cxx, "-std=c++20", "-O1", "-ffp-contract=off",
+                     "-DOPD_CUDA_COPY_THREADS=32",
                      *[f"-I{d}" for d in includes], cpp, "-o", exe, *link,
                      "-pthread"], a.work)
                 outs[strategy] = run([exe] + args, a.work)

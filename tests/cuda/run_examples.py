@@ -12,6 +12,9 @@
 #   - the GPU build with atomics (where it differs) runs once and must
 #     agree with the CPU's to 1e-12 relative (the order of atomic additions
 #     varies, so only to round-off).
+#   - MPI + CUDA (where mpirun is found): the examples of MPI_CASES built
+#     with --mpi for the CPU and the GPU, run on 2 ranks (sharing the GPU),
+#     compared to 1e-12 relative.
 # Lines that report times or rates are left out of the comparisons.
 # --target picks the GPU profile (default nvidia-h100: sm_90, H100/H200).
 import argparse
@@ -35,6 +38,8 @@ CASES = [
     ("patterns/monte_carlo_pi.opd", ["--trials=10", "--points=100000"]),
     ("patterns/nn_forward.opd", ["--batch=200"]),
 ]
+
+MPI_CASES = ["airfoil", "heat3d", "poisson", "shallow_water"]
 
 TIMING = re.compile(r"time|seconds|GB/s|\bms\b|\bs\)|elapsed", re.I)
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|nan|inf", re.I)
@@ -91,6 +96,21 @@ def run(cmd, cwd):
     return r.stdout
 
 
+def mpi_problems(a, mpirun, src, name, args):
+    """The CPU's and the GPU's --mpi builds on 2 ranks."""
+    exe = {k: os.path.join(a.work, f"{name}-mpi-{k}") for k in ("cpu", "gpu")}
+    run([a.opdc, "build", "-B", "--mpi", src, "-o", exe["cpu"]], a.work)
+    run([a.opdc, "build", "-B", "--mpi", f"--target={a.target}", src, "-o",
+         exe["gpu"]], a.work)
+    flags = ["--oversubscribe", "-np", "2"]
+    if os.geteuid() == 0:
+        flags.insert(0, "--allow-run-as-root")
+    cpu = run([mpirun, *flags, exe["cpu"], "--threads=1"] + args, a.work)
+    gpu = run([mpirun, *flags, exe["gpu"]] + args, a.work)
+    p = compare(name + " (MPI + CUDA, 2 ranks)", cpu, gpu, a.tol)
+    return [p] if p else []
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--opdc", required=True)
@@ -113,6 +133,9 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     mesh = os.path.join(a.work, "mesh.h5")
     run([a.meshgen, "--I=20", "--J=30", "--h5", mesh], a.work)
+    mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
+    if not mpirun:
+        print("note: no mpirun, the MPI + CUDA runs are left out")
     failures = []
     for rel, args in CASES:
         name = os.path.splitext(os.path.basename(rel))[0]
@@ -137,6 +160,8 @@ def main():
                                              a.tol),
                                      compare(name + " (atomics)", cpu, atom,
                                              a.tol)) if p]
+            if mpirun and name in MPI_CASES:
+                problems += mpi_problems(a, mpirun, src, name, args)
         except RuntimeError as e:
             problems = [f"{name}: {e}"]
         print(("FAIL: " + "\n".join(problems)) if problems else f"ok: {name}")

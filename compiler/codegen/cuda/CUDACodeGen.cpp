@@ -172,6 +172,18 @@ private:
     if (m.options.defaultThreads)
       r += "  opd_rt_set_default_threads(" +
            std::to_string(m.options.defaultThreads) + ");\n";
+    // Communication avoidance (passes/CommAvoid.cpp), as the CPU backend
+    // sets it up: deeper halos before any set or block exists, and the
+    // profile's figures for the runtime's cost model.
+    if (p.haloLayers != 1 || p.blockHaloDepth != 2)
+      r += "  opd_rt_halo_depth(INT64_C(" + std::to_string(p.haloLayers) +
+           "), INT64_C(" + std::to_string(p.blockHaloDepth) + "));\n";
+    if (p.netLatencyUs > 0 || p.netBandwidthGBs > 0 || p.memBandwidthGBs > 0) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "  opd_rt_cost_model(%a, %a, %a);\n",
+                    p.netLatencyUs, p.netBandwidthGBs, p.memBandwidthGBs);
+      r += buf;
+    }
     std::string table;
     for (const auto &pp : p.params)
       table += "      {" + cudaStringLiteral(pp->name) + ", opd_scalar(" +

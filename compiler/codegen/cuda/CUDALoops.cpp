@@ -142,6 +142,8 @@ private:
   bool incBuffer(unsigned n) const {
     return access.race == RaceClass::IncStrips && access.args[n].indirectInc;
   }
+  /// Set loops calling idx() or random numbers read global indices.
+  bool globalIds() const { return !loop.block && access.usesIdx; }
   bool writesMap(const Map *mp) const {
     return std::find(writtenMaps.begin(), writtenMaps.end(), mp) !=
            writtenMaps.end();
@@ -188,6 +190,8 @@ private:
     }
     if (loop.block)
       d += "  int64_t lo[3], hi[3];\n";
+    if (globalIds())
+      d += "  const int64_t *gid;\n";
     d += "};\n";
   }
 
@@ -311,7 +315,8 @@ private:
       for (unsigned dd = 0; dd < dims; ++dd)
         args += ", c" + std::to_string(dd);
     } else {
-      args += ", i";
+      // idx() and random numbers see the element's global index.
+      args += globalIds() ? ", opd::global_index(c.gid, i)" : ", i";
     }
     d += pad + "kernel_" + name + "(" + args + ");\n";
     if (!atomics)
@@ -536,6 +541,60 @@ private:
     }
   }
 
+  /// Communication avoidance (passes/CommAvoid.cpp), as the CPU backend
+  /// calls it: the chain's grouped exchange before its first loop, and how
+  /// far beyond the rank's points the loop runs (the runtime's segments
+  /// and parts then cover the extension).
+  void emitCommAvoid(int in) {
+    auto list = [](const auto &v) {
+      std::string r;
+      for (size_t k = 0; k < v.size(); ++k)
+        r += std::string(k ? ", " : "") + "INT64_C(" + std::to_string(v[k]) +
+             ")";
+      return r;
+    };
+    if (loop.haloGroup) {
+      const HaloGroup &g = *loop.haloGroup;
+      std::string dats, depth, costs;
+      for (size_t i = 0; i < g.dats.size(); ++i) {
+        dats += std::string(i ? ", " : "") + CUDAModule::handle(g.dats[i].dat);
+        depth += std::string(i ? ", " : "") + list(g.dats[i].depth);
+      }
+      for (size_t i = 0; i < g.loops.size(); ++i) {
+        const HaloGroup::LoopCost &c = g.loops[i];
+        costs += std::string(i ? ", " : "") + "{INT64_C(" +
+                 std::to_string(c.bytes) + "), INT64_C(" +
+                 std::to_string(c.extension) + "), " +
+                 std::to_string(c.exchanges) + ", " + std::to_string(c.depth) +
+                 "}";
+      }
+      line(in, "{");
+      line(in + 1, "static opd_loop *opd_group = nullptr;");
+      line(in + 1, "opd_dat *const opd_gd[] = {" +
+                       (dats.empty() ? std::string("nullptr") : dats) + "};");
+      line(in + 1, "static const int64_t opd_gdepth[] = {" +
+                       (depth.empty() ? std::string("0, 0, 0") : depth) +
+                       "};");
+      line(in + 1, "static const opd_chain_loop opd_gl[] = {" +
+                       (costs.empty() ? std::string("{0, 0, 0, 0}") : costs) +
+                       "};");
+      line(in + 1, "opd_halo_group(&opd_group, " +
+                       cudaStringLiteral("chain at " + m.location(loop.range)) +
+                       ", " + (g.mode == HaloGroup::Mode::On ? "1" : "0") +
+                       ", " + std::to_string(g.dats.size()) +
+                       ", opd_gd, opd_gdepth, " +
+                       std::to_string(g.loops.size()) + ", opd_gl);");
+      line(in, "}");
+    }
+    if (loop.extended()) {
+      line(in, "{");
+      line(in + 1, "static const int64_t opd_xlo[] = {" + list(loop.extendLo) +
+                       "}, opd_xhi[] = {" + list(loop.extendHi) + "};");
+      line(in + 1, "opd_loop_extend_next(opd_xlo, opd_xhi);");
+      line(in, "}");
+    }
+  }
+
   void emitPrepare(int in) {
     size_t n = loop.args.size();
     std::string table;
@@ -551,6 +610,7 @@ private:
                std::to_string(e.bytes) + ", " + triple(e.lo) + ", " +
                triple(e.hi) + ", " + std::to_string(e.flags) + "}";
     }
+    emitCommAvoid(in);
     line(in, "static opd_loop *opd_cache = nullptr;");
     if (n) {
       line(in, "static opd_arg opd_args[" + std::to_string(n) + "] = {");
@@ -594,7 +654,7 @@ private:
       std::string dim = std::to_string(dat->dim());
       std::string bytes = std::to_string(scalarBytes(dat->scalar()));
       if (!dat->structured()) {
-        std::string size = "opd_set_size(" + CUDAModule::handle(dat->set) + ")";
+        std::string size = "opd_dat_local_elements(" + h + ")";
         line(in, "c.d" + fs + " = static_cast<" + t + " *>(opd::device(opd_dat_data(" +
                      h + "), " + size + ", " + dim + ", " + bytes + ", " +
                      (m.options.soa ? "true" : "false") + ", " +
@@ -602,26 +662,15 @@ private:
         line(in, "c.ds" + fs + " = " + (m.options.soa ? size : "1") + ";");
         continue;
       }
-      unsigned bd = dat->block->dims;
-      auto list = [&](const std::vector<int64_t> &v) {
-        std::string r;
-        for (unsigned k = 0; k < bd; ++k)
-          r += std::string(k ? ", " : "") +
-               std::to_string(k < v.size() ? v[k] : 0);
-        return r;
-      };
       line(in, "{");
-      line(in + 1, "static const int64_t opd_hm[] = {" + list(dat->haloMinus) +
-                       "}, opd_hp[] = {" + list(dat->haloPlus) + "};");
       line(in + 1, "int64_t opd_st[3] = {0, 0, 0};");
       line(in + 1, "char *const opd_o = static_cast<char *>(opd_dat_origin(" +
                        h + ", opd_st));");
       line(in + 1, "char *const opd_h = static_cast<char *>(opd_dat_data(" + h +
                        "));");
       line(in + 1, "char *const opd_dv = static_cast<char *>(opd::device(opd_h, "
-                   "opd::block_points(" +
-                       h + ", " + std::to_string(bd) +
-                       ", opd_hm, opd_hp), " + dim + ", " + bytes + ", false, " +
+                   "opd_dat_local_elements(" +
+                       h + "), " + dim + ", " + bytes + ", false, " +
                        (writes ? "true" : "false") + "));");
       line(in + 1, "c.d" + fs + " = reinterpret_cast<" + t +
                        " *>(opd_dv + (opd_o - opd_h));");
@@ -630,18 +679,23 @@ private:
                          std::to_string(k) + "] * " + dim + ";");
       line(in, "}");
     }
-    auto mapDevice = [&](const Map *mp, bool writes) {
-      return "opd::map_device(" + CUDAModule::handle(mp) + ", opd_set_size(" +
-             CUDAModule::handle(mp->from) + "), " + std::to_string(mp->arity) +
-             ", " + (writes ? "true" : "false") + ")";
+    auto rows = [&](const Map *mp) {
+      return "opd_set_local_size(" + CUDAModule::handle(mp->from) + "), " +
+             std::to_string(mp->arity);
     };
     for (unsigned f = 0; f < access.maps.size(); ++f)
-      line(in, "c.m" + std::to_string(f) + " = " +
-                   mapDevice(access.maps[f], writesMap(access.maps[f])) +
-                   ";");
+      line(in, "c.m" + std::to_string(f) + " = opd::map_device(" +
+                   CUDAModule::handle(access.maps[f]) + ", " +
+                   rows(access.maps[f]) + ", " +
+                   (writesMap(access.maps[f]) ? "true" : "false") + ");");
+    // Global indices on several ranks (opd_map_values).
     for (unsigned f = 0; f < access.mapValues.size(); ++f)
-      line(in, "c.mv" + std::to_string(f) + " = " +
-                   mapDevice(access.mapValues[f], false) + ";");
+      line(in, "c.mv" + std::to_string(f) + " = opd::map_values(" +
+                   CUDAModule::handle(access.mapValues[f]) + ", " +
+                   rows(access.mapValues[f]) + ");");
+    if (globalIds())
+      line(in, "c.gid = opd::global_ids(" + CUDAModule::handle(loop.set) +
+                   ");");
     for (unsigned n = 0; n < loop.args.size(); ++n) {
       const AccessDescriptor &a = loop.args[n];
       if (a.kind != ArgKind::GlobalRead)
@@ -719,9 +773,20 @@ private:
     if (loop.block)
       return;
     forEach("part", "opd_pt");
+    // The exec halo's partials (other ranks' elements, after the counted
+    // parts) are left out of the combination: the owners count them.
+    if (hasReduction)
+      line(in + 1, "const int64_t opd_u0 = opd_used;");
+    auto endPart = [&] {
+      if (hasReduction) {
+        line(in + 1, "if (!opd_pt.partials_count)");
+        line(in + 2, "opd_used = opd_u0;");
+      }
+      line(in, "}");
+    };
     if (!colouring) {
       rangeLaunch(in + 1, "opd_pt.first", "opd_pt.first + opd_pt.count");
-      line(in, "}");
+      endPart();
       return;
     }
     // The written (map, idx) pairs, grouped by dat, for the thread colours.
@@ -734,7 +799,7 @@ private:
       w += std::string(nw++ ? ", " : "") + "{opd_map_data(" +
            CUDAModule::handle(a.map) + "), " + std::to_string(a.map->arity) +
            ", " + std::to_string(a.mapIndex) + ", " +
-           std::to_string(access.args[n].datField) + ", opd_set_size(" +
+           std::to_string(access.args[n].datField) + ", opd_set_local_size(" +
            CUDAModule::handle(a.map->to) + ")}";
     }
     // One per plan part: core, rest, exec halo, deeper layers (an extended
@@ -755,7 +820,7 @@ private:
                      "opd_tc[opd_k].ncolours, opd_used);");
     line(in + 2, "opd_used += opd_nb;");
     line(in + 1, "}");
-    line(in, "}");
+    endPart();
   }
 
   void emitBlockLaunches(int in) {
