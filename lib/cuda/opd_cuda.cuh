@@ -346,13 +346,6 @@ inline void host_changed(const void *host) {
 }
 
 /* Dats and maps by handle. */
-inline int64_t block_points(opd_dat *d, int dims, const int64_t *hm,
-                            const int64_t *hp) {
-  int64_t n = 1;
-  for (int k = 0; k < dims; ++k)
-    n *= opd_dat_extent(d, k) + hm[k] + hp[k];
-  return n;
-}
 inline void dat_to_host(opd_dat *d) { to_host(opd_dat_data(d)); }
 inline void dat_host_changed(opd_dat *d) { host_changed(opd_dat_data(d)); }
 

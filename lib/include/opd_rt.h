@@ -165,13 +165,19 @@ opd_dat *opd_block_dat_create(const char *name, opd_block *block,
 int64_t opd_dat_extent(const opd_dat *dat, int d);
 /** Strides in elements for each dimension (dimension 0 is unit stride) and
  *  the address of index (0, 0, 0): element (i, j, k) component c lives at
- *  origin + ((i*s0 + j*s1 + k*s2) * dim + c) * bytes. */
+ *  origin + ((i*s0 + j*s1 + k*s2) * dim + c) * bytes. Rows (dimension 0,
+ *  halos included) may be padded: s1 can exceed the points of a row, so
+ *  that the first interior point of every row is 64-byte aligned. */
 void *opd_dat_origin(opd_dat *dat, int64_t *strides);
+/** Points of the storage opd_dat_data points to: set dats, the set's
+ *  stored elements; block dats, halos and row padding included. */
+int64_t opd_dat_stored_points(const opd_dat *dat);
 
 /*===-- Dats (both kinds) --------------------------------------------------===*/
 
 /** Element-contiguous storage (AoS): component c of element i is at
- *  data + (i * dim + c) * bytes. For block dats, the first halo point. */
+ *  data + (i * dim + c) * bytes. For block dats, the first halo point,
+ *  with rows opd_dat_origin's s1 points apart (padded rows). */
 void *opd_dat_data(opd_dat *dat);
 /** Sets every element (halos included) to the `dim` components at `elem`. */
 void opd_dat_fill(opd_dat *dat, const void *elem);

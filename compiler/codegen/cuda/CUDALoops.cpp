@@ -602,26 +602,16 @@ private:
         line(in, "c.ds" + fs + " = " + (m.options.soa ? size : "1") + ";");
         continue;
       }
-      unsigned bd = dat->block->dims;
-      auto list = [&](const std::vector<int64_t> &v) {
-        std::string r;
-        for (unsigned k = 0; k < bd; ++k)
-          r += std::string(k ? ", " : "") +
-               std::to_string(k < v.size() ? v[k] : 0);
-        return r;
-      };
       line(in, "{");
-      line(in + 1, "static const int64_t opd_hm[] = {" + list(dat->haloMinus) +
-                       "}, opd_hp[] = {" + list(dat->haloPlus) + "};");
       line(in + 1, "int64_t opd_st[3] = {0, 0, 0};");
       line(in + 1, "char *const opd_o = static_cast<char *>(opd_dat_origin(" +
                        h + ", opd_st));");
       line(in + 1, "char *const opd_h = static_cast<char *>(opd_dat_data(" + h +
                        "));");
+      // All stored points: halos and the runtime's row padding.
       line(in + 1, "char *const opd_dv = static_cast<char *>(opd::device(opd_h, "
-                   "opd::block_points(" +
-                       h + ", " + std::to_string(bd) +
-                       ", opd_hm, opd_hp), " + dim + ", " + bytes + ", false, " +
+                   "opd_dat_stored_points(" +
+                       h + "), " + dim + ", " + bytes + ", false, " +
                        (writes ? "true" : "false") + "));");
       line(in + 1, "c.d" + fs + " = reinterpret_cast<" + t +
                        " *>(opd_dv + (opd_o - opd_h));");

@@ -144,7 +144,9 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
     switch (a.kind) {
     case ArgKind::Direct:
     case ArgKind::Stencil:
-      if (loop.block) {
+      if (loop.block && int(n) == alignArg && alignedRow) {
+        args.push_back(bb.CreateInBoundsGEP(elemTy, alignedRow, alignedStep));
+      } else if (loop.block) {
         // (c0 + c1*s1 + c2*s2) components, strides already scaled by dim.
         llvm::Value *off = bb.CreateMul(coords[0], i64(a.dim));
         for (unsigned d = 1; d < dims; ++d)
@@ -424,6 +426,14 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       argPtr[i] = acc;
     }
   }
+  // Rows are aligned for the first argument that may stream, when the
+  // element loop can vectorise at all (a parallel access group) and its
+  // elements are single scalars, so that every element lies a multiple of
+  // its size from a 64-byte boundary and the prologue reaches one.
+  alignArg = -1;
+  for (unsigned i = 0; loop.block && group && alignArg < 0 && i < n; ++i)
+    if (isStreamCandidate(loop, i) && loop.args[i].dim == 1)
+      alignArg = int(i);
   rangeLo.clear();
   rangeHi.clear();
   if (loop.block) {
@@ -454,6 +464,10 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
     if (d == 1 && tileLo) {
       lo = tileLo;
       hi = tileHi;
+    }
+    if (inner && alignArg >= 0) {
+      emitAlignedRow(bb, kernel, coords, lo, hi, group);
+      return;
     }
     llvm::MDNode *idMD = makeLoopID(cgm.context, inner ? group : nullptr);
     emitCountedLoop(bb, lo, hi, idMD, "dim" + std::to_string(d),
@@ -500,6 +514,82 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   }
   bb.CreateRetVoid();
   return f;
+}
+
+void LoopEmitter::emitAlignedRow(llvm::IRBuilder<> &bb,
+                                 const KernelInterface &kernel,
+                                 std::vector<llvm::Value *> &coords,
+                                 llvm::Value *lo, llvm::Value *hi,
+                                 llvm::MDNode *group) {
+  // The runtime pads rows so that the rank's first interior point starts a
+  // cache line in every row (lib/core/Mesh.cpp), so loops over the interior
+  // peel nothing; a loop starting in the halo peels a few elements. With
+  // the row's alignment known, the vectoriser's stores of the argument are
+  // aligned, and the streaming variant (.nt) writes whole lines with
+  // aligned non-temporal vector stores instead of 8-byte pieces.
+  auto i64 = [&](int64_t v) {
+    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
+  };
+  const unsigned n = unsigned(alignArg);
+  llvm::Type *elemTy = cgm.memType(loop.args[n].scalar);
+  const int64_t size =
+      int64_t(cgm.module.getDataLayout().getTypeStoreSize(elemTy));
+  OPDC_ASSERT(size > 0 && 64 % size == 0, "aligned row of an odd element size");
+  // The argument's element at (i, coords[1], coords[2]): one component, so
+  // strides are in elements.
+  auto elementAt = [&](llvm::Value *i) {
+    llvm::Value *off = i;
+    for (unsigned d = 1; d < dims; ++d)
+      off = bb.CreateAdd(off, bb.CreateMul(coords[d], strides[n][d - 1]));
+    return bb.CreateInBoundsGEP(elemTy, base[n], off);
+  };
+  llvm::Value *count = bb.CreateSub(hi, lo);
+  count = bb.CreateSelect(bb.CreateICmpSGT(count, i64(0)), count, i64(0));
+  llvm::Value *toLine = bb.CreateAnd(
+      bb.CreateSub(i64(0), bb.CreatePtrToInt(elementAt(lo), cgm.i64Ty)),
+      i64(63));
+  llvm::Value *peel = bb.CreateUDiv(toLine, i64(size));
+  peel = bb.CreateSelect(bb.CreateICmpULT(peel, count), peel, count, "peel");
+  llvm::Value *mid = bb.CreateAdd(lo, peel, "aligned.lo");
+
+  // The prologue: scalar and not unrolled (fewer than 64 bytes of the
+  // argument, a vector loop or unrolled copies would only add code).
+  llvm::LLVMContext &c = cgm.context;
+  llvm::MDNode *scalarID = llvm::MDNode::getDistinct(
+      c, {nullptr,
+          llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.mustprogress")),
+          llvm::MDNode::get(
+              c, {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
+                  llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))}),
+          llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.unroll.disable"))});
+  scalarID->replaceOperandWith(0, scalarID);
+  emitCountedLoop(bb, lo, mid, scalarID, "dim0.peel", [&](llvm::Value *i) {
+    coords[0] = i;
+    emitKernelCall(bb, kernel, coords, group);
+  });
+
+  // The aligned element loop, counted from 0 so that the vectoriser's
+  // induction starts on the aligned point. `row` is aligned only when the
+  // prologue was not cut short by the row's end, i.e. when mid < hi: the
+  // assumption is made there only.
+  llvm::Function *f = bb.GetInsertBlock()->getParent();
+  auto *mainBB = llvm::BasicBlock::Create(c, "dim0.aligned", f);
+  auto *doneBB = llvm::BasicBlock::Create(c, "dim0.aligned.end", f);
+  bb.CreateCondBr(bb.CreateICmpSLT(mid, hi), mainBB, doneBB);
+  bb.SetInsertPoint(mainBB);
+  llvm::Value *row = elementAt(mid);
+  bb.CreateAlignmentAssumption(cgm.module.getDataLayout(), row, 64);
+  emitCountedLoop(bb, i64(0), bb.CreateSub(hi, mid), makeLoopID(c, group),
+                  "dim0", [&](llvm::Value *t) {
+                    coords[0] = bb.CreateAdd(mid, t, "", true, true);
+                    alignedRow = row;
+                    alignedStep = t;
+                    emitKernelCall(bb, kernel, coords, group);
+                    alignedRow = alignedStep = nullptr;
+                  });
+  bb.CreateBr(doneBB);
+  doneBB->moveAfter(bb.GetInsertBlock());
+  bb.SetInsertPoint(doneBB);
 }
 
 void LoopEmitter::emitIncStrips(llvm::IRBuilder<> &bb,
