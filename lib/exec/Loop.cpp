@@ -551,10 +551,11 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
 int64_t opd_loop_chunks(const opd_loop *loop) { return loop->nchunks; }
 
 int opd_loop_streams(const opd_loop *loop) {
-  // Opt-in (OPD_STREAM_STORES=1): the streaming variant's vector stores
-  // are 8-byte aligned, which x86 can only stream as MOVNTI/MOVNTSD pieces,
-  // and that measured slower than plain stores (docs/performance.md) until
-  // rows are aligned and the vector loop peeled.
+  // Opt-in (OPD_STREAM_STORES=1). Block loops now stream whole aligned
+  // lines (padded rows, a peeled prologue: VMOVNTPD), but on heat3d 400^3
+  // that saved CPU time only at 2 threads, cost some at 1, and the wall
+  // times on the shared machine could not separate it from plain stores
+  // (docs/performance.md), so it is not the default yet.
   static const bool enabled = [] {
     const char *env = std::getenv("OPD_STREAM_STORES");
     if (!env || !*env || !std::strcmp(env, "0"))
