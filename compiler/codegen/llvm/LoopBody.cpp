@@ -144,8 +144,8 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
     switch (a.kind) {
     case ArgKind::Direct:
     case ArgKind::Stencil:
-      if (loop.block && int(n) == alignArg && alignedRow) {
-        args.push_back(bb.CreateInBoundsGEP(elemTy, alignedRow, alignedStep));
+      if (loop.block && n < alignedRows.size() && alignedRows[n]) {
+        args.push_back(bb.CreateInBoundsGEP(elemTy, alignedRows[n], alignedStep));
       } else if (loop.block) {
         // (c0 + c1*s1 + c2*s2) components, strides already scaled by dim.
         llvm::Value *off = bb.CreateMul(coords[0], i64(a.dim));
@@ -430,10 +430,13 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   // element loop can vectorise at all (a parallel access group) and its
   // elements are single scalars, so that every element lies a multiple of
   // its size from a 64-byte boundary and the prologue reaches one.
-  alignArg = -1;
-  for (unsigned i = 0; loop.block && group && alignArg < 0 && i < n; ++i)
-    if (isStreamCandidate(loop, i) && loop.args[i].dim == 1)
-      alignArg = int(i);
+  alignArgs.clear();
+  for (unsigned i = 0; loop.block && group && i < n; ++i)
+    if (isStreamCandidate(loop, i) && loop.args[i].dim == 1 &&
+        (alignArgs.empty() ||
+         cgm.memType(loop.args[i].scalar) ==
+             cgm.memType(loop.args[alignArgs.front()].scalar)))
+      alignArgs.push_back(i);
   rangeLo.clear();
   rangeHi.clear();
   if (loop.block) {
@@ -465,7 +468,7 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       lo = tileLo;
       hi = tileHi;
     }
-    if (inner && alignArg >= 0) {
+    if (inner && !alignArgs.empty()) {
       emitAlignedRow(bb, kernel, coords, lo, hi, group);
       return;
     }
@@ -530,24 +533,28 @@ void LoopEmitter::emitAlignedRow(llvm::IRBuilder<> &bb,
   auto i64 = [&](int64_t v) {
     return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
   };
-  const unsigned n = unsigned(alignArg);
-  llvm::Type *elemTy = cgm.memType(loop.args[n].scalar);
-  const int64_t size =
-      int64_t(cgm.module.getDataLayout().getTypeStoreSize(elemTy));
+  const unsigned lead = alignArgs.front();
+  const llvm::DataLayout &layout = cgm.module.getDataLayout();
+  const int64_t size = int64_t(
+      layout.getTypeStoreSize(cgm.memType(loop.args[lead].scalar)));
   OPDC_ASSERT(size > 0 && 64 % size == 0, "aligned row of an odd element size");
-  // The argument's element at (i, coords[1], coords[2]): one component, so
+  // Argument n's element at (i, coords[1], coords[2]): one component, so
   // strides are in elements.
-  auto elementAt = [&](llvm::Value *i) {
+  auto elementAt = [&](unsigned n, llvm::Value *i) {
     llvm::Value *off = i;
     for (unsigned d = 1; d < dims; ++d)
       off = bb.CreateAdd(off, bb.CreateMul(coords[d], strides[n][d - 1]));
-    return bb.CreateInBoundsGEP(elemTy, base[n], off);
+    return bb.CreateInBoundsGEP(cgm.memType(loop.args[n].scalar), base[n],
+                                off);
+  };
+  auto misaligned = [&](llvm::Value *p) {
+    return bb.CreateAnd(bb.CreatePtrToInt(p, cgm.i64Ty), i64(63));
   };
   llvm::Value *count = bb.CreateSub(hi, lo);
   count = bb.CreateSelect(bb.CreateICmpSGT(count, i64(0)), count, i64(0));
-  llvm::Value *toLine = bb.CreateAnd(
-      bb.CreateSub(i64(0), bb.CreatePtrToInt(elementAt(lo), cgm.i64Ty)),
-      i64(63));
+  llvm::Value *toLine =
+      bb.CreateAnd(bb.CreateSub(i64(0), misaligned(elementAt(lead, lo))),
+                   i64(63));
   llvm::Value *peel = bb.CreateUDiv(toLine, i64(size));
   peel = bb.CreateSelect(bb.CreateICmpULT(peel, count), peel, count, "peel");
   llvm::Value *mid = bb.CreateAdd(lo, peel, "aligned.lo");
@@ -569,25 +576,53 @@ void LoopEmitter::emitAlignedRow(llvm::IRBuilder<> &bb,
   });
 
   // The aligned element loop, counted from 0 so that the vectoriser's
-  // induction starts on the aligned point. `row` is aligned only when the
-  // prologue was not cut short by the row's end, i.e. when mid < hi: the
-  // assumption is made there only.
+  // induction starts on the aligned point, with the rows of `aligned`
+  // assumed 64-byte aligned there. The lead argument's row is aligned only
+  // when the prologue was not cut short by the row's end, i.e. when
+  // mid < hi: the loop and its assumptions are made there only.
   llvm::Function *f = bb.GetInsertBlock()->getParent();
-  auto *mainBB = llvm::BasicBlock::Create(c, "dim0.aligned", f);
-  auto *doneBB = llvm::BasicBlock::Create(c, "dim0.aligned.end", f);
-  bb.CreateCondBr(bb.CreateICmpSLT(mid, hi), mainBB, doneBB);
-  bb.SetInsertPoint(mainBB);
-  llvm::Value *row = elementAt(mid);
-  bb.CreateAlignmentAssumption(cgm.module.getDataLayout(), row, 64);
-  emitCountedLoop(bb, i64(0), bb.CreateSub(hi, mid), makeLoopID(c, group),
-                  "dim0", [&](llvm::Value *t) {
-                    coords[0] = bb.CreateAdd(mid, t, "", true, true);
-                    alignedRow = row;
-                    alignedStep = t;
-                    emitKernelCall(bb, kernel, coords, group);
-                    alignedRow = alignedStep = nullptr;
-                  });
-  bb.CreateBr(doneBB);
+  auto block = [&](const char *name) {
+    return llvm::BasicBlock::Create(c, name, f);
+  };
+  llvm::BasicBlock *first = block("dim0.aligned");
+  llvm::BasicBlock *doneBB = block("dim0.aligned.end");
+  bb.CreateCondBr(bb.CreateICmpSLT(mid, hi), first, doneBB);
+  auto alignedLoop = [&](llvm::BasicBlock *at,
+                         const std::vector<unsigned> &aligned) {
+    bb.SetInsertPoint(at);
+    alignedRows.assign(loop.args.size(), nullptr);
+    for (unsigned n : aligned) {
+      alignedRows[n] = elementAt(n, mid);
+      bb.CreateAlignmentAssumption(layout, alignedRows[n], 64);
+    }
+    emitCountedLoop(bb, i64(0), bb.CreateSub(hi, mid), makeLoopID(c, group),
+                    "dim0", [&](llvm::Value *t) {
+                      coords[0] = bb.CreateAdd(mid, t, "", true, true);
+                      alignedStep = t;
+                      emitKernelCall(bb, kernel, coords, group);
+                      alignedStep = nullptr;
+                    });
+    alignedRows.clear();
+    bb.CreateBr(doneBB);
+  };
+  if (alignArgs.size() == 1) {
+    alignedLoop(first, alignArgs);
+  } else {
+    // Other arguments that may stream, of the lead's element size, are
+    // aligned with it when their rows sit at the same offset in a line
+    // (dats of one block and one base on padded rows): then they stream
+    // too; otherwise only the lead does.
+    bb.SetInsertPoint(first);
+    llvm::Value *together = bb.getTrue();
+    for (unsigned n : alignArgs)
+      together = bb.CreateAnd(
+          together, bb.CreateICmpEQ(misaligned(elementAt(n, mid)), i64(0)));
+    llvm::BasicBlock *all = block("dim0.aligned.all");
+    llvm::BasicBlock *one = block("dim0.aligned.one");
+    bb.CreateCondBr(together, all, one);
+    alignedLoop(all, alignArgs);
+    alignedLoop(one, {lead});
+  }
   doneBB->moveAfter(bb.GetInsertBlock());
   bb.SetInsertPoint(doneBB);
 }
