@@ -14,6 +14,12 @@
 // opd_dat_origin, dimension 0 innermost and unit stride. Data pointers are
 // fetched at every execution because swap() exchanges dat storage.
 //
+// Aligned rows (emitAlignedRow): in a block loop with write-only centre
+// arguments that may stream, the innermost loop is peeled to the first
+// 64-byte-aligned element of the first such argument's row and continues
+// with that row's alignment known to LLVM, so its vector stores are
+// aligned (and, in the .nt body, non-temporal whole lines; LoopHost.cpp).
+//
 // Vectorisation: when no element can touch another element's data (no
 // increments through maps, no written dat also read through a map or at a
 // stencil offset), the innermost element loop is declared parallel with
@@ -426,10 +432,11 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       argPtr[i] = acc;
     }
   }
-  // Rows are aligned for the first argument that may stream, when the
-  // element loop can vectorise at all (a parallel access group) and its
-  // elements are single scalars, so that every element lies a multiple of
-  // its size from a 64-byte boundary and the prologue reaches one.
+  // Rows are aligned for the arguments that may stream, when the element
+  // loop can vectorise at all (a parallel access group) and their elements
+  // are single scalars, so that every element lies a multiple of its size
+  // from a 64-byte boundary and the prologue reaches one: the first (the
+  // lead) decides the peel, the others of its scalar type follow it.
   alignArgs.clear();
   for (unsigned i = 0; loop.block && group && i < n; ++i)
     if (isStreamCandidate(loop, i) && loop.args[i].dim == 1 &&
