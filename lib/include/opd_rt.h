@@ -271,8 +271,9 @@ int64_t opd_loop_chunks(const opd_loop *loop);
  *  The CPU backend's call: it is opd_loop_begin, the segments or parts
  *  below with OpenMP, opd_loop_wait_halos after the core, opd_loop_end. */
 void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
-/** 1 when streaming stores are enabled (OPD_STREAM_STORES=1 in the
- *  environment) and the prepared loop's bytes (its access descriptors')
+/** 1 when streaming stores are enabled (the default; OPD_STREAM_STORES=0
+ *  in the environment disables them) and the prepared loop's bytes (its
+ *  access descriptors')
  *  exceed the last-level cache (OPD_LLC_BYTES, else detected):
  *  the CPU backend then runs the body variant with non-temporal stores for
  *  write-only arguments. 0 otherwise. */
