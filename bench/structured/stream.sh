@@ -11,12 +11,13 @@
 #                                               loops larger than the LLC
 # Per run it prints the `step` loop's wall ms per call from --profile, its
 # GB/s (the profile's byte model: u read, u2 written, 16 B a point) and
-# that as a share of the round's triad; and the CPU time of one step:
-# (user + system seconds of a run of `steps` steps - those of a 1-step run)
-# / (steps - 1). On a loaded machine the wall figures measure the
-# scheduler; the CPU time of a memory-bound loop (stalls count) is far
-# steadier, and its ratios between the three ways are what to compare.
-# Runs of one round are back to back: compare within a round.
+# that as a share of the round's triad; and an estimate of the CPU time of
+# one step: (user + system seconds of a run of `steps` steps - those of a
+# 1-step run) / (steps - 1). Compare the wall figures, within a round (runs
+# of one round are back to back), on a quiet machine; on a loaded one they
+# measure the scheduler, and the CPU estimate is only a hint (the 1-step
+# run's initialisation varies by more than a few steps cost:
+# docs/performance.md).
 #
 # usage: bench/structured/stream.sh [--n=400,512] [--steps=10] [--threads=1]
 #        [--reps=3]   (build/ must exist: scripts/build.sh). Work files go
