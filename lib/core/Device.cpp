@@ -79,8 +79,4 @@ int opd_rt_node_rank(void) { return opdc::rt::dist::nodeRank(); }
 
 int64_t opd_set_local_size(const opd_set *set) { return set ? set->size : 0; }
 
-int64_t opd_dat_local_elements(const opd_dat *dat) {
-  return dat ? dat->elements : 0;
-}
-
 } // extern "C"

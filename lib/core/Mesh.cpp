@@ -11,8 +11,10 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -85,8 +87,11 @@ std::vector<opd_dat *> allDats() {
 
 void releaseObjects() {
   Registry &r = registry();
+  // A block dat's data lies less than Alignment bytes past its aligned
+  // allocation (the lead of opd_block_dat_create), a set dat's at it.
   for (auto &d : r.dats)
-    freeAligned(d->data);
+    freeAligned(reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(d->data) &
+                                         ~uintptr_t(Alignment - 1)));
   for (auto &m : r.maps)
     freeAligned(m->data);
   r = Registry();
@@ -168,6 +173,39 @@ std::string opd_dat::describe() const {
 
 namespace opdc::rt {
 namespace {
+// OPD_PAD_ROWS=0 stores block dats densely, as before rows were padded
+// (tests compare the two bit for bit; benchmarks measure the difference).
+bool padRows() {
+  static const bool enabled = [] {
+    const char *env = std::getenv("OPD_PAD_ROWS");
+    if (!env || !*env || !std::strcmp(env, "1"))
+      return true;
+    if (!std::strcmp(env, "0"))
+      return false;
+    failf("invalid value '%s' for environment variable OPD_PAD_ROWS: "
+          "expected 1 or 0",
+          env);
+  }();
+  return enabled;
+}
+
+// Points allocated per row (dimension 0) of a block dat that stores `n`:
+// rounded up so that a row is a whole number of cache lines, which keeps
+// every row's first interior point 64-byte aligned (opd_block_dat_create).
+// Aligned rows let the generated vector loops store whole lines after a
+// short peeled prologue, and stream them without reading them first
+// (docs/performance.md). Rows where the padding would add more than an
+// eighth (short rows, or element sizes sharing few factors of 2 with 64)
+// stay dense.
+int64_t paddedRow(int64_t n, int64_t elementBytes) {
+  if (!padRows())
+    return n;
+  const int64_t unit = int64_t(Alignment) /
+                       std::gcd(elementBytes, int64_t(Alignment));
+  const int64_t padded = (n + unit - 1) / unit * unit;
+  return (padded - n) * 8 <= n ? padded : n;
+}
+
 // The first way `dst` and `src` differ in shape ("" when they do not):
 // placement, element type, components, then per dimension extent, halos
 // and base.
@@ -369,16 +407,29 @@ opd_dat *opd_block_dat_create(const char *name, opd_block *block,
     const int64_t last = d->ownLast[k] + (block->edgeHi[k] ? 0 : d->depth[k]);
     d->stored[k] = last - d->first[k];
     d->stride[k] = points;
-    int64_t extent = d->stored[k];
+    int64_t extent = k == 0 && d->ndims > 1
+                         ? paddedRow(d->stored[0], d->elementBytes())
+                         : d->stored[k];
     if (extent > 0 && points > INT64_MAX / extent)
       failf("dat '%s': too many points", name);
     points *= extent;
   }
   d->elements = points;
   std::string what = d->describe();
-  d->data = allocZeroed(std::size_t(points) * std::size_t(dim) *
-                            std::size_t(d->bytes),
-                        what.c_str());
+  // The rank's first interior point of dimension 0 starts a cache line in
+  // every row: `lead` bytes of the allocation come before the first stored
+  // point (with the padded rows, a multiple of 64 bytes apart, every row's
+  // first interior point is then 64-byte aligned).
+  const int64_t aligned = std::max(d->base[0], d->ownFirst[0]) - d->first[0];
+  const int64_t lead =
+      padRows() ? (int64_t(Alignment) -
+                   aligned * d->elementBytes() % int64_t(Alignment)) %
+                      int64_t(Alignment)
+                : 0;
+  d->data = static_cast<char *>(
+                allocZeroed(std::size_t(lead + points * d->elementBytes()),
+                            what.c_str())) +
+            lead;
   return d;
 }
 
@@ -416,6 +467,8 @@ void *opd_dat_origin(opd_dat *dat, int64_t *strides) {
 }
 
 void *opd_dat_data(opd_dat *dat) { return dat ? dat->data : nullptr; }
+
+int64_t opd_dat_stored_points(const opd_dat *dat) { return dat->elements; }
 
 void opd_dat_fill(opd_dat *dat, const void *elem) {
   dist::settleExchanges();

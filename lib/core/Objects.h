@@ -75,8 +75,12 @@ struct opd_dat {
   int type = OPD_F64;         ///< opd_scalar
   int dim = 1;                ///< components per element
   int bytes = 8;              ///< bytes per component
-  void *data = nullptr;       ///< 64-byte aligned; first halo point
-  int64_t elements = 0;       ///< allocated elements, halos included
+  /// The first stored point (first halo point). Set dats: 64-byte
+  /// aligned. Block dats: placed so that the rank's first interior point
+  /// of dimension 0 is 64-byte aligned in every row (rows are padded,
+  /// stride[1] >= stored[0]; Mesh.cpp's paddedRow).
+  void *data = nullptr;
+  int64_t elements = 0; ///< allocated elements: halos and row padding included
   // Block dats, one entry per block dimension (unused entries: 0 / 1).
   int ndims = 0;
   int64_t size[3] = {0, 0, 0};

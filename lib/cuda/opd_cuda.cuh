@@ -346,7 +346,7 @@ inline void host_changed(const void *host) {
 }
 
 /* Dats and maps by handle; sizes are those of the local storage
- * (opd_dat_local_elements, opd_set_local_size: owned elements and halos on
+ * (opd_dat_stored_points, opd_set_local_size: owned elements and halos on
  * several ranks). */
 inline void dat_to_host(opd_dat *d) { to_host(opd_dat_data(d)); }
 inline void dat_host_changed(opd_dat *d) { host_changed(opd_dat_data(d)); }

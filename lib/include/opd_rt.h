@@ -165,13 +165,19 @@ opd_dat *opd_block_dat_create(const char *name, opd_block *block,
 int64_t opd_dat_extent(const opd_dat *dat, int d);
 /** Strides in elements for each dimension (dimension 0 is unit stride) and
  *  the address of index (0, 0, 0): element (i, j, k) component c lives at
- *  origin + ((i*s0 + j*s1 + k*s2) * dim + c) * bytes. */
+ *  origin + ((i*s0 + j*s1 + k*s2) * dim + c) * bytes. Rows (dimension 0,
+ *  halos included) may be padded: s1 can exceed the points of a row, so
+ *  that the first interior point of every row is 64-byte aligned. */
 void *opd_dat_origin(opd_dat *dat, int64_t *strides);
+/** Points of the storage opd_dat_data points to: set dats, the set's
+ *  stored elements; block dats, halos and row padding included. */
+int64_t opd_dat_stored_points(const opd_dat *dat);
 
 /*===-- Dats (both kinds) --------------------------------------------------===*/
 
 /** Element-contiguous storage (AoS): component c of element i is at
- *  data + (i * dim + c) * bytes. For block dats, the first halo point. */
+ *  data + (i * dim + c) * bytes. For block dats, the first halo point,
+ *  with rows opd_dat_origin's s1 points apart (padded rows). */
 void *opd_dat_data(opd_dat *dat);
 /** Sets every element (halos included) to the `dim` components at `elem`. */
 void opd_dat_fill(opd_dat *dat, const void *elem);
@@ -265,8 +271,9 @@ int64_t opd_loop_chunks(const opd_loop *loop);
  *  The CPU backend's call: it is opd_loop_begin, the segments or parts
  *  below with OpenMP, opd_loop_wait_halos after the core, opd_loop_end. */
 void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
-/** 1 when streaming stores are enabled (OPD_STREAM_STORES=1 in the
- *  environment) and the prepared loop's bytes (its access descriptors')
+/** 1 when streaming stores are enabled (the default; OPD_STREAM_STORES=0
+ *  in the environment disables them) and the prepared loop's bytes (its
+ *  access descriptors')
  *  exceed the last-level cache (OPD_LLC_BYTES, else detected):
  *  the CPU backend then runs the body variant with non-temporal stores for
  *  write-only arguments. 0 otherwise. */
@@ -567,8 +574,6 @@ int opd_rt_node_rank(void);
 /** Elements of the set stored on this rank, halos included (the global
  *  size on one process): the length of its dats' and maps' local storage. */
 int64_t opd_set_local_size(const opd_set *set);
-/** Elements of a dat's local storage (block dats: halo points included). */
-int64_t opd_dat_local_elements(const opd_dat *dat);
 
 /*===-- Output -------------------------------------------------------------===*/
 

@@ -654,7 +654,7 @@ private:
       std::string dim = std::to_string(dat->dim());
       std::string bytes = std::to_string(scalarBytes(dat->scalar()));
       if (!dat->structured()) {
-        std::string size = "opd_dat_local_elements(" + h + ")";
+        std::string size = "opd_dat_stored_points(" + h + ")";
         line(in, "c.d" + fs + " = static_cast<" + t + " *>(opd::device(opd_dat_data(" +
                      h + "), " + size + ", " + dim + ", " + bytes + ", " +
                      (m.options.soa ? "true" : "false") + ", " +
@@ -668,8 +668,9 @@ private:
                        h + ", opd_st));");
       line(in + 1, "char *const opd_h = static_cast<char *>(opd_dat_data(" + h +
                        "));");
+      // All stored points: halos and the runtime's row padding.
       line(in + 1, "char *const opd_dv = static_cast<char *>(opd::device(opd_h, "
-                   "opd_dat_local_elements(" +
+                   "opd_dat_stored_points(" +
                        h + "), " + dim + ", " + bytes + ", false, " +
                        (writes ? "true" : "false") + "));");
       line(in + 1, "c.d" + fs + " = reinterpret_cast<" + t +

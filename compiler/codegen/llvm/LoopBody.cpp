@@ -14,6 +14,12 @@
 // opd_dat_origin, dimension 0 innermost and unit stride. Data pointers are
 // fetched at every execution because swap() exchanges dat storage.
 //
+// Aligned rows (emitAlignedRow): in a block loop with write-only centre
+// arguments that may stream, the innermost loop is peeled to the first
+// 64-byte-aligned element of the first such argument's row and continues
+// with that row's alignment known to LLVM, so its vector stores are
+// aligned (and, in the .nt body, non-temporal whole lines; LoopHost.cpp).
+//
 // Vectorisation: when no element can touch another element's data (no
 // increments through maps, no written dat also read through a map or at a
 // stencil offset), the innermost element loop is declared parallel with
@@ -144,7 +150,9 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
     switch (a.kind) {
     case ArgKind::Direct:
     case ArgKind::Stencil:
-      if (loop.block) {
+      if (loop.block && n < alignedRows.size() && alignedRows[n]) {
+        args.push_back(bb.CreateInBoundsGEP(elemTy, alignedRows[n], alignedStep));
+      } else if (loop.block) {
         // (c0 + c1*s1 + c2*s2) components, strides already scaled by dim.
         llvm::Value *off = bb.CreateMul(coords[0], i64(a.dim));
         for (unsigned d = 1; d < dims; ++d)
@@ -424,6 +432,18 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       argPtr[i] = acc;
     }
   }
+  // Rows are aligned for the arguments that may stream, when the element
+  // loop can vectorise at all (a parallel access group) and their elements
+  // are single scalars, so that every element lies a multiple of its size
+  // from a 64-byte boundary and the prologue reaches one: the first (the
+  // lead) decides the peel, the others of its scalar type follow it.
+  alignArgs.clear();
+  for (unsigned i = 0; loop.block && group && i < n; ++i)
+    if (isStreamCandidate(loop, i) && loop.args[i].dim == 1 &&
+        (alignArgs.empty() ||
+         cgm.memType(loop.args[i].scalar) ==
+             cgm.memType(loop.args[alignArgs.front()].scalar)))
+      alignArgs.push_back(i);
   rangeLo.clear();
   rangeHi.clear();
   if (loop.block) {
@@ -454,6 +474,10 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
     if (d == 1 && tileLo) {
       lo = tileLo;
       hi = tileHi;
+    }
+    if (inner && !alignArgs.empty()) {
+      emitAlignedRow(bb, kernel, coords, lo, hi, group);
+      return;
     }
     llvm::MDNode *idMD = makeLoopID(cgm.context, inner ? group : nullptr);
     emitCountedLoop(bb, lo, hi, idMD, "dim" + std::to_string(d),
@@ -500,6 +524,114 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   }
   bb.CreateRetVoid();
   return f;
+}
+
+void LoopEmitter::emitAlignedRow(llvm::IRBuilder<> &bb,
+                                 const KernelInterface &kernel,
+                                 std::vector<llvm::Value *> &coords,
+                                 llvm::Value *lo, llvm::Value *hi,
+                                 llvm::MDNode *group) {
+  // The runtime pads rows so that the rank's first interior point starts a
+  // cache line in every row (lib/core/Mesh.cpp), so loops over the interior
+  // peel nothing; a loop starting in the halo peels a few elements. With
+  // the row's alignment known, the vectoriser's stores of the argument are
+  // aligned, and the streaming variant (.nt) writes whole lines with
+  // aligned non-temporal vector stores instead of 8-byte pieces.
+  auto i64 = [&](int64_t v) {
+    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
+  };
+  const unsigned lead = alignArgs.front();
+  const llvm::DataLayout &layout = cgm.module.getDataLayout();
+  const int64_t size = int64_t(
+      layout.getTypeStoreSize(cgm.memType(loop.args[lead].scalar)));
+  OPDC_ASSERT(size > 0 && 64 % size == 0, "aligned row of an odd element size");
+  // Argument n's element at (i, coords[1], coords[2]): one component, so
+  // strides are in elements.
+  auto elementAt = [&](unsigned n, llvm::Value *i) {
+    llvm::Value *off = i;
+    for (unsigned d = 1; d < dims; ++d)
+      off = bb.CreateAdd(off, bb.CreateMul(coords[d], strides[n][d - 1]));
+    return bb.CreateInBoundsGEP(cgm.memType(loop.args[n].scalar), base[n],
+                                off);
+  };
+  auto misaligned = [&](llvm::Value *p) {
+    return bb.CreateAnd(bb.CreatePtrToInt(p, cgm.i64Ty), i64(63));
+  };
+  llvm::Value *count = bb.CreateSub(hi, lo);
+  count = bb.CreateSelect(bb.CreateICmpSGT(count, i64(0)), count, i64(0));
+  llvm::Value *toLine =
+      bb.CreateAnd(bb.CreateSub(i64(0), misaligned(elementAt(lead, lo))),
+                   i64(63));
+  llvm::Value *peel = bb.CreateUDiv(toLine, i64(size));
+  peel = bb.CreateSelect(bb.CreateICmpULT(peel, count), peel, count, "peel");
+  llvm::Value *mid = bb.CreateAdd(lo, peel, "aligned.lo");
+
+  // The prologue: scalar and not unrolled (fewer than 64 bytes of the
+  // argument, a vector loop or unrolled copies would only add code).
+  llvm::LLVMContext &c = cgm.context;
+  llvm::MDNode *scalarID = llvm::MDNode::getDistinct(
+      c, {nullptr,
+          llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.mustprogress")),
+          llvm::MDNode::get(
+              c, {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
+                  llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))}),
+          llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.unroll.disable"))});
+  scalarID->replaceOperandWith(0, scalarID);
+  emitCountedLoop(bb, lo, mid, scalarID, "dim0.peel", [&](llvm::Value *i) {
+    coords[0] = i;
+    emitKernelCall(bb, kernel, coords, group);
+  });
+
+  // The aligned element loop, counted from 0 so that the vectoriser's
+  // induction starts on the aligned point, with the rows of `aligned`
+  // assumed 64-byte aligned there. The lead argument's row is aligned only
+  // when the prologue was not cut short by the row's end, i.e. when
+  // mid < hi: the loop and its assumptions are made there only.
+  llvm::Function *f = bb.GetInsertBlock()->getParent();
+  auto block = [&](const char *name) {
+    return llvm::BasicBlock::Create(c, name, f);
+  };
+  llvm::BasicBlock *first = block("dim0.aligned");
+  llvm::BasicBlock *doneBB = block("dim0.aligned.end");
+  bb.CreateCondBr(bb.CreateICmpSLT(mid, hi), first, doneBB);
+  auto alignedLoop = [&](llvm::BasicBlock *at,
+                         const std::vector<unsigned> &aligned) {
+    bb.SetInsertPoint(at);
+    alignedRows.assign(loop.args.size(), nullptr);
+    for (unsigned n : aligned) {
+      alignedRows[n] = elementAt(n, mid);
+      bb.CreateAlignmentAssumption(layout, alignedRows[n], 64);
+    }
+    emitCountedLoop(bb, i64(0), bb.CreateSub(hi, mid), makeLoopID(c, group),
+                    "dim0", [&](llvm::Value *t) {
+                      coords[0] = bb.CreateAdd(mid, t, "", true, true);
+                      alignedStep = t;
+                      emitKernelCall(bb, kernel, coords, group);
+                      alignedStep = nullptr;
+                    });
+    alignedRows.clear();
+    bb.CreateBr(doneBB);
+  };
+  if (alignArgs.size() == 1) {
+    alignedLoop(first, alignArgs);
+  } else {
+    // Other arguments that may stream, of the lead's element size, are
+    // aligned with it when their rows sit at the same offset in a line
+    // (dats of one block and one base on padded rows): then they stream
+    // too; otherwise only the lead does.
+    bb.SetInsertPoint(first);
+    llvm::Value *together = bb.getTrue();
+    for (unsigned n : alignArgs)
+      together = bb.CreateAnd(
+          together, bb.CreateICmpEQ(misaligned(elementAt(n, mid)), i64(0)));
+    llvm::BasicBlock *all = block("dim0.aligned.all");
+    llvm::BasicBlock *one = block("dim0.aligned.one");
+    bb.CreateCondBr(together, all, one);
+    alignedLoop(all, alignArgs);
+    alignedLoop(one, {lead});
+  }
+  doneBB->moveAfter(bb.GetInsertBlock());
+  bb.SetInsertPoint(doneBB);
 }
 
 void LoopEmitter::emitIncStrips(llvm::IRBuilder<> &bb,

@@ -73,6 +73,14 @@ private:
                     llvm::Value *slot, llvm::Value *acc, unsigned k);
   /// Whether argument \p a is a float sum summed exactly (-frepro-sum).
   bool exactSum(const ir::AccessDescriptor &a) const;
+  /// The innermost loop of a block loop over [lo, hi) with the rows of
+  /// alignArgs aligned: a scalar prologue up to the lead argument's first
+  /// 64-byte aligned point, then the element loop with that row's alignment
+  /// (and the others', when they share it) known to LLVM (the vectoriser's
+  /// remainder follows it).
+  void emitAlignedRow(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
+                      std::vector<llvm::Value *> &coords, llvm::Value *lo,
+                      llvm::Value *hi, llvm::MDNode *group);
   /// Pointers and values the kernel receives at coordinates \p coords.
   void emitKernelCall(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
                       const std::vector<llvm::Value *> &coords,
@@ -116,6 +124,15 @@ private:
   /// base of the runtime's per-element buffer, or null.
   std::vector<llvm::Value *> gatherBase;
   std::vector<std::vector<llvm::Value *>> strides;
+  /// Block loops with write-only centre arguments of one component that
+  /// may stream (isStreamCandidate), of the first one's scalar type: the
+  /// arguments whose stores emitAlignedRow aligns, the first (the lead)
+  /// deciding the peel. Inside an aligned element loop, argument n's
+  /// element is at offset alignedStep from alignedRows[n] (when not null),
+  /// a pointer LLVM knows to be 64-byte aligned.
+  std::vector<unsigned> alignArgs;
+  std::vector<llvm::Value *> alignedRows;
+  llvm::Value *alignedStep = nullptr;
   std::vector<llvm::Value *> rangeLo, rangeHi;
 
   // Host-side values.

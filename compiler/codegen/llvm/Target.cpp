@@ -26,6 +26,7 @@
 
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/DataLayout.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -176,9 +177,14 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
 
 void markStreamingStores(llvm::Module &module) {
   // After vectorisation: the vectoriser refuses to widen a store already
-  // marked non-temporal unless the target has an aligned vector form of it
-  // (rows here are 8-byte aligned), so the mark goes on the widened stores.
-  // x86 emits an under-aligned vector one as MOVNTI/MOVNTSD pieces.
+  // marked non-temporal unless it can prove an aligned vector form of it,
+  // so the mark goes on the widened stores. Only on vector stores aligned
+  // to their size (the aligned rows of LoopBody.cpp's emitAlignedRow, whose
+  // alignment the pipeline propagated): x86 emits an under-aligned one as
+  // MOVNTI/MOVNTSD pieces, and scalar ones (the peeled prologue, the
+  // remainder) would stream partial lines; both measured slower than plain
+  // stores (docs/performance.md).
+  const llvm::DataLayout &layout = module.getDataLayout();
   auto *one = llvm::MDNode::get(
       module.getContext(),
       {llvm::ConstantAsMetadata::get(
@@ -192,6 +198,11 @@ void markStreamingStores(llvm::Module &module) {
         llvm::MDNode *scopes =
             st ? st->getMetadata(llvm::LLVMContext::MD_alias_scope) : nullptr;
         if (!scopes)
+          continue;
+        llvm::Type *t = st->getValueOperand()->getType();
+        llvm::TypeSize size = layout.getTypeStoreSize(t);
+        if (!t->isVectorTy() || size.isScalable() ||
+            st->getAlign().value() < size.getFixedValue())
           continue;
         for (const llvm::MDOperand &op : scopes->operands()) {
           auto *scope = llvm::dyn_cast<llvm::MDNode>(op);
