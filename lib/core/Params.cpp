@@ -7,7 +7,7 @@
 // (MPI runtime; accepted and unused on one process), --deck=FILE (params from
 // an input deck, see readDeck), --renumber=auto|none|rcm (one process;
 // core/Renumber.cpp), --plan=colour|super (default: the environment variable
-// OPD_PLAN, else colour; exec/Plan.h), --help. Everything else,
+// OPD_PLAN, else super; exec/Plan.h), --help. Everything else,
 // including positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
 #include "core/Dist.h"
@@ -350,11 +350,11 @@ std::string defaultText(const opd_param_desc &p) {
       "the distances between linked elements at least 2-fold (auto); "
       "ignored by programs built with --mpi");
   row("--plan=colour|super",
-      "schedule of loops with indirect increments: blocks colour by colour "
-      "(colour, the default), or contiguous super-blocks in element order "
-      "with only the elements they share coloured (super; fewer bytes "
-      "fetched when the mesh exceeds the cache); default: OPD_PLAN in the "
-      "environment, else colour");
+      "schedule of loops with indirect increments: contiguous super-blocks "
+      "in element order with only the elements they share coloured (super, "
+      "the default: fewer bytes fetched when the mesh exceeds the cache), "
+      "or blocks colour by colour (colour, as OP2); default: OPD_PLAN in "
+      "the environment, else super");
   row("--tridiag-reduced=pcr|jacobi",
       "tridiagonal solves split over MPI ranks: the ranks' reduced system "
       "by parallel cyclic reduction (pcr, exact, the default) or by Jacobi "
@@ -393,7 +393,7 @@ PlanKind parsePlanKind(const char *value, const char *what) {
 PlanKind planKindFromEnvironment() {
   const char *env = std::getenv("OPD_PLAN");
   if (!env || !*env)
-    return PlanKind::Colour;
+    return DefaultPlanKind;
   return parsePlanKind(env, "environment variable OPD_PLAN");
 }
 

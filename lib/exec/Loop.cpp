@@ -293,13 +293,14 @@ std::string describePlan(const PlanEntry &e) {
   char text[160];
   if (e.kind == PlanKind::Super)
     std::snprintf(text, sizeof text,
-                  "super, %lld super-blocks, %.2f %% of %lld elements cross "
-                  "(in %d colours)",
-                  (long long)nsuper,
+                  "super, %lld super-block%s, %.2f %% of %lld elements "
+                  "cross (in %d colour%s)",
+                  (long long)nsuper, nsuper == 1 ? "" : "s",
                   elements ? 100.0 * double(cross) / double(elements) : 0.0,
-                  (long long)elements, int(colours));
+                  (long long)elements, int(colours), colours == 1 ? "" : "s");
   else
-    std::snprintf(text, sizeof text, "colour, %d colours", int(colours));
+    std::snprintf(text, sizeof text, "colour, %d colour%s", int(colours),
+                  colours == 1 ? "" : "s");
   return text;
 }
 } // namespace

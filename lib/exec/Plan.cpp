@@ -122,7 +122,7 @@ Plan buildPlan(int64_t first, int64_t setSize, int64_t blockSize,
 }
 
 namespace {
-PlanKind currentKind = PlanKind::Colour;
+PlanKind currentKind = DefaultPlanKind;
 
 } // namespace
 

@@ -87,9 +87,12 @@ struct Plan {
   SuperPlan super;
 };
 
-/// How loops with indirect writes run: colour by colour (the default), or
-/// by super-blocks (--plan=, environment variable OPD_PLAN; opd_rt_init).
+/// How loops with indirect writes run: colour by colour, or by super-blocks
+/// (--plan=, environment variable OPD_PLAN; opd_rt_init). Super is the
+/// default: on meshes larger than the cache it fetches about the compulsory
+/// bytes where the colouring fetches 1.6x (docs/performance.md).
 enum class PlanKind { Colour, Super };
+constexpr PlanKind DefaultPlanKind = PlanKind::Super;
 PlanKind planKind();
 void setPlanKind(PlanKind kind);
 const char *planKindName(PlanKind kind);
@@ -143,7 +146,7 @@ struct PlanEntry {
   uint64_t generation = 0;
   /// planKind() when built: the parts carry super-block schedules when
   /// Super.
-  PlanKind kind = PlanKind::Colour;
+  PlanKind kind = DefaultPlanKind;
   /// True when no map of the key changed since the plan was built (and
   /// the plan kind is still the one it was built for).
   bool current() const;

@@ -18,12 +18,15 @@ using namespace opdc::rt;
 
 namespace {
 
+// The colouring unless a test asks for super-blocks (the tests of chunks
+// and blocks below are the colouring's).
 class LoopTest : public ::testing::Test {
 protected:
+  void SetUp() override { setPlanKind(PlanKind::Colour); }
   void TearDown() override {
     opd_rt_finalize();
     omp_set_num_threads(2);
-    setPlanKind(PlanKind::Colour);
+    setPlanKind(DefaultPlanKind);
   }
 };
 

@@ -20,9 +20,10 @@ namespace {
 
 class PlanTest : public ::testing::Test {
 protected:
+  void SetUp() override { setPlanKind(PlanKind::Colour); }
   void TearDown() override {
     opd_rt_finalize();
-    setPlanKind(PlanKind::Colour);
+    setPlanKind(DefaultPlanKind);
   }
 };
 
