@@ -123,14 +123,10 @@ Plan buildPlan(int64_t first, int64_t setSize, int64_t blockSize,
 
 namespace {
 PlanKind currentKind = DefaultPlanKind;
-
 } // namespace
 
 PlanKind planKind() { return currentKind; }
 void setPlanKind(PlanKind kind) { currentKind = kind; }
-const char *planKindName(PlanKind kind) {
-  return kind == PlanKind::Super ? "super" : "colour";
-}
 
 int32_t superBlockCount(int64_t nblocks) {
   static const int64_t requested = [] {
@@ -193,7 +189,7 @@ SuperPlan buildSuperPlan(const Plan &p, int32_t nsuper,
       const int64_t arity = written[t].map->arity, idx = written[t].idx;
       for (int64_t e = begin; e < end; ++e) {
         int32_t &x = o[m[e * arity + idx]];
-        x = x == Untouched ? k : x == k ? k : Shared;
+        x = x == Untouched || x == k ? k : Shared;
       }
     }
   }

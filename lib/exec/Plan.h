@@ -95,7 +95,6 @@ enum class PlanKind { Colour, Super };
 constexpr PlanKind DefaultPlanKind = PlanKind::Super;
 PlanKind planKind();
 void setPlanKind(PlanKind kind);
-const char *planKindName(PlanKind kind);
 
 /// Super-blocks of a plan of `nblocks` blocks: OPD_SUPERBLOCKS when set
 /// (at most nblocks), else max(8, processors), at most one per
