@@ -174,6 +174,7 @@ void resetLoop(opd_loop *loop, const char *name, int nargs,
   loop->name = name;
   loop->args.assign(args, args + nargs);
   loop->plan = nullptr;
+  loop->partsUsed = false;
   loop->nsegments = 0;
 }
 } // namespace
@@ -281,7 +282,7 @@ namespace {
 // The profile's note on the schedule of a loop with indirect writes, over
 // all its parts: "colour, 4 colours" or "super, 8 super-blocks, 0.12 % of
 // 1438600 elements cross (in 4 colours)".
-std::string describePlan(const PlanEntry &e) {
+std::string describePlan(const PlanEntry &e, bool partsUsed) {
   int64_t elements = 0, cross = 0, nsuper = 0;
   int32_t colours = 0;
   for (const Plan *p : {&e.plan, &e.rest, &e.halo, &e.deep}) {
@@ -291,7 +292,7 @@ std::string describePlan(const PlanEntry &e) {
     colours = std::max(colours, p->ncolours);
   }
   char text[160];
-  if (e.kind == PlanKind::Super)
+  if (e.kind == PlanKind::Super && !partsUsed)
     std::snprintf(text, sizeof text,
                   "super, %lld super-block%s, %.2f %% of %lld elements "
                   "cross (in %d colour%s)",
@@ -316,7 +317,7 @@ std::vector<ProfileRow> collectProfile() {
       it = rows.end() - 1;
     }
     if (loop->plan && it->plan.empty() && loop->calls > 0)
-      it->plan = describePlan(*loop->plan);
+      it->plan = describePlan(*loop->plan, loop->partsUsed);
     it->calls += loop->calls;
     it->seconds += loop->seconds;
     it->bytes += loop->bytesPerCall * double(loop->calls);
@@ -791,6 +792,7 @@ void opd_loop_part_get(const opd_loop *loop, int32_t part, opd_loop_part *out) {
     failf("internal error: loop '%s' has no plan part %d", loop->name.c_str(),
           int(part));
   const PlanEntry &e = *loop->plan;
+  loop->partsUsed = true;
   const Plan &p = planPart(e, part);
   // An empty part has no offsets; colour_offsets[0] is still readable.
   static const int64_t noColours = 0;

@@ -89,6 +89,9 @@ struct opd_loop {
   Segment segments[3];
   int nsegments = 0;
   opdc::rt::PlanEntry *plan = nullptr; ///< coloured loops
+  /// Set by opd_loop_part_get: a backend runs the plan's parts (the
+  /// colouring) itself, whatever the plan kind (the profile names what ran).
+  mutable bool partsUsed = false;
   double bytesPerCall = 0;
   /// Between opd_loop_begin and opd_loop_end: when the call began and
   /// whether halo messages are still in flight.

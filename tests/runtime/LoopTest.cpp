@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exec/Loop.h"
 #include "core/Objects.h"
+#include "core/Profile.h"
 #include "core/Runtime.h"
 #include "exec/Plan.h"
 
@@ -12,6 +13,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 
 using namespace opdc::rt;
@@ -286,6 +288,48 @@ TEST_F(LoopTest, SuperBlockIncrementIsThreadIndependentAndInScheduleOrder) {
   EXPECT_EQ(std::memcmp(results[0].data(), serial.data(),
                         serial.size() * sizeof(double)),
             0);
+}
+
+TEST_F(LoopTest, ProfileNamesThePlanThatRan) {
+  // Under --plan=super, opd_loop_run runs the super-blocks; a backend that
+  // runs the plan parts itself (opd_loop_part_get) runs the colouring, and
+  // the profile says so.
+  IncMesh mesh = makeGridEdges(300, 120);
+  opd_arg args[] = {
+      {mesh.w, nullptr, 0, OPD_ARG_DIRECT, OPD_READ, 8},
+      {mesh.acc, mesh.m, 0, OPD_ARG_INDIRECT, OPD_INC, 8},
+      {mesh.acc, mesh.m, 1, OPD_ARG_INDIRECT, OPD_INC, 8},
+      {nullptr, nullptr, 0, OPD_ARG_REDUCTION, OPD_SUM, 8}};
+  setPlanKind(PlanKind::Super);
+  std::vector<double> partials;
+  std::vector<int> visits(std::size_t(mesh.edges->size), 0);
+  SuperCtx ctx{mesh.m->data, static_cast<const double *>(opd_dat_data(mesh.w)),
+               static_cast<double *>(opd_dat_data(mesh.acc)), nullptr, &visits};
+  opd_loop *runSlot = nullptr, *partsSlot = nullptr;
+  opd_loop *run = opd_loop_prepare(&runSlot, "by_run", mesh.edges, 4, args);
+  partials.assign(std::size_t(opd_loop_chunks(run)), 0.0);
+  ctx.partials = partials.data();
+  opd_loop_run(run, superBody, &ctx);
+  opd_loop *parts = opd_loop_prepare(&partsSlot, "by_parts", mesh.edges, 4, args);
+  opd_loop_begin(parts);
+  for (int32_t q = 0; q < opd_loop_part_count(parts); ++q) {
+    opd_loop_part part;
+    opd_loop_part_get(parts, q, &part);
+    for (int64_t k = 0; k < part.nblocks; ++k) {
+      const int64_t b = part.blocks[k];
+      const int64_t begin = part.first + b * part.block_size;
+      superBody(&ctx, begin,
+                std::min(begin + part.block_size, part.first + part.count),
+                part.chunk0 + b);
+    }
+  }
+  opd_loop_end(parts);
+  std::map<std::string, std::string> plans;
+  for (const ProfileRow &r : collectProfile())
+    plans[r.name] = r.plan;
+  EXPECT_THAT(plans["by_run"],
+              ::testing::ContainsRegex("^super, [0-9]+ super-blocks, "));
+  EXPECT_THAT(plans["by_parts"], ::testing::StartsWith("colour, "));
 }
 
 struct SumCtx {
