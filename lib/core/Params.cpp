@@ -6,7 +6,8 @@
 // environment variable OPD_CHECK_FP, else off), --partition=ptscotch|metis|block
 // (MPI runtime; accepted and unused on one process), --deck=FILE (params from
 // an input deck, see readDeck), --renumber=auto|none|rcm (one process;
-// core/Renumber.cpp), --help. Everything else,
+// core/Renumber.cpp), --plan=colour|super (default: the environment variable
+// OPD_PLAN, else super; exec/Plan.h), --help. Everything else,
 // including positional arguments, is an error pointing at --help. A repeated option
 // takes its last value. The runtime options' names are reserved.
 #include "core/Dist.h"
@@ -14,6 +15,7 @@
 #include "core/Renumber.h"
 #include "core/Runtime.h"
 #include "exec/FPCheck.h"
+#include "exec/Plan.h"
 #include "opd_rt.h"
 
 #include <omp.h>
@@ -347,6 +349,12 @@ std::string defaultText(const opd_param_desc &p) {
       "reverse Cuthill-McKee for locality (rcm), or rcm where it shortens "
       "the distances between linked elements at least 2-fold (auto); "
       "ignored by programs built with --mpi");
+  row("--plan=colour|super",
+      "schedule of loops with indirect increments: contiguous super-blocks "
+      "in element order with only the elements they share coloured (super, "
+      "the default: fewer bytes fetched when the mesh exceeds the cache), "
+      "or blocks colour by colour (colour, as OP2); default: OPD_PLAN in "
+      "the environment, else super");
   row("--tridiag-reduced=pcr|jacobi",
       "tridiagonal solves split over MPI ranks: the ranks' reduced system "
       "by parallel cyclic reduction (pcr, exact, the default) or by Jacobi "
@@ -369,6 +377,24 @@ bool checkFPFromEnvironment() {
           "expected 1, 0, true or false",
           env);
   return v == 1;
+}
+
+// --plan= and OPD_PLAN: 'colour' or 'super'; `what` names the source.
+PlanKind parsePlanKind(const char *value, const char *what) {
+  if (!std::strcmp(value, "colour"))
+    return PlanKind::Colour;
+  if (!std::strcmp(value, "super"))
+    return PlanKind::Super;
+  failf("invalid value '%s' for %s: expected 'colour' or 'super' "
+        "(--plan=super)",
+        value, what);
+}
+
+PlanKind planKindFromEnvironment() {
+  const char *env = std::getenv("OPD_PLAN");
+  if (!env || !*env)
+    return DefaultPlanKind;
+  return parsePlanKind(env, "environment variable OPD_PLAN");
 }
 
 std::string baseName(const char *path) {
@@ -403,6 +429,7 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   setPartitionMethod(PartitionMethod::PTScotch);
   setRenumberMethod(RenumberMethod::None);
   setRenumberExplicit(false);
+  setPlanKind(planKindFromEnvironment());
   bool checkFP = checkFPFromEnvironment();
   bool help = false;
   int threads = 0;
@@ -486,6 +513,13 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
         failf("option '--renumber' needs a value: 'auto', 'none' or "
               "'rcm' (--renumber=rcm)");
       setRenumberExplicit(true);
+      continue;
+    }
+    if (name == "plan") {
+      if (!value)
+        failf("option '--plan' needs a value: 'colour' or 'super' "
+              "(--plan=super)");
+      setPlanKind(parsePlanKind(value, "option '--plan'"));
       continue;
     }
     if (name == "threads") {

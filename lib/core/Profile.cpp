@@ -79,6 +79,10 @@ std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
   appendf(out, "%s\n",
           std::string(std::size_t(width) + (ranks > 1 ? 92 : 48), '-').c_str());
   appendRow(out, width, total, ranks);
+  for (const ProfileRow &r : rows)
+    if (!r.plan.empty())
+      appendf(out, "plan: %s: %s%s\n", r.name.c_str(), r.plan.c_str(),
+              ranks > 1 ? " (rank 0)" : "");
   return out;
 }
 

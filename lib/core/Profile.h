@@ -21,6 +21,9 @@ struct ProfileRow {
   int64_t messages = 0;       ///< halo exchange messages sent
   double exchangeBytes = 0;   ///< bytes those messages carried
   double exchangeSeconds = 0; ///< time in exchanges (part of `seconds`)
+  /// Loops with indirect writes: the schedule that ran (exec/Plan.h), e.g.
+  /// "colour, 4 colours"; "" for other loops.
+  std::string plan = {};
 };
 
 /// The rows of all loops run so far, one per loop name, in descending time
@@ -31,7 +34,9 @@ std::vector<ProfileRow> collectProfile();
 /// average milliseconds, GB/s), then the total, in fixed columns. With more
 /// than one rank, total seconds are the max over ranks, and the columns
 /// "avg s" (average over ranks), "msgs", "MB sent" and "exch s" (time in
-/// halo exchanges, max over ranks) follow.
+/// halo exchanges, max over ranks) follow. After the total, one line
+/// "plan: NAME: DESCRIPTION" per row with a plan (on several ranks, rank
+/// 0's).
 std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
                           int ranks = 1);
 

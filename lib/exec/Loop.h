@@ -7,7 +7,11 @@
 //    schedule(static)` over the chunks; chunk c is [c*4096, (c+1)*4096);
 //  * set loops with indirect writes: the blocks of the loop's colouring plan
 //    (exec/Plan.h), colour by colour, each colour an `omp for` over its
-//    blocks; chunk index = block index;
+//    blocks; chunk index = block index. With --plan=super the plan's
+//    super-block schedule instead: an `omp for` over the super-blocks, each
+//    running its blocks' own elements in order, then the blocks' cross
+//    elements colour by colour; chunk index = block index still (a block's
+//    chunk runs its own runs, later its cross runs);
 //  * block loops: chunks of whole outer-dimension indices (the last, largest
 //    stride dimension), max(1, BlockChunkPoints / points per outer index)
 //    of them per chunk (3D: up to Block3DChunkPoints points and at most
@@ -85,6 +89,9 @@ struct opd_loop {
   Segment segments[3];
   int nsegments = 0;
   opdc::rt::PlanEntry *plan = nullptr; ///< coloured loops
+  /// Set by opd_loop_part_get: a backend runs the plan's parts (the
+  /// colouring) itself, whatever the plan kind (the profile names what ran).
+  mutable bool partsUsed = false;
   double bytesPerCall = 0;
   /// Between opd_loop_begin and opd_loop_end: when the call began and
   /// whether halo messages are still in flight.

@@ -1,11 +1,15 @@
-// Plan.cpp - Greedy block colouring, and the plan cache.
+// Plan.cpp - Greedy block colouring, the super-block schedule over it, and
+// the plan cache.
 // SPDX-License-Identifier: Apache-2.0
 #include "exec/Plan.h"
 
 #include "core/Runtime.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <memory>
 
 namespace opdc::rt {
@@ -20,6 +24,18 @@ bool accessLess(const WrittenAccess &a, const WrittenAccess &b) {
   if (a.map != b.map)
     return std::less<const opd_map *>()(a.map, b.map);
   return a.idx < b.idx;
+}
+
+// Target sets of the written accesses: group[t] indexes targets for
+// written[t] (all maps into one set share its elements).
+void targetGroups(const std::vector<WrittenAccess> &written,
+                  std::vector<opd_set *> &targets, std::vector<int> &group) {
+  for (const WrittenAccess &w : written) {
+    auto it = std::find(targets.begin(), targets.end(), w.map->to);
+    group.push_back(int(it - targets.begin()));
+    if (it == targets.end())
+      targets.push_back(w.map->to);
+  }
 }
 } // namespace
 
@@ -40,18 +56,15 @@ Plan buildPlan(int64_t first, int64_t setSize, int64_t blockSize,
 
   // One bit-mask work array per target set: every map into that set
   // conflicts with every other, whichever dat it writes.
-  std::vector<opd_set *> targets;
-  std::vector<int> group;
   for (const WrittenAccess &w : written) {
     if (w.map->from->size < setSize)
       failf("internal error: map '%s' does not start at the loop's set",
             w.map->name.c_str());
     checkMapIndices(w.map, nullptr);
-    auto it = std::find(targets.begin(), targets.end(), w.map->to);
-    group.push_back(int(it - targets.begin()));
-    if (it == targets.end())
-      targets.push_back(w.map->to);
   }
+  std::vector<opd_set *> targets;
+  std::vector<int> group;
+  targetGroups(written, targets, group);
   std::vector<std::vector<uint64_t>> work(targets.size());
 
   // Colours are assigned 64 at a time: a pass gives each uncoloured block
@@ -109,21 +122,145 @@ Plan buildPlan(int64_t first, int64_t setSize, int64_t blockSize,
 }
 
 namespace {
+PlanKind currentKind = DefaultPlanKind;
+} // namespace
+
+PlanKind planKind() { return currentKind; }
+void setPlanKind(PlanKind kind) { currentKind = kind; }
+
+int32_t superBlockCount(int64_t nblocks) {
+  static const int64_t requested = [] {
+    const char *env = std::getenv("OPD_SUPERBLOCKS");
+    if (!env || !*env)
+      return int64_t(0);
+    char *end = nullptr;
+    long long v = std::strtoll(env, &end, 10);
+    if (*end != '\0' || v < 1 || v > 1 << 20)
+      failf("invalid value '%s' for environment variable OPD_SUPERBLOCKS: "
+            "expected a number of super-blocks from 1 to 1048576",
+            env);
+    return int64_t(v);
+  }();
+  if (nblocks <= 0)
+    return 0;
+  if (requested > 0)
+    return int32_t(std::min(requested, nblocks));
+  // One per processor at least (all of them busy in phase 1), 8 at least
+  // so that machines of up to 8 processors share one schedule, and so one
+  // set of results; more super-blocks only add cross elements at their
+  // boundaries. Phase 1 sweeps each super-block in element order, so its
+  // working set is the sweep's front, not the super-block: the count does
+  // not depend on the cache size.
+  const int64_t wanted = std::max<int64_t>(8, omp_get_num_procs());
+  return int32_t(std::clamp<int64_t>(
+      std::min(wanted, nblocks / MinBlocksPerSuper), 1, nblocks));
+}
+
+SuperPlan buildSuperPlan(const Plan &p, int32_t nsuper,
+                         const std::vector<WrittenAccess> &written) {
+  SuperPlan s;
+  if (p.nblocks == 0 || nsuper < 1)
+    return s;
+  nsuper = int32_t(std::min<int64_t>(nsuper, p.nblocks));
+  s.nsuper = nsuper;
+  s.superFirst.resize(std::size_t(nsuper) + 1);
+  for (int32_t k = 0; k <= nsuper; ++k)
+    s.superFirst[std::size_t(k)] = int64_t(k) * p.nblocks / nsuper;
+  const int64_t bs = p.blockSize;
+  auto blockEnd = [&](int64_t b) {
+    return std::min(p.first + (b + 1) * bs, p.setSize);
+  };
+
+  std::vector<opd_set *> targets;
+  std::vector<int> group;
+  targetGroups(written, targets, group);
+  // owner[t]: the one super-block whose elements reach t, Shared when two
+  // do, Untouched when none does (yet).
+  constexpr int32_t Untouched = -1, Shared = -2;
+  std::vector<std::vector<int32_t>> owner(targets.size());
+  for (std::size_t g = 0; g < targets.size(); ++g)
+    owner[g].assign(std::size_t(targets[g]->size), Untouched);
+  for (int32_t k = 0; k < nsuper; ++k) {
+    const int64_t begin = p.first + s.superFirst[std::size_t(k)] * bs;
+    const int64_t end = blockEnd(s.superFirst[std::size_t(k) + 1] - 1);
+    for (std::size_t t = 0; t < written.size(); ++t) {
+      int32_t *o = owner[std::size_t(group[t])].data();
+      const int32_t *m = written[t].map->data;
+      const int64_t arity = written[t].map->arity, idx = written[t].idx;
+      for (int64_t e = begin; e < end; ++e) {
+        int32_t &x = o[m[e * arity + idx]];
+        x = x == Untouched || x == k ? k : Shared;
+      }
+    }
+  }
+
+  // Runs of consecutive own or cross elements, block by block.
+  s.ownOffsets.assign(std::size_t(p.nblocks) + 1, 0);
+  s.crossOffsets.assign(std::size_t(p.nblocks) + 1, 0);
+  for (int64_t b = 0; b < p.nblocks; ++b) {
+    bool open = false, openCross = false;
+    for (int64_t e = p.first + b * bs, end = blockEnd(b); e < end; ++e) {
+      bool cross = false;
+      for (std::size_t t = 0; t < written.size() && !cross; ++t) {
+        const opd_map *m = written[t].map;
+        cross = owner[std::size_t(group[t])]
+                     [std::size_t(m->data[e * m->arity + written[t].idx])] ==
+                Shared;
+      }
+      std::vector<ElementRun> &runs = cross ? s.crossRuns : s.ownRuns;
+      if (open && openCross == cross)
+        runs.back().end = e + 1;
+      else
+        runs.push_back({e, e + 1});
+      open = true;
+      openCross = cross;
+      s.crossElements += cross ? 1 : 0;
+    }
+    s.ownOffsets[std::size_t(b) + 1] = int64_t(s.ownRuns.size());
+    s.crossOffsets[std::size_t(b) + 1] = int64_t(s.crossRuns.size());
+  }
+
+  // The plan's colours, keeping only blocks with cross elements.
+  s.crossColourOffsets.assign(std::size_t(p.ncolours) + 1, 0);
+  for (int32_t c = 0; c < p.ncolours; ++c) {
+    for (int64_t k = p.colourOffsets[std::size_t(c)];
+         k < p.colourOffsets[std::size_t(c) + 1]; ++k) {
+      const int64_t b = p.blocks[std::size_t(k)];
+      if (s.crossOffsets[std::size_t(b) + 1] > s.crossOffsets[std::size_t(b)])
+        s.crossBlocks.push_back(b);
+    }
+    s.crossColourOffsets[std::size_t(c) + 1] = int64_t(s.crossBlocks.size());
+  }
+  return s;
+}
+
+namespace {
 uint64_t generations = 0;
+
+Plan buildPart(int64_t first, int64_t last, PlanKind kind,
+               const std::vector<WrittenAccess> &key) {
+  Plan p = buildPlan(first, last, PlanBlockSize, key);
+  if (kind == PlanKind::Super)
+    p.super = buildSuperPlan(p, superBlockCount(p.nblocks), key);
+  return p;
+}
 
 void buildPlans(PlanEntry &e) {
   const opd_set *s = e.set;
   e.generation = ++generations;
+  e.kind = planKind();
   e.deep = Plan();
+  // Super-block schedules per part, like the colourings: the parts run one
+  // after the other (the core while halo messages are in flight).
   if (s->core < e.haloEnd) {
     const int64_t layer1 = std::min(s->execSize, e.haloEnd);
-    e.plan = buildPlan(0, s->core, PlanBlockSize, e.key);
-    e.rest = buildPlan(s->core, s->owned, PlanBlockSize, e.key);
-    e.halo = buildPlan(s->owned, layer1, PlanBlockSize, e.key);
+    e.plan = buildPart(0, s->core, e.kind, e.key);
+    e.rest = buildPart(s->core, s->owned, e.kind, e.key);
+    e.halo = buildPart(s->owned, layer1, e.kind, e.key);
     if (e.haloEnd > layer1)
-      e.deep = buildPlan(layer1, e.haloEnd, PlanBlockSize, e.key);
+      e.deep = buildPart(layer1, e.haloEnd, e.kind, e.key);
   } else {
-    e.plan = buildPlan(0, e.haloEnd, PlanBlockSize, e.key);
+    e.plan = buildPart(0, e.haloEnd, e.kind, e.key);
     e.rest = Plan();
     e.halo = Plan();
   }
@@ -131,6 +268,8 @@ void buildPlans(PlanEntry &e) {
 } // namespace
 
 bool PlanEntry::current() const {
+  if (kind != planKind())
+    return false;
   for (std::size_t i = 0; i < key.size(); ++i)
     if (key[i].map->version != versions[i])
       return false;

@@ -8,6 +8,16 @@
 // block order (first free colour), so no two blocks of a colour conflict.
 // The plan depends only on the set size and the maps' contents, never on
 // the thread count.
+//
+// The super-block schedule (--plan=super, SuperPlan below) runs the same
+// blocks in another order: the plan's range is cut into a few contiguous
+// super-blocks of whole blocks; an element whose written targets are
+// reached by no other super-block ("own") runs in the first phase, every
+// super-block in element order on one thread, super-blocks concurrently;
+// the others ("cross": one of their targets is shared with another
+// super-block) run afterwards, colour by colour in the plan's blocks. The
+// colouring's passes fetch the mesh once per colour when it does not fit
+// in the cache (docs/performance.md); the first phase fetches it once.
 #ifndef OPDC_LIB_EXEC_PLAN_H
 #define OPDC_LIB_EXEC_PLAN_H
 
@@ -35,6 +45,32 @@ struct WrittenAccess {
                          const WrittenAccess &) = default;
 };
 
+/// One range of consecutive elements run by one call of the body.
+struct ElementRun {
+  int64_t begin = 0, end = 0;
+  friend bool operator==(const ElementRun &, const ElementRun &) = default;
+};
+
+/// The super-block schedule over a colouring plan's blocks (see above).
+/// Block b's own elements are ownRuns[ownOffsets[b] .. ownOffsets[b+1]),
+/// its cross elements crossRuns[crossOffsets[b] .. crossOffsets[b+1]),
+/// both ascending; their chunk index is the block's, so a block's
+/// reduction partial sums its own elements, then its cross ones. Phase 1:
+/// super-block k runs the own runs of blocks [superFirst[k],
+/// superFirst[k+1]) in order. Phase 2: the blocks with cross elements of
+/// the plan's colour c are crossBlocks[crossColourOffsets[c] ..
+/// crossColourOffsets[c+1]), ascending, and run like the plan's colours.
+/// A target receives its increments in element order within phase 1, then
+/// in the plan's block order: the same for any thread count.
+struct SuperPlan {
+  int32_t nsuper = 0; ///< 0: no super-block schedule (or no elements)
+  std::vector<int64_t> superFirst;
+  std::vector<ElementRun> ownRuns, crossRuns;
+  std::vector<int64_t> ownOffsets, crossOffsets;
+  std::vector<int64_t> crossColourOffsets, crossBlocks;
+  int64_t crossElements = 0;
+};
+
 struct Plan {
   int64_t first = 0;   ///< elements [first, setSize); block b starts at
                        ///< first + b * blockSize
@@ -47,7 +83,31 @@ struct Plan {
   std::vector<int64_t> colourOffsets;
   std::vector<int64_t> blocks;
   std::vector<int32_t> blockColour; ///< per block
+  /// With --plan=super (getPlan): the super-block schedule of these blocks.
+  SuperPlan super;
 };
+
+/// How loops with indirect writes run: colour by colour, or by super-blocks
+/// (--plan=, environment variable OPD_PLAN; opd_rt_init). Super is the
+/// default: on meshes larger than the cache it fetches about the compulsory
+/// bytes where the colouring fetches 1.6x (docs/performance.md).
+enum class PlanKind { Colour, Super };
+constexpr PlanKind DefaultPlanKind = PlanKind::Super;
+PlanKind planKind();
+void setPlanKind(PlanKind kind);
+
+/// Super-blocks of a plan of `nblocks` blocks: OPD_SUPERBLOCKS when set
+/// (at most nblocks), else max(8, processors), at most one per
+/// MinBlocksPerSuper blocks and at least 1 (0 for no blocks). Never the
+/// thread count, so that results do not depend on it.
+constexpr int64_t MinBlocksPerSuper = 8;
+int32_t superBlockCount(int64_t nblocks);
+
+/// The super-block schedule of `nsuper` super-blocks over plan `p` (built
+/// for `written`): super-block k is blocks [k * nblocks / nsuper,
+/// (k+1) * nblocks / nsuper).
+SuperPlan buildSuperPlan(const Plan &p, int32_t nsuper,
+                         const std::vector<WrittenAccess> &written);
 
 /// Builds the plan of a set of `setSize` elements for the written accesses
 /// (their maps must come from that set). Checks the maps' indices first
@@ -83,7 +143,11 @@ struct PlanEntry {
   Plan deep;
   /// A number no other build of any plan had (opd_loop_part.generation).
   uint64_t generation = 0;
-  /// True when no map of the key changed since the plan was built.
+  /// planKind() when built: the parts carry super-block schedules when
+  /// Super.
+  PlanKind kind = DefaultPlanKind;
+  /// True when no map of the key changed since the plan was built (and
+  /// the plan kind is still the one it was built for).
   bool current() const;
 };
 

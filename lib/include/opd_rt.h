@@ -315,7 +315,8 @@ int opd_loop_streams(const opd_loop *loop);
  * ...) with chunk index chunk0 + j. A coloured loop (opd_loop_segment_count
  * 0) runs its three parts in order 0, 1, 2, each colour by colour; the
  * blocks of one colour never write the same element, so they may run in
- * any order or at once, and results are bitwise those of opd_loop_run.
+ * any order or at once, and results are bitwise those of opd_loop_run
+ * with the colour plan (--plan=colour; the parts always describe it).
  * Iterations are set elements or, for block loops, outer-dimension indices
  * (the body iterates the inner dimensions), as for opd_body.
  *

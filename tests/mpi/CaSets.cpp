@@ -199,6 +199,9 @@ int main(int argc, char **argv) {
   opd_rt_halo_depth(K, 2);
   const int skip = argc > 2 && argv[2][0] != '-' ? 2 : 1;
   opd_rt_init(argc - skip, argv + skip, "ca_sets", nullptr, 0);
+  // The plan parts (opd_loop_part_get) describe the colouring: the loops
+  // run by hand through them are compared with opd_loop_run's colouring.
+  opdc::rt::setPlanKind(opdc::rt::PlanKind::Colour);
   const int me = dist::rank();
   const char *mesh = argc > 2 && argv[2][0] != '-' ? argv[2] : nullptr;
   opd_set *nodes, *cells, *edges;

@@ -381,6 +381,9 @@ int main(int argc, char **argv) {
   }
   const char *mesh = argv[1];
   opd_rt_init(argc - 1, argv + 1, "partition_check", nullptr, 0);
+  // The plan parts (opd_loop_part_get) describe the colouring: the loops
+  // run by hand through them are compared with opd_loop_run's colouring.
+  opdc::rt::setPlanKind(opdc::rt::PlanKind::Colour);
   const char *setNames[] = {"nodes", "edges", "bedges", "cells"};
   std::map<std::string, opd_set *> sets;
   for (const char *n : setNames)

@@ -22,11 +22,14 @@ using namespace opdc::rt;
 
 namespace {
 
+// The plan parts describe the colouring: opd_loop_run runs it too here.
 class LoopPhasesTest : public ::testing::Test {
 protected:
+  void SetUp() override { setPlanKind(PlanKind::Colour); }
   void TearDown() override {
     opd_rt_finalize();
     omp_set_num_threads(2);
+    setPlanKind(DefaultPlanKind);
   }
 };
 

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exec/Loop.h"
 #include "core/Objects.h"
+#include "core/Profile.h"
 #include "core/Runtime.h"
 #include "exec/Plan.h"
 
@@ -12,17 +13,22 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <random>
 
 using namespace opdc::rt;
 
 namespace {
 
+// The colouring unless a test asks for super-blocks (the tests of chunks
+// and blocks below are the colouring's).
 class LoopTest : public ::testing::Test {
 protected:
+  void SetUp() override { setPlanKind(PlanKind::Colour); }
   void TearDown() override {
     opd_rt_finalize();
     omp_set_num_threads(2);
+    setPlanKind(DefaultPlanKind);
   }
 };
 
@@ -172,6 +178,158 @@ TEST_F(LoopTest, ColouredIncrementMatchesSerialAndIsThreadIndependent) {
   }
   for (std::size_t i = 0; i < serial.size(); ++i)
     ASSERT_NEAR(one[i], serial[i], 1e-9 * (1 + std::fabs(serial[i])));
+}
+
+// The super-block schedule (--plan=super) on a mesh with locality: edges
+// of a grid (horizontal, then vertical within each row, as a structured
+// generator numbers them) incrementing their two nodes.
+IncMesh makeGridEdges(int64_t nx, int64_t ny) {
+  IncMesh mesh;
+  std::vector<int32_t> ends;
+  auto node = [&](int64_t i, int64_t j) { return int32_t(j * (nx + 1) + i); };
+  for (int64_t j = 0; j <= ny; ++j)
+    for (int64_t i = 0; i <= nx; ++i) {
+      if (i < nx)
+        ends.insert(ends.end(), {node(i, j), node(i + 1, j)});
+      if (j < ny)
+        ends.insert(ends.end(), {node(i, j), node(i, j + 1)});
+    }
+  const int64_t ne = int64_t(ends.size() / 2);
+  mesh.edges = opd_set_create("edges", ne);
+  mesh.nodes = opd_set_create("nodes", (nx + 1) * (ny + 1));
+  mesh.m = opd_map_create("pedge", mesh.edges, mesh.nodes, 2);
+  std::copy(ends.begin(), ends.end(), mesh.m->data);
+  mesh.w = opd_dat_create("w", mesh.edges, OPD_F64, 1);
+  mesh.acc = opd_dat_create("acc", mesh.nodes, OPD_F64, 1);
+  auto *w = static_cast<double *>(opd_dat_data(mesh.w));
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> val(-1.0, 1.0);
+  for (int64_t e = 0; e < ne; ++e)
+    w[e] = val(rng) * std::pow(10.0, double(e % 17) - 8);
+  return mesh;
+}
+
+struct SuperCtx {
+  const int32_t *map;
+  const double *w;
+  double *acc;
+  double *partials; // one per chunk, accumulated as generated code does
+  std::vector<int> *visits;
+};
+void superBody(void *ctx, int64_t begin, int64_t end, int64_t chunk) {
+  auto *c = static_cast<SuperCtx *>(ctx);
+  double sum = c->partials[chunk];
+  for (int64_t e = begin; e < end; ++e) {
+    ++(*c->visits)[std::size_t(e)];
+    c->acc[c->map[2 * e]] += c->w[e];
+    c->acc[c->map[2 * e + 1]] -= 0.5 * c->w[e];
+    sum += c->w[e] * double(e % 7);
+  }
+  c->partials[chunk] = sum;
+}
+
+TEST_F(LoopTest, SuperBlockIncrementIsThreadIndependentAndInScheduleOrder) {
+  IncMesh mesh = makeGridEdges(300, 120);
+  opd_arg args[] = {
+      {mesh.w, nullptr, 0, OPD_ARG_DIRECT, OPD_READ, 8},
+      {mesh.acc, mesh.m, 0, OPD_ARG_INDIRECT, OPD_INC, 8},
+      {mesh.acc, mesh.m, 1, OPD_ARG_INDIRECT, OPD_INC, 8},
+      {nullptr, nullptr, 0, OPD_ARG_REDUCTION, OPD_SUM, 8}};
+  setPlanKind(PlanKind::Super);
+  const auto *w = static_cast<const double *>(opd_dat_data(mesh.w));
+  auto *acc = static_cast<double *>(opd_dat_data(mesh.acc));
+  std::vector<double> results[2];
+  double sums[2];
+  opd_loop *slot = nullptr;
+  for (int t = 0; t < 2; ++t) {
+    omp_set_num_threads(t + 1);
+    opd_loop *l = opd_loop_prepare(&slot, "inc", mesh.edges, 4, args);
+    ASSERT_NE(l->plan, nullptr);
+    ASSERT_GT(l->plan->plan.super.nsuper, 1);
+    ASSERT_GT(l->plan->plan.super.crossElements, 0);
+    EXPECT_EQ(opd_loop_chunks(l), l->plan->plan.nblocks);
+    double zero = 0;
+    opd_dat_fill(mesh.acc, &zero);
+    std::vector<double> partials(std::size_t(opd_loop_chunks(l)), 0.0);
+    std::vector<int> visits(std::size_t(mesh.edges->size), 0);
+    SuperCtx ctx{mesh.m->data, w, acc, partials.data(), &visits};
+    opd_loop_run(l, superBody, &ctx);
+    for (int v : visits)
+      ASSERT_EQ(v, 1);
+    results[t].assign(acc, acc + mesh.nodes->size);
+    sums[t] = 0;
+    for (double p : partials)
+      sums[t] += p;
+  }
+  ASSERT_EQ(std::memcmp(results[0].data(), results[1].data(),
+                        results[0].size() * sizeof(double)),
+            0);
+  EXPECT_EQ(std::memcmp(&sums[0], &sums[1], sizeof(double)), 0);
+
+  // Bit for bit the schedule run serially: super-blocks one after the
+  // other, then the cross runs colour by colour.
+  const Plan &p = slot->plan->plan;
+  const SuperPlan &s = p.super;
+  std::vector<double> serial(std::size_t(mesh.nodes->size), 0.0);
+  auto run = [&](const ElementRun &r) {
+    for (int64_t e = r.begin; e < r.end; ++e) {
+      serial[std::size_t(mesh.m->data[2 * e])] += w[e];
+      serial[std::size_t(mesh.m->data[2 * e + 1])] -= 0.5 * w[e];
+    }
+  };
+  for (int64_t b = 0; b < p.nblocks; ++b)
+    for (int64_t r = s.ownOffsets[std::size_t(b)];
+         r < s.ownOffsets[std::size_t(b) + 1]; ++r)
+      run(s.ownRuns[std::size_t(r)]);
+  for (int64_t b : s.crossBlocks)
+    for (int64_t r = s.crossOffsets[std::size_t(b)];
+         r < s.crossOffsets[std::size_t(b) + 1]; ++r)
+      run(s.crossRuns[std::size_t(r)]);
+  EXPECT_EQ(std::memcmp(results[0].data(), serial.data(),
+                        serial.size() * sizeof(double)),
+            0);
+}
+
+TEST_F(LoopTest, ProfileNamesThePlanThatRan) {
+  // Under --plan=super, opd_loop_run runs the super-blocks; a backend that
+  // runs the plan parts itself (opd_loop_part_get) runs the colouring, and
+  // the profile says so.
+  IncMesh mesh = makeGridEdges(300, 120);
+  opd_arg args[] = {
+      {mesh.w, nullptr, 0, OPD_ARG_DIRECT, OPD_READ, 8},
+      {mesh.acc, mesh.m, 0, OPD_ARG_INDIRECT, OPD_INC, 8},
+      {mesh.acc, mesh.m, 1, OPD_ARG_INDIRECT, OPD_INC, 8},
+      {nullptr, nullptr, 0, OPD_ARG_REDUCTION, OPD_SUM, 8}};
+  setPlanKind(PlanKind::Super);
+  std::vector<double> partials;
+  std::vector<int> visits(std::size_t(mesh.edges->size), 0);
+  SuperCtx ctx{mesh.m->data, static_cast<const double *>(opd_dat_data(mesh.w)),
+               static_cast<double *>(opd_dat_data(mesh.acc)), nullptr, &visits};
+  opd_loop *runSlot = nullptr, *partsSlot = nullptr;
+  opd_loop *run = opd_loop_prepare(&runSlot, "by_run", mesh.edges, 4, args);
+  partials.assign(std::size_t(opd_loop_chunks(run)), 0.0);
+  ctx.partials = partials.data();
+  opd_loop_run(run, superBody, &ctx);
+  opd_loop *parts = opd_loop_prepare(&partsSlot, "by_parts", mesh.edges, 4, args);
+  opd_loop_begin(parts);
+  for (int32_t q = 0; q < opd_loop_part_count(parts); ++q) {
+    opd_loop_part part;
+    opd_loop_part_get(parts, q, &part);
+    for (int64_t k = 0; k < part.nblocks; ++k) {
+      const int64_t b = part.blocks[k];
+      const int64_t begin = part.first + b * part.block_size;
+      superBody(&ctx, begin,
+                std::min(begin + part.block_size, part.first + part.count),
+                part.chunk0 + b);
+    }
+  }
+  opd_loop_end(parts);
+  std::map<std::string, std::string> plans;
+  for (const ProfileRow &r : collectProfile())
+    plans[r.name] = r.plan;
+  EXPECT_THAT(plans["by_run"],
+              ::testing::ContainsRegex("^super, [0-9]+ super-blocks, "));
+  EXPECT_THAT(plans["by_parts"], ::testing::StartsWith("colour, "));
 }
 
 struct SumCtx {

@@ -135,8 +135,29 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"--renumber"},
                 "option '--renumber' needs a value: 'auto', 'none' or "
                 "'rcm' (--renumber=rcm)"},
+        BadCase{{"--plan=metis"},
+                "invalid value 'metis' for option '--plan': expected "
+                "'colour' or 'super' (--plan=super)"},
+        BadCase{{"--plan"}, "option '--plan' needs a value: 'colour' or "
+                            "'super' (--plan=super)"},
         BadCase{{"--help", "--bogus"},
                 "unknown option '--bogus'; see --help"}));
+
+TEST(Params, PlanFromEnvironmentUnlessGiven) {
+  // The "loops" mode's profile names the plan of its increment loop.
+  setenv("OPD_PLAN", "colour", 1);
+  RunResult env = runTestProgram({"--mode=loops", "--profile"});
+  RunResult given = runTestProgram({"--mode=loops", "--profile", "--plan=super"});
+  setenv("OPD_PLAN", "bad", 1);
+  RunResult bad = runTestProgram({});
+  unsetenv("OPD_PLAN");
+  EXPECT_THAT(env.out, HasSubstr("\nplan: increment: colour, "));
+  EXPECT_THAT(given.out, HasSubstr("\nplan: increment: super, "));
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.err, "testprog: error: invalid value 'bad' for environment "
+                     "variable OPD_PLAN: expected 'colour' or 'super' "
+                     "(--plan=super)\n");
+}
 
 // --deck=FILE: a clover.in-style input deck.
 std::string writeDeck(const std::string &name, const std::string &text) {

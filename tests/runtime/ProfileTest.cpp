@@ -84,12 +84,44 @@ TEST(Profile, ProgramPrintsTableAfterItsOutput) {
     }
     if (name == "total") {
       EXPECT_EQ(calls, 7) << line;
+      break; // the plan lines follow
     }
   }
   ASSERT_EQ(names.size(), 4u) << r.out;
   EXPECT_EQ(names.back(), "total");
   EXPECT_GE(seconds[0], seconds[1]);
   EXPECT_GE(seconds[1], seconds[2]);
+}
+
+TEST(Profile, PlanLinesAfterTheTotal) {
+  std::vector<ProfileRow> rows = {{"res_calc", 2000, 1.5, 3.0e9},
+                                  {"update", 2000, 0.5, 2.0e9}};
+  rows[0].plan = "colour, 4 colours";
+  std::string text = formatProfile(rows, 4);
+  EXPECT_THAT(text, ::testing::EndsWith(
+                        "total          4000     2.000000       0.5000       "
+                        "2.50\nplan: res_calc: colour, 4 colours\n"));
+  EXPECT_THAT(formatProfile(rows, 1, 2),
+              ::testing::EndsWith("plan: res_calc: colour, 4 colours "
+                                  "(rank 0)\n"));
+}
+
+TEST(Profile, ProgramNamesThePlanOfItsIndirectLoop) {
+  // The test program's "increment" loop increments nodes through a map;
+  // super-blocks by default.
+  auto colour =
+      test::runTestProgram({"--mode=loops", "--profile", "--plan=colour"});
+  ASSERT_EQ(colour.status, 0) << colour.err;
+  EXPECT_THAT(colour.out, ::testing::ContainsRegex(
+                              "\nplan: increment: colour, [0-9]+ colours?\n"));
+  auto super = test::runTestProgram({"--mode=loops", "--profile"});
+  ASSERT_EQ(super.status, 0) << super.err;
+  EXPECT_EQ(super.out.substr(0, super.out.find('\n') + 1), "total 219986.0\n");
+  EXPECT_THAT(super.out,
+              ::testing::ContainsRegex("\nplan: increment: super, [0-9]+ "
+                                       "super-blocks?, [0-9.]+ % of [0-9]+ "
+                                       "elements cross \\(in [0-9]+ "
+                                       "colours?\\)\n"));
 }
 
 TEST(Profile, NoTableWithoutTheOption) {
