@@ -10,26 +10,13 @@ together; the `plan:` lines of the first file of each plan follow.
 """
 import sys
 
-from profile_table import TABLE_HEADER
+from profile_table import table_rows
 
 
 def read(path):
     """{loop: (calls, seconds)} and the plan lines of one output file."""
-    rows, notes, in_table = {}, [], False
-    for line in open(path):
-        line = line.rstrip("\n")
-        if TABLE_HEADER.match(line):
-            in_table = True
-            continue
-        fields = line.split()
-        if line.startswith("plan: "):
-            notes.append(line)
-        if not in_table or len(fields) != 5:
-            continue
-        if fields[0] == "total":
-            in_table = False
-            continue
-        rows[fields[0]] = (int(fields[1]), float(fields[2]))
+    rows = {name: (calls, secs) for name, calls, secs, _ in table_rows(path)}
+    notes = [line.rstrip("\n") for line in open(path) if line.startswith("plan: ")]
     return rows, notes
 
 

@@ -10,6 +10,20 @@ import sys
 TABLE_HEADER = re.compile(r"^loop\s+calls\s+total s\s+avg ms\s+GB/s$")
 
 
+def table_rows(path):
+    """The loop rows of the first --profile table in the output file `path`:
+    (name, calls, total seconds, GB/s), the total row left out."""
+    in_table = False
+    for line in open(path):
+        fields = line.split()
+        if TABLE_HEADER.match(line.rstrip("\n")):
+            in_table = True
+        elif in_table and fields and fields[0] == "total":
+            return
+        elif in_table and len(fields) == 5:
+            yield fields[0], int(fields[1]), float(fields[2]), float(fields[4])
+
+
 def triad_gbps(path, threads):
     """The STREAM triad of `threads` threads in the output file `path`."""
     for line in open(path):
@@ -48,18 +62,7 @@ def bound_table(path, triad):
     profile's GB/s x seconds) moved at `triad` GB/s; and the same summed
     over the loops. measured/bound below 100 % is the share of the bound
     reached (a loop whose data stays in cache can pass 100 %)."""
-    rows = []
-    in_table = False
-    for line in open(path):
-        line = line.rstrip("\n")
-        if TABLE_HEADER.match(line):
-            in_table = True
-            continue
-        fields = line.split()
-        if in_table and len(fields) == 5 and fields[0] != "total":
-            rows.append((fields[0], float(fields[2]), float(fields[4])))
-        elif in_table and fields and fields[0] == "total":
-            break
+    rows = [(name, secs, gbs) for name, _, secs, gbs in table_rows(path)]
     if not rows:
         return
     total_s = sum(r[1] for r in rows)
