@@ -584,7 +584,7 @@ int64_t opd_loop_chunks(const opd_loop *loop) { return loop->nchunks; }
 int opd_loop_streams(const opd_loop *loop) {
   // On by default (OPD_STREAM_STORES=0 turns it off): with padded rows and
   // the peeled element loop, block loops stream whole aligned lines
-  // (VMOVNTPD), and heat3d 400^3 ran 2-14 % faster per step than with plain
+  // (VMOVNTPD), and heat3d 400^3 ran 1-14 % faster per step than with plain
   // stores in every round on a quiet machine, at 1 and 2 threads
   // (docs/performance.md). Loops within the cache never stream: the data
   // would be evicted for the next loop to fetch again.
