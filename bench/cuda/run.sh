@@ -1,64 +1,142 @@
 #!/usr/bin/env bash
 # run.sh - GPU benchmarks of the CUDA backend (issue #11), on a machine with
-# an NVIDIA GPU and nvcc.
+# an NVIDIA GPU.
 #
 # Airfoil on OP2's 720k-cell grid (and, with --big, a 2.8M-cell grid) with
 # atomics and with colouring, Poisson 4096^2 and heat3d 256^3: each program's
 # --profile table (per-loop GB/s from the runtime's byte counts and the
 # kernels' time) with each loop's share of the device copy bandwidth
-# measured in the same run (copy_bw.cu), and the whole run's time.
+# measured in the same run (copy_bw.cu), and the whole run's time. Airfoil's
+# rms lines on the 720k grid at 1000 iterations are checked against OP2's
+# published history (tests/e2e/airfoil_full.expected).
 #
 # usage: bench/cuda/run.sh [--target=nvidia-h100] [--niter=1000] [--big]
-#        (build/ must exist). Work files go to build/bench/cuda/.
+#                          [--prepare=DIR | --bundle=DIR]
+#   (no --prepare/--bundle) build with opdc and nvcc here, then run here;
+#     build/ must exist; work files go to build/bench/cuda/.
+#   --prepare=DIR  only build the programs, copy_bw and the mesh generator
+#     into DIR/bin (needs opdc and nvcc, no GPU);
+#   --bundle=DIR   only run DIR's programs (a GPU machine without opdc or
+#     nvcc: scripts/device-bundle.sh packs DIR with its shared libraries);
+#     work files go to the current directory.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${OPDC_BUILD:-$root/build}
 target=nvidia-h100
 niter=1000
 big=0
+prepare=""
+bundle=""
 for a in "$@"; do
   case $a in
     --target=*) target=${a#--target=} ;;
     --niter=*) niter=${a#--niter=} ;;
     --big) big=1 ;;
+    --prepare=*) prepare=${a#--prepare=} ;;
+    --bundle=*) bundle=${a#--bundle=} ;;
     *) echo "run.sh: error: unknown argument '$a'" >&2; exit 2 ;;
   esac
 done
-nvcc=${OPDC_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-arch=$("$build/bin/opdc" --print-target="$target" | sed -n 's/^ *arch: *//p' | head -1)
-work=$build/bench/cuda
+if [[ -n $prepare && -n $bundle ]]; then
+  echo "run.sh: error: --prepare and --bundle exclude each other" >&2
+  exit 2
+fi
+
+# The programs: bin/copy_bw, bin/airfoil-{atomics,colouring}, bin/poisson,
+# bin/heat3d, bin/opd-airfoil-meshgen.
+build_programs() {
+  local bin=$1
+  mkdir -p "$bin"
+  local nvcc=${OPDC_NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+  local arch
+  arch=$("$build/bin/opdc" --print-target="$target" |
+    sed -n 's/^ *arch: *//p' | head -1)
+  "$nvcc" -O3 -arch="${arch:-sm_90}" "$root/bench/cuda/copy_bw.cu" \
+    -o "$bin/copy_bw"
+  local opdc=("$build/bin/opdc" build -B "--target=$target")
+  for s in atomics colouring; do
+    "${opdc[@]}" --cuda-indirect=$s "$root/examples/airfoil/airfoil.opd" \
+      -o "$bin/airfoil-$s"
+  done
+  "${opdc[@]}" "$root/examples/poisson/poisson.opd" -o "$bin/poisson"
+  "${opdc[@]}" "$root/examples/heat3d/heat3d.opd" -o "$bin/heat3d"
+  cp "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" "$bin/"
+}
+
+if [[ -n $prepare ]]; then
+  build_programs "$prepare/bin"
+  exit 0
+fi
+runenv=()
+if [[ -n $bundle ]]; then
+  bin=$(cd "$bundle/bin" && pwd)
+  work=$PWD
+  # scripts/device-bundle.sh puts the programs' libraries beside the bundle.
+  if [[ -d $bundle/../lib ]]; then
+    lib=$(cd "$bundle/../lib" && pwd)
+    runenv=(env "LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+  fi
+else
+  work=$build/bench/cuda
+  bin=$work/bin
+  build_programs "$bin"
+fi
 mkdir -p "$work"
 cd "$work"
 
-echo "== device copy bandwidth ($arch)"
-"$nvcc" -O3 -arch="${arch:-sm_90}" "$root/bench/cuda/copy_bw.cu" -o copy_bw
-./copy_bw | tee copy.txt
+# One step: its output to FILE and the report; a failing or overlong step
+# (OPD_BENCH_STEP_LIMIT seconds, default 300) is reported and the next runs.
+status=0
+TIMEFORMAT="wall %R s"
+limit=${OPD_BENCH_STEP_LIMIT:-300}
+step() {
+  local file=$1
+  shift
+  if { time timeout "$limit" "${runenv[@]}" "$@" >"$file" 2>&1; } \
+    2>>"$file"; then
+    python3 "$root/bench/cuda/report.py" copy.txt "$file" || status=1
+  else
+    cat "$file"
+    echo "FAIL: $* (exit status above, limit ${limit} s)"
+    status=1
+  fi
+}
 
-opdc=("$build/bin/opdc" build "--target=$target")
-meshgen=$build/examples/airfoil/meshgen/opd-airfoil-meshgen
-[[ -f new_grid.h5 ]] || "$meshgen" --h5 new_grid.h5
-meshes=(new_grid.h5)
-if [[ $big == 1 ]]; then
-  [[ -f big_grid.h5 ]] || "$meshgen" --I=800 --J=1200 --h5 big_grid.h5
-  meshes+=(big_grid.h5)
-fi
-for s in atomics colouring; do
-  "${opdc[@]}" --cuda-indirect=$s "$root/examples/airfoil/airfoil.opd" -o airfoil-$s
-done
-"${opdc[@]}" "$root/examples/poisson/poisson.opd" -o poisson
-"${opdc[@]}" "$root/examples/heat3d/heat3d.opd" -o heat3d
+echo "== device copy bandwidth"
+"${runenv[@]}" "$bin/copy_bw" | tee copy.txt
+[[ ${PIPESTATUS[0]} == 0 ]] || exit 1
 
-for m in "${meshes[@]}"; do
+airfoil() {
+  local m=$1 s
   for s in atomics colouring; do
     echo "== airfoil ($m, $s, $niter iterations)"
-    /usr/bin/time -f "wall %e s" ./airfoil-$s --meshfile=$m --niter="$niter" \
-      --profile >"airfoil-$s-${m%.h5}.txt" 2>&1
-    python3 "$root/bench/cuda/report.py" copy.txt "airfoil-$s-${m%.h5}.txt"
+    local out=airfoil-$s-${m%.h5}.txt
+    step "$out" "$bin/airfoil-$s" --meshfile=$m --niter="$niter" --profile
+    if [[ $m == new_grid.h5 && $niter == 1000 ]]; then
+      # OP2's rms history: the lines " 100  5.02186e-04 " ... exactly.
+      if diff <(grep -E '^ +[0-9]+ +[0-9.]+e[-+][0-9]+ *$' "$out") \
+        <(grep -E '^ +[0-9]+ +[0-9.]+e[-+][0-9]+ *$' \
+          "$root/tests/e2e/airfoil_full.expected") >/dev/null; then
+        echo "airfoil ($s): the 10 rms lines equal OP2's"
+      else
+        echo "airfoil ($s): FAIL: the rms lines differ from OP2's"
+        status=1
+      fi
+    fi
   done
-done
+}
+
+[[ -f new_grid.h5 ]] || "${runenv[@]}" "$bin/opd-airfoil-meshgen" --h5 new_grid.h5
+airfoil new_grid.h5
 echo "== poisson 4096^2, 100 sweeps"
-./poisson --nx=4096 --ny=4096 --niter=100 --report=100 --profile >poisson.txt 2>&1
-python3 "$root/bench/cuda/report.py" copy.txt poisson.txt
+step poisson.txt "$bin/poisson" --nx=4096 --ny=4096 --niter=100 --report=100 \
+  --profile
 echo "== heat3d 256^3"
-./heat3d --n=256 --tfinal=0.0001 --profile >heat3d.txt 2>&1
-python3 "$root/bench/cuda/report.py" copy.txt heat3d.txt
+step heat3d.txt "$bin/heat3d" --n=256 --tfinal=0.0001 --profile
+if [[ $big == 1 ]]; then
+  [[ -f big_grid.h5 ]] ||
+    "${runenv[@]}" "$bin/opd-airfoil-meshgen" --I=800 --J=1200 \
+      --h5 big_grid.h5
+  airfoil big_grid.h5
+fi
+exit $status

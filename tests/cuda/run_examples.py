@@ -17,7 +17,15 @@
 #     compared to 1e-12 relative.
 # Lines that report times or rates are left out of the comparisons.
 # --target picks the GPU profile (default nvidia-h100: sm_90, H100/H200).
+#
+# Two halves, for a GPU machine that has neither opdc nor nvcc (the device
+# tool's): `--prepare DIR` builds every program and runs the CPU builds here
+# (DIR/bin, DIR/ref, DIR/manifest.json; no GPU needed), `--check DIR` runs
+# DIR's GPU programs there against those references (scripts/device-bundle.sh
+# packs DIR with the shared libraries it needs). Without either, both run
+# here, one after the other.
 import argparse
+import json
 import os
 import re
 import shutil
@@ -88,86 +96,162 @@ def compare(name, ref, got, tol, atol=1e-13):
     return ""
 
 
-def run(cmd, cwd):
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+def run(cmd, cwd, env=None):
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}:\n"
                            f"{r.stdout}{r.stderr}")
     return r.stdout
 
 
-def mpi_problems(a, mpirun, src, name, args):
-    """The CPU's and the GPU's --mpi builds on 2 ranks."""
-    exe = {k: os.path.join(a.work, f"{name}-mpi-{k}") for k in ("cpu", "gpu")}
-    run([a.opdc, "build", "-B", "--mpi", src, "-o", exe["cpu"]], a.work)
-    run([a.opdc, "build", "-B", "--mpi", f"--target={a.target}", src, "-o",
-         exe["gpu"]], a.work)
+def mpi_flags():
     flags = ["--oversubscribe", "-np", "2"]
     if os.geteuid() == 0:
         flags.insert(0, "--allow-run-as-root")
-    cpu = run([mpirun, *flags, exe["cpu"], "--threads=1"] + args, a.work)
-    gpu = run([mpirun, *flags, exe["gpu"]] + args, a.work)
-    p = compare(name + " (MPI + CUDA, 2 ranks)", cpu, gpu, a.tol)
-    return [p] if p else []
+    return flags
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--opdc", required=True)
-    ap.add_argument("--nvcc", default="")
-    ap.add_argument("--meshgen", required=True)
-    ap.add_argument("--examples", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--target", default="nvidia-h100")
-    ap.add_argument("--tol", type=float, default=1e-12)
-    a = ap.parse_args()
-    why = gpu_present()
-    if why:
-        print(f"SKIP: the GPU runs need an NVIDIA GPU: {why}")
-        return 77
-    if not (a.nvcc or shutil.which("nvcc")):
-        print("SKIP: nvcc (the CUDA compiler) was not found")
-        return 77
-    env_nvcc = {"OPDC_NVCC": a.nvcc} if a.nvcc else {}
-    os.environ.update(env_nvcc)
-    os.makedirs(a.work, exist_ok=True)
-    mesh = os.path.join(a.work, "mesh.h5")
-    run([a.meshgen, "--I=20", "--J=30", "--h5", mesh], a.work)
+def prepare(a, bundle):
+    """Builds every program and runs the CPU builds (the references) into
+    the folder `bundle`: bin/ (the GPU builds, stripped), ref/ (the CPU
+    outputs), mesh.h5 and manifest.json. Needs opdc and nvcc, no GPU."""
+    bindir, refdir = os.path.join(bundle, "bin"), os.path.join(bundle, "ref")
+    os.makedirs(bindir, exist_ok=True)
+    os.makedirs(refdir, exist_ok=True)
+    mesh = os.path.join(bundle, "mesh.h5")
+    run([a.meshgen, "--I=20", "--J=30", "--h5", mesh], bundle)
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     if not mpirun:
         print("note: no mpirun, the MPI + CUDA runs are left out")
-    failures = []
+    strip = shutil.which("strip")
+    cases = []
     for rel, args in CASES:
         name = os.path.splitext(os.path.basename(rel))[0]
         src = os.path.join(a.examples, rel)
         if name == "airfoil":
-            args = args + [f"--meshfile={mesh}"]
+            args = args + ["--meshfile=mesh.h5"]
+        cpu = os.path.join(a.work, f"{name}-cpu")
+        run([a.opdc, "build", "-B", src, "-o", cpu], a.work)
+        with open(os.path.join(refdir, name + ".txt"), "w") as f:
+            f.write(run([cpu, "--threads=1"] + args, bundle))
+        for k in ("colouring", "atomics"):
+            exe = os.path.join(bindir, f"{name}-{k}")
+            run([a.opdc, "build", "-B", f"--target={a.target}",
+                 f"--cuda-indirect={k}", src, "-o", exe], a.work)
+            if strip:
+                run([strip, exe], a.work)
+        case = {"name": name, "args": args, "mpi": False}
+        if mpirun and name in MPI_CASES:
+            cpu_mpi = os.path.join(a.work, f"{name}-mpi-cpu")
+            gpu_mpi = os.path.join(bindir, f"{name}-mpi")
+            run([a.opdc, "build", "-B", "--mpi", src, "-o", cpu_mpi], a.work)
+            run([a.opdc, "build", "-B", "--mpi", f"--target={a.target}", src,
+                 "-o", gpu_mpi], a.work)
+            if strip:
+                run([strip, gpu_mpi], a.work)
+            with open(os.path.join(refdir, name + "-mpi.txt"), "w") as f:
+                f.write(run([mpirun, *mpi_flags(), cpu_mpi, "--threads=1"] +
+                            args, bundle))
+            case["mpi"] = True
+        cases.append(case)
+        print(f"prepared: {name}", flush=True)
+    with open(os.path.join(bundle, "manifest.json"), "w") as f:
+        json.dump({"target": a.target, "cases": cases}, f, indent=1)
+
+
+def check(bundle, tol, env=None):
+    """Runs the GPU builds of a prepared bundle against its CPU outputs
+    (the GPU machine needs neither opdc nor nvcc). Returns the problems."""
+    with open(os.path.join(bundle, "manifest.json")) as f:
+        manifest = json.load(f)
+    mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
+    bindir, refdir = os.path.join(bundle, "bin"), os.path.join(bundle, "ref")
+    failures = []
+    for case in manifest["cases"]:
+        name, args = case["name"], case["args"]
         try:
-            exe = {k: os.path.join(a.work, f"{name}-{k}")
-                   for k in ("cpu", "colouring", "atomics")}
-            run([a.opdc, "build", "-B", src, "-o", exe["cpu"]], a.work)
-            for k in ("colouring", "atomics"):
-                run([a.opdc, "build", "-B", f"--target={a.target}",
-                     f"--cuda-indirect={k}", src, "-o", exe[k]], a.work)
-            cpu = run([exe["cpu"], "--threads=1"] + args, a.work)
-            col1 = run([exe["colouring"]] + args, a.work)
-            col2 = run([exe["colouring"]] + args, a.work)
-            atom = run([exe["atomics"]] + args, a.work)
+            with open(os.path.join(refdir, name + ".txt")) as f:
+                cpu = f.read()
+            exe = {k: os.path.join(bindir, f"{name}-{k}")
+                   for k in ("colouring", "atomics")}
+            col1 = run([exe["colouring"]] + args, bundle, env)
+            col2 = run([exe["colouring"]] + args, bundle, env)
+            atom = run([exe["atomics"]] + args, bundle, env)
             problems = []
             if masked(col1) != masked(col2):
                 problems.append(f"{name}: two GPU runs (colouring) differ")
             problems += [p for p in (compare(name + " (colouring)", cpu, col1,
-                                             a.tol),
+                                             tol),
                                      compare(name + " (atomics)", cpu, atom,
-                                             a.tol)) if p]
-            if mpirun and name in MPI_CASES:
-                problems += mpi_problems(a, mpirun, src, name, args)
-        except RuntimeError as e:
+                                             tol)) if p]
+            if case["mpi"] and mpirun:
+                with open(os.path.join(refdir, name + "-mpi.txt")) as f:
+                    ref = f.read()
+                gpu = run([mpirun, *mpi_flags(),
+                           os.path.join(bindir, f"{name}-mpi")] + args,
+                          bundle, env)
+                p = compare(name + " (MPI + CUDA, 2 ranks)", ref, gpu, tol)
+                problems += [p] if p else []
+            elif case["mpi"]:
+                print(f"note: {name}: no mpirun, MPI + CUDA left out")
+        except (RuntimeError, OSError) as e:
             problems = [f"{name}: {e}"]
-        print(("FAIL: " + "\n".join(problems)) if problems else f"ok: {name}")
+        print(("FAIL: " + "\n".join(problems)) if problems else f"ok: {name}",
+              flush=True)
         failures += problems
-    print(f"{len(CASES)} examples, {len(failures)} problems")
-    return 1 if failures else 0
+    print(f"{len(manifest['cases'])} examples, {len(failures)} problems")
+    return failures
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--opdc")
+    ap.add_argument("--nvcc", default="")
+    ap.add_argument("--meshgen")
+    ap.add_argument("--examples")
+    ap.add_argument("--work")
+    ap.add_argument("--target", default="nvidia-h100")
+    ap.add_argument("--tol", type=float, default=1e-12)
+    ap.add_argument("--prepare", metavar="DIR",
+                    help="only build the programs and the CPU references "
+                    "into DIR (no GPU needed)")
+    ap.add_argument("--check", metavar="DIR",
+                    help="only run a prepared DIR's GPU programs against its "
+                    "references (no opdc or nvcc needed)")
+    ap.add_argument("--lib", metavar="DIR",
+                    help="with --check: the programs' shared libraries "
+                    "(put first on their LD_LIBRARY_PATH)")
+    a = ap.parse_args()
+    if not a.check:
+        missing = [o for o in ("opdc", "meshgen", "examples", "work")
+                   if not getattr(a, o)]
+        if missing:
+            ap.error("--" + ", --".join(missing) + " needed")
+    if not a.prepare:
+        why = gpu_present()
+        if why:
+            print(f"SKIP: the GPU runs need an NVIDIA GPU: {why}")
+            return 77
+    if not a.check and not (a.nvcc or shutil.which("nvcc")):
+        print("SKIP: nvcc (the CUDA compiler) was not found")
+        return 77
+    if a.nvcc:
+        os.environ["OPDC_NVCC"] = a.nvcc
+    if a.check:
+        env = None
+        if a.lib:
+            env = dict(os.environ)
+            env["LD_LIBRARY_PATH"] = os.pathsep.join(
+                p for p in (os.path.abspath(a.lib),
+                            env.get("LD_LIBRARY_PATH", "")) if p)
+        return 1 if check(os.path.abspath(a.check), a.tol, env) else 0
+    os.makedirs(a.work, exist_ok=True)
+    a.work = os.path.abspath(a.work)
+    bundle = os.path.abspath(a.prepare or os.path.join(a.work, "bundle"))
+    prepare(a, bundle)
+    if a.prepare:
+        return 0
+    return 1 if check(bundle, a.tol) else 0
 
 
 if __name__ == "__main__":
