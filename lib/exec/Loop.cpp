@@ -437,9 +437,15 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   loop->ndims = 1;
   loop->begin = 0;
   std::vector<WrittenAccess> written;
+  // Atomic increments need no plan, unless a reduction needs its parts.
+  bool atomic = false;
   for (int i = 0; i < nargs; ++i)
-    if (args[i].kind == OPD_ARG_INDIRECT && writes(args[i].mode))
-      written.push_back({args[i].map, args[i].idx});
+    if (args[i].kind == OPD_ARG_INDIRECT && writes(args[i].mode)) {
+      if ((args[i].flags & OPD_ARG_ATOMIC) && !reduces)
+        atomic = true;
+      else
+        written.push_back({args[i].map, args[i].idx});
+    }
   for (const WrittenAccess &w : written)
     if (w.map->from != set)
       failf("internal error: loop '%s' over set '%s' uses map '%s' from set "
@@ -452,14 +458,16 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   std::fill(loop->extLo, loop->extLo + 3, 0);
   std::fill(loop->extHi, loop->extHi + 3, 0);
   loop->extLo[0] = extend;
+  const bool incs = !written.empty() || atomic;
   loop->execLayers =
-      std::max<int64_t>(extend, written.empty() || !set->partitioned ? 0 : 1);
-  loop->count = written.empty() ? set->owned : set->execSize;
+      std::max<int64_t>(extend, !incs || !set->partitioned ? 0 : 1);
+  loop->count = !incs ? set->owned : set->execSize;
   if (extend > 0)
     loop->count = set->execEnd[std::size_t(loop->execLayers)];
   if (written.empty()) {
     // Chunks of the core prefix first, then of the rest (one process: the
-    // core is everything, so chunk c is [4096c, 4096(c+1)) as always).
+    // core is everything, so chunk c is [4096c, 4096(c+1)) as always). The
+    // rest holds the exec halo of atomic increments (no reduction then).
     loop->chunkSize = DirectChunkSize;
     const int64_t core = std::min(set->core, loop->count);
     setSegments(loop, {0, core, loop->count});

@@ -220,6 +220,11 @@ void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
 /** opd_arg.flags: the stencil reads a point off the axes (a corner or
  *  diagonal neighbour), so halo exchanges must fill the corners too. */
 #define OPD_STENCIL_DIAGONAL 1
+/** opd_arg.flags: an INDIRECT increment the backend makes race-free by
+ *  itself (a GPU's atomic additions), so the runtime builds no colouring
+ *  plan for it (loops with reductions still get one: their plan parts keep
+ *  the exec halo's partials out of the result). */
+#define OPD_ARG_ATOMIC 2
 
 /** One loop argument as the runtime sees it (halo exchange, colouring,
  *  byte counts for the profile). The fields after `bytes` were added for
@@ -575,6 +580,12 @@ int opd_rt_node_rank(void);
 /** Elements of the set stored on this rank, halos included (the global
  *  size on one process): the length of its dats' and maps' local storage. */
 int64_t opd_set_local_size(const opd_set *set);
+/** 1 when a device backend should wait for each loop's kernels before
+ *  opd_loop_end: `--profile` (the table times kernels, not launches) or
+ *  OPD_DEVICE_SYNC=1 in the environment (a failing kernel is then reported
+ *  under its own loop's name). 0 otherwise: kernels queue up behind each
+ *  other, and the host waits only where it needs a result. */
+int opd_rt_device_sync(void);
 
 /*===-- Output -------------------------------------------------------------===*/
 

@@ -62,10 +62,11 @@ CASES = [
 
 
 def launches(src):
-    """k<<<g, b>>>(args); -> opd_emu::launch(dim3(g), dim3(b), [&] { k(args); });"""
+    """k<<<g, b>>>(args); -> opd_emu::launch(dim3(g), dim3(b), [&] { k(args); });
+    (k may name a template's instance: loop_x<int32_t>)"""
     out = []
     for line in src.splitlines():
-        m = re.match(r"(\s*)(\w+)<<<(.*?)>>>\((.*)\);\s*$", line)
+        m = re.match(r"(\s*)(\w+(?:<\w+>)?)<<<(.*?)>>>\((.*)\);\s*$", line)
         if m:
             pad, name, cfg, args = m.groups()
             depth, cut = 0, None

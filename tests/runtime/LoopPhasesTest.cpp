@@ -287,6 +287,44 @@ TEST_F(LoopPhasesTest, ColouredIncrementByHandEqualsRun) {
   EXPECT_NE(again.generation, core.generation);
 }
 
+// Increments the backend makes atomic (OPD_ARG_ATOMIC, the CUDA backend's
+// atomics) need no colouring plan: the loop runs as segments over the
+// whole set. With a reduction beside them the plan stays (its parts keep
+// the exec halo's partials out on several processes).
+TEST_F(LoopPhasesTest, AtomicIncrementsNeedNoPlan) {
+  const int64_t ne = 5000, nn = 1000;
+  opd_set *edges = opd_set_create("edges", ne);
+  opd_set *nodes = opd_set_create("nodes", nn);
+  opd_map *m = opd_map_create("pedge", edges, nodes, 2);
+  opd_dat *acc = opd_dat_create("acc", nodes, OPD_F64, 1);
+  for (int64_t e = 0; e < ne; ++e) {
+    m->data[2 * e] = int32_t(e % nn);
+    m->data[2 * e + 1] = int32_t((7 * e) % nn);
+  }
+  opd_arg args[] = {{acc, m, 0, OPD_ARG_INDIRECT, OPD_INC, 8},
+                    {acc, m, 1, OPD_ARG_INDIRECT, OPD_INC, 8},
+                    {nullptr, nullptr, 0, OPD_ARG_REDUCTION, OPD_SUM, 8}};
+  for (opd_arg &a : args)
+    if (a.kind == OPD_ARG_INDIRECT)
+      a.flags = OPD_ARG_ATOMIC;
+  opd_loop *slot = nullptr;
+  opd_loop *l = opd_loop_prepare(&slot, "atomic", edges, 2, args);
+  EXPECT_EQ(opd_loop_part_count(l), 0);
+  ASSERT_EQ(opd_loop_segment_count(l), 1);
+  opd_loop_segment seg;
+  opd_loop_segment_get(l, 0, &seg);
+  EXPECT_EQ(seg.begin, 0);
+  EXPECT_EQ(seg.end, ne);
+  opd_loop_begin(l);
+  opd_loop_wait_halos(l);
+  opd_loop_end(l);
+
+  opd_loop *rslot = nullptr;
+  opd_loop *r = opd_loop_prepare(&rslot, "atomic_sum", edges, 3, args);
+  EXPECT_EQ(opd_loop_segment_count(r), 0);
+  EXPECT_EQ(opd_loop_part_count(r), 3);
+}
+
 // 2D block: a five-point stencil of u into v over the interior, rows in
 // chunks.
 struct StencilCtx {

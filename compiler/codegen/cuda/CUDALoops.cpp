@@ -9,14 +9,17 @@
 //                           AoS), block strides, global values (by value up
 //                           to 64 components, else staged in device memory),
 //                           reduction partials, the block range
-//   kernel_K_N              the user kernel as a __device__ function: one
+//   kernel_K_N<I>           the user kernel as a __device__ function: one
 //                           pointer and one component stride per argument
 //                           (component k of argument a at a[k * s]), block
 //                           strides, coordinates
-//   loop_K_N                __global__: a grid-stride loop over a range of
+//   loop_K_N<I>             __global__: a grid-stride loop over a range of
 //                           elements (set loops, 1-D blocks) or 2-D/3-D
 //                           thread blocks over a block range (32 x B/32
-//                           threads, the third dimension over the grid's z)
+//                           threads; each thread walks RowsPerThread rows
+//                           of a 2-D block, each CUDA block PlanesPerBlock
+//                           planes of a 3-D block, the planes over the
+//                           grid's z)
 //   loop_K_N_col            __global__, colouring only: one CUDA block per
 //                           plan block, increments applied thread colour by
 //                           thread colour (lib/cuda/opd_cuda.cuh)
@@ -35,6 +38,13 @@
 // do the same) and add it to the targets with atomics or, colouring, with
 // plain additions ordered by the colours; Sequential loops run on one
 // thread in element order.
+//
+// Index type I: element, coordinate and stride arithmetic is 32-bit when
+// every dat, map and range of the loop has fewer than 2^30 entries (the
+// host checks, opd::index_fits), else 64-bit; both are instantiated. On an
+// H100, 32-bit indices and the row/plane walk took heat3d's 7-point step
+// from 55 % to 85 % of the device copy and Poisson's 5-point sweep from
+// 64 % to 93 % (bench/cuda/stencil_shapes.cu, docs/performance.md).
 #include "codegen/cuda/CUDAEmitter.h"
 
 #include "codegen/common/Identities.h"
@@ -60,6 +70,10 @@ constexpr unsigned ReduceCap1D = 1024, ReduceCap2D = 32, ReduceCap3D = 16;
 /// An upper bound of the partial slots of one loop beyond its plan blocks:
 /// three segments of at most 16^3 blocks.
 constexpr unsigned PartialSlots = 3 * 4096;
+/// Rows each thread of a 2-D block loop walks, planes each CUDA block of a
+/// 3-D block loop walks: a point's neighbours in the next row (plane) were
+/// loaded for this one and come from L1 (bench/cuda/stencil_shapes.cu).
+constexpr unsigned RowsPerThread = 8, PlanesPerBlock = 2;
 
 std::string identityLiteral(IdentityValue v, ScalarKind k) {
   std::string t = cudaScalarType(k);
@@ -209,15 +223,16 @@ private:
                                !writesMap(a.map)));
       sig += std::string(sig.empty() ? "" : ", ") + (ro ? "const " : "") +
              elemType(n) + " *" + (restrict_ ? "__restrict__ " : "") + "a" +
-             std::to_string(n) + ", int64_t s" + std::to_string(n);
+             std::to_string(n) + ", I s" + std::to_string(n);
       if (blockStrides(n))
         for (unsigned dd = 1; dd < dims; ++dd)
-          sig += ", int64_t t" + std::to_string(n) + "_" + std::to_string(dd);
+          sig += ", I t" + std::to_string(n) + "_" + std::to_string(dd);
     }
     for (unsigned dd = 0; dd < dims; ++dd)
       sig += (sig.empty() ? "" : ", ") + std::string("int64_t c") +
              std::to_string(dd);
-    d += "__device__ __forceinline__ void kernel_" + name + "(" + sig + ") {\n";
+    d += "template <class I>\n__device__ __forceinline__ void kernel_" + name +
+         "(" + sig + ") {\n";
     CUDAFunctionWriter w(m, k, CUDAFunctionWriter::Mode::Kernel, d);
     w.setLoop(&loop, &access);
     w.declareVars(1);
@@ -272,23 +287,23 @@ private:
         if (loop.block) {
           p = "c.d" + df + " + c0 * " + std::to_string(a.dim);
           for (unsigned dd = 1; dd < dims; ++dd)
-            p += " + c" + std::to_string(dd) + " * c.dt" + df + "_" +
-                 std::to_string(dd);
+            p += " + c" + std::to_string(dd) + " * I(c.dt" + df + "_" +
+                 std::to_string(dd) + ")";
           for (unsigned dd = 1; dd < dims; ++dd)
-            strides += ", c.dt" + df + "_" + std::to_string(dd);
+            strides += ", I(c.dt" + df + "_" + std::to_string(dd) + ")";
         } else {
           p = "c.d" + df + " + i" + step(a);
-          s = "c.ds" + df;
+          s = "I(c.ds" + df + ")";
         }
         break;
       case ArgKind::Indirect:
         if (incBuffer(n)) {
           p = "inc" + i;
         } else {
-          p = "c.d" + df + " + int64_t(c.m" + std::to_string(acc.mapField) +
+          p = "c.d" + df + " + I(c.m" + std::to_string(acc.mapField) +
               "[i * " + std::to_string(a.map->arity) + " + " +
               std::to_string(a.mapIndex) + "])" + step(a);
-          s = "c.ds" + df;
+          s = "I(c.ds" + df + ")";
         }
         break;
       case ArgKind::MapDirect:
@@ -318,7 +333,7 @@ private:
       // idx() and random numbers see the element's global index.
       args += globalIds() ? ", opd::global_index(c.gid, i)" : ", i";
     }
-    d += pad + "kernel_" + name + "(" + args + ");\n";
+    d += pad + "kernel_" + name + "<I>(" + args + ");\n";
     if (!atomics)
       return;
     emitApply(d, pad, true);
@@ -333,17 +348,17 @@ private:
       const ArgAccess &acc = access.args[n];
       std::string i = std::to_string(n), df = std::to_string(acc.datField);
       d += pad + "{\n";
-      d += pad + "  " + elemType(n) + " *t = c.d" + df + " + int64_t(c.m" +
+      d += pad + "  " + elemType(n) + " *t = c.d" + df + " + I(c.m" +
            std::to_string(acc.mapField) + "[i * " +
            std::to_string(a.map->arity) + " + " + std::to_string(a.mapIndex) +
            "])" + step(a) + ";\n";
       d += pad + "  for (int k = 0; k < " + std::to_string(a.dim) + "; ++k)\n";
       if (atomics)
-        d += pad + "    opd::atomic_inc(t + k * c.ds" + df + ", inc" + i +
+        d += pad + "    opd::atomic_inc(t + k * I(c.ds" + df + "), inc" + i +
              "[k]);\n";
       else
-        d += pad + "    t[k * c.ds" + df + "] = opd::combine<opd::Sum>(t[k * c.ds" +
-             df + "], inc" + i + "[k]);\n";
+        d += pad + "    t[k * I(c.ds" + df + ")] = opd::combine<opd::Sum>(t[k * I(c.ds" +
+             df + ")], inc" + i + "[k]);\n";
       d += pad + "}\n";
     }
   }
@@ -366,7 +381,8 @@ private:
 
   std::string globalHead(const std::string &suffix,
                          const std::string &params) {
-    return "__global__ void __launch_bounds__(" + std::to_string(bs) +
+    return "template <class I>\n__global__ void __launch_bounds__(" +
+           std::to_string(bs) +
            ") loop_" + name + suffix + "(const ctx_" + name + " c, " + params +
            ") {\n";
   }
@@ -375,9 +391,9 @@ private:
     d += globalHead("", "const int64_t begin, const int64_t end, "
                         "const int64_t poff");
     emitThreadState(d);
-    d += "  for (int64_t i = begin + int64_t(blockIdx.x) * blockDim.x + "
-         "threadIdx.x; i < end;\n       i += int64_t(gridDim.x) * "
-         "blockDim.x) {\n";
+    d += "  for (I i = I(begin) + I(blockIdx.x) * I(blockDim.x) + "
+         "I(threadIdx.x); i < I(end);\n       i += I(gridDim.x) * "
+         "I(blockDim.x)) {\n";
     emitElement(d, "    ", access.race == RaceClass::IncStrips && !colouring);
     d += "  }\n";
     emitReduce(d);
@@ -392,12 +408,12 @@ private:
                     "const int64_t poff");
     emitThreadState(d);
     d += "  const int64_t b = blocks[blockIdx.x];\n";
-    d += "  const int64_t s = first + b * bsize;\n";
-    d += "  const int64_t e = s + bsize < first + count ? s + bsize : first + "
-         "count;\n";
+    d += "  const I s = I(first + b * bsize);\n";
+    d += "  const I e = I(s + bsize < first + count ? s + bsize : first + "
+         "count);\n";
     d += "  const int nc = ncol[b];\n";
-    d += "  for (int64_t base = s; base < e; base += blockDim.x) {\n";
-    d += "    const int64_t i = base + threadIdx.x;\n";
+    d += "  for (I base = s; base < e; base += I(blockDim.x)) {\n";
+    d += "    const I i = base + I(threadIdx.x);\n";
     d += "    const bool active = i < e;\n";
     // The increment buffers live across the colour steps.
     std::string body;
@@ -428,26 +444,39 @@ private:
                         "const int64_t poff");
     emitThreadState(d);
     std::string pad = "    ";
+    auto range = [](const std::string &c, const std::string &lo,
+                    const std::string &hi, const std::string &xyz) {
+      return "  for (I " + c + " = I(" + lo + ") + I(blockIdx." + xyz +
+             ") * I(blockDim." + xyz + ") + I(threadIdx." + xyz + "); " + c +
+             " < I(" + hi + ");\n       " + c + " += I(gridDim." + xyz +
+             ") * I(blockDim." + xyz + "))";
+    };
     if (dims == 1) {
-      d += "  for (int64_t c0 = begin + int64_t(blockIdx.x) * blockDim.x + "
-           "threadIdx.x; c0 < end;\n       c0 += int64_t(gridDim.x) * "
-           "blockDim.x) {\n";
+      d += range("c0", "begin", "end", "x") + " {\n";
+    } else if (dims == 2 && sequential) {
+      d += range("c1", "begin", "end", "y") + "\n";
+      d += range("c0", "c.lo[0]", "c.hi[0]", "x") + " {\n";
     } else if (dims == 2) {
-      d += "  for (int64_t c1 = begin + int64_t(blockIdx.y) * blockDim.y + "
-           "threadIdx.y; c1 < end;\n       c1 += int64_t(gridDim.y) * "
-           "blockDim.y)\n";
-      d += "  for (int64_t c0 = c.lo[0] + int64_t(blockIdx.x) * blockDim.x + "
-           "threadIdx.x; c0 < c.hi[0];\n       c0 += int64_t(gridDim.x) * "
-           "blockDim.x) {\n";
+      // Each thread walks RowsPerThread rows from r0.
+      std::string R = std::to_string(RowsPerThread);
+      d += "  for (I r0 = I(begin) + (I(blockIdx.y) * I(blockDim.y) + "
+           "I(threadIdx.y)) * " + R + "; r0 < I(end);\n       r0 += "
+           "I(gridDim.y) * I(blockDim.y) * " + R + ")\n";
+      d += range("c0", "c.lo[0]", "c.hi[0]", "x") + "\n";
+      d += "  for (I c1 = r0; c1 < r0 + " + R + " && c1 < I(end); ++c1) {\n";
+    } else if (sequential) {
+      d += "  for (I c2 = I(begin) + I(blockIdx.z); c2 < I(end); c2 += "
+           "I(gridDim.z))\n";
+      d += range("c1", "c.lo[1]", "c.hi[1]", "y") + "\n";
+      d += range("c0", "c.lo[0]", "c.hi[0]", "x") + " {\n";
     } else {
-      d += "  for (int64_t c2 = begin + int64_t(blockIdx.z); c2 < end; c2 += "
-           "gridDim.z)\n";
-      d += "  for (int64_t c1 = c.lo[1] + int64_t(blockIdx.y) * blockDim.y + "
-           "threadIdx.y; c1 < c.hi[1];\n       c1 += int64_t(gridDim.y) * "
-           "blockDim.y)\n";
-      d += "  for (int64_t c0 = c.lo[0] + int64_t(blockIdx.x) * blockDim.x + "
-           "threadIdx.x; c0 < c.hi[0];\n       c0 += int64_t(gridDim.x) * "
-           "blockDim.x) {\n";
+      // Each CUDA block walks PlanesPerBlock planes from z0.
+      std::string P = std::to_string(PlanesPerBlock);
+      d += "  for (I z0 = I(begin) + I(blockIdx.z) * " + P +
+           "; z0 < I(end); z0 += I(gridDim.z) * " + P + ")\n";
+      d += range("c1", "c.lo[1]", "c.hi[1]", "y") + "\n";
+      d += range("c0", "c.lo[0]", "c.hi[0]", "x") + "\n";
+      d += "  for (I c2 = z0; c2 < z0 + " + P + " && c2 < I(end); ++c2) {\n";
     }
     emitElement(d, pad, false);
     d += "  }\n";
@@ -463,6 +492,46 @@ private:
     host.out.append(size_t(indent) * 2, ' ');
     host.out += text;
     host.out += '\n';
+  }
+
+  /// A launch of the __global__ template `fn` with the index type the
+  /// host chose (opd_i32, emitIndexCheck). One launch a line: the
+  /// emulated runtime of the tests rewrites `f<<<g, b>>>(args);` lines.
+  void launch(int in, const std::string &fn, const std::string &config,
+              const std::string &args) {
+    line(in, "if (opd_i32)");
+    line(in + 1, fn + "<int32_t><<<" + config + ">>>(" + args + ");");
+    line(in, "else");
+    line(in + 1, fn + "<int64_t><<<" + config + ">>>(" + args + ");");
+  }
+
+  /// opd_i32: whether 32-bit indices reach every entry the loop may touch
+  /// (each dat's stored entries, each map's, the loop's range).
+  void emitIndexCheck(int in) {
+    std::vector<std::string> e;
+    for (const Dat *dat : access.dats)
+      e.push_back("opd_dat_stored_points(" + CUDAModule::handle(dat) +
+                  ") * " + std::to_string(dat->dim()));
+    auto rows = [&](const Map *mp) {
+      e.push_back("opd_set_local_size(" + CUDAModule::handle(mp->from) +
+                  ") * " + std::to_string(mp->arity));
+    };
+    for (const Map *mp : access.maps)
+      rows(mp);
+    for (const Map *mp : access.mapValues)
+      rows(mp);
+    if (loop.block) {
+      for (unsigned dd = 0; dd < dims; ++dd) {
+        e.push_back("c.lo[" + std::to_string(dd) + "]");
+        e.push_back("c.hi[" + std::to_string(dd) + "]");
+      }
+    } else {
+      e.push_back("opd_set_local_size(" + CUDAModule::handle(loop.set) + ")");
+    }
+    std::string list;
+    for (const std::string &x : e)
+      list += (list.empty() ? "" : ", ") + x;
+    line(in, "const bool opd_i32 = opd::index_fits({" + list + "});");
   }
 
   std::string hostElement(const AccessDescriptor &a, const std::string &k) {
@@ -604,6 +673,9 @@ private:
     };
     for (unsigned i = 0; i < n; ++i) {
       RuntimeArgEntry e = runtimeArgEntry(loop.args[i], access.args[i]);
+      // Atomic increments: the runtime needs no colouring plan for them.
+      if (access.race == RaceClass::IncStrips && !colouring && incBuffer(i))
+        e.flags |= 2; // OPD_ARG_ATOMIC
       table += std::string(i ? ",\n" : "") + std::string(size_t(in + 1) * 2, ' ') +
                "{nullptr, nullptr, " + std::to_string(e.idx) + ", " +
                std::to_string(e.kind) + ", " + std::to_string(e.mode) + ", " +
@@ -753,8 +825,8 @@ private:
       line(ind, "if (" + e + " > " + b + ") {");
       line(ind + 1, "const unsigned opd_g = opd::grid_for(" + e + " - " + b +
                         ", " + threads + ", " + cap + ");");
-      line(ind + 1, "loop_" + name + "<<<opd_g, " + threads + ">>>(c, " + b +
-                        ", " + e + ", opd_used);");
+      launch(ind + 1, "loop_" + name, "opd_g, " + threads,
+             "c, " + b + ", " + e + ", opd_used");
       line(ind + 1, "opd_used += opd_g;");
       line(ind, "}");
     };
@@ -815,7 +887,9 @@ private:
                  "opd_b0;");
     line(in + 2, "if (opd_nb == 0)");
     line(in + 3, "continue;");
-    line(in + 2, "loop_" + name + "_col<<<unsigned(opd_nb), " + B +
+    // 64-bit indices: the 32-bit instance ran res_calc 1.25x slower on an
+    // H100 (docs/performance.md).
+    line(in + 2, "loop_" + name + "_col<int64_t><<<unsigned(opd_nb), " + B +
                      ">>>(c, opd_pt.first, opd_pt.count, opd_pt.block_size, "
                      "opd_tc[opd_k].blocks + opd_b0, opd_tc[opd_k].colour, "
                      "opd_tc[opd_k].ncolours, opd_used);");
@@ -851,14 +925,19 @@ private:
       line(in + 1, "const dim3 opd_b(1, 1, 1), opd_g(1, 1, 1);");
     } else {
       line(in + 1, "const dim3 opd_b(32, " + By + ", 1);");
+      std::string rowsY = dims == 2 ? std::to_string(bs / 32 * RowsPerThread)
+                                    : By;
       line(in + 1, "const dim3 opd_g(opd::grid_for(opd_nx, 32, " + capx +
-                       "), opd::grid_for(opd_ny, " + By + ", " + capy + "), " +
-                       (dims == 3 ? "opd::grid_for(opd_nz, 1, " + capz + ")"
+                       "), opd::grid_for(opd_ny, " + rowsY + ", " + capy +
+                       "), " +
+                       (dims == 3 ? "opd::grid_for(opd_nz, " +
+                                        std::to_string(PlanesPerBlock) + ", " +
+                                        capz + ")"
                                   : std::string("1")) +
                        ");");
     }
-    line(in + 1, "loop_" + name +
-                     "<<<opd_g, opd_b>>>(c, opd_sg.begin, opd_sg.end, opd_used);");
+    launch(in + 1, "loop_" + name, "opd_g, opd_b",
+           "c, opd_sg.begin, opd_sg.end, opd_used");
     line(in + 1, "opd_used += int64_t(opd_g.x) * opd_g.y * opd_g.z;");
     line(in, "}");
   }
@@ -905,6 +984,7 @@ private:
     }
     emitPrepare(i2);
     emitContextFill(i2);
+    emitIndexCheck(i2);
     line(i2, "int64_t opd_used = 0;");
     line(i2, "opd_loop_begin(opd_l);");
     if (loop.block)
