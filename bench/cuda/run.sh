@@ -3,7 +3,8 @@
 # an NVIDIA GPU.
 #
 # Airfoil on OP2's 720k-cell grid (and, with --big, a 2.8M-cell grid) with
-# atomics and with colouring, Poisson 4096^2 and heat3d 256^3: each program's
+# atomics, atomics with array-of-structures dats (h100-aos.yaml) and
+# colouring, Poisson 4096^2 and heat3d 256^3: each program's
 # --profile table (per-loop GB/s from the runtime's byte counts and the
 # kernels' time) with each loop's share of the device copy bandwidth
 # measured in the same run (copy_bw.cu), and the whole run's time. Airfoil's
@@ -43,7 +44,7 @@ if [[ -n $prepare && -n $bundle ]]; then
 fi
 
 # The programs: bin/copy_bw, bin/stencil_shapes,
-# bin/airfoil-{atomics,colouring}, bin/poisson,
+# bin/airfoil-{atomics,atomics-aos,colouring}, bin/poisson,
 # bin/heat3d, bin/opd-airfoil-meshgen.
 build_programs() {
   local bin=$1
@@ -61,6 +62,11 @@ build_programs() {
     "${opdc[@]}" --cuda-indirect=$s "$root/examples/airfoil/airfoil.opd" \
       -o "$bin/airfoil-$s"
   done
+  # Array-of-structures dats on the device (nvidia-h100 only).
+  if [[ $target == nvidia-h100 ]]; then
+    "$build/bin/opdc" build -B "--target=$root/bench/cuda/h100-aos.yaml" \
+      "$root/examples/airfoil/airfoil.opd" -o "$bin/airfoil-atomics-aos"
+  fi
   "${opdc[@]}" "$root/examples/poisson/poisson.opd" -o "$bin/poisson"
   "${opdc[@]}" "$root/examples/heat3d/heat3d.opd" -o "$bin/heat3d"
   cp "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" "$bin/"
@@ -111,7 +117,8 @@ echo "== device copy bandwidth"
 
 airfoil() {
   local m=$1 s
-  for s in atomics colouring; do
+  for s in atomics atomics-aos colouring; do
+    [[ -x $bin/airfoil-$s ]] || continue
     echo "== airfoil ($m, $s, $niter iterations)"
     local out=airfoil-$s-${m%.h5}.txt
     step "$out" "$bin/airfoil-$s" --meshfile=$m --niter="$niter" --profile
