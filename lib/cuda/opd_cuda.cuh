@@ -275,21 +275,82 @@ inline std::unordered_map<const void *, Copy> &copies() {
   return all;
 }
 
-/* Host layout (element-contiguous) <-> device layout. */
+#ifndef OPD_CUDA_COPY_THREADS
+#define OPD_CUDA_COPY_THREADS 256
+#endif
+
+/** Blocks of a copy kernel over n items (grid-stride, at most 1024). */
+inline unsigned copy_grid(int64_t n) {
+  int64_t g = (n + OPD_CUDA_COPY_THREADS - 1) / OPD_CUDA_COPY_THREADS;
+  return unsigned(g < 1 ? 1 : g > 1024 ? 1024 : g);
+}
+
+/** Element-contiguous (AoS, n x dim) -> component-contiguous (SoA,
+ *  dim x n) with `toSoA`, else back; t walks the SoA side. */
+template <class T>
+static __global__ void relayout_kernel(const T *__restrict__ from, T *__restrict__ to,
+                                int64_t n, int32_t dim, int toSoA) {
+  const int64_t total = n * dim;
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
+       t += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t k = t / n, i = t - k * n;
+    if (toSoA)
+      to[t] = from[i * dim + k];
+    else
+      to[i * dim + k] = from[t];
+  }
+}
+
+/** Device memory an upload or download of a SoA dat passes through in the
+ *  host's layout (grow-only: as large as the largest such dat). */
+inline void *relayout_scratch(size_t bytes) {
+  static void *buf = nullptr;
+  static size_t cap = 0;
+  if (bytes > cap) {
+    if (buf)
+      check(cudaFree(buf), "freeing staging memory");
+    cap = bytes;
+    check(cudaMalloc(&buf, cap), "allocating staging memory");
+  }
+  return buf;
+}
+
+/** Reorders c's n x dim components from `from` into `to` on the device. */
+inline void relayout(const Copy &c, const void *from, void *to, int toSoA) {
+  const unsigned g = copy_grid(c.n * c.dim);
+  switch (c.bytes) {
+  case 8:
+    relayout_kernel<uint64_t><<<g, OPD_CUDA_COPY_THREADS>>>(static_cast<const uint64_t *>(from), static_cast<uint64_t *>(to), c.n, c.dim, toSoA);
+    break;
+  case 4:
+    relayout_kernel<uint32_t><<<g, OPD_CUDA_COPY_THREADS>>>(static_cast<const uint32_t *>(from), static_cast<uint32_t *>(to), c.n, c.dim, toSoA);
+    break;
+  case 2:
+    relayout_kernel<uint16_t><<<g, OPD_CUDA_COPY_THREADS>>>(static_cast<const uint16_t *>(from), static_cast<uint16_t *>(to), c.n, c.dim, toSoA);
+    break;
+  case 1:
+    relayout_kernel<uint8_t><<<g, OPD_CUDA_COPY_THREADS>>>(static_cast<const uint8_t *>(from), static_cast<uint8_t *>(to), c.n, c.dim, toSoA);
+    break;
+  default:
+    opd_rt_fail("internal error: a dat component of an unsupported size");
+  }
+  check(cudaGetLastError(), "reordering a dat");
+}
+
+/* Host layout (element-contiguous) <-> device layout. A SoA dat crosses
+ * PCIe in the host's layout and is reordered by a kernel: reordering on
+ * the host (a strided pass and a temporary as large as the dat) took
+ * 0.4 s of Airfoil's first iteration on the 2.8M-cell grid (docs/gpu.md).
+ * Later kernels and copies on the default stream wait for the reorder. */
 inline void upload(const void *host, Copy &c) {
   size_t total = size_t(c.n) * size_t(c.dim) * size_t(c.bytes);
   if (!c.soa || c.dim == 1) {
     check(cudaMemcpy(c.dev, host, total, cudaMemcpyHostToDevice), "upload");
     return;
   }
-  std::vector<char> t(total);
-  const char *h = static_cast<const char *>(host);
-  for (int64_t i = 0; i < c.n; ++i)
-    for (int32_t k = 0; k < c.dim; ++k)
-      memcpy(&t[(size_t(k) * size_t(c.n) + size_t(i)) * size_t(c.bytes)],
-             h + (size_t(i) * size_t(c.dim) + size_t(k)) * size_t(c.bytes),
-             size_t(c.bytes));
-  check(cudaMemcpy(c.dev, t.data(), total, cudaMemcpyHostToDevice), "upload");
+  void *s = relayout_scratch(total);
+  check(cudaMemcpy(s, host, total, cudaMemcpyHostToDevice), "upload");
+  relayout(c, s, c.dev, 1);
 }
 inline void download(void *host, const Copy &c) {
   size_t total = size_t(c.n) * size_t(c.dim) * size_t(c.bytes);
@@ -297,15 +358,9 @@ inline void download(void *host, const Copy &c) {
     check(cudaMemcpy(host, c.dev, total, cudaMemcpyDeviceToHost), "download");
     return;
   }
-  std::vector<char> t(total);
-  check(cudaMemcpy(t.data(), c.dev, total, cudaMemcpyDeviceToHost),
-        "download");
-  char *h = static_cast<char *>(host);
-  for (int64_t i = 0; i < c.n; ++i)
-    for (int32_t k = 0; k < c.dim; ++k)
-      memcpy(h + (size_t(i) * size_t(c.dim) + size_t(k)) * size_t(c.bytes),
-             &t[(size_t(k) * size_t(c.n) + size_t(i)) * size_t(c.bytes)],
-             size_t(c.bytes));
+  void *s = relayout_scratch(total);
+  relayout(c, c.dev, s, 0);
+  check(cudaMemcpy(host, s, total, cudaMemcpyDeviceToHost), "download");
 }
 
 /** The device copy of the host storage `host` (n elements of dim
@@ -592,10 +647,6 @@ inline void colour_threads(ThreadColours &tc, const opd_loop_part &part,
  * (uploaded once per list: they are fixed from the partition on); block
  * dats: boxes of the local storage. */
 
-#ifndef OPD_CUDA_COPY_THREADS
-#define OPD_CUDA_COPY_THREADS 256
-#endif
-
 __host__ __device__ inline void move_word(char *to, const char *from,
                                           int32_t bytes) {
   switch (bytes) {
@@ -691,10 +742,6 @@ inline const int32_t *device_list(const int32_t *host, int64_t n) {
   return l.dev;
 }
 
-inline unsigned copy_grid(int64_t n) {
-  int64_t g = (n + OPD_CUDA_COPY_THREADS - 1) / OPD_CUDA_COPY_THREADS;
-  return unsigned(g < 1 ? 1 : g > 1024 ? 1024 : g);
-}
 
 /** The device copy of a dat if it takes part: to pack, one newer than host
  *  memory; to unpack into, any not about to be replaced from the host. */
