@@ -58,6 +58,17 @@ CASES = [
                                        "--sweeps=4"]),
     # MPI + CUDA: exec-halo partials, global idx() and map values.
     ("tests/cuda/exec_halo.opd", []),
+    # The other examples ({src}: the source tree, {mesh}: the small
+    # Airfoil mesh).
+    ("examples/adjoint/adjoint.opd", ["--n=200", "--sweeps=4"]),
+    ("examples/adjoint/poisson_inverse.opd", ["--n=12", "--sweeps=20",
+                                              "--iters=3"]),
+    ("examples/airfoil/airfoil_shape.opd", ["--niter=4", "--meshfile={mesh}"]),
+    ("examples/cg/fem_poisson.opd", ["--quad_nx=8", "--quad_ny=8"]),
+    ("examples/cloverleaf/cloverleaf.opd",
+     ["--deck={src}/examples/cloverleaf/clover_small.in"]),
+    ("examples/gmsh/channel.opd",
+     ["--mesh={src}/examples/gmsh/channel.msh", "--niter=40", "--report=10"]),
 ]
 
 
@@ -208,6 +219,7 @@ def main():
         src = os.path.join(src_dir, rel)
         if name == "airfoil":
             args = args + [f"--meshfile={mesh}"]
+        args = [x.format(src=src_dir, mesh=mesh) for x in args]
         problems = []
         try:
             cpu_exe = os.path.join(a.work, f"{name}-cpu")
