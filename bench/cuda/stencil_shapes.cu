@@ -21,7 +21,7 @@
 // the same run. Every variant's result is checked against gen64's.
 //
 // usage: stencil_shapes [N3=256] [N2=4096]
-#include <cuda_runtime.h>
+#include "bench_cuda.cuh"
 
 #include <cmath>
 #include <cstdint>
@@ -29,13 +29,8 @@
 #include <cstdlib>
 #include <vector>
 
-static void check(cudaError_t e, const char *what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "stencil_shapes: error: %s: %s\n", what,
-                 cudaGetErrorString(e));
-    std::exit(1);
-  }
-}
+using bench::best_ms;
+using bench::check;
 
 // The user kernels as opdc emits them (pointer at the point, strides).
 template <class I>
@@ -108,33 +103,7 @@ __global__ void __launch_bounds__(256)
                  v + c0 + c1 * t1);
 }
 
-__global__ void copy(const double *__restrict__ a, double *__restrict__ b,
-                     long n) {
-  for (long i = blockIdx.x * long(blockDim.x) + threadIdx.x; i < n;
-       i += long(gridDim.x) * blockDim.x)
-    b[i] = a[i];
-}
-
 static unsigned cdiv(long a, long b) { return unsigned((a + b - 1) / b); }
-
-template <class F> static double best_ms(F launch) {
-  cudaEvent_t t0, t1;
-  cudaEventCreate(&t0);
-  cudaEventCreate(&t1);
-  float best = 1e30f;
-  for (int r = 0; r < 21; ++r) {
-    cudaEventRecord(t0);
-    launch();
-    cudaEventRecord(t1);
-    check(cudaEventSynchronize(t1), "kernel");
-    float ms = 0;
-    cudaEventElapsedTime(&ms, t0, t1);
-    if (r > 0 && ms < best)
-      best = ms;
-  }
-  check(cudaGetLastError(), "launch");
-  return best;
-}
 
 static double copy_gbs;
 
@@ -172,19 +141,7 @@ int main(int argc, char **argv) {
     check(cudaMemcpy(a, h.data(), size_t(m) * 8, cudaMemcpyHostToDevice),
           "upload");
   }
-  cudaDeviceProp prop;
-  check(cudaGetDeviceProperties(&prop, 0), "properties");
-  const long cn = 1L << 27;
-  double *ca, *cb;
-  check(cudaMalloc(&ca, size_t(cn) * 8), "cudaMalloc");
-  check(cudaMalloc(&cb, size_t(cn) * 8), "cudaMalloc");
-  double cms = best_ms([&] {
-    copy<<<prop.multiProcessorCount * 8, 256>>>(ca, cb, cn);
-  });
-  copy_gbs = 16.0 * double(cn) / (cms / 1e3) / 1e9;
-  std::printf("device-copy GBps=%.2f device=\"%s\"\n", copy_gbs, prop.name);
-  cudaFree(ca);
-  cudaFree(cb);
+  copy_gbs = bench::copy_bandwidth(1L << 27);
 
   // 3D heat step.
   {

@@ -301,18 +301,29 @@ static __global__ void relayout_kernel(const T *__restrict__ from, T *__restrict
   }
 }
 
-/** Device memory an upload or download of a SoA dat passes through in the
- *  host's layout (grow-only: as large as the largest such dat). */
-inline void *relayout_scratch(size_t bytes) {
-  static void *buf = nullptr;
-  static size_t cap = 0;
-  if (bytes > cap) {
-    if (buf)
-      check(cudaFree(buf), "freeing staging memory");
-    cap = bytes;
-    check(cudaMalloc(&buf, cap), "allocating staging memory");
+/** Device memory reused from call to call and never shrunk: reserve()
+ *  reallocates only for a larger request, to twice its size (at least
+ *  4 KiB), or to exactly its size when the buffer may be as large as a
+ *  dat. `what` names the buffer in messages. */
+struct DeviceBuffer {
+  void *p = nullptr;
+  size_t cap = 0;
+  void *reserve(size_t bytes, const char *what, bool exact = false) {
+    if (bytes > cap) {
+      if (p)
+        check(cudaFree(p), what);
+      cap = exact ? bytes : bytes < 4096 ? 4096 : bytes * 2;
+      check(cudaMalloc(&p, cap), what);
+    }
+    return p;
   }
-  return buf;
+};
+
+/** Device memory an upload or download of a SoA dat passes through in the
+ *  host's layout (as large as the largest such dat). */
+inline void *relayout_scratch(size_t bytes) {
+  static DeviceBuffer buf;
+  return buf.reserve(bytes, "staging a dat", true);
 }
 
 /** Reorders c's n x dim components from `from` into `to` on the device. */
@@ -448,22 +459,12 @@ __host__ __device__ inline int64_t global_index(const int64_t *ids,
  *  position); valid until the next call for the slot. The copy is
  *  ordered after earlier kernels on the default stream. */
 inline void *stage(int slot, const void *host, size_t bytes) {
-  struct Buffer {
-    void *p = nullptr;
-    size_t cap = 0;
-  };
-  static std::vector<Buffer> buffers;
+  static std::vector<DeviceBuffer> buffers;
   if (size_t(slot) >= buffers.size())
     buffers.resize(size_t(slot) + 1);
-  Buffer &b = buffers[size_t(slot)];
-  if (bytes > b.cap) {
-    if (b.p)
-      check(cudaFree(b.p), "freeing staging memory");
-    b.cap = bytes < 4096 ? 4096 : bytes * 2;
-    check(cudaMalloc(&b.p, b.cap), "allocating staging memory");
-  }
-  check(cudaMemcpy(b.p, host, bytes, cudaMemcpyHostToDevice), "staging");
-  return b.p;
+  void *p = buffers[size_t(slot)].reserve(bytes, "staging memory");
+  check(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice), "staging");
+  return p;
 }
 
 /*===-- Reductions --------------------------------------------------------===*/
@@ -471,15 +472,8 @@ inline void *stage(int slot, const void *host, size_t bytes) {
 /** Device memory for `count` partials of `bytes` each, reused by every
  *  loop (one loop runs at a time). */
 inline void *partials(size_t bytes) {
-  static void *buf = nullptr;
-  static size_t cap = 0;
-  if (bytes > cap) {
-    if (buf)
-      check(cudaFree(buf), "freeing reduction partials");
-    cap = bytes < 4096 ? 4096 : bytes * 2;
-    check(cudaMalloc(&buf, cap), "allocating reduction partials");
-  }
-  return buf;
+  static DeviceBuffer buf;
+  return buf.reserve(bytes, "reduction partials");
 }
 
 enum : int { Sum = 0, Min = 1, Max = 2 };
@@ -707,15 +701,8 @@ static __global__ void move_box(char *dev, opd_box box, int32_t dim,
 
 /** Device scratch memory for one packed message at a time. */
 inline char *halo_scratch(size_t bytes) {
-  static void *buf = nullptr;
-  static size_t cap = 0;
-  if (bytes > cap) {
-    if (buf)
-      check(cudaFree(buf), "freeing halo buffers");
-    cap = bytes < 4096 ? 4096 : bytes * 2;
-    check(cudaMalloc(&buf, cap), "allocating halo buffers");
-  }
-  return static_cast<char *>(buf);
+  static DeviceBuffer buf;
+  return static_cast<char *>(buf.reserve(bytes, "halo buffers"));
 }
 
 /** Device copies of the runtime's element lists, by host address. */
