@@ -31,7 +31,10 @@
 
 #include "opd_rt.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <vector>
@@ -324,6 +327,32 @@ int64_t defaultSnapshots(int64_t steps) {
   return c;
 }
 
+int64_t budgetSnapshots(int64_t steps, int64_t snapshotBytes,
+                        int64_t budgetBytes) {
+  const int64_t least = defaultSnapshots(steps);
+  const int64_t fit =
+      snapshotBytes > 0 ? budgetBytes / snapshotBytes : std::max<int64_t>(steps, 1);
+  return std::max(least, std::min(std::max<int64_t>(steps, 1), fit));
+}
+
+int64_t snapshotBudget() {
+  static const int64_t budget = [] {
+    if (const char *env = std::getenv("OPD_CKPT_MEMORY"); env && *env) {
+      char *end = nullptr;
+      const double mib = std::strtod(env, &end);
+      if (*end || !(mib >= 0))
+        failf("OPD_CKPT_MEMORY='%s': expected the snapshots' memory in MiB "
+              "(a number >= 0)",
+              env);
+      return int64_t(mib * 1048576.0);
+    }
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    const int64_t physical = pages > 0 && page > 0 ? int64_t(pages) * page : 0;
+    return physical / 4 / std::max(dist::ranks(), 1);
+  }();
+  return budget;
+}
+
 const AdjointMemory &adjointMemory() { return stats; }
 
 } // namespace opdc::rt
@@ -373,8 +402,15 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
   auto p = std::make_unique<Plan>();
   p->first = first;
   p->count = std::max<int64_t>(count, 0);
-  if (snapshots <= 0)
-    snapshots = defaultSnapshots(p->count);
+  if (snapshots <= 0) {
+    // As many as the memory budget holds: fewer re-runs. Every rank runs
+    // the same schedule (its steps' exchanges must meet): the smallest.
+    int64_t bytes = 8 * int64_t(nvals);
+    for (int32_t i = 0; i < ndats; ++i)
+      bytes += storageBytes(dats[i]);
+    snapshots = budgetSnapshots(p->count, bytes, snapshotBudget());
+    dist::allreduce(&snapshots, OPD_I64, OPD_MIN, 1);
+  }
   p->snaps = int(std::clamp<int64_t>(snapshots, 1, std::max<int64_t>(p->count, 1)));
   p->dats.assign(dats, dats + ndats);
   p->nvals = nvals;

@@ -25,8 +25,20 @@ std::vector<ScheduleAction>
 checkpointSchedule(int64_t steps, int64_t snapshots,
                    std::vector<ScheduleAction> *forward);
 
-/// The snapshot count used when the program names none.
+/// The binomial minimum of snapshots: the smallest c with c (c + 1) / 2 >=
+/// steps (at most two re-runs of a step on average).
 int64_t defaultSnapshots(int64_t steps);
+
+/// The snapshot count used when the program names none: as many snapshots
+/// of \p snapshotBytes each as \p budgetBytes holds, at least
+/// defaultSnapshots(steps), at most one a step (then no step runs twice).
+int64_t budgetSnapshots(int64_t steps, int64_t snapshotBytes,
+                        int64_t budgetBytes);
+
+/// Bytes the snapshots of one checkpointed loop may take on this rank:
+/// OPD_CKPT_MEMORY (MiB) from the environment, else a quarter of the
+/// physical memory divided among the ranks.
+int64_t snapshotBudget();
 
 /// What the adjoint runs so far have used (for --profile).
 struct AdjointMemory {

@@ -504,8 +504,10 @@ uint64_t opd_tape_pop_value(void);
 /** Binomial checkpointing of one host loop of `count` steps numbered from
  *  `first`, whose state is `ndats` dats and `nvals` 64-bit host values.
  *  opd_ckpt_begin opens a plan (plans form a stack) with `snapshots`
- *  snapshots (<= 0: the default, the smallest c with c (c + 1) / 2 >=
- *  count). In the forward sweep, before step k call opd_ckpt_forward(k):
+ *  snapshots (<= 0: the default, as many as the memory budget holds,
+ *  OPD_CKPT_MEMORY MiB or a quarter of the physical memory shared by the
+ *  ranks, at least the smallest c with c (c + 1) / 2 >= count; the same
+ *  on every rank). In the forward sweep, before step k call opd_ckpt_forward(k):
  *  a slot >= 0 asks for opd_ckpt_save(slot, values), OPD_CKPT_TAPE (with
  *  snapshots >= count) for the step with its tape pushes instead of the
  *  plain step. In the reverse sweep, call opd_ckpt_next until it returns

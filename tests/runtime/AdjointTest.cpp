@@ -105,6 +105,13 @@ TEST(CheckpointSchedule, DefaultSnapshots) {
   EXPECT_EQ(opdc::rt::defaultSnapshots(1), 1);
   EXPECT_EQ(opdc::rt::defaultSnapshots(10), 4);
   EXPECT_EQ(opdc::rt::defaultSnapshots(100), 14);
+  // Without a request: what the budget holds, between the binomial minimum
+  // and one snapshot a step.
+  EXPECT_EQ(opdc::rt::budgetSnapshots(100, 1000, 0), 14);
+  EXPECT_EQ(opdc::rt::budgetSnapshots(100, 1000, 50500), 50);
+  EXPECT_EQ(opdc::rt::budgetSnapshots(100, 1000, int64_t(1) << 40), 100);
+  EXPECT_EQ(opdc::rt::budgetSnapshots(10, 0, 0), 10);
+  EXPECT_EQ(opdc::rt::budgetSnapshots(0, 1000, 1000000), 1);
 }
 
 class AdjointRuntimeTest : public ::testing::Test {
