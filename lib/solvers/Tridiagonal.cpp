@@ -11,33 +11,25 @@
 //             d'_r = (d_r - a_r d'_{r-1}) / m_r          (r = 1 .. n-1)
 //   backward  x_{n-1} = d'_{n-1},  x_r = d'_r - c'_r x_{r+1}
 // (each row takes one reciprocal 1/m_r and multiplies by it). a_0 and
-// c_{n-1} are not part of the system and are never read. c' and d' live in
-// per-thread scratch and x is written to d, so a, b and c are left
-// unchanged and d is read once and written once. Without pivoting the
-// pivots m_r stay away from zero when the matrix is diagonally dominant; a
-// pivot that is zero, not finite or too small to invert stops the program
-// naming the system and row.
-//
-// Memory traffic is what bounds the solve: the least a solve needs is a,
-// b, c, d read once and x written once (40 bytes a point for f64). The
-// layout keeps everything else in cache: the forward sweep reads the dats
-// and writes c' and d' to scratch small enough to stay in one core's L2
-// (PanelBudgetBytes), and the backward sweep reads them back from there
-// and writes x to d. (Storing d' in d, as an earlier version did, read d
-// twice and wrote it twice from memory: a panel's rows of d lie a page or
-// more apart and do not stay in cache between the sweeps.)
+// c_{n-1} are not part of the system and are never read. Along dimension
+// 1 or 2, d' overwrites d in place and then x overwrites d'; c' lives in
+// per-thread scratch. Along dimension 0, c' and d' live in scratch and x
+// is written to d. Either way a, b and c are left unchanged. Without
+// pivoting the pivots m_r stay away from zero when the matrix is
+// diagonally dominant; a pivot that is zero, not finite or too small to
+// invert stops the program naming the system and row.
 //
 // Vectorisation: the recurrence runs along a line, so SIMD lanes take
 // different systems.
 //   * Along dimension 1 or 2, neighbouring systems are neighbours in
 //     memory along dimension 0: a work unit is a panel of up to W systems
 //     with consecutive i0 (and one index of the third dimension), and each
-//     row of the sweeps is a unit-stride loop over the panel's lanes. W is
-//     as large as the scratch budget allows for the line length (512 lanes
-//     at most, no wider than the rows): 256 for lines of 256 points, 32
-//     for lines of 4096. The forward sweep prefetches the rows Ahead rows
-//     on, since narrow panels' short runs, each in another page, defeat
-//     the hardware prefetchers.
+//     row of the sweeps is a unit-stride loop over the panel's lanes. Wide
+//     panels (up to 512 lanes, a 4 KiB run of each dat per row for f64) let
+//     the hardware prefetchers follow the rows. Keeping d' in scratch too
+//     (so that the backward sweep reads it from L2) with panels narrow
+//     enough for 2 MiB and software prefetch measured no faster
+//     (bench/solvers/README.md).
 //   * Along dimension 0 (contiguous), a work unit is a group of 16
 //     consecutive lines. The forward sweep transposes them tile by tile
 //     (16 rows of the 16 lines of a, b, c and d, 8 KiB for f64, with SSE2
@@ -45,7 +37,9 @@
 //     only c' and d' (n x 16 each) go to scratch; the backward sweep
 //     transposes each tile of x back into d as soon as it is done. Lanes
 //     past the last line get trivial systems (b = 1), which keep the lane
-//     loops full.
+//     loops full. 16 lanes rather than 8 keep more of the c' recurrence's
+//     latency (a multiply, a subtraction, a division and a multiply per
+//     row) in flight.
 // The lane loops are `omp simd` loops with restrict pointers and no branch
 // (the pivot test is a floating-point probe, pivotProbe); GCC 12 vectorises
 // all of them (-fopt-info-vec, and divpd/divps in the object code).
@@ -110,27 +104,19 @@ void setReducedSolver(ReducedSolver s) { reducedMethod = s; }
 
 namespace {
 
-/// Lanes of one along-0 group: 16 systems in flight hide the latency of
-/// the c' recurrence (a multiply, a subtraction, a division and a multiply
-/// per row) better than 8 (bench/solvers/README.md).
+/// Lanes of one along-0 group (see the top of the file).
 constexpr int64_t GroupLanes = 16;
 /// Rows of one along-0 tile: 16 rows x 16 lanes x 4 dats, 8 KiB for f64,
 /// stays in the L1 between its transpose and the forward sweep.
 constexpr int64_t TileRows = 16;
 /// Panels are as wide as MaxPanelWidth lanes, less when a line is so long
-/// that the panel's c' and d' scratch (2 n W values) would pass
-/// PanelBudgetBytes, about one core's L2: the backward sweep then reads
-/// them from the L2 instead of memory.
-constexpr int64_t PanelBudgetBytes = int64_t(2) << 20;
-/// Rows ahead that the forward sweep along dimension 1 or 2 prefetches:
-/// narrow panels' short row runs, one page apart, defeat the hardware
-/// prefetchers.
-constexpr int64_t Ahead = 8;
+/// that the panel's c' scratch (n W values) would pass PanelBudgetBytes.
+constexpr int64_t PanelBudgetBytes = int64_t(16) << 20;
 constexpr int64_t MinPanelWidth = 8, MaxPanelWidth = 512;
 
 /// The lanes of panels along dimensions 1 and 2 for lines of `n` points.
 int64_t panelWidth(int64_t n, int64_t bytes) {
-  int64_t w = PanelBudgetBytes / std::max<int64_t>(1, 2 * n * bytes);
+  int64_t w = PanelBudgetBytes / std::max<int64_t>(1, n * bytes);
   w = std::clamp(w, MinPanelWidth, MaxPanelWidth);
   return w / MinPanelWidth * MinPanelWidth;
 }
@@ -157,18 +143,6 @@ template <typename T> struct View {
 /// per lane; NaN stays.
 template <typename T> inline T pivotProbe(T m, T inv) {
   return (m + inv) * T(0);
-}
-
-/// Prefetches one row of a, b, c and d of a panel (w lanes).
-template <typename T>
-inline void prefetchRow(int64_t w, const T *a, const T *b, const T *c,
-                        const T *d) {
-  for (int64_t l = 0; l < w; l += 64 / int64_t(sizeof(T))) {
-    __builtin_prefetch(a + l);
-    __builtin_prefetch(b + l);
-    __builtin_prefetch(c + l);
-    __builtin_prefetch(d + l);
-  }
 }
 
 /// Forward sweep over `w` lanes for row r > 0: c' and d' of row r (cp,
@@ -206,6 +180,39 @@ inline void forwardFirst(int64_t w, const T *__restrict b,
   }
 }
 
+/// forwardRow with d' stored over d (row r of d in, d' out; dpPrev is the
+/// row before in d).
+template <typename T>
+inline void forwardRowInPlace(int64_t w, const T *__restrict a,
+                              const T *__restrict b, const T *__restrict c,
+                              T *__restrict d, const T *__restrict dpPrev,
+                              const T *__restrict cpPrev, T *__restrict cp,
+                              T *__restrict probe) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l) {
+    const T m = b[l] - a[l] * cpPrev[l];
+    const T inv = T(1) / m;
+    probe[l] += pivotProbe(m, inv);
+    cp[l] = c[l] * inv;
+    d[l] = (d[l] - a[l] * dpPrev[l]) * inv;
+  }
+}
+
+/// forwardFirst with d' stored over d.
+template <typename T>
+inline void forwardFirstInPlace(int64_t w, const T *__restrict b,
+                                const T *__restrict c, T *__restrict d,
+                                T *__restrict cp, T *__restrict probe) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l) {
+    const T m = b[l];
+    const T inv = T(1) / m;
+    probe[l] = pivotProbe(m, inv);
+    cp[l] = c[l] * inv;
+    d[l] = d[l] * inv;
+  }
+}
+
 /// Whether a lane met a bad pivot.
 template <typename T> bool anyBad(int64_t w, const T *probe) {
   bool bad = false;
@@ -214,16 +221,8 @@ template <typename T> bool anyBad(int64_t w, const T *probe) {
   return bad;
 }
 
-/// Backward substitution of row r from row r + 1 (xn): x = d' - c' xn.
-template <typename T>
-inline void backwardRow(int64_t w, T *__restrict x, const T *__restrict dp,
-                        const T *__restrict cp, const T *__restrict xn) {
-#pragma omp simd
-  for (int64_t l = 0; l < w; ++l)
-    x[l] = dp[l] - cp[l] * xn[l];
-}
-
-/// The same in place: d' of row r becomes x_r.
+/// Backward substitution of row r from row r + 1 (xn), in place: d' of
+/// row r becomes x_r = d'_r - c'_r x_{r+1}.
 template <typename T>
 inline void backwardInPlace(int64_t w, T *__restrict d, const T *__restrict cp,
                             const T *__restrict xn) {
@@ -373,34 +372,31 @@ template <typename T> void solveStrided(const Problem &p) {
   std::atomic<int64_t> failed{INT64_MAX};
 #pragma omp parallel if (units > 1)
   {
-    // c' and d' of the panel, rows of W lanes; d' starts a cache line past
-    // n W so that the two arrays' rows do not alias in the L1 (4 KiB).
-    const int64_t pad = 64 / int64_t(sizeof(T));
-    std::vector<T> scratch(static_cast<std::size_t>(2 * n * W + pad));
+    // c' of the panel, rows of W lanes, starting 512 bytes into the
+    // allocation: page-aligned c' rows of the same length as d's rows
+    // (along 1 of 256^3) 4 KiB-alias the rows of d in the L1, 10.0 against
+    // 11.5 GB/s.
+    const int64_t skew = 512 / int64_t(sizeof(T));
+    std::vector<T> scratch(static_cast<std::size_t>(n * W + skew));
     std::vector<T> probes(static_cast<std::size_t>(W));
-    T *cp = scratch.data(), *dp = cp + n * W + pad, *bad = probes.data();
+    T *cp = scratch.data() + skew, *bad = probes.data();
 #pragma omp for schedule(static)
     for (int64_t u = 0; u < units; ++u) {
       int64_t start[3] = {0, 0, 0}, w = 0;
       unitStart(u, start, w);
       const T *pa = a.at(start), *pb = b.at(start), *pc = c.at(start);
       T *pd = d.at(start);
-      forwardFirst(w, pb, pc, pd, cp, dp, bad);
-      for (int64_t r = 1; r < n; ++r) {
-        if (r + Ahead < n)
-          prefetchRow(w, pa + (r + Ahead) * sa, pb + (r + Ahead) * sb,
-                      pc + (r + Ahead) * sc, pd + (r + Ahead) * sd);
-        forwardRow(w, pa + r * sa, pb + r * sb, pc + r * sc, pd + r * sd,
-                   dp + (r - 1) * W, cp + (r - 1) * W, cp + r * W, dp + r * W,
-                   bad);
-      }
+      forwardFirstInPlace(w, pb, pc, pd, cp, bad);
+      for (int64_t r = 1; r < n; ++r)
+        forwardRowInPlace(w, pa + r * sa, pb + r * sb, pc + r * sc,
+                          pd + r * sd, pd + (r - 1) * sd, cp + (r - 1) * W,
+                          cp + r * W, bad);
       if (anyBad(w, bad)) {
         noteFailure(failed, u);
         continue;
       }
-      std::copy(dp + (n - 1) * W, dp + (n - 1) * W + w, pd + (n - 1) * sd);
       for (int64_t r = n - 2; r >= 0; --r)
-        backwardRow(w, pd + r * sd, dp + r * W, cp + r * W, pd + (r + 1) * sd);
+        backwardInPlace(w, pd + r * sd, cp + r * W, pd + (r + 1) * sd);
     }
   }
   const int64_t u = failed.load();
