@@ -32,7 +32,7 @@
 //     (bench/solvers/README.md).
 //   * Along dimension 0 (contiguous), a work unit is a group of 16
 //     consecutive lines. The forward sweep transposes them tile by tile
-//     (16 rows of the 16 lines of a, b, c and d, 8 KiB for f64, with SSE2
+//     (16 rows of the 16 lines of a, b, c and d, 16 KiB for f64, with SSE2
 //     2 x 2 transposes) into an L1-resident buffer and sweeps the tile, so
 //     only c' and d' (n x 16 each) go to scratch; the backward sweep
 //     transposes each tile of x back into d as soon as it is done. Lanes
@@ -106,7 +106,7 @@ namespace {
 
 /// Lanes of one along-0 group (see the top of the file).
 constexpr int64_t GroupLanes = 16;
-/// Rows of one along-0 tile: 16 rows x 16 lanes x 4 dats, 8 KiB for f64,
+/// Rows of one along-0 tile: 16 rows x 16 lanes x 4 dats, 16 KiB for f64,
 /// stays in the L1 between its transpose and the forward sweep.
 constexpr int64_t TileRows = 16;
 /// Panels are as wide as MaxPanelWidth lanes, less when a line is so long
