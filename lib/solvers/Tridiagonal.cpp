@@ -11,11 +11,13 @@
 //             d'_r = (d_r - a_r d'_{r-1}) / m_r          (r = 1 .. n-1)
 //   backward  x_{n-1} = d'_{n-1},  x_r = d'_r - c'_r x_{r+1}
 // (each row takes one reciprocal 1/m_r and multiplies by it). a_0 and
-// c_{n-1} are not part of the system and are never read. d' overwrites d in
-// place and then x overwrites d'; c' lives in per-thread scratch, so a, b
-// and c are left unchanged. Without pivoting the pivots m_r stay away from
-// zero when the matrix is diagonally dominant; a pivot that is zero, not
-// finite or too small to invert stops the program naming the system and row.
+// c_{n-1} are not part of the system and are never read. Along dimension
+// 1 or 2, d' overwrites d in place and then x overwrites d'; c' lives in
+// per-thread scratch. Along dimension 0, c' and d' live in scratch and x
+// is written to d. Either way a, b and c are left unchanged. Without
+// pivoting the pivots m_r stay away from zero when the matrix is
+// diagonally dominant; a pivot that is zero, not finite or too small to
+// invert stops the program naming the system and row.
 //
 // Vectorisation: the recurrence runs along a line, so SIMD lanes take
 // different systems.
@@ -24,15 +26,20 @@
 //     with consecutive i0 (and one index of the third dimension), and each
 //     row of the sweeps is a unit-stride loop over the panel's lanes. Wide
 //     panels (up to 512 lanes, a 4 KiB run of each dat per row for f64) let
-//     the hardware prefetchers follow the rows; narrower panels that keep
-//     more of c' in cache (32 or 128 lanes) ran 2 to 6 times slower along
-//     dimension 1 of 4096^2 (bench/solvers/README.md).
-//   * Along dimension 0 (contiguous), a work unit is a group of 8
-//     consecutive lines, transposed into scratch (row-major n x 8, padded
-//     with trivial systems b = 1 when fewer than 8 lines are left), solved
-//     there with the same lane loop, and d transposed back; this runs at
-//     about half the bandwidth of a solve along dimension 1 of the same
-//     grid (bench/solvers/README.md).
+//     the hardware prefetchers follow the rows. Keeping d' in scratch too
+//     (so that the backward sweep reads it from L2) with panels narrow
+//     enough for 2 MiB and software prefetch measured no faster
+//     (bench/solvers/README.md).
+//   * Along dimension 0 (contiguous), a work unit is a group of 16
+//     consecutive lines. The forward sweep transposes them tile by tile
+//     (16 rows of the 16 lines of a, b, c and d, 16 KiB for f64, with SSE2
+//     2 x 2 transposes) into an L1-resident buffer and sweeps the tile, so
+//     only c' and d' (n x 16 each) go to scratch; the backward sweep
+//     transposes each tile of x back into d as soon as it is done. Lanes
+//     past the last line get trivial systems (b = 1), which keep the lane
+//     loops full. 16 lanes rather than 8 keep more of the c' recurrence's
+//     latency (a multiply, a subtraction, a division and a multiply per
+//     row) in flight.
 // The lane loops are `omp simd` loops with restrict pointers and no branch
 // (the pivot test is a floating-point probe, pivotProbe); GCC 12 vectorises
 // all of them (-fopt-info-vec, and divpd/divps in the object code).
@@ -83,6 +90,10 @@
 #include <string>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace opdc::rt {
 namespace {
 ReducedSolver reducedMethod = ReducedSolver::PCR;
@@ -93,8 +104,11 @@ void setReducedSolver(ReducedSolver s) { reducedMethod = s; }
 
 namespace {
 
-/// Lanes of one along-0 group.
-constexpr int64_t GroupLanes = 8;
+/// Lanes of one along-0 group (see the top of the file).
+constexpr int64_t GroupLanes = 16;
+/// Rows of one along-0 tile: 16 rows x 16 lanes x 4 dats, 16 KiB for f64,
+/// stays in the L1 between its transpose and the forward sweep.
+constexpr int64_t TileRows = 16;
 /// Panels are as wide as MaxPanelWidth lanes, less when a line is so long
 /// that the panel's c' scratch (n W values) would pass PanelBudgetBytes.
 constexpr int64_t PanelBudgetBytes = int64_t(16) << 20;
@@ -131,28 +145,64 @@ template <typename T> inline T pivotProbe(T m, T inv) {
   return (m + inv) * T(0);
 }
 
-/// Forward sweep over `w` lanes for row r > 0: cp and d of row r from those
-/// of row r - 1 (dp); adds the pivot probes to `probe`.
+/// Forward sweep over `w` lanes for row r > 0: c' and d' of row r (cp,
+/// dp) from those of row r - 1 (cpPrev, dpPrev); adds the pivot probes to
+/// `probe`.
 template <typename T>
 inline void forwardRow(int64_t w, const T *__restrict a, const T *__restrict b,
-                       const T *__restrict c, T *__restrict d,
-                       const T *__restrict dp, const T *__restrict cpPrev,
-                       T *__restrict cp, T *__restrict probe) {
+                       const T *__restrict c, const T *__restrict d,
+                       const T *__restrict dpPrev, const T *__restrict cpPrev,
+                       T *__restrict cp, T *__restrict dp,
+                       T *__restrict probe) {
 #pragma omp simd
   for (int64_t l = 0; l < w; ++l) {
     const T m = b[l] - a[l] * cpPrev[l];
     const T inv = T(1) / m;
     probe[l] += pivotProbe(m, inv);
     cp[l] = c[l] * inv;
-    d[l] = (d[l] - a[l] * dp[l]) * inv;
+    dp[l] = (d[l] - a[l] * dpPrev[l]) * inv;
   }
 }
 
 /// Row 0 of the forward sweep; sets the probes.
 template <typename T>
 inline void forwardFirst(int64_t w, const T *__restrict b,
-                         const T *__restrict c, T *__restrict d,
-                         T *__restrict cp, T *__restrict probe) {
+                         const T *__restrict c, const T *__restrict d,
+                         T *__restrict cp, T *__restrict dp,
+                         T *__restrict probe) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l) {
+    const T m = b[l];
+    const T inv = T(1) / m;
+    probe[l] = pivotProbe(m, inv);
+    cp[l] = c[l] * inv;
+    dp[l] = d[l] * inv;
+  }
+}
+
+/// forwardRow with d' stored over d (row r of d in, d' out; dpPrev is the
+/// row before in d).
+template <typename T>
+inline void forwardRowInPlace(int64_t w, const T *__restrict a,
+                              const T *__restrict b, const T *__restrict c,
+                              T *__restrict d, const T *__restrict dpPrev,
+                              const T *__restrict cpPrev, T *__restrict cp,
+                              T *__restrict probe) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l) {
+    const T m = b[l] - a[l] * cpPrev[l];
+    const T inv = T(1) / m;
+    probe[l] += pivotProbe(m, inv);
+    cp[l] = c[l] * inv;
+    d[l] = (d[l] - a[l] * dpPrev[l]) * inv;
+  }
+}
+
+/// forwardFirst with d' stored over d.
+template <typename T>
+inline void forwardFirstInPlace(int64_t w, const T *__restrict b,
+                                const T *__restrict c, T *__restrict d,
+                                T *__restrict cp, T *__restrict probe) {
 #pragma omp simd
   for (int64_t l = 0; l < w; ++l) {
     const T m = b[l];
@@ -171,13 +221,14 @@ template <typename T> bool anyBad(int64_t w, const T *probe) {
   return bad;
 }
 
-/// Backward substitution of row r from row r + 1 (dn).
+/// Backward substitution of row r from row r + 1 (xn), in place: d' of
+/// row r becomes x_r = d'_r - c'_r x_{r+1}.
 template <typename T>
-inline void backwardRow(int64_t w, T *__restrict d, const T *__restrict dn,
-                        const T *__restrict cp) {
+inline void backwardInPlace(int64_t w, T *__restrict d, const T *__restrict cp,
+                            const T *__restrict xn) {
 #pragma omp simd
   for (int64_t l = 0; l < w; ++l)
-    d[l] -= cp[l] * dn[l];
+    d[l] -= cp[l] * xn[l];
 }
 
 /// The first bad pivot of the line starting at a, b, c (stride s in each),
@@ -196,6 +247,63 @@ int64_t firstBadRow(const T *a, int64_t sa, const T *b, int64_t sb, const T *c,
     cpPrev = c[r * sc] * inv;
   }
   return -1;
+}
+
+/// Copies rows [r0, r0 + rows) of `lanes` lines (from[l] + r) into `tile`
+/// (row-major, L lanes a row); lanes past `lanes` get `fill` (a trivial
+/// system: a = c = d = 0, b = 1, whose x is 0).
+template <typename T, int64_t L>
+inline void loadTile(T *__restrict tile, const T *const *from, int64_t lanes,
+                     int64_t r0, int64_t rows, T fill) {
+#if defined(__SSE2__)
+  if constexpr (sizeof(T) == 8 && L % 2 == 0) {
+    if (lanes == L && rows % 2 == 0) {
+      // 2 x 2 blocks: two rows of two lines per pair of loads.
+      for (int64_t l = 0; l < L; l += 2) {
+        const double *x = reinterpret_cast<const double *>(from[l]) + r0,
+                     *y = reinterpret_cast<const double *>(from[l + 1]) + r0;
+        double *t = reinterpret_cast<double *>(tile) + l;
+        for (int64_t r = 0; r < rows; r += 2) {
+          const __m128d vx = _mm_loadu_pd(x + r), vy = _mm_loadu_pd(y + r);
+          _mm_storeu_pd(t + r * L, _mm_unpacklo_pd(vx, vy));
+          _mm_storeu_pd(t + (r + 1) * L, _mm_unpackhi_pd(vx, vy));
+        }
+      }
+      return;
+    }
+  }
+#endif
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t l = 0; l < L; ++l)
+      tile[r * L + l] = l < lanes ? from[l][r0 + r] : fill;
+}
+
+/// Stores rows [r0, r0 + rows) of `tile` (row-major, L lanes a row, row r0
+/// first) to the `lanes` lines to[l].
+template <typename T, int64_t L>
+inline void storeTile(T *const *to, const T *__restrict tile, int64_t lanes,
+                      int64_t r0, int64_t rows) {
+#if defined(__SSE2__)
+  if constexpr (sizeof(T) == 8 && L % 2 == 0) {
+    if (lanes == L && rows % 2 == 0) {
+      for (int64_t l = 0; l < L; l += 2) {
+        double *x = reinterpret_cast<double *>(to[l]) + r0,
+               *y = reinterpret_cast<double *>(to[l + 1]) + r0;
+        const double *t = reinterpret_cast<const double *>(tile) + l;
+        for (int64_t r = 0; r < rows; r += 2) {
+          const __m128d v0 = _mm_loadu_pd(t + r * L),
+                        v1 = _mm_loadu_pd(t + (r + 1) * L);
+          _mm_storeu_pd(x + r, _mm_unpacklo_pd(v0, v1));
+          _mm_storeu_pd(y + r, _mm_unpackhi_pd(v0, v1));
+        }
+      }
+      return;
+    }
+  }
+#endif
+  for (int64_t l = 0; l < lanes; ++l)
+    for (int64_t r = 0; r < rows; ++r)
+      to[l][r0 + r] = tile[r * L + l];
 }
 
 /// What the solve works on: the four dats, the dimension, the box.
@@ -264,25 +372,31 @@ template <typename T> void solveStrided(const Problem &p) {
   std::atomic<int64_t> failed{INT64_MAX};
 #pragma omp parallel if (units > 1)
   {
-    std::vector<T> scratch(static_cast<std::size_t>(n * W));
+    // c' of the panel, rows of W lanes, starting 512 bytes into the
+    // allocation: page-aligned c' rows of the same length as d's rows
+    // (along 1 of 256^3) 4 KiB-alias the rows of d in the L1, 10.0 against
+    // 11.5 GB/s.
+    const int64_t skew = 512 / int64_t(sizeof(T));
+    std::vector<T> scratch(static_cast<std::size_t>(n * W + skew));
     std::vector<T> probes(static_cast<std::size_t>(W));
-    T *cp = scratch.data(), *bad = probes.data();
+    T *cp = scratch.data() + skew, *bad = probes.data();
 #pragma omp for schedule(static)
     for (int64_t u = 0; u < units; ++u) {
       int64_t start[3] = {0, 0, 0}, w = 0;
       unitStart(u, start, w);
       const T *pa = a.at(start), *pb = b.at(start), *pc = c.at(start);
       T *pd = d.at(start);
-      forwardFirst(w, pb, pc, pd, cp, bad);
+      forwardFirstInPlace(w, pb, pc, pd, cp, bad);
       for (int64_t r = 1; r < n; ++r)
-        forwardRow(w, pa + r * sa, pb + r * sb, pc + r * sc, pd + r * sd,
-                   pd + (r - 1) * sd, cp + (r - 1) * W, cp + r * W, bad);
+        forwardRowInPlace(w, pa + r * sa, pb + r * sb, pc + r * sc,
+                          pd + r * sd, pd + (r - 1) * sd, cp + (r - 1) * W,
+                          cp + r * W, bad);
       if (anyBad(w, bad)) {
         noteFailure(failed, u);
         continue;
       }
       for (int64_t r = n - 2; r >= 0; --r)
-        backwardRow(w, pd + r * sd, pd + (r + 1) * sd, cp + r * W);
+        backwardInPlace(w, pd + r * sd, cp + r * W, pd + (r + 1) * sd);
     }
   }
   const int64_t u = failed.load();
@@ -303,10 +417,10 @@ template <typename T> void solveStrided(const Problem &p) {
         p.dats[3]->describe().c_str());
 }
 
-// Along dimension 0: groups of 8 lines, transposed into scratch.
+// Along dimension 0: groups of 16 lines, transposed tile by tile.
 template <typename T> void solveContiguous(const Problem &p) {
   View<T> a(p.dats[0]), b(p.dats[1]), c(p.dats[2]), d(p.dats[3]);
-  constexpr int64_t L = GroupLanes;
+  constexpr int64_t L = GroupLanes, R = TileRows;
   const int64_t n = p.n, n1 = p.hi[1] - p.lo[1], n2 = p.hi[2] - p.lo[2];
   const int64_t lines = n1 * n2, units = (lines + L - 1) / L;
   // The first point of line q (i1 fastest).
@@ -318,52 +432,56 @@ template <typename T> void solveContiguous(const Problem &p) {
   std::atomic<int64_t> failed{INT64_MAX};
 #pragma omp parallel if (units > 1)
   {
-    // Rows of 8 lanes: a, b, c, d (solved in place) and c'.
-    std::vector<T> scratch(std::size_t(5 * n * L));
+    // c' and d' of the group (rows of 8 lanes, d' a cache line past c' so
+    // that their rows do not alias in the L1), and one tile of a, b, c, d.
+    const int64_t pad = 64 / int64_t(sizeof(T));
+    std::vector<T> scratch(std::size_t(2 * n * L + pad + 4 * (R * L + pad)));
     T bad[L];
-    T *ta = scratch.data(), *tb = ta + n * L, *tc = tb + n * L,
-      *td = tc + n * L, *cp = td + n * L;
+    T *cp = scratch.data(), *dp = cp + n * L + pad, *tile = dp + n * L;
+    T *ta = tile, *tb = ta + R * L + pad, *tc = tb + R * L + pad,
+      *td = tc + R * L + pad;
+    const T *from[4][L];
+    T *to[L];
 #pragma omp for schedule(static)
     for (int64_t u = 0; u < units; ++u) {
       const int64_t lanes = std::min(L, lines - u * L);
-      for (int64_t l = 0; l < L; ++l) {
-        if (l >= lanes) {
-          // A trivial system (x = 0) keeps the lane loops full.
-          for (int64_t r = 0; r < n; ++r) {
-            ta[r * L + l] = 0;
-            tb[r * L + l] = 1;
-            tc[r * L + l] = 0;
-            td[r * L + l] = 0;
-          }
-          continue;
-        }
+      for (int64_t l = 0; l < lanes; ++l) {
         int64_t start[3];
         lineStart(u * L + l, start);
-        const T *la = a.at(start), *lb = b.at(start), *lc = c.at(start),
-                *ld = d.at(start);
-        for (int64_t r = 0; r < n; ++r) {
-          ta[r * L + l] = la[r];
-          tb[r * L + l] = lb[r];
-          tc[r * L + l] = lc[r];
-          td[r * L + l] = ld[r];
+        from[0][l] = a.at(start);
+        from[1][l] = b.at(start);
+        from[2][l] = c.at(start);
+        from[3][l] = to[l] = d.at(start);
+      }
+      for (int64_t r0 = 0; r0 < n; r0 += R) {
+        const int64_t rows = std::min(R, n - r0);
+        T *tiles[4] = {ta, tb, tc, td};
+        for (int i = 0; i < 4; ++i)
+          loadTile<T, L>(tiles[i], from[i], lanes, r0, rows, i == 1 ? 1 : 0);
+        int64_t r = 0;
+        if (r0 == 0) {
+          forwardFirst(L, tb, tc, td, cp, dp, bad);
+          r = 1;
+        }
+        for (; r < rows; ++r) {
+          const int64_t g = r0 + r;
+          forwardRow(L, ta + r * L, tb + r * L, tc + r * L, td + r * L,
+                     dp + (g - 1) * L, cp + (g - 1) * L, cp + g * L,
+                     dp + g * L, bad);
         }
       }
-      forwardFirst(L, tb, tc, td, cp, bad);
-      for (int64_t r = 1; r < n; ++r)
-        forwardRow(L, ta + r * L, tb + r * L, tc + r * L, td + r * L,
-                   td + (r - 1) * L, cp + (r - 1) * L, cp + r * L, bad);
       if (anyBad(L, bad)) {
         noteFailure(failed, u);
         continue;
       }
-      for (int64_t r = n - 2; r >= 0; --r)
-        backwardRow(L, td + r * L, td + (r + 1) * L, cp + r * L);
-      for (int64_t l = 0; l < lanes; ++l) {
-        int64_t start[3];
-        lineStart(u * L + l, start);
-        T *ld = d.at(start);
-        for (int64_t r = 0; r < n; ++r)
-          ld[r] = td[r * L + l];
+      // Backward, tile by tile from the last, each tile of x stored to d
+      // as soon as it is done.
+      for (int64_t r0 = (n - 1) / R * R; r0 >= 0; r0 -= R) {
+        const int64_t rows = std::min(R, n - r0);
+        for (int64_t g = r0 + rows - 1; g >= r0; --g)
+          if (g < n - 1)
+            backwardInPlace(L, dp + g * L, cp + g * L, dp + (g + 1) * L);
+        storeTile<T, L>(to, dp + r0 * L, lanes, r0, rows);
       }
     }
   }

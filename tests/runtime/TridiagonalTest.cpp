@@ -196,6 +196,31 @@ TEST_F(TridiagonalTest, ManyPanels) {
   checkSolve<double>(s, 1, {3, 1}, {1097, 4}, 1e-13);
 }
 
+TEST_F(TridiagonalTest, AlongZeroTilesAndGroups) {
+  // Along 0: groups of 16 lines transposed 16 rows at a time. 60 and 48
+  // lines: full groups (the SSE2 transposes) and a partial one; 40, 38 and
+  // 37 rows: whole tiles, an even tail and an odd one (the scalar
+  // transposes).
+  System s = makeSystem({40, 20, 3});
+  checkSolve<double>(s, 0, {}, {}, 1e-13);
+  checkSolve<double>(s, 0, {1, 2, 0}, {39, 18, 3}, 1e-13);
+  checkSolve<double>(s, 0, {3, 0, 0}, {40, 16, 3}, 1e-13);
+}
+
+TEST_F(TridiagonalTest, ZeroPivotInALaterTileOfAFullGroup) {
+  auto run = [] {
+    System s = makeSystem({40, 20});
+    fillRandom<double>(s, 7);
+    int64_t p[3] = {35, 17, 0};
+    at<double>(s.dat[0], p) = 0; // m_35 = b_35 - a_35 c'_34 = 0
+    at<double>(s.dat[1], p) = 0;
+    opd_solve_tridiagonal(s.dat[0], s.dat[1], s.dat[2], s.dat[3], 0, nullptr,
+                          nullptr);
+  };
+  EXPECT_DEATH(run(), "zero pivot \\(0\\) in row 35 of the system at "
+                      "\\(\\*, 17\\), point \\(35, 17\\)");
+}
+
 TEST_F(TridiagonalTest, LinesOfOnePointAndEmptyRanges) {
   System s = makeSystem({6, 4});
   checkSolve<double>(s, 0, {0, 0}, {1, 4}, 1e-15);
