@@ -14,8 +14,6 @@
 #include "core/Runtime.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 namespace opdc::rt {
 namespace {
@@ -82,10 +80,8 @@ int opd_rt_node_rank(void) { return opdc::rt::dist::nodeRank(); }
 int64_t opd_set_local_size(const opd_set *set) { return set ? set->size : 0; }
 
 int opd_rt_device_sync(void) {
-  if (opdc::rt::profileRequested())
-    return 1;
-  const char *e = std::getenv("OPD_DEVICE_SYNC");
-  return e && *e && std::strcmp(e, "0") != 0;
+  return opdc::rt::profileRequested() ||
+         opdc::rt::envSwitch("OPD_DEVICE_SYNC", false);
 }
 
 } // extern "C"

@@ -176,16 +176,7 @@ namespace {
 // OPD_PAD_ROWS=0 stores block dats densely, as before rows were padded
 // (tests compare the two bit for bit; benchmarks measure the difference).
 bool padRows() {
-  static const bool enabled = [] {
-    const char *env = std::getenv("OPD_PAD_ROWS");
-    if (!env || !*env || !std::strcmp(env, "1"))
-      return true;
-    if (!std::strcmp(env, "0"))
-      return false;
-    failf("invalid value '%s' for environment variable OPD_PAD_ROWS: "
-          "expected 1 or 0",
-          env);
-  }();
+  static const bool enabled = envSwitch("OPD_PAD_ROWS", true);
   return enabled;
 }
 

@@ -10,9 +10,11 @@
 #include <hdf5.h>
 #include <omp.h>
 
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <vector>
 
@@ -110,6 +112,32 @@ PartitionMethod partitioning = PartitionMethod::PTScotch;
 }
 PartitionMethod partitionMethod() { return partitioning; }
 void setPartitionMethod(PartitionMethod m) { partitioning = m; }
+
+bool envSwitch(const char *name, bool fallback) {
+  const char *env = std::getenv(name);
+  if (!env || !*env)
+    return fallback;
+  if (!std::strcmp(env, "1"))
+    return true;
+  if (!std::strcmp(env, "0"))
+    return false;
+  failf("invalid value '%s' for environment variable %s: expected 1 or 0", env,
+        name);
+}
+
+int64_t envInteger(const char *name, int64_t fallback, int64_t lo, int64_t hi,
+                   const char *expected) {
+  const char *env = std::getenv(name);
+  if (!env || !*env)
+    return fallback;
+  char *end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(env, &end, 10);
+  if (*end != '\0' || errno == ERANGE || v < lo || v > hi)
+    failf("invalid value '%s' for environment variable %s: expected %s", env,
+          name, expected);
+  return int64_t(v);
+}
 
 bool profileRequested() { return profileOn; }
 void setProfileRequested(bool on) { profileOn = on; }

@@ -64,6 +64,15 @@ const char *scalarName(int type);
 /// Bytes of one component of `type` (bool: 1); fails for OPD_STR.
 int scalarBytes(int type);
 
+/// An on/off switch from the environment variable `name`: unset or empty
+/// gives `fallback`, "1" on, "0" off, anything else fails naming it.
+bool envSwitch(const char *name, bool fallback);
+/// A whole number in [lo, hi] from the environment variable `name`, or
+/// `fallback` when it is unset or empty; anything else fails with
+/// "invalid value ... expected <expected>".
+int64_t envInteger(const char *name, int64_t fallback, int64_t lo, int64_t hi,
+                   const char *expected);
+
 /// Whether --profile was given.
 bool profileRequested();
 void setProfileRequested(bool on);

@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <vector>
@@ -337,15 +336,11 @@ int64_t budgetSnapshots(int64_t steps, int64_t snapshotBytes,
 
 int64_t snapshotBudget() {
   static const int64_t budget = [] {
-    if (const char *env = std::getenv("OPD_CKPT_MEMORY"); env && *env) {
-      char *end = nullptr;
-      const double mib = std::strtod(env, &end);
-      if (*end || !(mib >= 0))
-        failf("OPD_CKPT_MEMORY='%s': expected the snapshots' memory in MiB "
-              "(a number >= 0)",
-              env);
-      return int64_t(mib * 1048576.0);
-    }
+    const int64_t mib =
+        envInteger("OPD_CKPT_MEMORY", -1, 0, INT64_MAX >> 20,
+                   "the snapshots' memory in MiB (a whole number >= 0)");
+    if (mib >= 0)
+      return mib << 20;
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     const int64_t physical = pages > 0 && page > 0 ? int64_t(pages) * page : 0;
     return physical / 4 / std::max(dist::ranks(), 1);

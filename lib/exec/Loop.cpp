@@ -198,15 +198,9 @@ int64_t lastLevelCacheBytes() {
     // OPD_LLC_BYTES overrides (a smaller cache than this machine's, for
     // measurements); else the L3 (or L2) the C library or sysfs reports;
     // else 32 MiB.
-    if (const char *env = std::getenv("OPD_LLC_BYTES"); env && *env) {
-      char *end = nullptr;
-      long long v = std::strtoll(env, &end, 10);
-      if (*end != '\0' || v < 1)
-        failf("invalid value '%s' for environment variable OPD_LLC_BYTES: "
-              "expected a positive number of bytes",
-              env);
-      return int64_t(v);
-    }
+    if (const int64_t set = envInteger("OPD_LLC_BYTES", 0, 1, INT64_MAX,
+                                       "a positive number of bytes"))
+      return set;
     long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
     if (v <= 0)
       v = sysconf(_SC_LEVEL2_CACHE_SIZE);
@@ -596,16 +590,7 @@ int opd_loop_streams(const opd_loop *loop) {
   // stores in every round on a quiet machine, at 1 and 2 threads
   // (docs/performance.md). Loops within the cache never stream: the data
   // would be evicted for the next loop to fetch again.
-  static const bool enabled = [] {
-    const char *env = std::getenv("OPD_STREAM_STORES");
-    if (!env || !*env || !std::strcmp(env, "1"))
-      return true;
-    if (!std::strcmp(env, "0"))
-      return false;
-    failf("invalid value '%s' for environment variable OPD_STREAM_STORES: "
-          "expected 1 or 0",
-          env);
-  }();
+  static const bool enabled = envSwitch("OPD_STREAM_STORES", true);
   return enabled && loop && loop->bytesPerCall > double(lastLevelCacheBytes())
              ? 1
              : 0;

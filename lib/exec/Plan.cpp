@@ -129,18 +129,9 @@ PlanKind planKind() { return currentKind; }
 void setPlanKind(PlanKind kind) { currentKind = kind; }
 
 int32_t superBlockCount(int64_t nblocks) {
-  static const int64_t requested = [] {
-    const char *env = std::getenv("OPD_SUPERBLOCKS");
-    if (!env || !*env)
-      return int64_t(0);
-    char *end = nullptr;
-    long long v = std::strtoll(env, &end, 10);
-    if (*end != '\0' || v < 1 || v > 1 << 20)
-      failf("invalid value '%s' for environment variable OPD_SUPERBLOCKS: "
-            "expected a number of super-blocks from 1 to 1048576",
-            env);
-    return int64_t(v);
-  }();
+  static const int64_t requested =
+      envInteger("OPD_SUPERBLOCKS", 0, 1, 1 << 20,
+                 "a number of super-blocks from 1 to 1048576");
   if (nblocks <= 0)
     return 0;
   if (requested > 0)
