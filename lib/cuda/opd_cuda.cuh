@@ -326,21 +326,28 @@ inline void *relayout_scratch(size_t bytes) {
   return buf.reserve(bytes, "staging a dat", true);
 }
 
+/** relayout_kernel over c's components taken as words of type T. */
+template <class T>
+inline void relayout_as(const Copy &c, const void *from, void *to, int toSoA) {
+  const T *f = static_cast<const T *>(from);
+  T *t = static_cast<T *>(to);
+  relayout_kernel<T><<<copy_grid(c.n * c.dim), OPD_CUDA_COPY_THREADS>>>(f, t, c.n, c.dim, toSoA);
+}
+
 /** Reorders c's n x dim components from `from` into `to` on the device. */
 inline void relayout(const Copy &c, const void *from, void *to, int toSoA) {
-  const unsigned g = copy_grid(c.n * c.dim);
   switch (c.bytes) {
   case 8:
-    relayout_kernel<uint64_t><<<g, OPD_CUDA_COPY_THREADS>>>(static_cast<const uint64_t *>(from), static_cast<uint64_t *>(to), c.n, c.dim, toSoA);
+    relayout_as<uint64_t>(c, from, to, toSoA);
     break;
   case 4:
-    relayout_kernel<uint32_t><<<g, OPD_CUDA_COPY_THREADS>>>(static_cast<const uint32_t *>(from), static_cast<uint32_t *>(to), c.n, c.dim, toSoA);
+    relayout_as<uint32_t>(c, from, to, toSoA);
     break;
   case 2:
-    relayout_kernel<uint16_t><<<g, OPD_CUDA_COPY_THREADS>>>(static_cast<const uint16_t *>(from), static_cast<uint16_t *>(to), c.n, c.dim, toSoA);
+    relayout_as<uint16_t>(c, from, to, toSoA);
     break;
   case 1:
-    relayout_kernel<uint8_t><<<g, OPD_CUDA_COPY_THREADS>>>(static_cast<const uint8_t *>(from), static_cast<uint8_t *>(to), c.n, c.dim, toSoA);
+    relayout_as<uint8_t>(c, from, to, toSoA);
     break;
   default:
     opd_rt_fail("internal error: a dat component of an unsupported size");

@@ -69,7 +69,8 @@ int runtimeMode(AccessMode m) {
 }
 
 RuntimeArgEntry runtimeArgEntry(const AccessDescriptor &a,
-                                const ArgAccess &access) {
+                                const ArgAccess &access,
+                                bool atomicIncrements) {
   RuntimeArgEntry e;
   e.idx = a.kind == ArgKind::Indirect ? a.mapIndex : 0;
   e.kind = runtimeKind(a.kind);
@@ -85,6 +86,8 @@ RuntimeArgEntry runtimeArgEntry(const AccessDescriptor &a,
     if (access.diagonal)
       e.flags |= OPD_STENCIL_DIAGONAL;
   }
+  if (atomicIncrements && access.indirectInc)
+    e.flags |= OPD_ARG_ATOMIC;
   return e;
 }
 

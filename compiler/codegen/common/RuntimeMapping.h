@@ -39,12 +39,16 @@ struct RuntimeArgEntry {
   /// Stencil arguments: the least and greatest offset per dimension (0 for
   /// unused dimensions and other kinds).
   std::array<int32_t, 3> lo{}, hi{};
-  int32_t flags = 0; ///< OPD_STENCIL_DIAGONAL
+  int32_t flags = 0; ///< OPD_STENCIL_DIAGONAL, OPD_ARG_ATOMIC
 };
 
 /// The opd_arg entry of loop argument \p a, whose analysis is \p access.
+/// \p atomicIncrements: the backend adds the loop's indirect increments
+/// atomically (they get OPD_ARG_ATOMIC: the runtime builds no colouring
+/// plan for them).
 RuntimeArgEntry runtimeArgEntry(const ir::AccessDescriptor &a,
-                                const ArgAccess &access);
+                                const ArgAccess &access,
+                                bool atomicIncrements = false);
 
 } // namespace opdc
 #endif

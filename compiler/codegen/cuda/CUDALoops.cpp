@@ -44,7 +44,7 @@
 // host checks, opd::index_fits), else 64-bit; both are instantiated. On an
 // H100, 32-bit indices and the row/plane walk took heat3d's 7-point step
 // from 55 % to 85 % of the device copy and Poisson's 5-point sweep from
-// 64 % to 93 % (bench/cuda/stencil_shapes.cu, docs/performance.md).
+// 64 % to 93 % (bench/cuda/stencil_shapes.cu, docs/gpu.md).
 #include "codegen/cuda/CUDAEmitter.h"
 
 #include "codegen/common/Identities.h"
@@ -672,10 +672,9 @@ private:
              std::to_string(v[2]) + "}";
     };
     for (unsigned i = 0; i < n; ++i) {
-      RuntimeArgEntry e = runtimeArgEntry(loop.args[i], access.args[i]);
-      // Atomic increments: the runtime needs no colouring plan for them.
-      if (access.race == RaceClass::IncStrips && !colouring && incBuffer(i))
-        e.flags |= 2; // OPD_ARG_ATOMIC
+      RuntimeArgEntry e = runtimeArgEntry(
+          loop.args[i], access.args[i],
+          access.race == RaceClass::IncStrips && !colouring);
       table += std::string(i ? ",\n" : "") + std::string(size_t(in + 1) * 2, ' ') +
                "{nullptr, nullptr, " + std::to_string(e.idx) + ", " +
                std::to_string(e.kind) + ", " + std::to_string(e.mode) + ", " +
@@ -887,8 +886,8 @@ private:
                  "opd_b0;");
     line(in + 2, "if (opd_nb == 0)");
     line(in + 3, "continue;");
-    // 64-bit indices: the 32-bit instance ran res_calc 1.25x slower on an
-    // H100 (docs/performance.md).
+    // 64-bit indices only: the 32-bit instance ran res_calc 1.25x slower
+    // on an H100 (docs/gpu.md).
     line(in + 2, "loop_" + name + "_col<int64_t><<<unsigned(opd_nb), " + B +
                      ">>>(c, opd_pt.first, opd_pt.count, opd_pt.block_size, "
                      "opd_tc[opd_k].blocks + opd_b0, opd_tc[opd_k].colour, "
