@@ -153,7 +153,8 @@ airfoil() {
 }
 
 echo "== stencil thread mappings (bench/cuda/stencil_shapes.cu)"
-"${runenv[@]}" "$bin/stencil_shapes" | tee shapes.txt || status=1
+"${runenv[@]}" "$bin/stencil_shapes" | tee shapes.txt
+[[ ${PIPESTATUS[0]} == 0 ]] || status=1
 
 [[ -f new_grid.h5 ]] || "${runenv[@]}" "$bin/opd-airfoil-meshgen" --h5 new_grid.h5
 airfoil new_grid.h5

@@ -129,7 +129,7 @@ def mpi_flags():
 
 def prepare(a, bundle):
     """Builds every program and runs the CPU builds (the references) into
-    the folder `bundle`: bin/ (the GPU builds, stripped), ref/ (the CPU
+    the folder `bundle`: bin/ (the GPU builds), ref/ (the CPU
     outputs), mesh.h5 and manifest.json. Needs opdc and nvcc, no GPU."""
     bindir, refdir = os.path.join(bundle, "bin"), os.path.join(bundle, "ref")
     os.makedirs(bindir, exist_ok=True)
@@ -139,7 +139,6 @@ def prepare(a, bundle):
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     if not mpirun:
         print("note: no mpirun, the MPI + CUDA runs are left out")
-    strip = shutil.which("strip")
     cases = []
     for case in CASES:
         rel, args = case[0], case[1]
@@ -158,8 +157,6 @@ def prepare(a, bundle):
             exe = os.path.join(bindir, f"{name}-{k}")
             run([a.opdc, "build", "-B", f"--target={a.target}",
                  f"--cuda-indirect={k}", src, "-o", exe], a.work)
-            if strip:
-                run([strip, exe], a.work)
         case = {"name": name, "args": args, "mpi": False}
         if mpirun and name in MPI_CASES:
             cpu_mpi = os.path.join(a.work, f"{name}-mpi-cpu")
@@ -167,8 +164,6 @@ def prepare(a, bundle):
             run([a.opdc, "build", "-B", "--mpi", src, "-o", cpu_mpi], a.work)
             run([a.opdc, "build", "-B", "--mpi", f"--target={a.target}", src,
                  "-o", gpu_mpi], a.work)
-            if strip:
-                run([strip, gpu_mpi], a.work)
             with open(os.path.join(refdir, name + "-mpi.txt"), "w") as f:
                 f.write(run([mpirun, *mpi_flags(), cpu_mpi, "--threads=1"] +
                             args, bundle))
