@@ -4,7 +4,8 @@
 #
 # Airfoil on OP2's 720k-cell grid (and, with --big, a 2.8M-cell grid) with
 # atomics, atomics with array-of-structures dats (h100-aos.yaml) and
-# colouring, Poisson 4096^2 and heat3d 256^3: each program's
+# colouring (colouring also with OPD_CUDA_STAGE=0: its increments
+# not staged in shared memory), Poisson 4096^2 and heat3d 256^3: each program's
 # --profile table (per-loop GB/s from the runtime's byte counts and the
 # kernels' time) with each loop's share of the device copy bandwidth
 # measured in the same run (copy_bw.cu), and the whole run's time. Airfoil's
@@ -117,17 +118,21 @@ echo "== device copy bandwidth"
 
 airfoil() {
   local m=$1 s
-  for s in atomics atomics-aos colouring; do
-    [[ -x $bin/airfoil-$s ]] || continue
+  # *-global: the same program with OPD_CUDA_STAGE=0 (every increment
+  # straight to device memory, none staged in shared memory).
+  for s in atomics atomics-aos colouring colouring-global; do
+    local exe=$bin/airfoil-${s%-global} pre=()
+    [[ $s == *-global ]] && pre=(env OPD_CUDA_STAGE=0)
+    [[ -x $exe ]] || continue
     echo "== airfoil ($m, $s, $niter iterations)"
     local out=airfoil-$s-${m%.h5}.txt
-    step "$out" "$bin/airfoil-$s" --meshfile=$m --niter="$niter" --profile
+    step "$out" "${pre[@]}" "$exe" --meshfile=$m --niter="$niter" --profile
     # The whole run without --profile (no wait after each loop), and one
     # iteration (the first-use uploads and module loads), so that the
     # steady iterations' time is the difference.
     local n
     for n in "$niter" 1; do
-      if timeout "$limit" "${runenv[@]}" "$bin/airfoil-$s" --meshfile=$m \
+      if timeout "$limit" "${runenv[@]}" "${pre[@]}" "$exe" --meshfile=$m \
         --niter="$n" >"${out%.txt}-noprof$n.txt" 2>&1; then
         echo "airfoil ($m, $s): Max total runtime without --profile," \
           "$n iterations:" \

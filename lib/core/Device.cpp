@@ -84,4 +84,8 @@ int opd_rt_device_sync(void) {
          opdc::rt::envSwitch("OPD_DEVICE_SYNC", false);
 }
 
+int opd_rt_device_stage(void) {
+  return opdc::rt::envSwitch("OPD_CUDA_STAGE", true);
+}
+
 } // extern "C"

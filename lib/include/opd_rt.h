@@ -588,6 +588,11 @@ int64_t opd_set_local_size(const opd_set *set);
  *  under its own loop's name). 0 otherwise: kernels queue up behind each
  *  other, and the host waits only where it needs a result. */
 int opd_rt_device_sync(void);
+/** 1 unless OPD_CUDA_STAGE=0 in the environment: the CUDA backend's
+ *  colouring sums a block's increments through maps in shared memory
+ *  (docs/gpu.md); 0 sends every increment to device memory, as a
+ *  comparison. */
+int opd_rt_device_stage(void);
 
 /*===-- Output -------------------------------------------------------------===*/
 
