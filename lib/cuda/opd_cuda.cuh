@@ -49,10 +49,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <climits>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -561,8 +561,20 @@ struct ThreadColours {
   uint8_t *colour = nullptr; /* per element of the part */
   int32_t *ncolours = nullptr; /* per plan block */
   int64_t *blocks = nullptr;   /* the part's block list */
-  size_t capElems = 0, capBlocks = 0;
+  DeviceBuffer colourBuf, ncoloursBuf, blocksBuf;
 };
+
+/** Copies `n` values to `buf` (grown to fit exactly, never shrunk) and
+ *  returns them on the device (null when there are none). */
+template <class T>
+inline T *upload(DeviceBuffer &buf, const T *values, size_t n,
+                 const char *what) {
+  if (n == 0)
+    return static_cast<T *>(buf.p);
+  T *p = static_cast<T *>(buf.reserve(n * sizeof(T), what, true));
+  check(cudaMemcpy(p, values, n * sizeof(T), cudaMemcpyHostToDevice), what);
+  return p;
+}
 
 /** Builds (when the plan changed) the thread colours of `part`: inside each
  *  plan block, element i gets the first colour no earlier element of the
@@ -607,37 +619,12 @@ inline void colour_threads(ThreadColours &tc, const opd_loop_part &part,
             0;
     ncol[size_t(b)] = nc;
   }
-  if (size_t(part.count) > tc.capElems) {
-    if (tc.colour)
-      check(cudaFree(tc.colour), "freeing thread colours");
-    tc.capElems = size_t(part.count);
-    check(cudaMalloc(&tc.colour, tc.capElems), "allocating thread colours");
-  }
-  if (size_t(part.nblocks) > tc.capBlocks) {
-    if (tc.ncolours)
-      check(cudaFree(tc.ncolours), "freeing thread colours");
-    if (tc.blocks)
-      check(cudaFree(tc.blocks), "freeing a plan");
-    tc.capBlocks = size_t(part.nblocks);
-    check(cudaMalloc(&tc.ncolours, tc.capBlocks * sizeof(int32_t)),
-          "allocating thread colours");
-    check(cudaMalloc(&tc.blocks, tc.capBlocks * sizeof(int64_t)),
-          "allocating a plan");
-  }
-  if (part.count)
-    check(cudaMemcpy(tc.colour, colour.data(), size_t(part.count),
-                     cudaMemcpyHostToDevice),
-          "uploading thread colours");
-  if (part.nblocks) {
-    check(cudaMemcpy(tc.ncolours, ncol.data(),
-                     size_t(part.nblocks) * sizeof(int32_t),
-                     cudaMemcpyHostToDevice),
-          "uploading thread colours");
-    check(cudaMemcpy(tc.blocks, part.blocks,
-                     size_t(part.nblocks) * sizeof(int64_t),
-                     cudaMemcpyHostToDevice),
-          "uploading a plan");
-  }
+  tc.colour = upload(tc.colourBuf, colour.data(), colour.size(),
+                     "uploading thread colours");
+  tc.ncolours = upload(tc.ncoloursBuf, ncol.data(), ncol.size(),
+                       "uploading thread colours");
+  tc.blocks = upload(tc.blocksBuf, part.blocks, size_t(part.nblocks),
+                     "uploading a plan");
   tc.generation = part.generation;
 }
 
@@ -660,28 +647,12 @@ inline void colour_threads(ThreadColours &tc, const opd_loop_part &part,
  * (or plan generation), like the thread colours. */
 struct StagePlan {
   uint64_t generation = ~uint64_t(0);
-  int64_t first = -1, count = -1, bsize = 0;
-  int64_t nblocks = 0; /* ceil(count / bsize): the kernels' `nb` */
-  const int32_t *map0 = nullptr; /* the host map the plan was built from */
-  int32_t capacity = 0;
-  bool staged = false;    /* every block's targets fit `capacity` */
-  int32_t most = 0;       /* the most targets of one group in one block */
+  bool staged = false; /* every block's targets fit the kernel's array */
   int32_t *offsets = nullptr; /* device: [group][nblocks + 1] into targets */
   int32_t *targets = nullptr; /* device: target indices, block by block */
   uint16_t *local = nullptr;  /* device: [element][written access] */
-  size_t capOffsets = 0, capTargets = 0, capLocal = 0;
+  DeviceBuffer offsetsBuf, targetsBuf, localBuf;
 };
-
-/** Device buffer `p` of at least `n` elements (grown, never shrunk). */
-template <class T>
-inline void reserve_device(T *&p, size_t &cap, size_t n, const char *what) {
-  if (n <= cap)
-    return;
-  if (p)
-    check(cudaFree(p), what);
-  cap = n;
-  check(cudaMalloc(&p, cap * sizeof(T)), what);
-}
 
 /** Whether staging is switched on (OPD_CUDA_STAGE, default on). */
 inline bool staging() {
@@ -689,57 +660,47 @@ inline bool staging() {
   return on;
 }
 
-/** Builds (when the range, the plan generation or the map changed) the
- *  staging plan of elements [first, first + count) in blocks of `bsize`
- *  for the written accesses `w` (their `group`s numbered from 0), and says
- *  whether the loop may run staged: staging is on and no block of any
- *  group reaches more than `capacity` targets (the kernel's shared array).
- *  Otherwise the caller runs the loop without staging, and a note says so
- *  once per loop (`name`). */
-inline bool stage_targets(StagePlan &sp, const char *name, int64_t first,
-                          int64_t count, int64_t bsize, uint64_t generation,
-                          const Written *w, int nw, int32_t capacity) {
-  if (!staging() || nw == 0 || count <= 0)
+/** Builds (when the plan changed) the staging plan of `part` for the
+ *  written accesses `w` (their `group`s numbered from 0), and says whether
+ *  the part may run staged: staging is on and no plan block reaches more
+ *  than `capacity` targets of one group (the kernel's shared array, at
+ *  most 65535: the local indices are 16-bit). Otherwise the caller runs
+ *  the unstaged kernel, and a warning names the loop (`name`) once per
+ *  plan. */
+inline bool stage_targets(StagePlan &sp, const char *name,
+                          const opd_loop_part &part, const Written *w, int nw,
+                          int32_t capacity) {
+  if (!staging() || nw == 0 || part.count <= 0)
     return false;
-  if (sp.first == first && sp.count == count && sp.bsize == bsize &&
-      sp.generation == generation && sp.map0 == w[0].map &&
-      sp.capacity == capacity)
+  if (sp.generation == part.generation)
     return sp.staged;
-  sp.first = first;
-  sp.count = count;
-  sp.bsize = bsize;
-  sp.generation = generation;
-  sp.map0 = w[0].map;
-  sp.capacity = capacity;
+  sp.generation = part.generation;
   sp.staged = false;
-  sp.most = 0;
   int ngroups = 0;
   for (int a = 0; a < nw; ++a)
     ngroups = w[a].group + 1 > ngroups ? w[a].group + 1 : ngroups;
-  const int64_t nblocks = (count + bsize - 1) / bsize;
-  sp.nblocks = nblocks;
-  std::vector<int32_t> offsets(size_t(ngroups) * size_t(nblocks + 1));
+  const size_t stride = size_t(part.nblocks) + 1;
+  std::vector<int32_t> offsets(size_t(ngroups) * stride);
   std::vector<int32_t> targets;
-  std::vector<uint16_t> local(size_t(count) * size_t(nw));
-  targets.reserve(size_t(count) * size_t(nw)); /* at most */
+  std::vector<uint16_t> local(size_t(part.count) * size_t(nw));
+  targets.reserve(size_t(part.count) * size_t(nw)); /* at most */
   // pos[g][t]: target t's local index in the current block (group g).
   std::vector<std::vector<int32_t>> pos(static_cast<size_t>(ngroups));
   for (int a = 0; a < nw; ++a)
     pos[size_t(w[a].group)].assign(size_t(w[a].target), -1);
   std::vector<int32_t> list;
+  size_t most = 0; /* the most targets of one group in one block */
   for (int g = 0; g < ngroups; ++g) {
     std::vector<int32_t> &p = pos[size_t(g)];
-    for (int64_t b = 0; b < nblocks; ++b) {
-      const int64_t s = first + b * bsize;
-      const int64_t e = s + bsize < first + count ? s + bsize : first + count;
+    for (int64_t b = 0; b < part.nblocks; ++b) {
+      const int64_t s = part.first + b * part.block_size;
+      const int64_t e = std::min(s + part.block_size, part.first + part.count);
       list.clear();
       for (int64_t i = s; i < e; ++i)
         for (int a = 0; a < nw; ++a)
           if (w[a].group == g) {
             const int32_t t = w[a].map[i * w[a].arity + w[a].idx];
-            if (t < 0 || int64_t(t) >= w[a].target)
-              return false; /* the unstaged kernel reports it */
-            if (p[size_t(t)] < 0) {
+            if (p[size_t(t)] < 0) { /* the runtime's plan checked t */
               p[size_t(t)] = 0;
               list.push_back(t);
             }
@@ -747,8 +708,7 @@ inline bool stage_targets(StagePlan &sp, const char *name, int64_t first,
       std::sort(list.begin(), list.end());
       if (targets.size() + list.size() > size_t(INT32_MAX))
         return false; /* offsets are 32-bit: no staging */
-      offsets[size_t(g) * size_t(nblocks + 1) + size_t(b)] =
-          int32_t(targets.size());
+      offsets[size_t(g) * stride + size_t(b)] = int32_t(targets.size());
       for (size_t l = 0; l < list.size(); ++l) {
         p[size_t(list[l])] = int32_t(l);
         targets.push_back(list[l]);
@@ -756,42 +716,30 @@ inline bool stage_targets(StagePlan &sp, const char *name, int64_t first,
       for (int64_t i = s; i < e; ++i)
         for (int a = 0; a < nw; ++a)
           if (w[a].group == g)
-            local[size_t(i - first) * size_t(nw) + size_t(a)] = uint16_t(
+            local[size_t(i - part.first) * size_t(nw) + size_t(a)] = uint16_t(
                 p[size_t(w[a].map[i * w[a].arity + w[a].idx])]);
       for (int32_t t : list)
         p[size_t(t)] = -1;
-      if (int64_t(list.size()) > sp.most)
-        sp.most = int32_t(list.size() < size_t(INT32_MAX) ? list.size()
-                                                          : size_t(INT32_MAX));
+      most = std::max(most, list.size());
     }
-    offsets[size_t(g) * size_t(nblocks + 1) + size_t(nblocks)] =
+    offsets[size_t(g) * stride + size_t(part.nblocks)] =
         int32_t(targets.size());
   }
-  if (sp.most > capacity || capacity > 65535) {
-    opd_rt_warnf("%s: a block of %lld elements reaches %d targets of one "
+  if (most > size_t(capacity)) {
+    opd_rt_warnf("%s: a block of %lld elements reaches %zu targets of one "
                  "dat, more than the %d its shared memory holds: its "
                  "increments go to device memory unstaged (a mesh numbered "
                  "for locality keeps blocks' targets few)",
-                 name, static_cast<long long>(bsize), int(sp.most),
+                 name, static_cast<long long>(part.block_size), most,
                  int(capacity));
     return false;
   }
-  reserve_device(sp.offsets, sp.capOffsets, offsets.size(),
-                 "allocating a staging plan");
-  reserve_device(sp.targets, sp.capTargets, targets.size() + 1,
-                 "allocating a staging plan");
-  reserve_device(sp.local, sp.capLocal, local.size(),
-                 "allocating a staging plan");
-  check(cudaMemcpy(sp.offsets, offsets.data(), offsets.size() * sizeof(int32_t),
-                   cudaMemcpyHostToDevice),
-        "uploading a staging plan");
-  if (!targets.empty())
-    check(cudaMemcpy(sp.targets, targets.data(),
-                     targets.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
-          "uploading a staging plan");
-  check(cudaMemcpy(sp.local, local.data(), local.size() * sizeof(uint16_t),
-                   cudaMemcpyHostToDevice),
-        "uploading a staging plan");
+  sp.offsets = upload(sp.offsetsBuf, offsets.data(), offsets.size(),
+                      "uploading a staging plan");
+  sp.targets = upload(sp.targetsBuf, targets.data(), targets.size(),
+                      "uploading a staging plan");
+  sp.local = upload(sp.localBuf, local.data(), local.size(),
+                    "uploading a staging plan");
   sp.staged = true;
   return true;
 }

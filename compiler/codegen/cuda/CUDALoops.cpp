@@ -417,11 +417,11 @@ private:
   // Increments staged in shared memory (opd::StagePlan, docs/gpu.md)
   //===--------------------------------------------------------------------===//
 
-  /// Whether and how the loop's increments are staged: colouring set loops
-  /// with increments through maps, no other access to an incremented dat,
-  /// and room for MinStageTargets targets. One group (shared array) per
-  /// incremented dat, in argument order; each written access gets its
-  /// place in the plan's local indices.
+  /// The written accesses of a colouring loop's increments (incArgs, the
+  /// host's opd::Written list), grouped by dat in argument order (groups:
+  /// one thread-colour mask and one shared array each), and whether they
+  /// are staged: set loops, no other access to an incremented dat, room
+  /// for MinStageTargets targets.
   ///
   /// Atomics are not staged: on an H100, summing a block's increments with
   /// shared-memory atomics first and sending one atomic per target made
@@ -431,8 +431,7 @@ private:
   /// device memory, one thread colour after the other, were what it waited
   /// for.
   void planStaging() {
-    if (!colouring || loop.block || access.race != RaceClass::IncStrips ||
-        sequential)
+    if (!colouring || loop.block)
       return;
     std::vector<int> fieldSlot(access.dats.size(), -1);
     unsigned bytesPerTarget = 0;
@@ -446,7 +445,7 @@ private:
         groups.push_back({f, a.dim, a.bytes / a.dim, elemType(n), 0, a.scalar});
         bytesPerTarget += a.bytes;
       }
-      stageArgs.push_back({n, unsigned(fieldSlot[unsigned(f)])});
+      incArgs.push_back({n, unsigned(fieldSlot[unsigned(f)])});
     }
     for (unsigned n = 0; n < loop.args.size(); ++n)
       if (!incBuffer(n) && loop.args[n].usesDat() &&
@@ -471,8 +470,8 @@ private:
   /// shg[k * sng + l] (component k, local target l), its targets
   /// stgt[sog .. sog + sng); zeroed (the increments' identity) before the
   /// first barrier.
-  void emitStageSetup(std::string &d, const std::string &pad,
-                      const std::string &block, const std::string &nblocks) {
+  void emitStageSetup(std::string &d) {
+    const std::string pad = "  ";
     d += pad + "__shared__ double opd_sh[" + std::to_string(stageWords) +
          "];\n";
     for (unsigned g = 0; g < groups.size(); ++g) {
@@ -481,10 +480,10 @@ private:
       d += pad + sg.type + " *const sh" + i + " = reinterpret_cast<" +
            sg.type + " *>(opd_sh + " + std::to_string(sg.offsetWords) +
            ");\n";
-      d += pad + "const int32_t so" + i + " = soff[" + i + " * (" + nblocks +
-           " + 1) + " + block + "];\n";
-      d += pad + "const int32_t sn" + i + " = soff[" + i + " * (" + nblocks +
-           " + 1) + " + block + " + 1] - so" + i + ";\n";
+      d += pad + "const int32_t so" + i + " = soff[" + i +
+           " * (nb + 1) + b];\n";
+      d += pad + "const int32_t sn" + i + " = soff[" + i +
+           " * (nb + 1) + b + 1] - so" + i + ";\n";
       d += pad + "for (int32_t t = int32_t(threadIdx.x); t < sn" + i + " * " +
            std::to_string(sg.dim) + "; t += int32_t(blockDim.x))\n";
       d += pad + "  sh" + i + "[t] = " +
@@ -497,15 +496,15 @@ private:
   /// Element i's increment buffers into the shared sums (plain additions:
   /// the thread colours keep two threads off one target).
   void emitStageApply(std::string &d, const std::string &pad) {
-    unsigned nw = unsigned(stageArgs.size());
+    unsigned nw = unsigned(incArgs.size());
     for (unsigned a = 0; a < nw; ++a) {
-      std::string n = std::to_string(stageArgs[a].arg);
-      std::string g = std::to_string(stageArgs[a].group);
+      std::string n = std::to_string(incArgs[a].arg);
+      std::string g = std::to_string(incArgs[a].group);
       d += pad + "{\n";
       d += pad + "  const int32_t l = sloc[int64_t(i - I(first)) * " +
            std::to_string(nw) + " + " + std::to_string(a) + "];\n";
       d += pad + "  for (int k = 0; k < " +
-           std::to_string(loop.args[stageArgs[a].arg].dim) + "; ++k)\n";
+           std::to_string(loop.args[incArgs[a].arg].dim) + "; ++k)\n";
       d += pad + "    sh" + g + "[k * sn" + g +
            " + l] = opd::combine<opd::Sum>(sh" + g + "[k * sn" + g +
            " + l], inc" + n + "[k]);\n";
@@ -556,7 +555,7 @@ private:
          "count);\n";
     d += "  const int nc = ncol[b];\n";
     if (stage)
-      emitStageSetup(d, "  ", "b", "nb");
+      emitStageSetup(d);
     d += "  for (I base = s; base < e; base += I(blockDim.x)) {\n";
     d += "    const I i = base + I(threadIdx.x);\n";
     d += "    const bool active = i < e;\n";
@@ -1017,14 +1016,13 @@ private:
     line(in + 1, "static opd::ThreadColours opd_tc[4];");
     line(in + 1, "const opd::Written opd_w[] = {" + writtenList() + "};");
     line(in + 1, "opd::colour_threads(opd_tc[opd_k], opd_pt, opd_w, " +
-                     std::to_string(writtenCount()) + ");");
+                     std::to_string(incArgs.size()) + ");");
     if (staged) {
       line(in + 1, "static opd::StagePlan opd_sp[4];");
       line(in + 1, "const bool opd_st = opd::stage_targets(opd_sp[opd_k], " +
                        cudaStringLiteral(loop.kernel->name) +
-                       ", opd_pt.first, opd_pt.count, opd_pt.block_size, "
-                       "opd_pt.generation, opd_w, " +
-                       std::to_string(writtenCount()) + ", " +
+                       ", opd_pt, opd_w, " +
+                       std::to_string(incArgs.size()) + ", " +
                        std::to_string(stageCapacity) + ");");
     }
     line(in + 1, "for (int32_t opd_c = 0; opd_c < opd_pt.ncolours; ++opd_c) {");
@@ -1043,7 +1041,7 @@ private:
       line(in + 2, "if (opd_st)");
       line(in + 3, "loop_" + name + "_colstg<int64_t><<<unsigned(opd_nb), " +
                        B + ">>>(" + colArgs +
-                       "opd_sp[opd_k].nblocks, opd_sp[opd_k].offsets, "
+                       "opd_pt.nblocks, opd_sp[opd_k].offsets, "
                        "opd_sp[opd_k].targets, opd_sp[opd_k].local, "
                        "opd_used);");
       line(in + 2, "else");
@@ -1056,32 +1054,19 @@ private:
     endPart();
   }
 
-  /// The written (map, idx) pairs of the increments, grouped by dat (the
-  /// staging groups' numbers), for the thread colours and the staging.
+  /// The written (map, idx) pairs of the increments with their groups,
+  /// for the thread colours and the staging plan.
   std::string writtenList() const {
     std::string w;
-    std::vector<int> fields;
-    for (unsigned n = 0; n < loop.args.size(); ++n) {
-      if (!incBuffer(n))
-        continue;
-      const AccessDescriptor &a = loop.args[n];
-      int f = access.args[n].datField;
-      auto at = std::find(fields.begin(), fields.end(), f);
-      if (at == fields.end())
-        at = fields.insert(fields.end(), f);
+    for (const IncArg &ia : incArgs) {
+      const AccessDescriptor &a = loop.args[ia.arg];
       w += std::string(w.empty() ? "" : ", ") + "{opd_map_data(" +
            CUDAModule::handle(a.map) + "), " + std::to_string(a.map->arity) +
            ", " + std::to_string(a.mapIndex) + ", " +
-           std::to_string(at - fields.begin()) + ", opd_set_local_size(" +
+           std::to_string(ia.group) + ", opd_set_local_size(" +
            CUDAModule::handle(a.map->to) + ")}";
     }
     return w;
-  }
-  unsigned writtenCount() const {
-    unsigned nw = 0;
-    for (unsigned n = 0; n < loop.args.size(); ++n)
-      nw += incBuffer(n) ? 1 : 0;
-    return nw;
   }
 
   void emitBlockLaunches(int in) {
@@ -1197,8 +1182,7 @@ private:
   const bool colouring, sequential;
   const std::string name;
   bool hasReduction = false;
-  /// Staging (planStaging): the groups (incremented dats) and the written
-  /// accesses in plan order (the host's opd::Written list).
+  /// Colouring's written accesses and their groups (planStaging).
   struct StageGroup {
     int field;
     unsigned dim, scalarBytes;
@@ -1206,13 +1190,13 @@ private:
     unsigned offsetWords;
     ScalarKind scalar;
   };
-  struct StageArg {
+  struct IncArg {
     unsigned arg, group;
   };
   bool staged = false;
   unsigned stageCapacity = 0, stageWords = 0;
   std::vector<StageGroup> groups;
-  std::vector<StageArg> stageArgs;
+  std::vector<IncArg> incArgs;
   std::set<const Dat *> writtenDats;
   std::vector<const Map *> writtenMaps; ///< in argument order
 };
