@@ -81,6 +81,8 @@ std::string buildStamp(const DriverOptions &opts, const TargetProfile *profile,
   add(opts.passes ? "passes=" + *opts.passes : "passes=default");
   if (opts.noFuse)
     add("-fno-fuse");
+  if (opts.noSkew)
+    add("-fno-skew");
   // Every later option that changes the generated code or the link (a
   // runtime variant, a backend) must be added here too, or a build with it
   // would be taken for up to date.

@@ -65,6 +65,9 @@ Code generation:
                       the scalar C library calls (none, the default)
   -fno-fuse           do not fuse loops (the default pipeline's 'fuse'
                       pass; results are bitwise the same either way)
+  -fno-skew           fuse loops only at the same point, never as a skewed
+                      sweep (loops that read at stencil offsets what the
+                      other writes); results are bitwise the same either way
   -frepro-sum         float sum reductions exact and rounded once: the same
                       bits for any --threads, rank count and partition
                       (-fno-repro-sum, the default: summed per chunk)
@@ -330,6 +333,10 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.noFuse = true;
     } else if (a == "-ffuse") {
       o.noFuse = false;
+    } else if (a == "-fno-skew") {
+      o.noSkew = true;
+    } else if (a == "-fskew") {
+      o.noSkew = false;
     } else if (a == "-frepro-sum") {
       o.reproSum = true;
     } else if (a == "-fno-repro-sum") {

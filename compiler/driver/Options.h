@@ -57,6 +57,7 @@ struct DriverOptions {
   bool stats = false;                   ///< --stats
   bool listPasses = false;              ///< --list-passes
   bool noFuse = false;                  ///< -fno-fuse: drop the fuse pass
+  bool noSkew = false; ///< -fno-skew: the fuse pass makes no skewed groups
   bool reproSum = false; ///< -frepro-sum: float sums exact, rounded once
 };
 

@@ -337,7 +337,7 @@ int writeDepfileIfAsked(const DriverOptions &opts, const std::string &output,
 /// The IR pass pipeline between lowering and code generation.
 bool runPasses(const DriverOptions &opts, ir::Program &program,
                DiagnosticEngine &diags, const TargetProfile *target,
-               const SourceManager &sm) {
+               const SourceManager &sm, bool cuda) {
   PassPipelineOptions po;
   if (opts.passes) {
     std::string error;
@@ -358,6 +358,9 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   po.stats = opts.stats;
   PassStatistics stats;
   PassContext ctx{diags, stats, target};
+  ctx.mpi = opts.mpi;
+  // The CUDA backend (a GPU target) runs skewed loops one by one: no skew.
+  ctx.skew = !opts.noSkew && !cuda && !isGPUTarget(target);
   const std::string ca =
       opts.commAvoid.empty() ? (opts.mpi ? "auto" : "off") : opts.commAvoid;
   ctx.commAvoid = ca == "on"     ? CommAvoidMode::On
@@ -489,7 +492,7 @@ int compile(const DriverOptions &opts, const char *argv0) {
   const bool cuda = opts.emit == EmitKind::CUDA ||
                     (isGPUTarget(target) && opts.emit == EmitKind::None &&
                      opts.command != Command::Compile);
-  if (!runPasses(opts, *ir, diags, target, sm))
+  if (!runPasses(opts, *ir, diags, target, sm, cuda))
     return ExitUserError;
   if (opts.emit == EmitKind::IR) {
     printIR(*ir, out->os(), &sm);

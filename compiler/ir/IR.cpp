@@ -242,6 +242,12 @@ StmtPtr ParLoopStmt::clone() const {
   c->extendLo = extendLo;
   c->extendHi = extendHi;
   c->haloGroup = haloGroup;
+  c->skewCount = skewCount;
+  c->skewed = skewed;
+  c->skewCached = skewCached;
+  c->skewLag = skewLag;
+  c->skewLead = skewLead;
+  c->skewTrail = skewTrail;
   return c;
 }
 

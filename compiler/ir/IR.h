@@ -431,6 +431,21 @@ struct ParLoopStmt : Stmt {
   /// loop, and what the runtime's cost model needs to decide whether the
   /// chain runs that way (auto) or as plain loops.
   std::shared_ptr<const HaloGroup> haloGroup;
+  /// Skewed fusion (passes/Fuse.cpp, lib/exec/Skew.cpp): the group's
+  /// first loop has skewCount > 1, and the next skewCount - 1 statements of
+  /// its Body are the group's other loops, over the same block. The group
+  /// runs as one sweep along the outermost dimension in which loop k
+  /// handles row r - skewLag while the first handles row r; rows of loop k
+  /// within skewLead rows after or skewTrail rows before a cut between two
+  /// threads' parts run after all threads finished their parts. Only the
+  /// schedule changes: each loop computes what it computed alone.
+  /// skewCount == 0 and a loop outside a group have no schedule.
+  unsigned skewCount = 0;
+  bool skewed = false; ///< a loop of a skewed group
+  /// A later loop of the group reaches a dat this one writes: its stores
+  /// stay in the cache for it (no streaming stores; `cached` in the IR).
+  bool skewCached = false;
+  int64_t skewLag = 0, skewLead = 0, skewTrail = 0;
   bool extended() const {
     for (int d = 0; d < 3; ++d)
       if (extendLo[size_t(d)] || extendHi[size_t(d)])

@@ -228,6 +228,16 @@ void Printer::parLoop(const ParLoopStmt &l, const NameTable &names,
   if (l.extended())
     head += " extend " + triple(l.extendLo, dims) + " " +
             triple(l.extendHi, dims);
+  if (l.skewed) {
+    head += " skew";
+    if (l.skewCount > 1)
+      head += " group " + std::to_string(l.skewCount);
+    head += " lag " + std::to_string(l.skewLag) + " lead " +
+            std::to_string(l.skewLead) + " trail " +
+            std::to_string(l.skewTrail);
+    if (l.skewCached)
+      head += " cached";
+  }
   lineWithLoc(head, l.range);
 
   std::vector<std::string> texts;

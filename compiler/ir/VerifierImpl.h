@@ -47,6 +47,7 @@ private:
   void checkStmt(const Stmt &s, Scope &sc, std::vector<unsigned> &declHere);
   /// A loop's shape, then each argument against ir/AccessRules.h.
   void checkParLoop(const ParLoopStmt &l, Scope &sc);
+  void checkSkewGroups(const Body &b);
   /// The host variable of a reduction argument (\p an: message prefix).
   void checkReductionVar(const AccessDescriptor &a, const KernelParam &p,
                          Scope &sc, const std::string &an);

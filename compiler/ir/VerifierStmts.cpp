@@ -83,9 +83,58 @@ void Verifier::checkBody(const Body &b, Scope &sc) {
     }
     checkStmt(*s, sc, declHere);
   }
+  checkSkewGroups(b);
   // Declarations go out of scope at the end of their Body.
   for (unsigned slot : declHere)
     sc.defined[slot] = false;
+}
+
+// Skewed groups (passes/Fuse.cpp): consecutive loops over one block, the
+// first marking the group's size; the runtime's schedule (lib/exec/Skew.cpp)
+// keeps reductions to the first loop, whose rows all run in the threads'
+// own parts (lag, lead and trail 0).
+void Verifier::checkSkewGroups(const Body &b) {
+  size_t members = 0; // loops of the open group still to come
+  const ParLoopStmt *first = nullptr;
+  for (const auto &s : b.stmts) {
+    const auto *l = s ? llvm::dyn_cast<ParLoopStmt>(s.get()) : nullptr;
+    if (members > 0) {
+      --members;
+      if (!l || !l->skewed || l->skewCount != 0) {
+        problem("skewed group of '" + first->kernel->name +
+                "': a statement other than a loop of the group inside it");
+        members = 0;
+        continue;
+      }
+      if (l->block != first->block || !l->block)
+        problem("skewed group of '" + first->kernel->name + "': loop '" +
+                l->kernel->name + "' runs over another block");
+      if (l->skewLag < 0 || l->skewLead < 0 || l->skewTrail < 0)
+        problem("skewed loop '" + l->kernel->name +
+                "' has a negative lag, lead or trail");
+      for (const AccessDescriptor &a : l->args)
+        if (a.kind == ArgKind::Reduction)
+          problem("skewed loop '" + l->kernel->name +
+                  "' reduces, but only the group's first loop may");
+      continue;
+    }
+    if (!l || !l->skewed)
+      continue;
+    if (l->skewCount < 2) {
+      problem("skewed loop '" + l->kernel->name + "' outside a group");
+      continue;
+    }
+    if (!l->block)
+      problem("skewed group of '" + l->kernel->name + "' over a set");
+    if (l->skewLag || l->skewLead || l->skewTrail)
+      problem("the first loop of skewed group '" + l->kernel->name +
+              "' has a lag, lead or trail");
+    first = l;
+    members = l->skewCount - 1;
+  }
+  if (members > 0)
+    problem("skewed group of '" + first->kernel->name +
+            "' ends before its last loop");
 }
 
 void Verifier::expectType(const ExprPtr &e, Type t, Scope &sc,

@@ -42,6 +42,10 @@
 // --comm-avoid=on forces it, off removes the pass's work. The IR shows the
 // plan: `halo group` before the chain's first loop, `extend` on loops.
 //
+// A chain it rewrites runs its loops one by one: skewed sweeps
+// (passes/Fuse.cpp) exchange every halo before any of their loops runs,
+// which the redundant points of extended loops cannot follow.
+//
 // Chains over unstructured sets: setChain below, with the layers of
 // chainSetHaloLayers (exec-halo layers, lib/mpi/Halo.cpp). Not yet: chains
 // over several blocks or mixing sets and blocks, and loops that write at
@@ -382,6 +386,17 @@ void CommAvoider::commit(const LoopChain &c,
   const bool on = group->mode == HaloGroup::Mode::On;
   const_cast<ParLoopStmt &>(*c.loops[0]).haloGroup = std::move(group);
   changed = true;
+  // A skewed sweep (passes/Fuse.cpp) exchanges every halo before any of
+  // its loops runs, which the extended loops' redundant points would race
+  // with: the chain's loops run one by one instead.
+  bool unskewed = false;
+  for (const ParLoopStmt *l : c.loops) {
+    auto &loop = const_cast<ParLoopStmt &>(*l);
+    unskewed = unskewed || loop.skewed;
+    loop.skewed = loop.skewCached = false;
+    loop.skewCount = 0;
+    loop.skewLag = loop.skewLead = loop.skewTrail = 0;
+  }
   ctx.stats.add(PassName, "chains", "loop chains made communication-avoiding");
   ctx.stats.add(PassName, "messages", "halo exchanges per neighbour saved",
                 plainTotal - 1);
@@ -396,7 +411,9 @@ void CommAvoider::commit(const LoopChain &c,
                        std::to_string(plainTotal) +
                        " exchanges per run; loops run " + runs + "; " +
                        (on ? "always (--comm-avoid=on)"
-                           : "the runtime's cost model decides per run"),
+                           : "the runtime's cost model decides per run") +
+                       (unskewed ? "; its skewed sweep runs as separate loops"
+                                 : ""),
                    PassName);
 }
 

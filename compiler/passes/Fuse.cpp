@@ -39,11 +39,35 @@
 // dats marked dirty after it). Not with -ffp-contract=fast, which may
 // contract a multiply of A with an add of B.
 //
-// Structured producer/consumer pairs through stencil offsets (Jacobi then
-// a residual of its output) are refused, not skewed: a skewed or tiled
-// schedule shifts B by the stencil's reach and needs loop peeling at the
-// range ends and per-rank halo recomputation under MPI; see
-// docs/architecture.md.
+// Skewed sweeps. Loops over one block that the rules above keep apart
+// because one reads at stencil offsets what the other writes,
+//   loop jacobi (u @ cross -> u2); loop copy (u2 -> u),
+// still share one sweep over memory when B runs a few rows (of the
+// outermost dimension, whose rows the runtime's bodies take whole) behind
+// A: copy writes row r of u once jacobi has run row r + 1, the last that
+// reads it, and u2's row r is still in cache. The units of such a group
+// (each an element-fused loop, or one loop) stay separate loops in the IR,
+// consecutive, marked `skew` (ParLoopStmt::skewCount, skewLag, skewLead,
+// skewTrail); the CPU runtime interleaves their rows (lib/exec/Skew.cpp).
+// Why it is legal: unit m's row r conflicts with unit k's (k before m)
+// row r + D, for every D = dm - dk over the outer offsets dk, dm at which
+// the two reach a dat one of them writes; the sweep runs m's row r at step
+// r + lag_m and k's row r + D at step r + D + lag_k, so
+//   lag_m >= lag_k + max D
+// puts every conflicting row of k first, as the loops one after the other
+// did. Threads: each runs the sweep over its own contiguous rows; a row of
+// m whose conflicting rows of k fall in another thread's part waits until
+// every thread is done: m's rows within lead_m after or trail_m before a
+// cut, with
+//   lead_m >= lead_k - min D,   trail_m >= trail_k + max D,
+// run then, cut by cut, the units in order. Each loop computes every
+// element from the same values as alone, so the results are bitwise the
+// same; only the first unit may reduce (its rows run in chunk order within
+// each thread's part: the partial sums are unchanged). Under MPI a group
+// whose later unit reads at a stencil offset a dat an earlier unit writes
+// is refused (that read needs a halo exchange in between); every halo a
+// group needs is exchanged before it runs. -fno-skew turns skewing off; the
+// CUDA backend, which runs a group's loops one by one, gets none.
 #include "passes/Fuse.h"
 
 #include "passes/BodyUtils.h"
@@ -197,6 +221,20 @@ private:
   std::string whyNotJoin(const Function &host, const LoopChain &c,
                          const std::vector<unsigned> &group, unsigned next);
   void fuseBody(Function &host, Body &body);
+  /// Skewed sweeps (see the file comment): why unit \p next cannot join
+  /// the skewed group \p group of units (indices into \p units), or empty;
+  /// then \p lag, \p lead, \p trail are next's schedule numbers and
+  /// \p because the access that set its lag.
+  struct Unit {
+    std::vector<unsigned> loops; ///< chain loops, element-fused when > 1
+    bool fusable = true;         ///< whyNotFusable() of every loop empty
+    int64_t lag = 0, lead = 0, trail = 0;
+  };
+  std::string whyNotSkew(const Function &host, const LoopChain &c,
+                         const std::vector<Unit> &units,
+                         const std::vector<unsigned> &group, unsigned next,
+                         int64_t &lag, int64_t &lead, int64_t &trail,
+                         std::string &because);
   StmtPtr buildFused(const LoopChain &c, const std::vector<unsigned> &group);
   Function *addKernel(std::unique_ptr<Function> k);
   /// A stencil with the points of both block reads (an existing one with
@@ -494,35 +532,160 @@ StmtPtr Fuser::buildFused(const LoopChain &c,
   return loop;
 }
 
+/// The points at which a block access reaches its dat: its stencil's, or
+/// the element's own.
+std::vector<std::vector<int64_t>> accessPoints(const ChainAccess &a,
+                                               unsigned dims) {
+  if (a.kind == ArgKind::Stencil && a.stencil && !a.stencil->points.empty())
+    return a.stencil->points;
+  return {std::vector<int64_t>(dims, 0)};
+}
+
+/// "at offset (0, 1) of stencil 'cross'", or "" at the element itself.
+std::string atPoint(const ChainAccess &a, const std::vector<int64_t> &pt) {
+  if (std::all_of(pt.begin(), pt.end(), [](int64_t v) { return v == 0; }))
+    return "";
+  return " at offset " + offsetText(pt) +
+         (a.stencil ? " of stencil " + quoted(a.stencil->name) : "");
+}
+
+std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
+                              const std::vector<Unit> &units,
+                              const std::vector<unsigned> &group,
+                              unsigned next, int64_t &lag, int64_t &lead,
+                              int64_t &trail, std::string &because) {
+  auto unitName = [&](const Unit &u) {
+    std::string n;
+    for (unsigned l : u.loops)
+      n += (n.empty() ? "" : "+") + c.loops[l]->kernel->name;
+    return quoted(n);
+  };
+  const Unit &u = units[next];
+  const std::string bName = unitName(u);
+  auto varName = [&](unsigned v) { return quoted(host.vars[v].name); };
+  // Only the first unit reduces: its rows run in chunk order within each
+  // thread's part, those of later units around the cuts after the parts.
+  std::set<unsigned> reduced;
+  for (unsigned k : group)
+    for (unsigned l : units[k].loops)
+      for (const AccessDescriptor &a : c.loops[l]->args)
+        if (a.kind == ArgKind::Reduction && a.var >= 0)
+          reduced.insert(unsigned(a.var));
+  for (unsigned l : u.loops)
+    for (const AccessDescriptor &a : c.loops[l]->args) {
+      if (a.kind == ArgKind::Reduction)
+        return bName + " reduces into " +
+               (a.var >= 0 ? varName(unsigned(a.var)) : std::string("a value")) +
+               ", and only the first loop of a skewed sweep may reduce";
+      if (a.kind == ArgKind::GlobalRead && a.value)
+        for (unsigned v : slotsIn(*a.value))
+          if (reduced.count(v))
+            return bName + " reads " + varName(v) +
+                   ", which a loop before it reduces into";
+    }
+  // Host statements between the loops run before the group: none may use
+  // a variable of a loop of the group before it.
+  std::vector<unsigned> loops;
+  for (unsigned k : group)
+    loops.insert(loops.end(), units[k].loops.begin(), units[k].loops.end());
+  loops.insert(loops.end(), u.loops.begin(), u.loops.end());
+  for (size_t h : c.hostStmts) {
+    if (h <= c.loopStmts[loops.front()] || h >= c.loopStmts[loops.back()])
+      continue;
+    std::set<unsigned> before;
+    for (unsigned l : loops)
+      if (c.loopStmts[l] < h)
+        for (unsigned v : loopSlotsUsed(*c.loops[l]))
+          before.insert(v);
+    for (unsigned v : hostSlotsUsed(*c.body->stmts[h]))
+      if (before.count(v))
+        return "the host statement at line " +
+               std::to_string(
+                   ctx.diags.sources()
+                       .lineAndColumn(c.body->stmts[h]->range.begin)
+                       .first) +
+               " between them uses " + varName(v);
+  }
+  // The rows each earlier unit must have run first (file comment).
+  const unsigned dims = c.loops[u.loops.front()]->block->dims;
+  std::set<unsigned> mine(u.loops.begin(), u.loops.end());
+  bool shares = false;
+  lag = lead = trail = 0;
+  because.clear();
+  for (unsigned k : group) {
+    std::set<unsigned> theirs(units[k].loops.begin(), units[k].loops.end());
+    const std::string kName = unitName(units[k]);
+    bool conflict = false;
+    int64_t dmin = 0, dmax = 0;
+    std::string why;
+    for (const ChainDat &d : c.dats)
+      for (const ChainAccess &x : d.accesses) {
+        if (!mine.count(x.loop))
+          continue;
+        for (const ChainAccess &y : d.accesses) {
+          if (!theirs.count(y.loop))
+            continue;
+          shares = true;
+          if (!modeWrites(x.mode) && !modeWrites(y.mode))
+            continue;
+          const std::string dat = quoted(d.dat->name);
+          if (x.kind == ArgKind::Indirect || y.kind == ArgKind::Indirect)
+            return bName + " and " + kName + " reach " + dat +
+                   " through a map";
+          if (ctx.mpi && modeWrites(y.mode) && !x.centre)
+            return bName + " reads " + dat + " " + howReached(x) +
+                   ", which " + kName +
+                   " writes: under MPI that read needs a halo exchange "
+                   "between them";
+          for (const std::vector<int64_t> &pm : accessPoints(x, dims))
+            for (const std::vector<int64_t> &pk : accessPoints(y, dims)) {
+              const int64_t D = pm[dims - 1] - pk[dims - 1];
+              if (!conflict || D > dmax) {
+                why = modeWrites(x.mode)
+                          ? bName + " writes " + dat + ", which " + kName +
+                                (modeWrites(y.mode) ? " writes" : " reads") +
+                                atPoint(y, pk)
+                          : bName + " reads " + dat + atPoint(x, pm) +
+                                ", which " + kName + " writes";
+              }
+              dmin = conflict ? std::min(dmin, D) : D;
+              dmax = conflict ? std::max(dmax, D) : D;
+              conflict = true;
+            }
+        }
+      }
+    if (!conflict)
+      continue;
+    if (units[k].lag + dmax > lag) {
+      lag = units[k].lag + dmax;
+      because = why;
+    }
+    lead = std::max(lead, units[k].lead - dmin);
+    trail = std::max(trail, units[k].trail + dmax);
+  }
+  if (!shares)
+    return bName + " shares no dat with the loops before it";
+  return "";
+}
+
 void Fuser::fuseBody(Function &host, Body &body) {
   std::vector<LoopChain> chains = findLoopChains(body);
-  // Statement index -> replacement (the fused loop at its group's last
-  // loop; null for the other loops of a group, which go away).
-  std::map<size_t, StmtPtr> replace;
+  // Statement index -> replacements (the fused loop, or a skewed group's
+  // loops, at its last loop; nothing for the other loops, which go away).
+  std::map<size_t, std::vector<StmtPtr>> replace;
+  auto unitName = [](const LoopChain &c, const std::vector<unsigned> &loops) {
+    std::string n;
+    for (unsigned l : loops)
+      n += (n.empty() ? "" : "+") + c.loops[l]->kernel->name;
+    return quoted(n);
+  };
   for (const LoopChain &c : chains) {
+    // 1. Element fusion: units of loops fused at the same point.
+    std::vector<Unit> units;
     std::vector<unsigned> group;
     auto close = [&] {
-      if (group.size() > 1) {
-        std::string names;
-        for (unsigned g : group) {
-          names +=
-              (names.empty() ? "" : ", ") + quoted(c.loops[g]->kernel->name);
-          replace[c.loopStmts[g]] = nullptr;
-        }
-        StmtPtr fused = buildFused(c, group);
-        auto *l = llvm::cast<ParLoopStmt>(fused.get());
-        ctx.stats.add(PassName, "fused", "loops fused away",
-                      int64_t(group.size() - 1));
-        ctx.stats.add(PassName, "groups", "fused loops created");
-        ctx.diags.remark(c.loops[group.front()]->range,
-                         "fused " + std::to_string(group.size()) + " loops (" +
-                             names + ") into " + quoted(l->kernel->name) +
-                             " over " +
-                             spaceText(*l, c.access[group.front()], &host),
-                         PassName);
-        replace[c.loopStmts[group.back()]] = std::move(fused);
-        changed = true;
-      }
+      if (!group.empty())
+        units.push_back({group, true});
       group.clear();
     };
     for (unsigned l = 0; l < c.loops.size(); ++l) {
@@ -536,6 +699,7 @@ void Fuser::fuseBody(Function &host, Body &body) {
                            MissedName);
         }
         close();
+        units.push_back({{l}, false});
         continue;
       }
       if (group.empty()) {
@@ -557,6 +721,122 @@ void Fuser::fuseBody(Function &host, Body &body) {
       group.push_back(l);
     }
     close();
+
+    // 2. Skewed sweeps: consecutive units over one block.
+    std::vector<std::vector<unsigned>> skews; // unit indices, each >= 1
+    std::vector<unsigned> skew;
+    std::vector<std::string> lagWhy(units.size());
+    auto closeSkew = [&] {
+      if (!skew.empty())
+        skews.push_back(skew);
+      skew.clear();
+    };
+    for (unsigned n = 0; n < units.size(); ++n) {
+      Unit &u = units[n];
+      const ParLoopStmt &b = *c.loops[u.loops.front()];
+      if (!u.fusable || !ctx.skew || !b.block) {
+        closeSkew();
+        if (u.fusable)
+          skew.push_back(n); // a group of its own
+        closeSkew();
+        continue;
+      }
+      if (skew.empty() ||
+          c.loops[units[skew.front()].loops.front()]->block != b.block) {
+        closeSkew();
+        skew.push_back(n);
+        continue;
+      }
+      int64_t lag = 0, lead = 0, trail = 0;
+      std::string because;
+      std::string why =
+          whyNotSkew(host, c, units, skew, n, lag, lead, trail, because);
+      if (why.empty()) {
+        u.lag = lag;
+        u.lead = lead;
+        u.trail = trail;
+        lagWhy[n] = because;
+        skew.push_back(n);
+        continue;
+      }
+      ctx.stats.add(PassName, "skew-refused", "loops not skewed");
+      ctx.diags.remark(b.range,
+                       "loop " + unitName(c, u.loops) + " not skewed with " +
+                           unitName(c, units[skew.back()].loops) + ": " + why,
+                       MissedName);
+      closeSkew();
+      skew.push_back(n);
+    }
+    closeSkew();
+
+    // 3. Build: fused loops, skewed groups at their last loop.
+    for (const std::vector<unsigned> &sg : skews) {
+      std::vector<StmtPtr> out;
+      for (unsigned n : sg) {
+        const Unit &u = units[n];
+        for (unsigned l : u.loops)
+          replace[c.loopStmts[l]]; // removed unless it is the group's place
+        if (u.loops.size() == 1) {
+          out.push_back(std::move(body.stmts[c.loopStmts[u.loops[0]]]));
+          continue;
+        }
+        std::string names;
+        for (unsigned g : u.loops)
+          names +=
+              (names.empty() ? "" : ", ") + quoted(c.loops[g]->kernel->name);
+        StmtPtr fused = buildFused(c, u.loops);
+        auto *l = llvm::cast<ParLoopStmt>(fused.get());
+        ctx.stats.add(PassName, "fused", "loops fused away",
+                      int64_t(u.loops.size() - 1));
+        ctx.stats.add(PassName, "groups", "fused loops created");
+        ctx.diags.remark(c.loops[u.loops.front()]->range,
+                         "fused " + std::to_string(u.loops.size()) +
+                             " loops (" + names + ") into " +
+                             quoted(l->kernel->name) + " over " +
+                             spaceText(*l, c.access[u.loops.front()], &host),
+                         PassName);
+        out.push_back(std::move(fused));
+        changed = true;
+      }
+      if (sg.size() > 1) {
+        std::string names, behind;
+        for (size_t i = 0; i < sg.size(); ++i) {
+          auto *l = llvm::cast<ParLoopStmt>(out[i].get());
+          const Unit &u = units[sg[i]];
+          l->skewed = true;
+          l->skewCount = i == 0 ? unsigned(sg.size()) : 0;
+          l->skewLag = u.lag;
+          l->skewLead = u.lead;
+          l->skewTrail = u.trail;
+          // Its stores stay cached when a later loop reaches what it writes.
+          for (const AccessDescriptor &a : l->args)
+            for (size_t j = i + 1; j < sg.size() && modeWrites(a.mode) &&
+                                   a.usesDat() && !l->skewCached;
+                 ++j)
+              for (const AccessDescriptor &o :
+                   llvm::cast<ParLoopStmt>(out[j].get())->args)
+                if (o.usesDat() && o.dat == a.dat)
+                  l->skewCached = true;
+          names += (names.empty() ? "" : ", ") + quoted(l->kernel->name);
+          if (i > 0)
+            behind += "; " + quoted(l->kernel->name) + " " +
+                      std::to_string(u.lag) +
+                      (u.lag == 1 ? " row" : " rows") + " behind" +
+                      (lagWhy[sg[i]].empty() ? ""
+                                             : " (" + lagWhy[sg[i]] + ")");
+        }
+        const ParLoopStmt &first = *c.loops[units[sg[0]].loops.front()];
+        ctx.stats.add(PassName, "skewed", "skewed sweeps created");
+        ctx.diags.remark(first.range,
+                         "skewed " + std::to_string(sg.size()) + " loops (" +
+                             names + ") into one sweep over " +
+                             first.block->name + behind,
+                         PassName);
+        changed = true;
+      }
+      const Unit &last = units[sg.back()];
+      replace[c.loopStmts[last.loops.back()]] = std::move(out);
+    }
   }
   if (!replace.empty()) {
     std::vector<StmtPtr> out;
@@ -564,8 +844,9 @@ void Fuser::fuseBody(Function &host, Body &body) {
       auto it = replace.find(i);
       if (it == replace.end())
         out.push_back(std::move(body.stmts[i]));
-      else if (it->second)
-        out.push_back(std::move(it->second));
+      else
+        for (StmtPtr &s : it->second)
+          out.push_back(std::move(s));
     }
     body.stmts = std::move(out);
   }

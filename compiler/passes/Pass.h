@@ -65,6 +65,13 @@ struct PassContext {
   const TargetProfile *target = nullptr;
   /// --comm-avoid (default: auto with --mpi, else off).
   CommAvoidMode commAvoid = CommAvoidMode::Off;
+  /// --mpi: the program runs on several ranks (halo exchanges between
+  /// loops).
+  bool mpi = false;
+  /// Skewed fusion (passes/Fuse.cpp): on for the CPU backend unless
+  /// -fno-skew; the CUDA backend runs a skewed group's loops one by one and
+  /// gets none.
+  bool skew = true;
 };
 
 /// A pass's entry point: rewrites \p program, returns true when it changed

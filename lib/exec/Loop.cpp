@@ -312,9 +312,11 @@ std::vector<ProfileRow> collectProfile() {
     }
     if (loop->plan && it->plan.empty() && loop->calls > 0)
       it->plan = describePlan(*loop->plan, loop->partsUsed);
+    if (!loop->note.empty() && it->plan.empty() && loop->calls > 0)
+      it->plan = loop->note;
     it->calls += loop->calls;
     it->seconds += loop->seconds;
-    it->bytes += loop->bytesPerCall * double(loop->calls);
+    it->bytes += loop->bytesPerCall * double(loop->calls) + loop->bytesAdjust;
     it->messages += loop->messages;
     it->exchangeBytes += loop->exchangeBytes;
     it->exchangeSeconds += loop->exchangeSeconds;
@@ -359,6 +361,8 @@ std::vector<ProfileRow> collectProfile() {
                    });
   return rows;
 }
+
+void setActiveLoop(opd_loop *loop) { activeLoop = loop; }
 
 void releaseLoops() {
   activeLoop = nullptr;

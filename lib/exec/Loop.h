@@ -93,6 +93,12 @@ struct opd_loop {
   /// colouring) itself, whatever the plan kind (the profile names what ran).
   mutable bool partsUsed = false;
   double bytesPerCall = 0;
+  /// Skewed sweeps (exec/Skew.cpp): the first loop of a sweep carries the
+  /// time and the bytes of all its loops (bytesAdjust adds the others'
+  /// bytes to it and takes them from them), and `note` says so in the
+  /// profile's plan lines.
+  double bytesAdjust = 0;
+  std::string note;
   /// Between opd_loop_begin and opd_loop_end: when the call began and
   /// whether halo messages are still in flight.
   double startTime = 0;
@@ -119,5 +125,9 @@ int64_t lastLevelCacheBytes();
 /// called by the loop's end phase. forgetGathers frees the buffers.
 void applyGathers(opd_loop *loop);
 void forgetGathers();
+/// The loop that opd_loop_begin checks against (one loop runs at a time);
+/// a skewed sweep (exec/Skew.cpp) begins its loops one after the other,
+/// clearing it in between, and sets it again before ending each.
+void setActiveLoop(opd_loop *loop);
 } // namespace opdc::rt
 #endif

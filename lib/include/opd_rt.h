@@ -284,6 +284,18 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
  *  write-only arguments. 0 otherwise. */
 int opd_loop_streams(const opd_loop *loop);
 
+/** Runs the `n` prepared block loops of a skewed sweep (the compiler's
+ *  fuse pass: loops over one block that reach each other's data at stencil
+ *  offsets) as one sweep along the outermost dimension, with each loop's
+ *  body and context as opd_loop_run takes them. `schedule` holds three
+ *  numbers per loop: lag (loop k runs row r - lag while the first runs row
+ *  r), lead and trail (loop k's rows within lead after or trail before a
+ *  cut between two threads' parts run after every thread's part). All
+ *  halos are exchanged before the sweep; only the first loop may reduce.
+ *  Every loop computes what opd_loop_run would have, bitwise. */
+void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
+                  void *const *ctxs, const int64_t *schedule);
+
 /*===-- Loop phases (backends that launch their own kernels) ---------------===*/
 
 /* opd_loop_run in pieces, for a backend that runs a prepared loop itself

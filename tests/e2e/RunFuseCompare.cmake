@@ -5,11 +5,14 @@
 #       [-DIGNORE=regex] [-DMPIEXEC=mpirun -DMPIFLAGS="..." -DNP=2]
 #       -P RunFuseCompare.cmake
 #
-# Without MPIEXEC: both builds run with --threads=1 and --threads=2 (four
-# runs). With MPIEXEC: both are built with --mpi and run under
+# Three builds: -fno-fuse, -fno-skew (loops fused at the same point only)
+# and the default (skewed sweeps too). Without MPIEXEC each runs with
+# --threads=1, 2 and 5 (five threads split a skewed sweep into five parts,
+# four cuts). With MPIEXEC all are built with --mpi and run under
 # `mpirun -np NP` with --threads=1. Lines matching IGNORE (timings) are
-# dropped before comparing. The fused build must report at least one
-# fusion (-Rpass=fuse), or the comparison would prove nothing.
+# dropped before comparing. The default build must report at least one
+# fusion or skewed sweep (-Rpass=fuse), or the comparison would prove
+# nothing; with -DSKEW=1 a skewed sweep.
 cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/FilterOutput.cmake)
 file(REMOVE_RECURSE ${WORK})
@@ -25,15 +28,23 @@ execute_process(COMMAND ${OPDC} build ${mpi} -Rpass=fuse ${SOURCE}
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "opdc build ${mpi} ${SOURCE} failed (${rc}):\n${out}${err}")
 endif()
-if(NOT err MATCHES "remark: fused")
+if(NOT err MATCHES "remark: (fused|skewed)")
   message(FATAL_ERROR "opdc fused no loops of ${SOURCE}:\n${err}")
 endif()
-execute_process(COMMAND ${OPDC} build ${mpi} -fno-fuse ${SOURCE}
-                        -o ${WORK}/unfused
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "opdc build ${mpi} -fno-fuse ${SOURCE} failed (${rc}):\n${out}${err}")
+if(SKEW AND NOT err MATCHES "remark: skewed")
+  message(FATAL_ERROR "opdc made no skewed sweep of ${SOURCE}:\n${err}")
 endif()
+foreach(variant unfused:-fno-fuse noskew:-fno-skew)
+  string(REPLACE ":" ";" pair ${variant})
+  list(GET pair 0 name)
+  list(GET pair 1 flag)
+  execute_process(COMMAND ${OPDC} build ${mpi} ${flag} ${SOURCE}
+                          -o ${WORK}/${name}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "opdc build ${mpi} ${flag} ${SOURCE} failed (${rc}):\n${out}${err}")
+  endif()
+endforeach()
 
 function(run_one variant threads result)
   if(DEFINED MPIEXEC)
@@ -51,12 +62,12 @@ function(run_one variant threads result)
   set(${result} "${kept}" PARENT_SCOPE)
 endfunction()
 
-set(thread_counts 1 2)
+set(thread_counts 1 2 5)
 if(DEFINED MPIEXEC)
   set(thread_counts 1)
 endif()
 set(reference "")
-foreach(variant unfused fused)
+foreach(variant unfused noskew fused)
   foreach(threads ${thread_counts})
     run_one(${variant} ${threads} got)
     if(reference STREQUAL "")

@@ -14,6 +14,7 @@
 // `&&`, `||` and select() evaluate only the operand they need, as in C, so a
 // guarded division never traps.
 #include "codegen/llvm/FunctionEmitter.h"
+#include "codegen/llvm/LoopCodeGen.h"
 
 #include "codegen/llvm/RandomCodeGen.h"
 
@@ -148,8 +149,20 @@ void FunctionEmitter::storeValue(llvm::Value *v, llvm::Value *ptr,
 //===----------------------------------------------------------------------===//
 
 void FunctionEmitter::emitBody(const ir::Body &body) {
-  for (const auto &s : body.stmts)
-    emitStmt(*s);
+  for (size_t i = 0; i < body.stmts.size(); ++i) {
+    // A skewed group (passes/Fuse.cpp; the verifier checked its shape)
+    // runs as one: its loops are the next skewCount statements.
+    const auto *l = llvm::dyn_cast<ParLoopStmt>(body.stmts[i].get());
+    if (l && l->skewCount > 1 && i + l->skewCount <= body.stmts.size()) {
+      std::vector<const ParLoopStmt *> group;
+      for (size_t k = i; k < i + l->skewCount; ++k)
+        group.push_back(llvm::cast<ParLoopStmt>(body.stmts[k].get()));
+      emitSkewedLoops(*this, group.data(), unsigned(group.size()));
+      i += l->skewCount - 1;
+      continue;
+    }
+    emitStmt(*body.stmts[i]);
+  }
 }
 
 void FunctionEmitter::emitStmt(const ir::Stmt &s) {

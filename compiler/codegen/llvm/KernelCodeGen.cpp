@@ -118,6 +118,9 @@ bool isStreamCandidate(const ParLoopStmt &loop, unsigned i) {
   const AccessDescriptor &a = loop.args[i];
   if (a.mode != AccessMode::Write || !a.dat)
     return false;
+  // A later loop of its skewed sweep reads what it writes from the cache.
+  if (loop.skewCached)
+    return false;
   if (a.kind == ArgKind::Stencil) {
     if (!a.stencil)
       return false;

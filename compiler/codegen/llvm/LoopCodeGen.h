@@ -17,5 +17,13 @@ struct ParLoopStmt;
 /// the combination of the reduction partials in chunk order.
 void emitParLoop(FunctionEmitter &host, const ir::ParLoopStmt &loop);
 
+/// Emits the skewed group of \p n loops starting at \p first (the group's
+/// loops, consecutive in their Body; passes/Fuse.cpp): each loop's body
+/// function, argument table, prepare call and context as emitParLoop does,
+/// then one opd_skew_run over all of them (lib/exec/Skew.cpp), then each
+/// loop's reduction partials.
+void emitSkewedLoops(FunctionEmitter &host,
+                     const ir::ParLoopStmt *const *first, unsigned n);
+
 } // namespace opdc
 #endif

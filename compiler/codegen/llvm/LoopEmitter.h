@@ -44,6 +44,17 @@ public:
   /// The body function, then the host code at the host's insertion point.
   void emit();
 
+  /// emit() in two halves around the run call: the body function and the
+  /// host code up to opd_loop_run, whose operands it returns (the loop
+  /// handle, the body to run, the context), and the code after it (the
+  /// reduction partials). A skewed group (emitSkewedLoops) runs its loops
+  /// in between with one opd_skew_run.
+  struct Prepared {
+    llvm::Value *handle, *body, *ctx;
+  };
+  Prepared emitBeforeRun();
+  void emitAfterRun();
+
 private:
   // LoopHost.cpp
   void layoutContext();

@@ -525,6 +525,17 @@ void LoopEmitter::combinePartials() {
 }
 
 void LoopEmitter::emit() {
+  Prepared p = emitBeforeRun();
+  b.CreateCall(cgm.rt.loopRun, {p.handle, p.body, p.ctx});
+  emitAfterRun();
+}
+
+void LoopEmitter::emitAfterRun() {
+  if (chunks)
+    combinePartials();
+}
+
+LoopEmitter::Prepared LoopEmitter::emitBeforeRun() {
   layoutContext();
   llvm::MDNode *group = access.race != RaceClass::Sequential
                             ? llvm::MDNode::getDistinct(cgm.context, {})
@@ -557,13 +568,47 @@ void LoopEmitter::emit() {
                                       llvm::ConstantInt::get(cgm.i32Ty, 0));
     run = b.CreateSelect(big, nt, body, "body");
   }
-  b.CreateCall(cgm.rt.loopRun, {handle, run, ctx});
-  if (chunks)
-    combinePartials();
+  return {handle, run, ctx};
 }
 
 void emitParLoop(FunctionEmitter &host, const ir::ParLoopStmt &loop) {
   LoopEmitter(host, loop).emit();
+}
+
+void emitSkewedLoops(FunctionEmitter &host, const ParLoopStmt *const *first,
+                     unsigned n) {
+  CodeGenModule &cgm = host.cgm;
+  llvm::IRBuilder<> &b = host.b;
+  std::vector<std::unique_ptr<LoopEmitter>> loops;
+  std::vector<LoopEmitter::Prepared> runs;
+  std::vector<llvm::Constant *> schedule;
+  for (unsigned k = 0; k < n; ++k) {
+    loops.push_back(std::make_unique<LoopEmitter>(host, *first[k]));
+    runs.push_back(loops.back()->emitBeforeRun());
+    for (int64_t v : {first[k]->skewLag, first[k]->skewLead,
+                      first[k]->skewTrail})
+      schedule.push_back(llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true));
+  }
+  auto *ptrsTy = llvm::ArrayType::get(cgm.ptrTy, n);
+  llvm::Value *handles = host.createTemp(ptrsTy, "skew.loops");
+  llvm::Value *bodies = host.createTemp(ptrsTy, "skew.bodies");
+  llvm::Value *ctxs = host.createTemp(ptrsTy, "skew.ctxs");
+  for (unsigned k = 0; k < n; ++k) {
+    b.CreateStore(runs[k].handle,
+                  b.CreateConstInBoundsGEP2_32(ptrsTy, handles, 0, k));
+    b.CreateStore(runs[k].body,
+                  b.CreateConstInBoundsGEP2_32(ptrsTy, bodies, 0, k));
+    b.CreateStore(runs[k].ctx, b.CreateConstInBoundsGEP2_32(ptrsTy, ctxs, 0, k));
+  }
+  auto *schedTy = llvm::ArrayType::get(cgm.i64Ty, schedule.size());
+  auto *sched = new llvm::GlobalVariable(
+      cgm.module, schedTy, true, llvm::GlobalValue::InternalLinkage,
+      llvm::ConstantArray::get(schedTy, schedule), "opd_skew");
+  b.CreateCall(cgm.rt.skewRun(),
+               {llvm::ConstantInt::get(cgm.i32Ty, n), handles, bodies, ctxs,
+                sched});
+  for (auto &l : loops)
+    l->emitAfterRun();
 }
 
 } // namespace opdc

@@ -128,6 +128,16 @@ llvm::FunctionCallee RuntimeABI::loopExtendNext() {
       llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr, ptr}, false));
 }
 
+llvm::FunctionCallee RuntimeABI::skewRun() {
+  llvm::LLVMContext &c = module.getContext();
+  auto *ptr = llvm::PointerType::get(c, 0);
+  auto *i32 = llvm::Type::getInt32Ty(c);
+  // (n, loops, bodies, ctxs, schedule)
+  return module.getOrInsertFunction(
+      "opd_skew_run", llvm::FunctionType::get(llvm::Type::getVoidTy(c),
+                                              {i32, ptr, ptr, ptr, ptr}, false));
+}
+
 llvm::FunctionCallee RuntimeABI::haloGroup() {
   llvm::LLVMContext &c = module.getContext();
   auto *ptr = llvm::PointerType::get(c, 0);

@@ -26,6 +26,8 @@ struct RuntimeABI {
   llvm::FunctionCallee haloDepth();
   llvm::FunctionCallee loopExtendNext();
   llvm::FunctionCallee haloGroup();
+  /// opd_skew_run (passes/Fuse.cpp's skewed groups), declared when used.
+  llvm::FunctionCallee skewRun();
   llvm::FunctionCallee costModel();
 
   /// struct opd_param_desc { const char *name; opd_scalar type; void *storage;

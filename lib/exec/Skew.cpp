@@ -1,0 +1,191 @@
+// Skew.cpp - opd_skew_run: the loops of a skewed sweep, row-interleaved.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The fuse pass (compiler/passes/Fuse.cpp) groups loops over one block
+// that cannot share a point of the sweep, because one reads at stencil
+// offsets what another writes (Jacobi reading u at (0, +-1), then a copy
+// writing u), into a skewed sweep: loop k runs row r - lag_k of the
+// outermost dimension while the first runs row r, so each row a later loop
+// needs is still in cache, and the pass chose the lags so that every row
+// of an earlier loop that a row of a later loop conflicts with ran first.
+//
+// Threads. The first loop's chunks (exec/Loop.cpp: rows on the grid
+// begin + c * chunkSize, numbered by position) are split into one
+// contiguous part per thread; the part boundaries are cuts. Phase 1: each
+// thread sweeps its part, steps of R rows (about SkewStepPoints points),
+// loop by loop within a step; loop k leaves out its rows within lead_k
+// after and trail_k before a cut (a conflicting row of an earlier loop
+// may lie in the other thread's part, not run yet). Phase 2, after every
+// part: per cut, the left-out rows, loop by loop. Parts are made long
+// enough that two cuts' left-out rows and what they reach never meet.
+// Every row of every loop runs once; the first loop has lead = trail = 0,
+// so its chunks run whole, in order, on one thread each: its reduction
+// partials are those of opd_loop_run, bitwise.
+//
+// The halos of every loop are exchanged (and waited for) before the sweep:
+// no overlap of messages with the core, which the pass accepts in return
+// for one sweep over memory. Time and bytes go to the first loop's profile
+// entry (the others count their calls and name the sweep).
+#include "exec/Loop.h"
+
+#include "core/Runtime.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace opdc::rt {
+namespace {
+
+/// Points of the first loop per step of the sweep (R rows): the rows a
+/// later loop reads back are lag_k steps old at most, a few hundred KiB
+/// for Poisson's three dats, within the L2 of current cores.
+constexpr int64_t SkewStepPoints = 16384;
+
+struct Member {
+  opd_loop *loop;
+  opd_body body;
+  void *ctx;
+  int64_t lag, lead, trail;
+  int64_t begin, end, chunkSize; ///< rows [begin, end), chunk grid
+};
+
+/// Rows [a, b) of member m, split on its chunk grid.
+void runRows(const Member &m, int64_t a, int64_t b) {
+  a = std::max(a, m.begin);
+  b = std::min(b, m.end);
+  while (a < b) {
+    const int64_t c = (a - m.begin) / m.chunkSize;
+    const int64_t e = std::min(b, m.begin + (c + 1) * m.chunkSize);
+    m.body(m.ctx, a, e, c);
+    a = e;
+  }
+}
+
+/// How far (rows) the loops' stencils reach along the outermost dimension.
+int64_t outerReach(const opd_loop &loop) {
+  const int outer = loop.ndims - 1;
+  int64_t r = 0;
+  for (const opd_arg &a : loop.args)
+    if (a.kind == OPD_ARG_STENCIL)
+      r = std::max<int64_t>({r, -a.lo[outer], a.hi[outer]});
+  return r;
+}
+
+} // namespace
+} // namespace opdc::rt
+
+using namespace opdc::rt;
+
+void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
+                  void *const *ctxs, const int64_t *schedule) {
+  if (n < 1 || !loops || !bodies || !ctxs || !schedule)
+    failf("internal error: a skewed sweep without loops");
+  std::vector<Member> ms;
+  for (int k = 0; k < n; ++k) {
+    opd_loop *l = loops[k];
+    if (!l || !l->block || l->ndims != loops[0]->ndims)
+      failf("internal error: skewed sweep of '%s': loop %d is not a loop "
+            "over the same block",
+            loops[0]->name.c_str(), k);
+    if (k > 0)
+      for (const opd_arg &a : l->args)
+        if (a.kind == OPD_ARG_REDUCTION)
+          failf("internal error: skewed loop '%s' reduces", l->name.c_str());
+    ms.push_back({l, bodies[k], ctxs[k], schedule[3 * k], schedule[3 * k + 1],
+                  schedule[3 * k + 2], l->begin, l->begin + l->count,
+                  std::max<int64_t>(1, l->chunkSize)});
+  }
+  // Every loop's halos before any row runs: a later loop's rows overwrite
+  // what an earlier one reads, so nothing may be in flight meanwhile.
+  for (Member &m : ms) {
+    opd_loop_begin(m.loop);
+    setActiveLoop(nullptr);
+  }
+  for (Member &m : ms)
+    opd_loop_wait_halos(m.loop);
+
+  // The threads' parts: contiguous runs of the first loop's chunks.
+  const Member &first = ms[0];
+  const int64_t chunks =
+      first.end > first.begin
+          ? (first.end - first.begin + first.chunkSize - 1) / first.chunkSize
+          : 0;
+  int64_t maxLag = 0, maxLead = 0, maxTrail = 0, reach = 0;
+  for (const Member &m : ms) {
+    maxLag = std::max(maxLag, m.lag);
+    maxLead = std::max(maxLead, m.lead);
+    maxTrail = std::max(maxTrail, m.trail);
+    reach = std::max(reach, outerReach(*m.loop));
+  }
+  // A part holds its cuts' left-out rows and what they reach apart from
+  // the next cut's.
+  const int64_t minRows = 2 * (maxLead + maxTrail + maxLag + 2 * reach) + 1;
+  int64_t parts = std::min<int64_t>(omp_get_max_threads(), chunks);
+  while (parts > 1 && (chunks / parts) * first.chunkSize < minRows)
+    --parts;
+  parts = std::max<int64_t>(parts, 1);
+  std::vector<int64_t> cut(size_t(parts) + 1);
+  cut[0] = LLONG_MIN / 4;
+  cut[size_t(parts)] = LLONG_MAX / 4;
+  for (int64_t t = 1; t < parts; ++t)
+    cut[size_t(t)] = first.begin + (t * chunks / parts) * first.chunkSize;
+
+  int64_t inner = 1;
+  for (int d = 0; d + 1 < first.loop->ndims; ++d)
+    inner *= std::max<int64_t>(1, first.loop->hi[d] - first.loop->lo[d]);
+  const int64_t step = std::max<int64_t>(1, SkewStepPoints / inner);
+
+  // Phase 1: each part swept, loop k lag_k rows behind the first.
+#pragma omp parallel for schedule(static, 1) num_threads(int(parts)) if (parts > 1)
+  for (int64_t t = 0; t < parts; ++t) {
+    std::vector<int64_t> lo(ms.size()), hi(ms.size());
+    int64_t from = LLONG_MAX, to = LLONG_MIN;
+    for (size_t k = 0; k < ms.size(); ++k) {
+      const Member &m = ms[k];
+      lo[k] = std::max(m.begin, cut[size_t(t)] + (t > 0 ? m.lead : 0));
+      hi[k] = std::min(m.end,
+                       cut[size_t(t) + 1] - (t + 1 < parts ? m.trail : 0));
+      if (lo[k] < hi[k]) {
+        from = std::min(from, lo[k] + m.lag);
+        to = std::max(to, hi[k] + m.lag);
+      }
+    }
+    for (int64_t i = from; i < to; i += step)
+      for (size_t k = 0; k < ms.size(); ++k)
+        runRows(ms[k], std::max(lo[k], i - ms[k].lag),
+                std::min(hi[k], i - ms[k].lag + step));
+  }
+  // Phase 2: around each cut, the rows left out, loop by loop.
+#pragma omp parallel for schedule(static, 1) num_threads(int(parts)) if (parts > 2)
+  for (int64_t t = 1; t < parts; ++t)
+    for (size_t k = 1; k < ms.size(); ++k)
+      runRows(ms[k], cut[size_t(t)] - ms[k].trail,
+              cut[size_t(t)] + ms[k].lead);
+
+  // The profile: the sweep's time and bytes on the first loop.
+  for (size_t k = 0; k < ms.size(); ++k) {
+    opd_loop *l = ms[k].loop;
+    if (k > 0) {
+      l->startTime = opd_rt_wtime(); // its time is the first loop's
+      ms[0].loop->bytesAdjust += l->bytesPerCall;
+      l->bytesAdjust -= l->bytesPerCall;
+      if (l->note.empty())
+        l->note = "in the skewed sweep of '" + ms[0].loop->name +
+                  "' (its time and bytes counted there)";
+    } else if (l->note.empty()) {
+      l->note = "skewed sweep with";
+      for (size_t j = 1; j < ms.size(); ++j)
+        l->note += std::string(j > 1 ? "," : "") + " '" + ms[j].loop->name +
+                   "' (" + std::to_string(ms[j].lag) + " row" +
+                   (ms[j].lag == 1 ? "" : "s") + " behind)";
+      l->note += ": the time and bytes of all of them";
+    }
+    setActiveLoop(l);
+    opd_loop_end(l);
+  }
+}
