@@ -442,8 +442,9 @@ struct ParLoopStmt : Stmt {
   /// skewCount == 0 and a loop outside a group have no schedule.
   unsigned skewCount = 0;
   bool skewed = false; ///< a loop of a skewed group
-  /// A later loop of the group reaches a dat this one writes: its stores
-  /// stay in the cache for it (no streaming stores; `cached` in the IR).
+  /// Another loop of the group reaches a dat this one writes: plain
+  /// stores, whose lines stay in (or are already in) the cache, never
+  /// streaming ones (`cached` in the IR).
   bool skewCached = false;
   int64_t skewLag = 0, skewLead = 0, skewTrail = 0;
   bool extended() const {

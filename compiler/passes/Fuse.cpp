@@ -808,15 +808,20 @@ void Fuser::fuseBody(Function &host, Body &body) {
           l->skewLag = u.lag;
           l->skewLead = u.lead;
           l->skewTrail = u.trail;
-          // Its stores stay cached when a later loop reaches what it writes.
+          // Plain stores when another loop of the sweep reaches what it
+          // writes: a later one reads it from the cache, or an earlier one
+          // just brought its lines there (a store hits them; a streaming
+          // store would evict them). bench/fusion: Poisson 8192^2 2.54 s
+          // with streaming stores, 2.10 s without (1 thread).
           for (const AccessDescriptor &a : l->args)
-            for (size_t j = i + 1; j < sg.size() && modeWrites(a.mode) &&
-                                   a.usesDat() && !l->skewCached;
+            for (size_t j = 0; j < sg.size() && modeWrites(a.mode) &&
+                               a.usesDat() && !l->skewCached;
                  ++j)
-              for (const AccessDescriptor &o :
-                   llvm::cast<ParLoopStmt>(out[j].get())->args)
-                if (o.usesDat() && o.dat == a.dat)
-                  l->skewCached = true;
+              if (j != i)
+                for (const AccessDescriptor &o :
+                     llvm::cast<ParLoopStmt>(out[j].get())->args)
+                  if (o.usesDat() && o.dat == a.dat)
+                    l->skewCached = true;
           names += (names.empty() ? "" : ", ") + quoted(l->kernel->name);
           if (i > 0)
             behind += "; " + quoted(l->kernel->name) + " " +

@@ -118,7 +118,7 @@ bool isStreamCandidate(const ParLoopStmt &loop, unsigned i) {
   const AccessDescriptor &a = loop.args[i];
   if (a.mode != AccessMode::Write || !a.dat)
     return false;
-  // A later loop of its skewed sweep reads what it writes from the cache.
+  // Another loop of its skewed sweep reaches what it writes (IR.h).
   if (loop.skewCached)
     return false;
   if (a.kind == ArgKind::Stencil) {
