@@ -178,11 +178,19 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
         l->note = "in the skewed sweep of '" + ms[0].loop->name +
                   "' (its time and bytes counted there)";
     } else if (l->note.empty()) {
+      // Runs of the same loop at the same lag once, with their count.
       l->note = "skewed sweep with";
-      for (size_t j = 1; j < ms.size(); ++j)
+      for (size_t j = 1, runs = 0; j < ms.size(); j += runs) {
+        runs = 1;
+        while (j + runs < ms.size() &&
+               ms[j + runs].loop->name == ms[j].loop->name &&
+               ms[j + runs].lag == ms[j].lag)
+          ++runs;
         l->note += std::string(j > 1 ? "," : "") + " '" + ms[j].loop->name +
-                   "' (" + std::to_string(ms[j].lag) + " row" +
+                   "'" + (runs > 1 ? " x" + std::to_string(runs) : "") +
+                   " (" + std::to_string(ms[j].lag) + " row" +
                    (ms[j].lag == 1 ? "" : "s") + " behind)";
+      }
       l->note += ": the time and bytes of all of them";
     }
     setActiveLoop(l);

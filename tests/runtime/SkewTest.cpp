@@ -1,0 +1,146 @@
+// SkewTest.cpp - opd_skew_run's schedule (lib/exec/Skew.cpp): every row of
+// every loop runs once, each after the rows of earlier loops it conflicts
+// with (the offsets the lags, leads and trails were chosen for), the first
+// loop's chunks whole and in order on one thread, at any thread count.
+// SPDX-License-Identifier: Apache-2.0
+#include "core/Runtime.h"
+#include "exec/Loop.h"
+
+#include <gtest/gtest.h>
+
+#include <omp.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace {
+
+class SkewTest : public ::testing::Test {
+protected:
+  void TearDown() override {
+    opd_rt_finalize();
+    omp_set_num_threads(2);
+  }
+};
+
+// What a body saw: per row, when (a global sequence number), on which
+// thread, and with which chunk index.
+struct Trace {
+  int64_t rowsLo = 0;
+  std::vector<int64_t> seq, thread, chunk;
+  explicit Trace(int64_t lo, int64_t hi)
+      : rowsLo(lo), seq(size_t(hi - lo), -1), thread(size_t(hi - lo), -1),
+        chunk(size_t(hi - lo), -1) {}
+};
+std::atomic<int64_t> clock{0};
+
+void recordRows(void *ctx, int64_t begin, int64_t end, int64_t chunk) {
+  auto *t = static_cast<Trace *>(ctx);
+  for (int64_t r = begin; r < end; ++r) {
+    const size_t i = size_t(r - t->rowsLo);
+    // A row twice shows as a second sequence number (checked below).
+    t->seq[i] = t->seq[i] < 0 ? clock++ : -2;
+    t->thread[i] = omp_get_thread_num();
+    t->chunk[i] = chunk;
+  }
+}
+
+struct Member {
+  int64_t lo, hi;            // rows (outermost dimension)
+  int64_t lag, lead, trail;  // the schedule
+};
+
+// Loop m's row r conflicts with loop k's rows r + d for d in conflicts
+// [k][m] (k < m), the pass's D = dm - dk: those must have run first.
+void checkSchedule(const std::vector<Member> &members,
+                   const std::vector<std::vector<std::vector<int64_t>>> &conflicts,
+                   int threads) {
+  SCOPED_TRACE("threads " + std::to_string(threads));
+  omp_set_num_threads(threads);
+  opd_block *b = opd_block_create("grid", 2);
+  const int64_t size[2] = {8, 4000}, halo[2] = {2, 4}, base[2] = {0, 0};
+  opd_dat *u = opd_block_dat_create("u", b, OPD_F64, 1, size, halo, halo, base);
+  std::vector<opd_loop *> loops;
+  std::vector<opd_body> bodies;
+  std::vector<Trace> traces;
+  std::vector<int64_t> schedule;
+  traces.reserve(members.size());
+  for (size_t k = 0; k < members.size(); ++k) {
+    const Member &m = members[k];
+    // A stencil read reaching one row each way: the runtime sizes the
+    // threads' parts from the reach.
+    opd_arg arg{u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8,
+                {0, -1, 0}, {0, 1, 0}, 0};
+    int64_t lo[2] = {0, m.lo}, hi[2] = {8, m.hi};
+    const std::string name = "loop" + std::to_string(k);
+    loops.push_back(
+        opd_loop_prepare_block(nullptr, name.c_str(), b, lo, hi, 1, &arg));
+    bodies.push_back(recordRows);
+    traces.emplace_back(m.lo, m.hi);
+    schedule.insert(schedule.end(), {m.lag, m.lead, m.trail});
+  }
+  std::vector<void *> ctxs;
+  for (Trace &t : traces)
+    ctxs.push_back(&t);
+  opd_skew_run(int(members.size()), loops.data(), bodies.data(), ctxs.data(),
+               schedule.data());
+
+  for (size_t k = 0; k < members.size(); ++k)
+    for (size_t i = 0; i < traces[k].seq.size(); ++i)
+      ASSERT_GE(traces[k].seq[i], 0)
+          << "loop " << k << " row " << members[k].lo + int64_t(i)
+          << (traces[k].seq[i] == -1 ? " never ran" : " ran twice");
+  for (size_t m = 1; m < members.size(); ++m)
+    for (size_t k = 0; k < m; ++k)
+      for (int64_t r = members[m].lo; r < members[m].hi; ++r)
+        for (int64_t d : conflicts[k][m]) {
+          const int64_t q = r + d;
+          if (q < members[k].lo || q >= members[k].hi)
+            continue;
+          ASSERT_LT(traces[k].seq[size_t(q - members[k].lo)],
+                    traces[m].seq[size_t(r - members[m].lo)])
+              << "loop " << m << " row " << r << " ran before loop " << k
+              << " row " << q;
+        }
+  // The first loop: chunk indices on its grid, each chunk on one thread in
+  // row order (its reduction partials are opd_loop_run's).
+  const opd_loop *first = loops[0];
+  const Trace &t0 = traces[0];
+  for (int64_t r = members[0].lo; r < members[0].hi; ++r) {
+    const size_t i = size_t(r - members[0].lo);
+    ASSERT_EQ(t0.chunk[i], (r - first->begin) / first->chunkSize);
+    if (i > 0 && t0.chunk[i] == t0.chunk[i - 1]) {
+      ASSERT_EQ(t0.thread[i], t0.thread[i - 1]) << "row " << r;
+      ASSERT_GT(t0.seq[i], t0.seq[i - 1]) << "row " << r;
+    }
+  }
+  opd_rt_finalize();
+}
+
+// Jacobi, a copy one row behind (it writes what Jacobi reads at +-1), and
+// a third loop over a wider range reading the copy's output two rows away:
+// the numbers the fuse pass derives for those offsets.
+TEST_F(SkewTest, RowsRunOnceAfterTheirConflicts) {
+  const std::vector<Member> members = {
+      {2, 3990, 0, 0, 0}, {1, 3995, 1, 1, 1}, {0, 4000, 3, 3, 3}};
+  std::vector<std::vector<std::vector<int64_t>>> conflicts(
+      3, std::vector<std::vector<int64_t>>(3));
+  conflicts[0][1] = {-1, 0, 1}; // copy writes u, Jacobi reads u(0, +-1)
+  conflicts[1][2] = {-2, 0, 2}; // the third reads the copy's at +-2
+  for (int threads : {1, 2, 3, 5, 8})
+    checkSchedule(members, conflicts, threads);
+}
+
+// Members whose rows lie outside the first loop's, and an empty one.
+TEST_F(SkewTest, RowsOutsideTheFirstLoopsAndEmptyLoops) {
+  const std::vector<Member> members = {
+      {1000, 3000, 0, 0, 0}, {0, 4000, 2, 0, 2}, {500, 500, 2, 0, 2}};
+  std::vector<std::vector<std::vector<int64_t>>> conflicts(
+      3, std::vector<std::vector<int64_t>>(3));
+  conflicts[0][1] = {0, 1, 2}; // reads rows 0..2 ahead that the first wrote
+  for (int threads : {1, 2, 4})
+    checkSchedule(members, conflicts, threads);
+}
+
+} // namespace
