@@ -242,12 +242,7 @@ StmtPtr ParLoopStmt::clone() const {
   c->extendLo = extendLo;
   c->extendHi = extendHi;
   c->haloGroup = haloGroup;
-  c->skewCount = skewCount;
-  c->skewed = skewed;
-  c->skewCached = skewCached;
-  c->skewLag = skewLag;
-  c->skewLead = skewLead;
-  c->skewTrail = skewTrail;
+  c->skew = skew;
   return c;
 }
 

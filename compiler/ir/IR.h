@@ -412,6 +412,23 @@ struct HaloGroup {
   std::vector<LoopCost> loops;
 };
 
+/// Skewed fusion (passes/Fuse.cpp, lib/exec/Skew.cpp): the first loop of
+/// a sweep has count > 1, and the next count - 1 statements of its Body are
+/// the sweep's other loops, over the same block (`member` on all of them).
+/// The sweep runs along the outermost dimension: loop k handles row
+/// r - lag while the first handles row r; rows of loop k within `lead`
+/// rows after or `trail` rows before a cut between two threads' parts run
+/// after every thread finished its part. Only the schedule changes: each
+/// loop computes what it computed alone. `cached`: another loop of the
+/// sweep reaches a dat this one writes, so it stores plainly, its lines
+/// staying in (or already in) the cache, never with streaming stores.
+struct SkewSchedule {
+  unsigned count = 0;
+  bool member = false;
+  bool cached = false;
+  int64_t lag = 0, lead = 0, trail = 0;
+};
+
 struct ParLoopStmt : Stmt {
   Function *kernel = nullptr;
   Set *set = nullptr;     ///< set loops
@@ -431,22 +448,8 @@ struct ParLoopStmt : Stmt {
   /// loop, and what the runtime's cost model needs to decide whether the
   /// chain runs that way (auto) or as plain loops.
   std::shared_ptr<const HaloGroup> haloGroup;
-  /// Skewed fusion (passes/Fuse.cpp, lib/exec/Skew.cpp): the group's
-  /// first loop has skewCount > 1, and the next skewCount - 1 statements of
-  /// its Body are the group's other loops, over the same block. The group
-  /// runs as one sweep along the outermost dimension in which loop k
-  /// handles row r - skewLag while the first handles row r; rows of loop k
-  /// within skewLead rows after or skewTrail rows before a cut between two
-  /// threads' parts run after all threads finished their parts. Only the
-  /// schedule changes: each loop computes what it computed alone.
-  /// skewCount == 0 and a loop outside a group have no schedule.
-  unsigned skewCount = 0;
-  bool skewed = false; ///< a loop of a skewed group
-  /// Another loop of the group reaches a dat this one writes: plain
-  /// stores, whose lines stay in (or are already in) the cache, never
-  /// streaming ones (`cached` in the IR).
-  bool skewCached = false;
-  int64_t skewLag = 0, skewLead = 0, skewTrail = 0;
+  /// Skewed fusion (passes/Fuse.cpp): the loop's place in a skewed sweep.
+  SkewSchedule skew;
   bool extended() const {
     for (int d = 0; d < 3; ++d)
       if (extendLo[size_t(d)] || extendHi[size_t(d)])

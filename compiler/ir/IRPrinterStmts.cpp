@@ -228,14 +228,14 @@ void Printer::parLoop(const ParLoopStmt &l, const NameTable &names,
   if (l.extended())
     head += " extend " + triple(l.extendLo, dims) + " " +
             triple(l.extendHi, dims);
-  if (l.skewed) {
+  if (l.skew.member) {
     head += " skew";
-    if (l.skewCount > 1)
-      head += " group " + std::to_string(l.skewCount);
-    head += " lag " + std::to_string(l.skewLag) + " lead " +
-            std::to_string(l.skewLead) + " trail " +
-            std::to_string(l.skewTrail);
-    if (l.skewCached)
+    if (l.skew.count > 1)
+      head += " group " + std::to_string(l.skew.count);
+    head += " lag " + std::to_string(l.skew.lag) + " lead " +
+            std::to_string(l.skew.lead) + " trail " +
+            std::to_string(l.skew.trail);
+    if (l.skew.cached)
       head += " cached";
   }
   lineWithLoc(head, l.range);

@@ -100,7 +100,7 @@ void Verifier::checkSkewGroups(const Body &b) {
     const auto *l = s ? llvm::dyn_cast<ParLoopStmt>(s.get()) : nullptr;
     if (members > 0) {
       --members;
-      if (!l || !l->skewed || l->skewCount != 0) {
+      if (!l || !l->skew.member || l->skew.count != 0) {
         problem("skewed group of '" + first->kernel->name +
                 "': a statement other than a loop of the group inside it");
         members = 0;
@@ -109,7 +109,7 @@ void Verifier::checkSkewGroups(const Body &b) {
       if (l->block != first->block || !l->block)
         problem("skewed group of '" + first->kernel->name + "': loop '" +
                 l->kernel->name + "' runs over another block");
-      if (l->skewLag < 0 || l->skewLead < 0 || l->skewTrail < 0)
+      if (l->skew.lag < 0 || l->skew.lead < 0 || l->skew.trail < 0)
         problem("skewed loop '" + l->kernel->name +
                 "' has a negative lag, lead or trail");
       for (const AccessDescriptor &a : l->args)
@@ -118,19 +118,19 @@ void Verifier::checkSkewGroups(const Body &b) {
                   "' reduces, but only the group's first loop may");
       continue;
     }
-    if (!l || !l->skewed)
+    if (!l || !l->skew.member)
       continue;
-    if (l->skewCount < 2) {
+    if (l->skew.count < 2) {
       problem("skewed loop '" + l->kernel->name + "' outside a group");
       continue;
     }
     if (!l->block)
       problem("skewed group of '" + l->kernel->name + "' over a set");
-    if (l->skewLag || l->skewLead || l->skewTrail)
+    if (l->skew.lag || l->skew.lead || l->skew.trail)
       problem("the first loop of skewed group '" + l->kernel->name +
               "' has a lag, lead or trail");
     first = l;
-    members = l->skewCount - 1;
+    members = l->skew.count - 1;
   }
   if (members > 0)
     problem("skewed group of '" + first->kernel->name +

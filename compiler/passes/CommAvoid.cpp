@@ -392,10 +392,8 @@ void CommAvoider::commit(const LoopChain &c,
   bool unskewed = false;
   for (const ParLoopStmt *l : c.loops) {
     auto &loop = const_cast<ParLoopStmt &>(*l);
-    unskewed = unskewed || loop.skewed;
-    loop.skewed = loop.skewCached = false;
-    loop.skewCount = 0;
-    loop.skewLag = loop.skewLead = loop.skewTrail = 0;
+    unskewed = unskewed || loop.skew.member;
+    loop.skew = SkewSchedule();
   }
   ctx.stats.add(PassName, "chains", "loop chains made communication-avoiding");
   ctx.stats.add(PassName, "messages", "halo exchanges per neighbour saved",

@@ -47,8 +47,8 @@
 // A: copy writes row r of u once jacobi has run row r + 1, the last that
 // reads it, and u2's row r is still in cache. The units of such a group
 // (each an element-fused loop, or one loop) stay separate loops in the IR,
-// consecutive, marked `skew` (ParLoopStmt::skewCount, skewLag, skewLead,
-// skewTrail); the CPU runtime interleaves their rows (lib/exec/Skew.cpp).
+// consecutive, marked `skew` (ParLoopStmt::skew.count, skew.lag, skew.lead,
+// skew.trail); the CPU runtime interleaves their rows (lib/exec/Skew.cpp).
 // Why it is legal: unit m's row r conflicts with unit k's (k before m)
 // row r + D, for every D = dm - dk over the outer offsets dk, dm at which
 // the two reach a dat one of them writes; the sweep runs m's row r at step
@@ -803,11 +803,11 @@ void Fuser::fuseBody(Function &host, Body &body) {
         for (size_t i = 0; i < sg.size(); ++i) {
           auto *l = llvm::cast<ParLoopStmt>(out[i].get());
           const Unit &u = units[sg[i]];
-          l->skewed = true;
-          l->skewCount = i == 0 ? unsigned(sg.size()) : 0;
-          l->skewLag = u.lag;
-          l->skewLead = u.lead;
-          l->skewTrail = u.trail;
+          l->skew.member = true;
+          l->skew.count = i == 0 ? unsigned(sg.size()) : 0;
+          l->skew.lag = u.lag;
+          l->skew.lead = u.lead;
+          l->skew.trail = u.trail;
           // Plain stores when another loop of the sweep reaches what it
           // writes: a later one reads it from the cache, or an earlier one
           // just brought its lines there (a store hits them; a streaming
@@ -815,13 +815,13 @@ void Fuser::fuseBody(Function &host, Body &body) {
           // with streaming stores, 2.10 s without (1 thread).
           for (const AccessDescriptor &a : l->args)
             for (size_t j = 0; j < sg.size() && modeWrites(a.mode) &&
-                               a.usesDat() && !l->skewCached;
+                               a.usesDat() && !l->skew.cached;
                  ++j)
               if (j != i)
                 for (const AccessDescriptor &o :
                      llvm::cast<ParLoopStmt>(out[j].get())->args)
                   if (o.usesDat() && o.dat == a.dat)
-                    l->skewCached = true;
+                    l->skew.cached = true;
           names += (names.empty() ? "" : ", ") + quoted(l->kernel->name);
           if (i > 0)
             behind += "; " + quoted(l->kernel->name) + " " +

@@ -151,14 +151,14 @@ void FunctionEmitter::storeValue(llvm::Value *v, llvm::Value *ptr,
 void FunctionEmitter::emitBody(const ir::Body &body) {
   for (size_t i = 0; i < body.stmts.size(); ++i) {
     // A skewed group (passes/Fuse.cpp; the verifier checked its shape)
-    // runs as one: its loops are the next skewCount statements.
+    // runs as one: its loops are the next skew.count statements.
     const auto *l = llvm::dyn_cast<ParLoopStmt>(body.stmts[i].get());
-    if (l && l->skewCount > 1 && i + l->skewCount <= body.stmts.size()) {
+    if (l && l->skew.count > 1 && i + l->skew.count <= body.stmts.size()) {
       std::vector<const ParLoopStmt *> group;
-      for (size_t k = i; k < i + l->skewCount; ++k)
+      for (size_t k = i; k < i + l->skew.count; ++k)
         group.push_back(llvm::cast<ParLoopStmt>(body.stmts[k].get()));
       emitSkewedLoops(*this, group.data(), unsigned(group.size()));
-      i += l->skewCount - 1;
+      i += l->skew.count - 1;
       continue;
     }
     emitStmt(*body.stmts[i]);

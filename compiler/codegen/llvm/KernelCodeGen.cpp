@@ -119,7 +119,7 @@ bool isStreamCandidate(const ParLoopStmt &loop, unsigned i) {
   if (a.mode != AccessMode::Write || !a.dat)
     return false;
   // Another loop of its skewed sweep reaches what it writes (IR.h).
-  if (loop.skewCached)
+  if (loop.skew.cached)
     return false;
   if (a.kind == ArgKind::Stencil) {
     if (!a.stencil)

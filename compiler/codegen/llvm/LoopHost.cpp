@@ -585,8 +585,8 @@ void emitSkewedLoops(FunctionEmitter &host, const ParLoopStmt *const *first,
   for (unsigned k = 0; k < n; ++k) {
     loops.push_back(std::make_unique<LoopEmitter>(host, *first[k]));
     runs.push_back(loops.back()->emitBeforeRun());
-    for (int64_t v : {first[k]->skewLag, first[k]->skewLead,
-                      first[k]->skewTrail})
+    for (int64_t v : {first[k]->skew.lag, first[k]->skew.lead,
+                      first[k]->skew.trail})
       schedule.push_back(llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true));
   }
   auto *ptrsTy = llvm::ArrayType::get(cgm.ptrTy, n);
