@@ -286,17 +286,11 @@ void CommAvoider::setChain(const LoopChain &c) {
     missed(r.notApplicable);
     return;
   }
-  // Deeper set halos make every plain exchange of the program larger (an
-  // exchange as deep as the halo sends all its layers: Airfoil's plain
-  // res_calc sends 2x the bytes), which `auto` would pay whenever the
-  // runtime chose the plain run; and res_calc's dats already fly in one
-  // round, so the model rarely chooses otherwise. Sets only with `on`.
-  if (ctx.commAvoid != CommAvoidMode::On && r.setLayers > 1) {
-    missed("chains over sets need " + std::to_string(r.setLayers) +
-           " halo layers, which make plain exchanges larger; only with "
-           "--comm-avoid=on");
-    return;
-  }
+  // Under `auto` the chain is planned as under `on` and the runtime's model
+  // decides. The K > 1 layers it asks for cost a plain run nothing in
+  // messages or bytes: a plain exchange sends OP2's one-layer halo, which
+  // lies first in the lists whatever K (half step 3, lib/mpi/Exchange.cpp);
+  // only the partition builds and stores the deeper layers.
   const size_t n = c.loops.size();
   // The plain run's exchanges, by the runtime's dirty bits: every loop at
   // its own layers (1 with increments through maps, else 0), writes leaving
@@ -409,7 +403,8 @@ void CommAvoider::commit(const LoopChain &c,
                        std::to_string(plainTotal) +
                        " exchanges per run; loops run " + runs + "; " +
                        (on ? "always (--comm-avoid=on)"
-                           : "the runtime's cost model decides per run") +
+                           : "the runtime's cost model decides, after one "
+                             "measuring plain run") +
                        (unskewed ? "; its skewed sweep runs as separate loops"
                                  : ""),
                    PassName);

@@ -2,31 +2,37 @@
 // (Set dats in files: mpi/Slices.cpp, placeRows and rowsToWrite.)
 // SPDX-License-Identifier: Apache-2.0
 //
-// A set dat's haloValid counts the exec halo layers (mpi/Halo.cpp) whose
-// copies equal their owners' values; INT64_MAX / 4 means all of the halo,
-// the non-exec part too. A set loop runs x exec layers: x = its extension
-// (opd_loop_extend_next), at least 1 for a loop with indirect writes (the
-// exec halo every owned target needs for its increments), else 0. Before
-// it runs, each dat it reads must be valid as deep as the loop looks:
-//   * read directly (OPD_READ, OPD_RW, OPD_INC): x layers;
-//   * read through a map (OPD_READ, OPD_RW): the targets of x layers, which
-//     lie in layer x + 1 (Halo.cpp's invariant), and of the owned elements
-//     in layer 2 at most: max(x + 1, 2) layers;
+// A set dat's haloValid counts half steps of its set's halo (mpi/Halo.cpp,
+// SetHalo::halfEnd): 2l means exec layers 1..l are current, 2l + 1 also
+// the map targets of layers 0..l in layer l + 1; INT64_MAX / 4 means all
+// of the halo, the non-exec part too. A set loop runs x exec layers: x =
+// its extension (opd_loop_extend_next), at least 1 for a loop with
+// indirect writes (the exec halo every owned target needs for its
+// increments), else 0. Before it runs, each dat it reads must be current
+// as deep as the loop looks:
+//   * read directly (OPD_READ, OPD_RW, OPD_INC): x layers, 2x;
+//   * read through a map (OPD_READ, OPD_RW): the targets of layers 0..x,
+//     which lie in layers 1..x+1 (Halo.cpp's invariant; those of the
+//     owned elements in 1..2): 2 max(x, 1) + 1;
 //   * incremented or written through a map: the targets that end up with
 //     every increment are layers 1..x-1, whose old values must be current:
-//     x - 1 layers.
-// A depth of K (the set's layer count) or more means the whole halo: with
-// K = 1 (the default) every exchange is the full halo, as in OP2. A dat
-// short of its depth is exchanged that deep (layers 1..d, the whole halo
-// when d >= K) and its haloValid raised. One message per neighbour and
+//     2 (x - 1).
+// A dat short of its depth is exchanged at least 3 half steps deep: OP2's
+// one-layer halo (exec layer 1 and the targets of layers 0..1), whatever
+// the set's layer count K, so a plain loop sends the same elements with
+// K > 1 layers (communication avoidance elsewhere in the program) as with
+// one; with K = 1 that is the whole halo, as in OP2. An exchange h deep
+// sends the prefix of the lists up to half step h (the whole halo when
+// h >= 2K + 1) and raises haloValid to h. One message per neighbour and
 // dat, each way: MPI_Irecv and MPI_Isend to all neighbours are posted
 // before the loop runs its core elements (which reach no halo element),
 // MPI_Waitall and the unpacking come before the rest.
 //
-// After the loop, a dat it wrote directly is valid x layers deep (every
-// element of layers 1..x computed it from current inputs), one written
-// through a map x - 1 deep; a loop prepared without an extension leaves
-// every dat it writes dirty (0), exactly as before communication avoidance.
+// After the loop, a dat it wrote directly is current x layers deep (every
+// element of layers 1..x computed it from current inputs: 2x), one written
+// through a map x - 1 deep (2 (x - 1)); a loop prepared without an
+// extension leaves every dat it writes dirty (0), exactly as before
+// communication avoidance.
 //
 // groupSetExchange (opd_halo_group) packs every listed dat short of its
 // depth into one message per neighbour (tag 1) and leaves it in flight:
@@ -66,16 +72,26 @@ constexpr int64_t AllValid = INT64_MAX / 4;
 std::vector<Pending> pending;
 std::size_t inFlight = 0;
 
-// The layer index of an exchange `depth` deep into Neighbour::sendCut.
-std::size_t cutOf(const Neighbour &nb, int64_t depth) {
+// The entry of Neighbour::sendCut for an exchange `half` half steps deep.
+std::size_t cutOf(const Neighbour &nb, int64_t half) {
   const int64_t last = int64_t(nb.sendCut.size()) - 1;
-  return std::size_t(std::clamp<int64_t>(depth, 1, last));
+  return std::size_t(std::clamp<int64_t>(half, 1, last));
 }
 
-// haloValid after an exchange `depth` deep.
-int64_t validAfter(const opd_set *set, int64_t depth) {
-  const int64_t layers = int64_t(set->execEnd.size()) - 1;
-  return depth >= layers ? AllValid : depth;
+// The half steps of the whole halo of `set`: 2K + 1.
+int64_t wholeHalo(const opd_set *set) {
+  return 2 * (int64_t(set->execEnd.size()) - 1) + 1;
+}
+
+// haloValid after an exchange `half` half steps deep.
+int64_t validAfter(const opd_set *set, int64_t half) {
+  return half >= wholeHalo(set) ? AllValid : half;
+}
+
+// opd_halo_group's depths count layers (the compiler's unit: layers 1..d,
+// the whole halo when d >= K): in half steps.
+int64_t halfOfLayers(const opd_set *set, int64_t layers) {
+  return layers >= wholeHalo(set) / 2 ? AllValid : 2 * layers;
 }
 
 void post(opd_dat *dat, opd_loop *loop, int64_t depth) {
@@ -174,11 +190,11 @@ bool startSetExchanges(opd_loop *loop) {
       continue;
     int64_t d = 0;
     if (a.kind == OPD_ARG_INDIRECT && (a.mode == OPD_READ || a.mode == OPD_RW))
-      d = std::max<int64_t>(x + 1, 2);
+      d = 2 * std::max<int64_t>(x, 1) + 1;
     else if (a.kind == OPD_ARG_INDIRECT)
-      d = x - 1;
+      d = 2 * (x - 1);
     else if (a.kind == OPD_ARG_DIRECT && a.mode != OPD_WRITE)
-      d = x;
+      d = 2 * x;
     auto it = std::find_if(need.begin(), need.end(),
                            [&](const auto &e) { return e.first == a.dat; });
     if (it == need.end())
@@ -188,7 +204,7 @@ bool startSetExchanges(opd_loop *loop) {
   }
   for (const auto &[dat, d] : need)
     if (d > 0 && dat->haloValid < d)
-      post(dat, loop, d);
+      post(dat, loop, std::max<int64_t>(d, 3));
   loop->exchangeSeconds += opd_rt_wtime() - t0;
   // A grouped exchange posted before the loop flies during its core too.
   return inFlight > 0 || setGroupInFlight();
@@ -210,7 +226,7 @@ void afterSetLoop(opd_loop *loop) {
       continue;
     int64_t d = 0;
     if (loop->extended() && a.dat->set)
-      d = a.kind == OPD_ARG_INDIRECT ? std::max<int64_t>(0, x - 1) : x;
+      d = 2 * (a.kind == OPD_ARG_INDIRECT ? std::max<int64_t>(0, x - 1) : x);
     auto it = std::find_if(depth.begin(), depth.end(),
                            [&](const auto &e) { return e.first == a.dat; });
     if (it == depth.end())
@@ -252,8 +268,9 @@ void setChainGeometry(int n, opd_dat *const *dats, const int64_t *depth,
     for (const Neighbour &nb : setHalo(s).neighbours) {
       if (std::find(peers.begin(), peers.end(), nb.rank) == peers.end())
         peers.push_back(nb.rank);
-      if (depth[i] > 0 && d->haloValid < depth[i])
-        send += double(std::size_t(nb.sendCut[cutOf(nb, depth[i])]) * eb);
+      const int64_t half = halfOfLayers(s, depth[i]);
+      if (depth[i] > 0 && d->haloValid < half)
+        send += double(std::size_t(nb.sendCut[cutOf(nb, half)]) * eb);
     }
     owned = std::max(owned, double(s->owned));
     layer = std::max(layer, double(s->execSize - s->owned));
@@ -306,14 +323,17 @@ void groupSetExchange(opd_loop *entry, int n, opd_dat *const *dats,
     opd_dat *d = dats[i];
     if (!d || !d->set)
       failf("internal error: opd_halo_group: entry %d is not a set dat", i);
-    if (!d->set->partitioned || depth[i] <= 0 || d->haloValid >= depth[i])
+    if (!d->set->partitioned || depth[i] <= 0)
+      continue;
+    const int64_t half = halfOfLayers(d->set, depth[i]);
+    if (d->haloValid >= half)
       continue;
     auto it = std::find_if(go.begin(), go.end(),
                            [&](const auto &e) { return e.first == d; });
     if (it == go.end())
-      go.emplace_back(d, depth[i]);
+      go.emplace_back(d, half);
     else
-      it->second = std::max(it->second, depth[i]);
+      it->second = std::max(it->second, half);
   }
   if (go.empty())
     return;

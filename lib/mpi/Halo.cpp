@@ -42,11 +42,15 @@
 // The layers come from bit masks over the ranks per slice element (X: in
 // layers <= k of rank r; D: stored at level k on rank r), one all-to-all
 // per map and layer for the D bits of targets (execLayers below).
+// Within exec layer l + 1 (l >= 1) the map targets of layers 0..l come
+// first: the set's half steps (SetHalo::halfEnd; half step 3 is OP2's
+// one-layer halo whatever K, which plain loops exchange, Exchange.cpp).
 // Exchange lists stay in local order, which is layer order: per neighbour,
-// sendCut[l] / recvCut[l] count the entries of layers 1..l (entry K: all,
-// non-exec too), so an exchange l layers deep sends a prefix.
+// sendCut[h] / recvCut[h] count the entries before half step h (entry
+// 2K + 1: all, non-exec too), so an exchange h half steps deep sends a
+// prefix.
 //
-// Each group is in ascending global order. Maps are rewritten to local
+// Each group (and each part of a layer) is in ascending global order. Maps are rewritten to local
 // indices (the entries of non-exec elements, which no loop runs, may point
 // at element 0 when their target is not stored), dats are copied to the
 // local order, and every rank learns, per neighbour, which of its owned
@@ -113,9 +117,10 @@ struct Lookup {
 };
 
 // Builds the exchange lists of `set` from the owners of its halo elements
-// (haloOwner[l - owned] for l in [owned, size)).
+// (haloOwner[l - owned] for l in [owned, size)); `half` holds the half-step
+// ends of its local order (SetHalo::halfEnd).
 void buildLists(opd_set *set, const std::vector<int32_t> &haloOwner,
-                const Lookup &g2l) {
+                const Lookup &g2l, const std::vector<int64_t> &half) {
   const int p = ranks();
   const std::size_t np = std::size_t(p);
   // What I need from each rank: the global ids of my halo elements.
@@ -129,23 +134,20 @@ void buildLists(opd_set *set, const std::vector<int32_t> &haloOwner,
   }
   std::vector<int> from;
   const std::vector<int64_t> asked = exchangeIds(want, from);
-  // With K > 1 layers each rank also tells how many of the elements it
-  // asked for lie in its exec layers 1..l, l < K (its list is in local
-  // order, which is layer order).
-  const int64_t layers = int64_t(set->execEnd.size()) - 1;
+  // Each rank also tells how many of the elements it asked for lie before
+  // each half-step end h = 1..2K (its list is in local order, which is
+  // layer order; the last end, 2K + 1, is all of them).
+  const std::size_t cuts = half.size() - 2;
   std::vector<std::vector<int64_t>> cutsOut(np);
   std::vector<int> cutFrom;
-  std::vector<int64_t> cutsIn;
-  if (layers > 1) {
-    for (std::size_t q = 0; q < np; ++q)
-      for (int64_t l = 1; l < layers; ++l)
-        cutsOut[q].push_back(
-            std::lower_bound(recvAt[q].begin(), recvAt[q].end(),
-                             set->execEnd[std::size_t(l)]) -
-            recvAt[q].begin());
-    cutsIn = exchangeIds(cutsOut, cutFrom);
-  }
+  for (std::size_t q = 0; q < np; ++q)
+    for (std::size_t h = 1; h <= cuts; ++h)
+      cutsOut[q].push_back(std::lower_bound(recvAt[q].begin(),
+                                            recvAt[q].end(), half[h]) -
+                           recvAt[q].begin());
+  const std::vector<int64_t> cutsIn = exchangeIds(cutsOut, cutFrom);
   SetHalo &h = halos()[set];
+  h.halfEnd = half;
   h.neighbours.clear();
   for (int q = 0; q < p; ++q) {
     if (q == rank())
@@ -153,13 +155,12 @@ void buildLists(opd_set *set, const std::vector<int32_t> &haloOwner,
     Neighbour nb;
     nb.rank = q;
     nb.recv = recvAt[std::size_t(q)];
-    nb.recvCut.assign(std::size_t(std::max<int64_t>(layers, 1)) + 1, 0);
-    nb.sendCut.assign(nb.recvCut.size(), 0);
-    for (int64_t l = 1; l < layers; ++l) {
-      nb.recvCut[std::size_t(l)] =
-          int32_t(cutsOut[std::size_t(q)][std::size_t(l - 1)]);
-      nb.sendCut[std::size_t(l)] =
-          int32_t(cutsIn[std::size_t(cutFrom[std::size_t(q)] + l - 1)]);
+    nb.recvCut.assign(half.size(), 0);
+    nb.sendCut.assign(half.size(), 0);
+    for (std::size_t c = 1; c <= cuts; ++c) {
+      nb.recvCut[c] = int32_t(cutsOut[std::size_t(q)][c - 1]);
+      nb.sendCut[c] = int32_t(
+          cutsIn[std::size_t(cutFrom[std::size_t(q)]) + c - 1]);
     }
     for (int k = from[std::size_t(q)]; k < from[std::size_t(q) + 1]; ++k) {
       const int32_t l = g2l.find(asked[std::size_t(k)]);
@@ -466,6 +467,16 @@ void partitionSets() {
     for (int64_t e : execEndOf[s])
       l.runs.push_back(std::size_t(e));
   }
+  // With K > 1 layers, the same rows also give, per element of exec
+  // layers 2..K, the first layer l of any set whose elements reach it
+  // (reachedBy): layer l + 1 is then ordered [targets of layers 0..l |
+  // the rest], so that a plain exchange sends OP2's one-layer halo as a
+  // prefix (targets of layers 0..1 = cut 3, Exchange.cpp's half steps).
+  std::map<const opd_set *, std::vector<int8_t>> reachedBy;
+  if (layers > 1)
+    for (opd_set *s : sets)
+      reachedBy[s].assign(
+          std::size_t(execEndOf[s].back() - execEndOf[s][1]), INT8_MAX);
   std::map<const opd_set *, std::vector<int64_t>> nonExec;
   for (opd_map *m : maps) {
     const std::vector<int64_t> &want = ids[m->from];
@@ -473,19 +484,67 @@ void partitionSets() {
     fetchRows(m->from->globalSize, m->data,
               std::size_t(m->arity) * sizeof(int32_t), want, r.data());
     const Lookup &to = lookup[m->to];
+    const std::vector<int64_t> &fromEnd = execEndOf[m->from];
+    const int64_t second = execEndOf[m->to][1];
+    std::vector<int8_t> *by = layers > 1 ? &reachedBy[m->to] : nullptr;
     std::vector<int64_t> &extra = nonExec[m->to];
-    for (int32_t t : r)
-      if (to.find(t) < 0)
-        extra.push_back(t);
+    int8_t layer = 0;
+    for (std::size_t k = 0; k < r.size(); ++k) {
+      const int64_t e = int64_t(k) / m->arity;
+      while (std::size_t(layer) < fromEnd.size() &&
+             e >= fromEnd[std::size_t(layer)])
+        ++layer;
+      const int32_t t = to.find(r[k]);
+      if (t < 0)
+        extra.push_back(r[k]);
+      else if (by && t >= second) {
+        int8_t &b = (*by)[std::size_t(t - second)];
+        b = std::min(b, layer);
+      }
+    }
     extra = sortedUnique(std::move(extra));
   }
+  std::map<const opd_set *, std::vector<int64_t>> halfEndOf;
   for (opd_set *s : sets) {
     std::vector<int64_t> &all = ids[s];
+    const std::vector<int64_t> &ends = execEndOf[s];
+    // Half steps h = 0..2K+1: 2l ends exec layer l, 2l+1 the targets of
+    // layers 0..l in layer l + 1 (the whole non-exec halo for l = K).
+    std::vector<int64_t> &half = halfEndOf[s];
+    half.assign(2 * std::size_t(layers) + 2, 0);
+    half[0] = ends[0];
+    half[1] = ends[1];
+    for (int64_t l = 1; l <= layers; ++l) {
+      half[2 * std::size_t(l)] = ends[std::size_t(l)];
+      if (l == layers)
+        break;
+      const auto first = all.begin() + std::ptrdiff_t(ends[std::size_t(l)]);
+      const auto last = all.begin() + std::ptrdiff_t(ends[std::size_t(l) + 1]);
+      const std::vector<int8_t> &by = reachedBy[s];
+      const int64_t second = ends[1];
+      std::vector<int64_t> near, far;
+      for (auto it = first; it != last; ++it) {
+        const int64_t at = it - all.begin();
+        (by[std::size_t(at - second)] <= l ? near : far).push_back(*it);
+      }
+      std::copy(near.begin(), near.end(), first);
+      std::copy(far.begin(), far.end(), first + std::ptrdiff_t(near.size()));
+      half[2 * std::size_t(l) + 1] =
+          ends[std::size_t(l)] + int64_t(near.size());
+    }
+    reachedBy[s] = std::vector<int8_t>();
     all.insert(all.end(), nonExec[s].begin(), nonExec[s].end());
     nonExec[s] = std::vector<int64_t>();
     if (int64_t(all.size()) > INT32_MAX)
       failf("set '%s': too many elements on one rank", s->name.c_str());
-    lookup[s].runs.push_back(all.size());
+    half.back() = int64_t(all.size());
+    // Each part of a layer is in ascending global order: a run of the
+    // lookup.
+    std::vector<std::size_t> &runs = lookup[s].runs;
+    for (int64_t l = 1; l < layers; ++l)
+      runs.push_back(std::size_t(half[2 * std::size_t(l) + 1]));
+    runs.push_back(all.size());
+    std::sort(runs.begin(), runs.end());
   }
 
   // Maps in local form: every stored element's row, fetched straight into
@@ -545,7 +604,7 @@ void partitionSets() {
               haloOwner.data());
     Lookup &l = lookup[s];
     l.ids = &s->globalIds; // moved there
-    buildLists(s, haloOwner, l);
+    buildLists(s, haloOwner, l, halfEndOf[s]);
   }
   releaseFreedHeap();
   double seconds[2] = {tOwners - t0, opd_rt_wtime() - t0};

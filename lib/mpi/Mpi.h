@@ -29,17 +29,26 @@ void finishSetExchanges(opd_loop *loop);
 /// Exchange lists of a partitioned set, per neighbouring rank: local
 /// indices of owned elements to send, and of halo elements to receive into,
 /// both in the order agreed with that rank (mpi/Halo.cpp).
-/// sendCut[l] / recvCut[l] (l = 1..K, the set's exec layers): how many of
-/// the entries belong to exec layers 1..l of the receiving rank; entry K is
-/// every entry (the non-exec halo too), so an exchange d layers deep sends
-/// the first sendCut[min(d, K)] (entry 0 unused).
+/// sendCut[h] / recvCut[h], h = 0..2K+1 (K the set's exec layers): how
+/// many of the entries lie before the receiving rank's half-step end h
+/// (SetHalo::halfEnd), so that an exchange h half steps deep sends the
+/// first sendCut[h] entries; entry 2K+1 is every entry (the non-exec halo
+/// too).
 struct Neighbour {
   int rank = 0;
   std::vector<int32_t> send, recv;
   std::vector<int32_t> sendCut, recvCut;
 };
+/// halfEnd[h], h = 0..2K+1: the ends of the half steps of the set's local
+/// order (mpi/Halo.cpp). halfEnd[2l] = execEnd[l] ends exec layer l;
+/// halfEnd[2l+1] ends the map targets of layers 0..l that lie in layer
+/// l + 1, which Halo.cpp puts first in that layer (halfEnd[1] =
+/// halfEnd[2]; halfEnd[2K+1]: all, the non-exec halo being the targets of
+/// layers 0..K). Half step 3 is OP2's one-layer halo (exec layer 1 and
+/// the targets of layers 0..1) whatever K.
 struct SetHalo {
   std::vector<Neighbour> neighbours;
+  std::vector<int64_t> halfEnd;
 };
 const SetHalo &setHalo(const opd_set *set);
 /// Halo exchange of one set dat, start to end (mpi/Exchange.cpp); counts
