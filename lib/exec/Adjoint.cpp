@@ -10,7 +10,14 @@
 //   so MPI ranks restore exactly what they had) and of 64-bit host values.
 //   Buffers popped are kept in a pool by size: a reverse sweep pushes and
 //   pops the same dats every step, and fresh allocations would page-fault
-//   every time.
+//   every time. A pop hands the saved buffer to the dat and puts the dat's
+//   old storage in the pool (no copy: a copy reads the tape and writes the
+//   dat, 24 of Poisson's adjoint's 144 bytes a point a step with the
+//   write's read-for-ownership); storage and tape buffers come from the
+//   same allocator with the same alignment, and the generated code reads
+//   a dat's address at each loop (as swap needs). The CUDA backend pops
+//   by copy (opd_tape_pop_dat_copy): its device copies are keyed by the
+//   host address.
 //
 // * Checkpoint plans for the host loops of the differentiated proc (the
 //   time loops): binomial checkpointing (Griewank and Walther's Revolve
@@ -78,11 +85,21 @@ Pool &pool() {
 
 int64_t storageBytes(const opd_dat *d) { return d->elements * d->elementBytes(); }
 
+/// A block dat's storage starts `lead` bytes (less than Alignment) past its
+/// aligned allocation, so that its rows' first interior points are aligned
+/// (opd_block_dat_create); a set dat's at it. Copies keep the same lead:
+/// the same alignment, and a buffer a pop hands to the dat is one the dat
+/// could have been allocated with.
+int64_t leadOf(const opd_dat *d) {
+  return int64_t(reinterpret_cast<uintptr_t>(d->data) & (Alignment - 1));
+}
+
 /// One saved dat: its storage and halo state. The tape and the snapshots
 /// both keep dats this way.
 struct DatCopy {
   opd_dat *dat = nullptr;
-  Buffer buf;
+  Buffer buf; ///< the allocation; the values start `lead` bytes in
+  int64_t lead = 0;
   int64_t haloValid = 0;
   bool cornersValid = true;
 
@@ -90,23 +107,50 @@ struct DatCopy {
   /// time).
   void save(opd_dat *d) {
     dist::settleExchanges();
-    if (!buf.data)
-      buf = pool().get(storageBytes(d));
+    if (!buf.data || lead != leadOf(d)) {
+      if (buf.data)
+        pool().put(buf);
+      lead = leadOf(d);
+      buf = pool().get(lead + storageBytes(d));
+    }
     dat = d;
-    copyElements(buf.data, d->data, d->elements, d->elementBytes());
+    copyElements(values(), d->data, d->elements, d->elementBytes());
     haloValid = d->haloValid;
     cornersValid = d->cornersValid;
   }
   /// Puts the saved values and halo state back into \p d.
   void restore(opd_dat *d) const {
+    check(d);
+    copyElements(d->data, values(), d->elements, d->elementBytes());
+    d->haloValid = haloValid;
+    d->cornersValid = cornersValid;
+  }
+  /// As restore, by giving \p d this copy's buffer; returns d's old
+  /// storage's allocation (at least lead + storageBytes(d)).
+  Buffer moveInto(opd_dat *d) {
+    check(d);
+    Buffer old;
+    old.data = static_cast<char *>(d->data) - lead;
+    old.bytes = lead + storageBytes(d);
+    d->data = values();
+    buf = Buffer();
+    d->haloValid = haloValid;
+    d->cornersValid = cornersValid;
+    return old;
+  }
+
+private:
+  void *values() const { return static_cast<char *>(buf.data) + lead; }
+  void check(opd_dat *d) const {
     dist::settleExchanges();
     if (dat != d)
       failf("internal error: the adjoint tape restores dat '%s' from a copy "
             "of '%s'",
             d->name.c_str(), dat->name.c_str());
-    copyElements(d->data, buf.data, d->elements, d->elementBytes());
-    d->haloValid = haloValid;
-    d->cornersValid = cornersValid;
+    if (lead != leadOf(d))
+      failf("internal error: the adjoint tape restores dat '%s' at another "
+            "alignment",
+            d->name.c_str());
   }
 };
 
@@ -366,6 +410,17 @@ void opd_tape_push_dat(opd_dat *dat) {
 }
 
 void opd_tape_pop_dat(opd_dat *dat) {
+  Tape &t = tape();
+  if (t.dats.empty())
+    failf("internal error: the adjoint tape is empty (restoring dat '%s')",
+          dat ? dat->name.c_str() : "?");
+  DatCopy c = t.dats.back();
+  t.dats.pop_back();
+  pool().put(c.moveInto(dat));
+  noteTape(-storageBytes(dat));
+}
+
+void opd_tape_pop_dat_copy(opd_dat *dat) {
   Tape &t = tape();
   if (t.dats.empty())
     failf("internal error: the adjoint tape is empty (restoring dat '%s')",

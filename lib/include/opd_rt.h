@@ -506,10 +506,15 @@ void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
 
 /** The tape of the adjoint pass's forward sweep: a stack. Pushing a dat
  *  saves its local storage (halos included) and halo state; popping it
- *  restores both into the same dat. Values are any host scalar as 64 bits.
+ *  restores both into the same dat. opd_tape_pop_dat hands the saved
+ *  storage to the dat (its current storage goes back to the tape's pool:
+ *  no copy, so opd_dat_data changes); opd_tape_pop_dat_copy copies it into
+ *  the dat's storage, for code that keys other copies by that address (the
+ *  CUDA backend's device copies). Values are any host scalar as 64 bits.
  *  Pops must mirror pushes (the generated code guarantees it). */
 void opd_tape_push_dat(opd_dat *dat);
 void opd_tape_pop_dat(opd_dat *dat);
+void opd_tape_pop_dat_copy(opd_dat *dat);
 void opd_tape_push_value(uint64_t bits);
 uint64_t opd_tape_pop_value(void);
 

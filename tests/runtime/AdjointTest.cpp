@@ -141,12 +141,27 @@ TEST_F(AdjointRuntimeTest, TapeRestoresDatsAndValuesInReverse) {
   a->haloValid = 0;
   EXPECT_EQ(opd_tape_pop_value(), 7u);
   EXPECT_EQ(opd_tape_pop_value(), 42u);
-  opd_tape_pop_dat(b);
+  // b by copy (its storage stays), a by handing it the tape's buffer.
+  opd_tape_pop_dat_copy(b);
   opd_tape_pop_dat(a);
-  EXPECT_EQ(pa[2 * 4999 + 1], -4999.0);
+  EXPECT_EQ(opd_dat_data(b), static_cast<void *>(pb));
   EXPECT_EQ(pb[10], 5.0f);
+  pa = static_cast<double *>(opd_dat_data(a));
+  EXPECT_EQ(pa[2 * 4999 + 1], -4999.0);
+  EXPECT_EQ(pa[2 * 17], 17.0);
   EXPECT_EQ(a->haloValid, 3);
   EXPECT_GE(opdc::rt::adjointMemory().tapePeakBytes, 5000 * 20);
+  // The storage a pop replaced is reused by the next push: pushing and
+  // popping every step allocates nothing new.
+  for (int step = 0; step < 4; ++step) {
+    opd_tape_push_dat(a);
+    pa = static_cast<double *>(opd_dat_data(a));
+    pa[0] = -1.0;
+    opd_tape_pop_dat(a);
+    pa = static_cast<double *>(opd_dat_data(a));
+    EXPECT_EQ(pa[0], 0.0);
+    EXPECT_EQ(pa[2 * 4999 + 1], -4999.0);
+  }
 }
 
 TEST_F(AdjointRuntimeTest, PlanFollowsTheSchedule) {

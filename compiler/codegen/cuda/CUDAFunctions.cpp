@@ -320,7 +320,8 @@ void CUDAFunctionWriter::tape(const ir::TapeStmt &s, int indent) {
     for (unsigned i = words(*v); i-- > 0;)
       setBits(*v, i, "opd_tape_pop_value()", indent);
   for (auto d = s.dats.rbegin(); d != s.dats.rend(); ++d) {
-    line(indent, "opd_tape_pop_dat(" + CUDAModule::handle(*d) + ");");
+    // By copy: the device copy is keyed by the host storage's address.
+    line(indent, "opd_tape_pop_dat_copy(" + CUDAModule::handle(*d) + ");");
     line(indent, "opd::dat_host_changed(" + CUDAModule::handle(*d) + ");");
   }
 }
