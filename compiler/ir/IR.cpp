@@ -301,7 +301,9 @@ StmtPtr TangentStmt::clone() const {
 }
 
 StmtPtr TapeStmt::clone() const {
-  return std::make_unique<TapeStmt>(push, dats, vars, range);
+  auto t = std::make_unique<TapeStmt>(push, dats, vars, range);
+  t->overwritten = overwritten;
+  return t;
 }
 
 StmtPtr CheckpointStmt::clone() const {

@@ -610,6 +610,12 @@ struct TapeStmt : Stmt {
   bool push = true;
   std::vector<Dat *> dats;
   std::vector<unsigned> vars;
+  /// Push only; empty or one flag per dat: the next statement, a block
+  /// loop, writes the dat at every point of its range and touches it no
+  /// other way, so the runtime may hand the dat's storage to the tape and
+  /// copy only the rest (opd_tape_push_dat_overwritten). Set by the
+  /// adjoint pass; the verifier checks the loop.
+  std::vector<bool> overwritten;
   TapeStmt(bool p, std::vector<Dat *> d, std::vector<unsigned> v,
            SourceRange r = {})
       : Stmt(StmtKind::Tape, r), push(p), dats(std::move(d)),

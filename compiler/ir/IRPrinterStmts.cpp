@@ -463,7 +463,14 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
   case StmtKind::Tape: {
     const auto &t = cast<TapeStmt>(s);
     os << "tape " << (t.push ? "push" : "pop") << " ("
-       << state(t.dats, t.vars, names) << ")\n";
+       << state(t.dats, t.vars, names) << ")";
+    std::string over;
+    for (size_t i = 0; i < t.overwritten.size() && i < t.dats.size(); ++i)
+      if (t.overwritten[i])
+        over += (over.empty() ? "" : ", ") + t.dats[i]->name;
+    if (!over.empty())
+      os << " overwritten (" << over << ")";
+    os << "\n";
     return;
   }
   case StmtKind::Checkpoint: {

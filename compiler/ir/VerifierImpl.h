@@ -48,6 +48,7 @@ private:
   /// A loop's shape, then each argument against ir/AccessRules.h.
   void checkParLoop(const ParLoopStmt &l, Scope &sc);
   void checkSkewGroups(const Body &b);
+  void checkTapeOverwrites(const Body &b);
   /// The host variable of a reduction argument (\p an: message prefix).
   void checkReductionVar(const AccessDescriptor &a, const KernelParam &p,
                          Scope &sc, const std::string &an);

@@ -84,9 +84,54 @@ void Verifier::checkBody(const Body &b, Scope &sc) {
     checkStmt(*s, sc, declHere);
   }
   checkSkewGroups(b);
+  checkTapeOverwrites(b);
   // Declarations go out of scope at the end of their Body.
   for (unsigned slot : declHere)
     sc.defined[slot] = false;
+}
+
+// A tape push of dats the next loop overwrites (TapeStmt::overwritten): the
+// next statement is a block loop that writes each such dat at the centre
+// and touches it no other way (the runtime hands the dat's storage to the
+// tape at that loop's prepare and copies only the points it does not
+// write).
+void Verifier::checkTapeOverwrites(const Body &b) {
+  for (size_t i = 0; i < b.stmts.size(); ++i) {
+    const auto *t = b.stmts[i] ? llvm::dyn_cast<TapeStmt>(b.stmts[i].get())
+                               : nullptr;
+    if (!t || t->overwritten.empty())
+      continue;
+    if (!t->push || t->overwritten.size() != t->dats.size()) {
+      problem("tape statement: overwritten flags on a pop or not one per dat");
+      continue;
+    }
+    const auto *l = i + 1 < b.stmts.size() && b.stmts[i + 1]
+                        ? llvm::dyn_cast<ParLoopStmt>(b.stmts[i + 1].get())
+                        : nullptr;
+    for (size_t k = 0; k < t->dats.size(); ++k) {
+      if (!t->overwritten[k])
+        continue;
+      const Dat *d = t->dats[k];
+      if (!l || !l->block || !d->block) {
+        problem("tape push of '" + d->name + "' as overwritten, but the "
+                "next statement is not a block loop");
+        continue;
+      }
+      int writes = 0, other = 0;
+      for (const AccessDescriptor &a : l->args) {
+        if (!a.usesDat() || a.dat != d)
+          continue;
+        const bool centre =
+            a.kind == ArgKind::Direct ||
+            (a.kind == ArgKind::Stencil && a.stencil &&
+             a.stencil->isCentreOnly());
+        (a.mode == AccessMode::Write && centre ? writes : other) += 1;
+      }
+      if (writes == 0 || other > 0)
+        problem("tape push of '" + d->name + "' as overwritten, but loop '" +
+                l->kernel->name + "' does not only write it at the centre");
+    }
+  }
 }
 
 // Skewed groups (passes/Fuse.cpp): consecutive loops over one block, the

@@ -256,4 +256,64 @@ void replaceTailReturns(Body &b, int result) {
   }
 }
 
+/// Whether kernel \p k assigns its parameter \p index whole, at the centre,
+/// in a top-level statement that nothing before it can skip (a return
+/// before or inside an earlier statement could).
+static bool assignsEverywhere(const Function &k, unsigned index) {
+  for (const StmtPtr &s : k.body.stmts) {
+    if (const auto *a = dyn_cast<AssignStmt>(s.get());
+        a && a->op == AssignOp::Set) {
+      const auto *t = dyn_cast<KernelArgExpr>(a->target.get());
+      if (t && t->index == index &&
+          std::all_of(t->offset.begin(), t->offset.end(),
+                      [](int64_t o) { return o == 0; }))
+        return true;
+    }
+    Body one;
+    one.stmts.push_back(s->clone());
+    if (containsReturn(one))
+      return false;
+  }
+  return false;
+}
+
+std::vector<bool> tapeOverwrites(const ParLoopStmt &l,
+                                 const std::vector<Dat *> &dats) {
+  std::vector<bool> out(dats.size(), false);
+  bool any = false;
+  for (size_t k = 0; k < dats.size(); ++k) {
+    if (!l.block || !dats[k]->block)
+      continue;
+    int writes = 0, other = 0;
+    for (size_t i = 0; i < l.args.size(); ++i) {
+      const AccessDescriptor &a = l.args[i];
+      if (!a.usesDat() || a.dat != dats[k])
+        continue;
+      const bool centre = a.kind == ArgKind::Direct ||
+                          (a.kind == ArgKind::Stencil && a.stencil &&
+                           a.stencil->isCentreOnly());
+      if (a.mode == AccessMode::Write && centre &&
+          assignsEverywhere(*l.kernel, unsigned(i)))
+        ++writes;
+      else
+        ++other;
+    }
+    out[k] = writes > 0 && other == 0;
+    any = any || out[k];
+  }
+  return any ? out : std::vector<bool>();
+}
+
+void fixTapeOverwrites(Body &b) {
+  for (size_t i = 0; i < b.stmts.size(); ++i) {
+    auto *t = b.stmts[i] ? dyn_cast<TapeStmt>(b.stmts[i].get()) : nullptr;
+    if (!t || t->overwritten.empty())
+      continue;
+    const auto *l = i + 1 < b.stmts.size() && b.stmts[i + 1]
+                        ? dyn_cast<ParLoopStmt>(b.stmts[i + 1].get())
+                        : nullptr;
+    t->overwritten = l ? tapeOverwrites(*l, t->dats) : std::vector<bool>();
+  }
+}
+
 } // namespace opdc

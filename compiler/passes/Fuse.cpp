@@ -854,6 +854,7 @@ void Fuser::fuseBody(Function &host, Body &body) {
           out.push_back(std::move(s));
     }
     body.stmts = std::move(out);
+    fixTapeOverwrites(body);
   }
   for (StmtPtr &s : body.stmts) {
     if (auto *i = dyn_cast<IfStmt>(s.get())) {

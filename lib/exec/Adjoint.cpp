@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <vector>
@@ -139,6 +140,58 @@ struct DatCopy {
     return old;
   }
 
+  /// Saves \p d by taking its storage, for a block loop about to write
+  /// every point of [lo, hi) (the loop's part on this rank, per block
+  /// dimension): d gets a buffer from the pool with the same lead, and only
+  /// the points outside that box are copied into it.
+  void takeFrom(opd_dat *d, const int64_t *lo, const int64_t *hi) {
+    dist::settleExchanges();
+    dat = d;
+    lead = leadOf(d);
+    buf.data = static_cast<char *>(d->data) - lead;
+    buf.bytes = lead + storageBytes(d);
+    haloValid = d->haloValid;
+    cornersValid = d->cornersValid;
+    Buffer fresh = pool().get(lead + storageBytes(d));
+    char *to = static_cast<char *>(fresh.data) + lead;
+    const char *from = static_cast<const char *>(values());
+    d->data = to;
+    const int64_t eb = d->elementBytes();
+    int64_t wlo[3] = {0, 0, 0}, whi[3] = {1, 1, 1};
+    bool empty = false;
+    for (int k = 0; k < d->ndims; ++k) {
+      wlo[k] = std::max(lo[k], d->first[k]);
+      whi[k] = std::min(hi[k], d->first[k] + d->stored[k]);
+      empty = empty || wlo[k] >= whi[k];
+    }
+    if (empty) {
+      copyElements(to, from, d->elements, eb);
+      return;
+    }
+    // Row by row (dimension 0 contiguous; the rows' padding is never read).
+    const int64_t n0 = d->stored[0];
+    const int64_t n1 = d->ndims > 1 ? d->stored[1] : 1;
+    const int64_t n2 = d->ndims > 2 ? d->stored[2] : 1;
+    const int64_t a = wlo[0] - d->first[0], z = whi[0] - d->first[0];
+    for (int64_t k = 0; k < n2; ++k)
+      for (int64_t j = 0; j < n1; ++j) {
+        const int64_t at = (j * d->stride[1] + k * d->stride[2]) * eb;
+        const bool inside =
+            (d->ndims < 2 || (j + d->first[1] >= wlo[1] &&
+                              j + d->first[1] < whi[1])) &&
+            (d->ndims < 3 || (k + d->first[2] >= wlo[2] &&
+                              k + d->first[2] < whi[2]));
+        if (!inside) {
+          std::memcpy(to + at, from + at, std::size_t(n0 * eb));
+          continue;
+        }
+        std::memcpy(to + at, from + at, std::size_t(a * eb));
+        std::memcpy(to + at + z * eb, from + at + z * eb,
+                    std::size_t((n0 - z) * eb));
+      }
+  }
+  bool saved() const { return buf.data != nullptr; }
+
 private:
   void *values() const { return static_cast<char *>(buf.data) + lead; }
   void check(opd_dat *d) const {
@@ -172,6 +225,56 @@ void noteTape(int64_t delta) {
   t.bytes += delta;
   stats.tapePeakBytes = std::max(stats.tapePeakBytes, t.bytes);
 }
+
+// Pushes of block dats that the next loop overwrites
+// (opd_tape_push_dat_overwritten): their entries (indices into the tape)
+// wait for that loop's prepare, which knows the points it writes on this
+// rank, and take the dat's storage then. A prepare of another loop, a pop
+// or a checkpoint call first saves them by copy (settlePending), so a
+// pending push is never lost; nothing may change the dat before (the
+// generated code runs the loop right after the push: the verifier checks).
+std::vector<std::size_t> pendingTakes;
+
+void settlePending() {
+  Tape &t = tape();
+  for (std::size_t i : pendingTakes)
+    t.dats[i].save(t.dats[i].dat);
+  pendingTakes.clear();
+}
+} // namespace
+
+void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
+                      int nargs, const opd_arg *args) {
+  if (pendingTakes.empty())
+    return;
+  Tape &t = tape();
+  for (std::size_t i : pendingTakes) {
+    DatCopy &c = t.dats[i];
+    // Only a loop that writes the dat at the centre of each point of its
+    // range, and touches it no other way, overwrites all of it there.
+    bool writes = false, other = false;
+    for (int n = 0; n < nargs; ++n) {
+      const opd_arg &a = args[n];
+      if (a.dat != c.dat)
+        continue;
+      const bool centre = a.kind == OPD_ARG_DIRECT ||
+                          (a.kind == OPD_ARG_STENCIL && a.lo[0] == 0 &&
+                           a.lo[1] == 0 && a.lo[2] == 0 && a.hi[0] == 0 &&
+                           a.hi[1] == 0 && a.hi[2] == 0);
+      if (a.mode == OPD_WRITE && centre)
+        writes = true;
+      else
+        other = true;
+    }
+    if (block && writes && !other)
+      c.takeFrom(c.dat, lo, hi);
+    else
+      c.save(c.dat);
+  }
+  pendingTakes.clear();
+}
+
+namespace {
 
 //===-- Checkpoint plans --------------------------------------------------===//
 
@@ -409,7 +512,22 @@ void opd_tape_push_dat(opd_dat *dat) {
   noteTape(storageBytes(dat));
 }
 
+void opd_tape_push_dat_overwritten(opd_dat *dat) {
+  if (!dat)
+    failf("internal error: tape push of a dat that does not exist");
+  if (!dat->block) {
+    opd_tape_push_dat(dat);
+    return;
+  }
+  DatCopy c;
+  c.dat = dat;
+  tape().dats.push_back(c);
+  pendingTakes.push_back(tape().dats.size() - 1);
+  noteTape(storageBytes(dat));
+}
+
 void opd_tape_pop_dat(opd_dat *dat) {
+  settlePending();
   Tape &t = tape();
   if (t.dats.empty())
     failf("internal error: the adjoint tape is empty (restoring dat '%s')",
@@ -421,6 +539,7 @@ void opd_tape_pop_dat(opd_dat *dat) {
 }
 
 void opd_tape_pop_dat_copy(opd_dat *dat) {
+  settlePending();
   Tape &t = tape();
   if (t.dats.empty())
     failf("internal error: the adjoint tape is empty (restoring dat '%s')",
@@ -485,10 +604,12 @@ int32_t opd_ckpt_forward(int64_t step) {
 }
 
 void opd_ckpt_save(int32_t slot, const uint64_t *vals) {
+  settlePending();
   saveSlot(topPlan("a snapshot"), slot, vals);
 }
 
 void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
+  settlePending();
   Plan &p = topPlan("a restore");
   if (slot < 0 || slot >= p.snaps || !p.slots[size_t(slot)].allocated)
     failf("internal error: restore of checkpoint slot %d, never saved", slot);

@@ -5,6 +5,8 @@
 #ifndef OPDC_LIB_EXEC_ADJOINT_H
 #define OPDC_LIB_EXEC_ADJOINT_H
 
+#include "opd_rt.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -49,6 +51,14 @@ struct AdjointMemory {
   int64_t stepsReversed = 0;
 };
 const AdjointMemory &adjointMemory();
+
+/// Called by every loop's prepare (block loops: `block`, with the range
+/// [lo, hi) the loop runs on this rank): tape pushes waiting for the loop
+/// (opd_tape_push_dat_overwritten) take the storage of the dats it
+/// overwrites, copying only the points it does not write; the others are
+/// saved by copy.
+void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
+                      int nargs, const opd_arg *args);
 
 } // namespace opdc::rt
 #endif

@@ -7,6 +7,7 @@
 // opd_loop_run is built from the same phases a backend calls one by one
 // (opd_loop_begin, opd_loop_wait_halos, opd_loop_end; opd_rt.h).
 #include "exec/Loop.h"
+#include "exec/Adjoint.h"
 #include "exec/CommAvoid.h"
 
 #include "core/Dist.h"
@@ -375,8 +376,8 @@ void releaseLoops() {
 
 extern "C" {
 
-opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
-                           int nargs, const opd_arg *args) {
+static opd_loop *prepareSetLoop(opd_loop **cache, const char *name,
+                                opd_set *set, int nargs, const opd_arg *args) {
   if (!name)
     name = "<loop>";
   if (!set)
@@ -478,9 +479,30 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   return loop;
 }
 
+opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
+                           int nargs, const opd_arg *args) {
+  opd_loop *loop = prepareSetLoop(cache, name, set, nargs, args);
+  tapeLoopPrepared(false, loop->lo, loop->hi, nargs, args);
+  return loop;
+}
+
+static opd_loop *prepareBlockLoop(opd_loop **cache, const char *name,
+                                  opd_block *block, int64_t *lo, int64_t *hi,
+                                  int nargs, const opd_arg *args);
+
 opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
                                  opd_block *block, int64_t *lo, int64_t *hi,
                                  int nargs, const opd_arg *args) {
+  opd_loop *loop = prepareBlockLoop(cache, name, block, lo, hi, nargs, args);
+  // Tape pushes waiting for this loop (compiler-built adjoints) take what
+  // it overwrites.
+  tapeLoopPrepared(true, loop->lo, loop->hi, nargs, args);
+  return loop;
+}
+
+static opd_loop *prepareBlockLoop(opd_loop **cache, const char *name,
+                                  opd_block *block, int64_t *lo, int64_t *hi,
+                                  int nargs, const opd_arg *args) {
   if (!name)
     name = "<loop>";
   if (!block || !lo || !hi)

@@ -164,6 +164,87 @@ TEST_F(AdjointRuntimeTest, TapeRestoresDatsAndValuesInReverse) {
   }
 }
 
+// opd_tape_push_dat_overwritten: the next loop's prepare takes the dat's
+// storage for the tape and copies only the points outside the loop's range
+// (halos included) into the dat's new storage; the pop hands it back.
+// Without such a loop the push is a copy.
+TEST_F(AdjointRuntimeTest, PushOfAnOverwrittenDatCopiesOnlyTheRest) {
+  opd_block *b = opd_block_create("grid", 3);
+  int64_t size[3] = {9, 6, 5}, hm[3] = {1, 2, 1}, hp[3] = {2, 1, 1},
+          base[3] = {0, 0, 0};
+  opd_dat *u = opd_block_dat_create("u", b, OPD_F64, 2, size, hm, hp, base);
+  int64_t st[3];
+  auto value = [](int64_t i, int64_t j, int64_t k, int c) {
+    return double(1000 * i + 100 * j + 10 * k + c) + 0.5;
+  };
+  auto at = [&](int64_t i, int64_t j, int64_t k, int c) -> double & {
+    auto *o = static_cast<double *>(opd_dat_origin(u, st));
+    return o[(i * st[0] + j * st[1] + k * st[2]) * 2 + c];
+  };
+  auto fill = [&] {
+    for (int64_t k = -1; k < 6; ++k)
+      for (int64_t j = -2; j < 7; ++j)
+        for (int64_t i = -1; i < 11; ++i)
+          for (int c = 0; c < 2; ++c)
+            at(i, j, k, c) = value(i, j, k, c);
+  };
+  auto same = [&](bool inside, int64_t lo[3], int64_t hi[3]) {
+    int bad = 0;
+    for (int64_t k = -1; k < 6; ++k)
+      for (int64_t j = -2; j < 7; ++j)
+        for (int64_t i = -1; i < 11; ++i) {
+          const bool in = i >= lo[0] && i < hi[0] && j >= lo[1] &&
+                          j < hi[1] && k >= lo[2] && k < hi[2];
+          for (int c = 0; c < 2; ++c)
+            if ((inside || !in) && at(i, j, k, c) != value(i, j, k, c))
+              ++bad;
+        }
+    return bad;
+  };
+  fill();
+  u->haloValid = 2;
+  opd_arg w{};
+  w.dat = u;
+  w.kind = OPD_ARG_STENCIL;
+  w.mode = OPD_WRITE;
+  w.bytes = 16;
+  void *before = opd_dat_data(u);
+  opd_tape_push_dat_overwritten(u);
+  int64_t lo[3] = {1, 0, 1}, hi[3] = {8, 6, 4};
+  opd_loop *slot = nullptr;
+  opd_loop_prepare_block(&slot, "writes_u", b, lo, hi, 1, &w);
+  EXPECT_NE(opd_dat_data(u), before);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(opd_dat_data(u)) % 64,
+            reinterpret_cast<uintptr_t>(before) % 64);
+  EXPECT_EQ(same(false, lo, hi), 0) << "points outside the loop's range";
+  // The loop writes its range.
+  for (int64_t k = lo[2]; k < hi[2]; ++k)
+    for (int64_t j = lo[1]; j < hi[1]; ++j)
+      for (int64_t i = lo[0]; i < hi[0]; ++i)
+        at(i, j, k, 0) = at(i, j, k, 1) = -1.0;
+  u->haloValid = 0;
+  opd_tape_pop_dat(u);
+  EXPECT_EQ(opd_dat_data(u), before);
+  EXPECT_EQ(same(true, lo, hi), 0) << "after the pop";
+  EXPECT_EQ(u->haloValid, 2);
+  // No loop between push and pop (the dat unchanged, as the contract
+  // asks): saved by copy at the pop.
+  opd_tape_push_dat_overwritten(u);
+  opd_tape_pop_dat(u);
+  EXPECT_EQ(same(true, lo, hi), 0) << "a push no loop took";
+  // A loop that also reads it: saved by copy, the storage stays.
+  opd_arg r = w;
+  r.mode = OPD_READ;
+  opd_arg both[2] = {w, r};
+  opd_tape_push_dat_overwritten(u);
+  void *now = opd_dat_data(u);
+  opd_loop *slot2 = nullptr;
+  opd_loop_prepare_block(&slot2, "reads_u", b, lo, hi, 2, both);
+  EXPECT_EQ(opd_dat_data(u), now);
+  opd_tape_pop_dat(u);
+  EXPECT_EQ(same(true, lo, hi), 0);
+}
+
 TEST_F(AdjointRuntimeTest, PlanFollowsTheSchedule) {
   opd_set *s = opd_set_create("cells", 100);
   opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);

@@ -247,6 +247,19 @@ TEST(Verifier, RejectsArgumentCountMismatch) {
             std::string::npos);
 }
 
+TEST(Verifier, RejectsOverwrittenTapePushWithoutItsLoop) {
+  Demo d;
+  auto t = std::make_unique<TapeStmt>(true, std::vector<Dat *>{d.res},
+                                      std::vector<unsigned>{});
+  t->overwritten = {true};
+  d.main->body.stmts.insert(d.main->body.stmts.begin() + 1, std::move(t));
+  std::string why = verifyError(d.p);
+  EXPECT_NE(why.find("tape push of 'res' as overwritten, but the next "
+                     "statement is not a block loop"),
+            std::string::npos)
+      << why;
+}
+
 TEST(Verifier, RejectsIndirectWrite) {
   Demo d;
   d.flux->kernelParams[2].mode = AccessMode::Write;

@@ -284,8 +284,11 @@ void HostEmitter::unpackVars(const std::vector<unsigned> &vars,
 
 void HostEmitter::emitTape(const ir::TapeStmt &s) {
   if (s.push) {
-    for (const Dat *d : s.dats)
-      b.CreateCall(cgm.rt.tapePushDat, {b.CreateLoad(cgm.ptrTy, cgm.handle(d))});
+    for (size_t i = 0; i < s.dats.size(); ++i)
+      b.CreateCall(i < s.overwritten.size() && s.overwritten[i]
+                       ? cgm.rt.tapePushDatOverwritten
+                       : cgm.rt.tapePushDat,
+                   {b.CreateLoad(cgm.ptrTy, cgm.handle(s.dats[i]))});
     for (unsigned v : s.vars)
       for (unsigned i = 0; i < varWords(v); ++i)
         b.CreateCall(cgm.rt.tapePushValue, {varBits(v, i)});

@@ -92,6 +92,8 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
                              {ptr, ptr, ptr, ptr, i32, ptr, ptr});
 
   tapePushDat = declare("opd_tape_push_dat", voidTy, {ptr});
+  tapePushDatOverwritten =
+      declare("opd_tape_push_dat_overwritten", voidTy, {ptr});
   tapePopDat = declare("opd_tape_pop_dat", voidTy, {ptr});
   tapePushValue = declare("opd_tape_push_value", voidTy, {i64});
   tapePopValue = declare("opd_tape_pop_value", i64, {});

@@ -53,7 +53,8 @@ struct RuntimeABI {
   llvm::FunctionCallee xsumAddF64, xsumAddF32, reduceSumExact,
       loopGather; ///< -frepro-sum
   llvm::FunctionCallee solveTridiagonal;
-  llvm::FunctionCallee tapePushDat, tapePopDat, tapePushValue, tapePopValue;
+  llvm::FunctionCallee tapePushDat, tapePushDatOverwritten, tapePopDat,
+      tapePushValue, tapePopValue;
   llvm::FunctionCallee ckptBegin, ckptForward, ckptSave, ckptRestore, ckptNext,
       ckptEnd;
   llvm::FunctionCallee printf, printI64, printF64, printF32, printBool,
