@@ -135,9 +135,9 @@ void Verifier::checkTapeOverwrites(const Body &b) {
 }
 
 // Skewed groups (passes/Fuse.cpp): consecutive loops over one block, the
-// first marking the group's size; the runtime's schedule (lib/exec/Skew.cpp)
-// keeps reductions to the first loop, whose rows all run in the threads'
-// own parts (lag, lead and trail 0).
+// first marking the group's size, its rows all in the threads' own parts
+// (lag, lead and trail 0); any loop may reduce (lib/exec/Skew.cpp runs a
+// later one in whole chunks).
 void Verifier::checkSkewGroups(const Body &b) {
   size_t members = 0; // loops of the open group still to come
   const ParLoopStmt *first = nullptr;
@@ -157,10 +157,6 @@ void Verifier::checkSkewGroups(const Body &b) {
       if (l->skew.lag < 0 || l->skew.lead < 0 || l->skew.trail < 0)
         problem("skewed loop '" + l->kernel->name +
                 "' has a negative lag, lead or trail");
-      for (const AccessDescriptor &a : l->args)
-        if (a.kind == ArgKind::Reduction)
-          problem("skewed loop '" + l->kernel->name +
-                  "' reduces, but only the group's first loop may");
       continue;
     }
     if (!l || !l->skew.member)

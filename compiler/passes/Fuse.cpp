@@ -63,7 +63,11 @@
 // run then, cut by cut, the units in order. Each loop computes every
 // element from the same values as alone, so the results are bitwise the
 // same; only the first unit may reduce (its rows run in chunk order within
-// each thread's part: the partial sums are unchanged). Under MPI a group
+// each thread's part: the partial sums are unchanged), and so may a later
+// unit: the runtime runs its rows in whole chunks of its own grid, which
+// can put it up to a chunk further behind, and moves the units after it
+// back as far (lib/exec/Skew.cpp), so its partial sums are those of the
+// loop alone too. Under MPI a group
 // whose later unit reads at a stencil offset a dat an earlier unit writes
 // is refused (that read needs a halo exchange in between); every halo a
 // group needs is exchanged before it runs. -fno-skew turns skewing off; the
@@ -563,8 +567,9 @@ std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
   const Unit &u = units[next];
   const std::string bName = unitName(u);
   auto varName = [&](unsigned v) { return quoted(host.vars[v].name); };
-  // Only the first unit reduces: its rows run in chunk order within each
-  // thread's part, those of later units around the cuts after the parts.
+  // Any unit may reduce (the runtime runs a later reducing unit in whole
+  // chunks), but not read a value an earlier one reduces into: that value
+  // is known only after the sweep.
   std::set<unsigned> reduced;
   for (unsigned k : group)
     for (unsigned l : units[k].loops)
@@ -573,10 +578,6 @@ std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
           reduced.insert(unsigned(a.var));
   for (unsigned l : u.loops)
     for (const AccessDescriptor &a : c.loops[l]->args) {
-      if (a.kind == ArgKind::Reduction)
-        return bName + " reduces into " +
-               (a.var >= 0 ? varName(unsigned(a.var)) : std::string("a value")) +
-               ", and only the first loop of a skewed sweep may reduce";
       if (a.kind == ArgKind::GlobalRead && a.value)
         for (unsigned v : slotsIn(*a.value))
           if (reduced.count(v))

@@ -31,7 +31,8 @@ struct Scratch {
   std::size_t capacity = 0;
   std::size_t requested = 0; ///< bytes of the last opd_rt_scratch call
 };
-Scratch scratch;
+/// Slot 0: opd_rt_scratch; slot k: loop k of a skewed sweep.
+std::vector<Scratch> scratches(1);
 } // namespace
 
 const char *programName() { return programNameStorage().c_str(); }
@@ -164,8 +165,9 @@ int opd_rt_finalize(void) {
   std::fflush(stdout);
   releaseLoops();
   releaseObjects();
-  freeAligned(scratch.data);
-  scratch = Scratch();
+  for (Scratch &sc : scratches)
+    freeAligned(sc.data);
+  scratches.assign(1, Scratch());
   setProfileRequested(false);
   dist::finalize();
   return 0;
@@ -227,6 +229,7 @@ void opd_rt_fail_outside(const char *message, int64_t index, int32_t dim,
 
 namespace opdc::rt {
 void *scratchInUse(std::size_t &bytes) {
+  const Scratch &scratch = scratches[0];
   bytes = scratch.data ? scratch.requested : 0;
   return scratch.data;
 }
@@ -234,9 +237,15 @@ void *scratchInUse(std::size_t &bytes) {
 
 extern "C" {
 
-void *opd_rt_scratch(int64_t bytes) {
-  if (bytes < 0)
-    failf("internal error: negative scratch size %lld", (long long)bytes);
+void *opd_rt_scratch(int64_t bytes) { return opd_rt_scratch_slot(bytes, 0); }
+
+void *opd_rt_scratch_slot(int64_t bytes, int32_t slot) {
+  if (bytes < 0 || slot < 0)
+    failf("internal error: scratch of %lld bytes in slot %d",
+          (long long)bytes, int(slot));
+  if (std::size_t(slot) >= scratches.size())
+    scratches.resize(std::size_t(slot) + 1);
+  Scratch &scratch = scratches[std::size_t(slot)];
   // Grow only: after the largest request, no loop allocates again.
   if (std::size_t(bytes) > scratch.capacity || !scratch.data) {
     std::size_t want =

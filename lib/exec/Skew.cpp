@@ -22,6 +22,16 @@
 // so its chunks run whole, in order, on one thread each: its reduction
 // partials are those of opd_loop_run, bitwise.
 //
+// A later loop that reduces runs whole chunks too (one body call per chunk
+// of its own grid, as opd_loop_run makes them, so its partial sums are
+// bitwise the same): in phase 1 a chunk runs once the sweep has passed its
+// last row, so the loop may run up to a chunk more than lag_k behind, and
+// its rows left out around a cut are widened to whole chunks (up to a
+// chunk more lead and trail). The loops after it move back as far (lag,
+// lead and trail plus its chunk): every row they conflict with still runs
+// first, since each constraint only asks a later loop to stay far enough
+// behind an earlier one.
+//
 // The halos of every loop are exchanged (and waited for) before the sweep:
 // no overlap of messages with the core, which the pass accepts in return
 // for one sweep over memory. Time and bytes go to the first loop's profile
@@ -52,6 +62,17 @@ struct Member {
   void *ctx;
   int64_t lag, lead, trail;
   int64_t begin, end, chunkSize; ///< rows [begin, end), chunk grid
+  bool whole = false; ///< a later loop that reduces: whole chunks only
+  /// Row \p x rounded down / up to the chunk grid, within [begin, end].
+  int64_t down(int64_t x) const {
+    x = std::clamp(x, begin, end);
+    return x == end ? end : begin + (x - begin) / chunkSize * chunkSize;
+  }
+  int64_t up(int64_t x) const {
+    x = std::clamp(x, begin, end);
+    return std::min(end, begin + (x - begin + chunkSize - 1) / chunkSize *
+                                     chunkSize);
+  }
 };
 
 /// Rows [a, b) of member m, split on its chunk grid.
@@ -92,13 +113,22 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
       failf("internal error: skewed sweep of '%s': loop %d is not a loop "
             "over the same block",
             loops[0]->name.c_str(), k);
-    if (k > 0)
-      for (const opd_arg &a : l->args)
-        if (a.kind == OPD_ARG_REDUCTION)
-          failf("internal error: skewed loop '%s' reduces", l->name.c_str());
     ms.push_back({l, bodies[k], ctxs[k], schedule[3 * k], schedule[3 * k + 1],
                   schedule[3 * k + 2], l->begin, l->begin + l->count,
                   std::max<int64_t>(1, l->chunkSize)});
+  }
+  // Later loops that reduce run whole chunks; the loops after each move
+  // back by its chunk (the header).
+  int64_t back = 0;
+  for (size_t k = 1; k < ms.size(); ++k) {
+    Member &m = ms[k];
+    m.lag += back;
+    m.lead += back;
+    m.trail += back;
+    for (const opd_arg &a : m.loop->args)
+      m.whole = m.whole || a.kind == OPD_ARG_REDUCTION;
+    if (m.whole)
+      back += m.chunkSize;
   }
   // Every loop's halos before any row runs: a later loop's rows overwrite
   // what an earlier one reads, so nothing may be in flight meanwhile.
@@ -117,9 +147,10 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
           : 0;
   int64_t maxLag = 0, maxLead = 0, maxTrail = 0, reach = 0;
   for (const Member &m : ms) {
-    maxLag = std::max(maxLag, m.lag);
-    maxLead = std::max(maxLead, m.lead);
-    maxTrail = std::max(maxTrail, m.trail);
+    const int64_t more = m.whole ? m.chunkSize : 0;
+    maxLag = std::max(maxLag, m.lag + more);
+    maxLead = std::max(maxLead, m.lead + more);
+    maxTrail = std::max(maxTrail, m.trail + more);
     reach = std::max(reach, outerReach(*m.loop));
   }
   // A part holds its cuts' left-out rows and what they reach apart from
@@ -143,29 +174,51 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
   // Phase 1: each part swept, loop k lag_k rows behind the first.
 #pragma omp parallel for schedule(static, 1) num_threads(int(parts)) if (parts > 1)
   for (int64_t t = 0; t < parts; ++t) {
-    std::vector<int64_t> lo(ms.size()), hi(ms.size());
+    std::vector<int64_t> lo(ms.size()), hi(ms.size()), next(ms.size());
     int64_t from = LLONG_MAX, to = LLONG_MIN;
     for (size_t k = 0; k < ms.size(); ++k) {
       const Member &m = ms[k];
       lo[k] = std::max(m.begin, cut[size_t(t)] + (t > 0 ? m.lead : 0));
       hi[k] = std::min(m.end,
                        cut[size_t(t) + 1] - (t + 1 < parts ? m.trail : 0));
+      if (m.whole) {
+        lo[k] = m.up(lo[k]);
+        hi[k] = m.down(hi[k]);
+      }
+      next[k] = lo[k];
       if (lo[k] < hi[k]) {
         from = std::min(from, lo[k] + m.lag);
         to = std::max(to, hi[k] + m.lag);
       }
     }
     for (int64_t i = from; i < to; i += step)
-      for (size_t k = 0; k < ms.size(); ++k)
-        runRows(ms[k], std::max(lo[k], i - ms[k].lag),
-                std::min(hi[k], i - ms[k].lag + step));
+      for (size_t k = 0; k < ms.size(); ++k) {
+        const Member &m = ms[k];
+        const int64_t until = std::min(hi[k], i - m.lag + step);
+        if (!m.whole) {
+          runRows(m, std::max(lo[k], i - m.lag), until);
+          continue;
+        }
+        // Whole chunks whose last row the sweep has passed.
+        const int64_t e = until == hi[k] ? hi[k] : m.down(until);
+        if (e > next[k]) {
+          runRows(m, next[k], e);
+          next[k] = e;
+        }
+      }
   }
   // Phase 2: around each cut, the rows left out, loop by loop.
 #pragma omp parallel for schedule(static, 1) num_threads(int(parts)) if (parts > 2)
   for (int64_t t = 1; t < parts; ++t)
-    for (size_t k = 1; k < ms.size(); ++k)
-      runRows(ms[k], cut[size_t(t)] - ms[k].trail,
-              cut[size_t(t)] + ms[k].lead);
+    for (size_t k = 1; k < ms.size(); ++k) {
+      const Member &m = ms[k];
+      int64_t a = cut[size_t(t)] - m.trail, z = cut[size_t(t)] + m.lead;
+      if (m.whole) {
+        a = m.down(a);
+        z = m.up(z);
+      }
+      runRows(m, a, z);
+    }
 
   // The profile: the sweep's time and bytes on the first loop.
   for (size_t k = 0; k < ms.size(); ++k) {

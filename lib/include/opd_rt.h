@@ -291,8 +291,11 @@ int opd_loop_streams(const opd_loop *loop);
  *  numbers per loop: lag (loop k runs row r - lag while the first runs row
  *  r), lead and trail (loop k's rows within lead after or trail before a
  *  cut between two threads' parts run after every thread's part). All
- *  halos are exchanged before the sweep; only the first loop may reduce.
- *  Every loop computes what opd_loop_run would have, bitwise. */
+ *  halos are exchanged before the sweep. A later loop that reduces runs
+ *  whole chunks of its grid (one body call each) and the loops after it
+ *  move back a chunk; each reducing loop k keeps its partials in scratch
+ *  slot k (opd_rt_scratch_slot). Every loop computes what opd_loop_run
+ *  would have, bitwise. */
 void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
                   void *const *ctxs, const int64_t *schedule);
 
@@ -428,6 +431,10 @@ void opd_reduce_global(void *v, opd_scalar type, opd_access op, int dim);
 /** Scratch memory for reduction partials, valid until the next call;
  *  64-byte aligned, contents unspecified (each chunk writes its slot). */
 void *opd_rt_scratch(int64_t bytes);
+/** As opd_rt_scratch, in scratch slot `slot` (slot 0 is opd_rt_scratch's):
+ *  the loops of a skewed sweep (opd_skew_run) that reduce keep their
+ *  partials in slots of their own while the sweep runs them together. */
+void *opd_rt_scratch_slot(int64_t bytes, int32_t slot);
 
 /** Reproducible float sums (code compiled with `opdc -frepro-sum`;
  *  exec/ReproSum.cpp): each f32/f64 sum component has an exact long

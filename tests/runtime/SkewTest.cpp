@@ -1,7 +1,8 @@
 // SkewTest.cpp - opd_skew_run's schedule (lib/exec/Skew.cpp): every row of
 // every loop runs once, each after the rows of earlier loops it conflicts
 // with (the offsets the lags, leads and trails were chosen for), the first
-// loop's chunks whole and in order on one thread, at any thread count.
+// loop's chunks whole and in order on one thread, later loops that reduce
+// in whole chunks (one call each), at any thread count.
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Runtime.h"
 #include "exec/Loop.h"
@@ -10,7 +11,9 @@
 
 #include <omp.h>
 
+#include <array>
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,11 +32,13 @@ protected:
 struct Trace {
   int64_t rowsLo = 0;
   std::vector<int64_t> seq, thread, chunk;
+  std::vector<std::array<int64_t, 3>> calls; ///< begin, end, chunk
   explicit Trace(int64_t lo, int64_t hi)
       : rowsLo(lo), seq(size_t(hi - lo), -1), thread(size_t(hi - lo), -1),
         chunk(size_t(hi - lo), -1) {}
 };
 std::atomic<int64_t> clock{0};
+std::mutex callsLock;
 
 void recordRows(void *ctx, int64_t begin, int64_t end, int64_t chunk) {
   auto *t = static_cast<Trace *>(ctx);
@@ -44,22 +49,25 @@ void recordRows(void *ctx, int64_t begin, int64_t end, int64_t chunk) {
     t->thread[i] = omp_get_thread_num();
     t->chunk[i] = chunk;
   }
+  std::lock_guard<std::mutex> g(callsLock);
+  t->calls.push_back({begin, end, chunk});
 }
 
 struct Member {
   int64_t lo, hi;            // rows (outermost dimension)
   int64_t lag, lead, trail;  // the schedule
+  bool reduces = false;
 };
 
 // Loop m's row r conflicts with loop k's rows r + d for d in conflicts
 // [k][m] (k < m), the pass's D = dm - dk: those must have run first.
 void checkSchedule(const std::vector<Member> &members,
                    const std::vector<std::vector<std::vector<int64_t>>> &conflicts,
-                   int threads) {
+                   int threads, int64_t inner = 8) {
   SCOPED_TRACE("threads " + std::to_string(threads));
   omp_set_num_threads(threads);
   opd_block *b = opd_block_create("grid", 2);
-  const int64_t size[2] = {8, 4000}, halo[2] = {2, 4}, base[2] = {0, 0};
+  const int64_t size[2] = {inner, 4000}, halo[2] = {2, 4}, base[2] = {0, 0};
   opd_dat *u = opd_block_dat_create("u", b, OPD_F64, 1, size, halo, halo, base);
   std::vector<opd_loop *> loops;
   std::vector<opd_body> bodies;
@@ -70,12 +78,14 @@ void checkSchedule(const std::vector<Member> &members,
     const Member &m = members[k];
     // A stencil read reaching one row each way: the runtime sizes the
     // threads' parts from the reach.
-    opd_arg arg{u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8,
-                {0, -1, 0}, {0, 1, 0}, 0};
-    int64_t lo[2] = {0, m.lo}, hi[2] = {8, m.hi};
+    opd_arg args[2] = {{u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8,
+                        {0, -1, 0}, {0, 1, 0}, 0},
+                       {nullptr, nullptr, 0, OPD_ARG_REDUCTION, OPD_SUM, 8,
+                        {0, 0, 0}, {0, 0, 0}, 0}};
+    int64_t lo[2] = {0, m.lo}, hi[2] = {inner, m.hi};
     const std::string name = "loop" + std::to_string(k);
-    loops.push_back(
-        opd_loop_prepare_block(nullptr, name.c_str(), b, lo, hi, 1, &arg));
+    loops.push_back(opd_loop_prepare_block(nullptr, name.c_str(), b, lo, hi,
+                                           m.reduces ? 2 : 1, args));
     bodies.push_back(recordRows);
     traces.emplace_back(m.lo, m.hi);
     schedule.insert(schedule.end(), {m.lag, m.lead, m.trail});
@@ -115,6 +125,19 @@ void checkSchedule(const std::vector<Member> &members,
       ASSERT_GT(t0.seq[i], t0.seq[i - 1]) << "row " << r;
     }
   }
+  // Later loops that reduce: every call one whole chunk of their grid.
+  for (size_t k = 1; k < members.size(); ++k) {
+    if (!members[k].reduces)
+      continue;
+    const opd_loop *l = loops[k];
+    for (const auto &[from, to, c] : traces[k].calls) {
+      ASSERT_EQ(from, l->begin + c * l->chunkSize)
+          << "loop " << k << " chunk " << c << " starts at row " << from;
+      ASSERT_EQ(to, std::min(l->begin + l->count,
+                             l->begin + (c + 1) * l->chunkSize))
+          << "loop " << k << " chunk " << c << " ends at row " << to;
+    }
+  }
   opd_rt_finalize();
 }
 
@@ -130,6 +153,24 @@ TEST_F(SkewTest, RowsRunOnceAfterTheirConflicts) {
   conflicts[1][2] = {-2, 0, 2}; // the third reads the copy's at +-2
   for (int threads : {1, 2, 3, 5, 8})
     checkSchedule(members, conflicts, threads);
+}
+
+// Later loops that reduce (Poisson's adjoint: the transposed stencil's
+// gather, then jacobi.b summing dJ/dw) run whole chunks; the loops after
+// them still run after their conflicts. Chunks of 64 and 16 rows.
+TEST_F(SkewTest, LaterLoopsThatReduceRunWholeChunks) {
+  const std::vector<Member> members = {{2, 3990, 0, 0, 0},
+                                       {1, 3995, 1, 1, 1, true},
+                                       {0, 4000, 3, 3, 3},
+                                       {3, 3997, 4, 4, 4, true}};
+  std::vector<std::vector<std::vector<int64_t>>> conflicts(
+      4, std::vector<std::vector<int64_t>>(4));
+  conflicts[0][1] = {-1, 0, 1};
+  conflicts[1][2] = {-2, 0, 2};
+  conflicts[2][3] = {-1, 1};
+  for (int64_t inner : {64, 256})
+    for (int threads : {1, 2, 3, 5, 8})
+      checkSchedule(members, conflicts, threads, inner);
 }
 
 // Members whose rows lie outside the first loop's, and an empty one.

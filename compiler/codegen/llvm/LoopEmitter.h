@@ -54,6 +54,10 @@ public:
   };
   Prepared emitBeforeRun();
   void emitAfterRun();
+  /// The reduction scratch slot (opd_rt_scratch_slot): loop k of a skewed
+  /// group uses slot k, so the partials of its loops that reduce live side
+  /// by side while the sweep runs them all.
+  unsigned scratchSlot = 0;
 
 private:
   // LoopHost.cpp

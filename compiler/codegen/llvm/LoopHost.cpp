@@ -438,7 +438,12 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
                     llvm::ConstantInt::get(cgm.i64Ty, ~uint64_t(7)));
     total = b.CreateAdd(total, bytes);
   }
-  llvm::Value *scratch = b.CreateCall(cgm.rt.scratch, {total}, "scratch");
+  llvm::Value *scratch =
+      scratchSlot == 0
+          ? b.CreateCall(cgm.rt.scratch, {total}, "scratch")
+          : b.CreateCall(cgm.rt.scratchSlot,
+                         {total, llvm::ConstantInt::get(cgm.i32Ty, scratchSlot)},
+                         "scratch");
   for (unsigned i = 0; i < loop.args.size(); ++i) {
     const AccessDescriptor &a = loop.args[i];
     if (fields[i].partials < 0)
@@ -584,6 +589,7 @@ void emitSkewedLoops(FunctionEmitter &host, const ParLoopStmt *const *first,
   std::vector<llvm::Constant *> schedule;
   for (unsigned k = 0; k < n; ++k) {
     loops.push_back(std::make_unique<LoopEmitter>(host, *first[k]));
+    loops.back()->scratchSlot = k;
     runs.push_back(loops.back()->emitBeforeRun());
     for (int64_t v : {first[k]->skew.lag, first[k]->skew.lead,
                       first[k]->skew.trail})

@@ -81,6 +81,7 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   loopRun = declare("opd_loop_run", voidTy, {ptr, ptr, ptr});
   loopStreams = declare("opd_loop_streams", i32, {ptr});
   scratch = declare("opd_rt_scratch", ptr, {i64});
+  scratchSlot = declare("opd_rt_scratch_slot", ptr, {i64, i32});
   reduceLocal = declare("opd_reduce_local", voidTy, {ptr, i32, i32, i32});
   reduceGlobal = declare("opd_reduce_global", voidTy, {ptr, i32, i32, i32});
   xsumAddF64 = declare("opd_xsum_add_f64", voidTy, {ptr, ptr, i32});

@@ -49,7 +49,7 @@ struct RuntimeABI {
   llvm::FunctionCallee blockCreate, blockDatCreate, datExtent, datOrigin;
   llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopSetLocation,
       loopChunks, loopRun, loopStreams;
-  llvm::FunctionCallee scratch, reduceLocal, reduceGlobal;
+  llvm::FunctionCallee scratch, scratchSlot, reduceLocal, reduceGlobal;
   llvm::FunctionCallee xsumAddF64, xsumAddF32, reduceSumExact,
       loopGather; ///< -frepro-sum
   llvm::FunctionCallee solveTridiagonal;
