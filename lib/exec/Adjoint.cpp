@@ -241,6 +241,18 @@ void settlePending() {
     t.dats[i].save(t.dats[i].dat);
   pendingTakes.clear();
 }
+/// The tape's last dat copy, taken off the tape (to restore into \p dat).
+DatCopy popDat(opd_dat *dat) {
+  settlePending();
+  Tape &t = tape();
+  if (t.dats.empty())
+    failf("internal error: the adjoint tape is empty (restoring dat '%s')",
+          dat ? dat->name.c_str() : "?");
+  DatCopy c = t.dats.back();
+  t.dats.pop_back();
+  noteTape(-storageBytes(dat));
+  return c;
+}
 } // namespace
 
 void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
@@ -527,28 +539,14 @@ void opd_tape_push_dat_overwritten(opd_dat *dat) {
 }
 
 void opd_tape_pop_dat(opd_dat *dat) {
-  settlePending();
-  Tape &t = tape();
-  if (t.dats.empty())
-    failf("internal error: the adjoint tape is empty (restoring dat '%s')",
-          dat ? dat->name.c_str() : "?");
-  DatCopy c = t.dats.back();
-  t.dats.pop_back();
+  DatCopy c = popDat(dat);
   pool().put(c.moveInto(dat));
-  noteTape(-storageBytes(dat));
 }
 
 void opd_tape_pop_dat_copy(opd_dat *dat) {
-  settlePending();
-  Tape &t = tape();
-  if (t.dats.empty())
-    failf("internal error: the adjoint tape is empty (restoring dat '%s')",
-          dat ? dat->name.c_str() : "?");
-  DatCopy c = t.dats.back();
-  t.dats.pop_back();
+  DatCopy c = popDat(dat);
   c.restore(dat);
   pool().put(c.buf);
-  noteTape(-storageBytes(dat));
 }
 
 void opd_tape_push_value(uint64_t bits) {
