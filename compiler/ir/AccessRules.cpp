@@ -109,4 +109,22 @@ std::vector<std::string> placementRules(const AccessDescriptor &a,
   return why;
 }
 
+std::vector<unsigned> centreOnlyWrites(const ParLoopStmt &l, const Dat *d) {
+  std::vector<unsigned> writes;
+  if (!l.block || !d->block)
+    return writes;
+  for (unsigned i = 0; i < l.args.size(); ++i) {
+    const AccessDescriptor &a = l.args[i];
+    if (!a.usesDat() || a.dat != d)
+      continue;
+    const bool centre =
+        a.kind == ArgKind::Direct ||
+        (a.kind == ArgKind::Stencil && a.stencil && a.stencil->isCentreOnly());
+    if (a.mode != AccessMode::Write || !centre)
+      return {};
+    writes.push_back(i);
+  }
+  return writes;
+}
+
 } // namespace opdc::ir

@@ -117,17 +117,7 @@ void Verifier::checkTapeOverwrites(const Body &b) {
                 "next statement is not a block loop");
         continue;
       }
-      int writes = 0, other = 0;
-      for (const AccessDescriptor &a : l->args) {
-        if (!a.usesDat() || a.dat != d)
-          continue;
-        const bool centre =
-            a.kind == ArgKind::Direct ||
-            (a.kind == ArgKind::Stencil && a.stencil &&
-             a.stencil->isCentreOnly());
-        (a.mode == AccessMode::Write && centre ? writes : other) += 1;
-      }
-      if (writes == 0 || other > 0)
+      if (centreOnlyWrites(*l, d).empty())
         problem("tape push of '" + d->name + "' as overwritten, but loop '" +
                 l->kernel->name + "' does not only write it at the centre");
     }

@@ -55,9 +55,8 @@
 // before anything can return, and no other argument of that dat) is pushed
 // as `overwritten`: the runtime hands its storage to the tape at the loop's
 // prepare and copies only the points the loop does not write, instead of
-// copying every point (opd_tape_push_dat_overwritten). With the pop that
-// hands the taped storage back, a taped step of Poisson moves 48 bytes a
-// point less.
+// copying every point (opd_tape_push_dat_overwritten); with the pop that
+// hands the taped storage back, a taped step copies no whole dat.
 #include "passes/Adjoint.h"
 
 #include "passes/BodyUtils.h"
@@ -96,7 +95,6 @@ StmtPtr assign(AssignOp op, ExprPtr t, ExprPtr v) {
   return std::make_unique<AssignStmt>(op, std::move(t), std::move(v));
 }
 ExprPtr zero(Type t) { return std::make_unique<ConstantExpr>(zeroOf(t)); }
-
 
 /// A loop bound plus a constant, folded when the bound is a constant.
 ExprPtr plusConst(const Expr &e, int64_t c) {

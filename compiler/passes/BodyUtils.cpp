@@ -2,10 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "passes/BodyUtils.h"
 
+#include "ir/AccessRules.h"
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
 
 #include "llvm/Support/Casting.h"
+
+#include <algorithm>
 
 namespace opdc {
 
@@ -257,22 +260,20 @@ void replaceTailReturns(Body &b, int result) {
 }
 
 /// Whether kernel \p k assigns its parameter \p index whole, at the centre,
-/// in a top-level statement that nothing before it can skip (a return
-/// before or inside an earlier statement could).
+/// in a top-level statement: one that every run of the kernel reaches
+/// (kernels have no return, sema forbids it; checked all the same).
 static bool assignsEverywhere(const Function &k, unsigned index) {
+  if (containsReturn(k.body))
+    return false;
   for (const StmtPtr &s : k.body.stmts) {
-    if (const auto *a = dyn_cast<AssignStmt>(s.get());
-        a && a->op == AssignOp::Set) {
-      const auto *t = dyn_cast<KernelArgExpr>(a->target.get());
-      if (t && t->index == index &&
-          std::all_of(t->offset.begin(), t->offset.end(),
-                      [](int64_t o) { return o == 0; }))
-        return true;
-    }
-    Body one;
-    one.stmts.push_back(s->clone());
-    if (containsReturn(one))
-      return false;
+    const auto *a = dyn_cast<AssignStmt>(s.get());
+    const auto *t =
+        a && a->op == AssignOp::Set ? dyn_cast<KernelArgExpr>(a->target.get())
+                                    : nullptr;
+    if (t && t->index == index &&
+        std::all_of(t->offset.begin(), t->offset.end(),
+                    [](int64_t o) { return o == 0; }))
+      return true;
   }
   return false;
 }
@@ -282,23 +283,11 @@ std::vector<bool> tapeOverwrites(const ParLoopStmt &l,
   std::vector<bool> out(dats.size(), false);
   bool any = false;
   for (size_t k = 0; k < dats.size(); ++k) {
-    if (!l.block || !dats[k]->block)
-      continue;
-    int writes = 0, other = 0;
-    for (size_t i = 0; i < l.args.size(); ++i) {
-      const AccessDescriptor &a = l.args[i];
-      if (!a.usesDat() || a.dat != dats[k])
-        continue;
-      const bool centre = a.kind == ArgKind::Direct ||
-                          (a.kind == ArgKind::Stencil && a.stencil &&
-                           a.stencil->isCentreOnly());
-      if (a.mode == AccessMode::Write && centre &&
-          assignsEverywhere(*l.kernel, unsigned(i)))
-        ++writes;
-      else
-        ++other;
-    }
-    out[k] = writes > 0 && other == 0;
+    const std::vector<unsigned> writes = centreOnlyWrites(l, dats[k]);
+    out[k] = !writes.empty() &&
+             std::all_of(writes.begin(), writes.end(), [&](unsigned i) {
+               return assignsEverywhere(*l.kernel, i);
+             });
     any = any || out[k];
   }
   return any ? out : std::vector<bool>();

@@ -12,8 +12,8 @@
 //   pops the same dats every step, and fresh allocations would page-fault
 //   every time. A pop hands the saved buffer to the dat and puts the dat's
 //   old storage in the pool (no copy: a copy reads the tape and writes the
-//   dat, 24 of Poisson's adjoint's 144 bytes a point a step with the
-//   write's read-for-ownership); storage and tape buffers come from the
+//   dat, 24 bytes a point of an f64 dat with the write's read-for-
+//   ownership); storage and tape buffers come from the
 //   same allocator with the same alignment, and the generated code reads
 //   a dat's address at each loop (as swap needs). The CUDA backend pops
 //   by copy (opd_tape_pop_dat_copy): its device copies are keyed by the
@@ -190,7 +190,6 @@ struct DatCopy {
                     std::size_t((n0 - z) * eb));
       }
   }
-  bool saved() const { return buf.data != nullptr; }
 
 private:
   void *values() const { return static_cast<char *>(buf.data) + lead; }

@@ -69,6 +69,9 @@ struct Pending {
   std::vector<MPI_Request> req;
 };
 constexpr int64_t AllValid = INT64_MAX / 4;
+// The half steps of OP2's one-layer halo (exec layer 1 and the targets of
+// layers 0..1): the least a plain exchange sends.
+constexpr int64_t OneLayerHalo = 3;
 std::vector<Pending> pending;
 std::size_t inFlight = 0;
 
@@ -204,7 +207,7 @@ bool startSetExchanges(opd_loop *loop) {
   }
   for (const auto &[dat, d] : need)
     if (d > 0 && dat->haloValid < d)
-      post(dat, loop, std::max<int64_t>(d, 3));
+      post(dat, loop, std::max(d, OneLayerHalo));
   loop->exchangeSeconds += opd_rt_wtime() - t0;
   // A grouped exchange posted before the loop flies during its core too.
   return inFlight > 0 || setGroupInFlight();

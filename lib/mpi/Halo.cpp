@@ -50,8 +50,8 @@
 // 2K + 1: all, non-exec too), so an exchange h half steps deep sends a
 // prefix.
 //
-// Each group (and each part of a layer) is in ascending global order. Maps are rewritten to local
-// indices (the entries of non-exec elements, which no loop runs, may point
+// Each group (and each part of a layer) is in ascending global order.
+// Maps are rewritten to local indices (the entries of non-exec elements, which no loop runs, may point
 // at element 0 when their target is not stored), dats are copied to the
 // local order, and every rank learns, per neighbour, which of its owned
 // elements to send and where the received ones go: each rank asks the
@@ -514,25 +514,24 @@ void partitionSets() {
     half.assign(2 * std::size_t(layers) + 2, 0);
     half[0] = ends[0];
     half[1] = ends[1];
+    const std::vector<int8_t> &by = reachedBy[s];
     for (int64_t l = 1; l <= layers; ++l) {
       half[2 * std::size_t(l)] = ends[std::size_t(l)];
       if (l == layers)
         break;
       const auto first = all.begin() + std::ptrdiff_t(ends[std::size_t(l)]);
       const auto last = all.begin() + std::ptrdiff_t(ends[std::size_t(l) + 1]);
-      const std::vector<int8_t> &by = reachedBy[s];
-      const int64_t second = ends[1];
       std::vector<int64_t> near, far;
       for (auto it = first; it != last; ++it) {
         const int64_t at = it - all.begin();
-        (by[std::size_t(at - second)] <= l ? near : far).push_back(*it);
+        (by[std::size_t(at - ends[1])] <= l ? near : far).push_back(*it);
       }
       std::copy(near.begin(), near.end(), first);
       std::copy(far.begin(), far.end(), first + std::ptrdiff_t(near.size()));
       half[2 * std::size_t(l) + 1] =
           ends[std::size_t(l)] + int64_t(near.size());
     }
-    reachedBy[s] = std::vector<int8_t>();
+    reachedBy.erase(s);
     all.insert(all.end(), nonExec[s].begin(), nonExec[s].end());
     nonExec[s] = std::vector<int64_t>();
     if (int64_t(all.size()) > INT32_MAX)
