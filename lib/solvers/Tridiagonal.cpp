@@ -184,6 +184,16 @@ void noteFailure(std::atomic<int64_t> &first, int64_t u) {
     ;
 }
 
+/// Rows ahead that solveStrided prefetches when the hardware would not.
+constexpr int64_t PrefetchRows = 2;
+
+/// Asks for the cache lines of the run p[0 .. w).
+template <typename T> inline void prefetchRun(const T *p, int64_t w) {
+  const char *c = reinterpret_cast<const char *>(p);
+  for (int64_t b = 0; b < w * int64_t(sizeof(T)); b += 64)
+    __builtin_prefetch(c + b, 0, 3);
+}
+
 // Along dimension 1 or 2: panels of up to W systems with consecutive i0.
 template <typename T> void solveStrided(const Problem &p) {
   View<T> a(p.dats[0]), b(p.dats[1]), c(p.dats[2]), d(p.dats[3]);
@@ -209,6 +219,16 @@ template <typename T> void solveStrided(const Problem &p) {
       start[2] = 0;
     w = std::min(W, p.hi[0] - start[0]);
   };
+  // A panel's rows are runs of W values. When a run is shorter than a page
+  // and the next row lies in another page (along 2 of 256^3: runs of 2 KiB
+  // 512 KiB apart), the hardware prefetchers start afresh at every row:
+  // the forward sweep asks for the runs PrefetchRows ahead itself (9.2-9.7
+  // -> 10.0-10.2 GB/s there). Rows next to each other in memory (along 1 of
+  // 256^3) or runs of whole pages (along 1 of 4096^2) are left to the
+  // hardware, which measured faster for them.
+  const int64_t page = 4096 / int64_t(sizeof(T));
+  const bool fetchAhead =
+      W < page && std::min({sa, sb, sc, sd}) >= page && n > PrefetchRows;
   std::atomic<int64_t> failed{INT64_MAX};
 #pragma omp parallel if (units > 1)
   {
@@ -227,10 +247,18 @@ template <typename T> void solveStrided(const Problem &p) {
       const T *pa = a.at(start), *pb = b.at(start), *pc = c.at(start);
       T *pd = d.at(start);
       forwardFirstInPlace(w, pb, pc, pd, cp, bad);
-      for (int64_t r = 1; r < n; ++r)
+      for (int64_t r = 1; r < n; ++r) {
+        if (fetchAhead && r + PrefetchRows < n) {
+          const int64_t f = r + PrefetchRows;
+          prefetchRun(pa + f * sa, w);
+          prefetchRun(pb + f * sb, w);
+          prefetchRun(pc + f * sc, w);
+          prefetchRun(pd + f * sd, w);
+        }
         forwardRowInPlace(w, pa + r * sa, pb + r * sb, pc + r * sc,
                           pd + r * sd, pd + (r - 1) * sd, cp + (r - 1) * W,
                           cp + r * W, bad);
+      }
       if (anyBad(w, bad)) {
         noteFailure(failed, u);
         continue;
@@ -256,6 +284,136 @@ template <typename T> void solveStrided(const Problem &p) {
   failf("internal error: tridiagonal solve of %s: a bad pivot vanished",
         p.dats[3]->describe().c_str());
 }
+
+#if defined(__SSE2__)
+/// Lines of at most this many rows take the backward sweep of
+/// solveGroupF64 with the transposes in registers; longer ones store x
+/// tile by tile. A group of 16 lines of n rows holds 6 x 16 x 8 x n bytes
+/// (a, b, c, d and the c', d' scratch): up to 1 MiB of it stays in a 2 MiB
+/// L2, and the d lines are still there when x overwrites them. Past that
+/// they are not, and stores of 16 bytes into 16 lines at a time wait on
+/// the lines' reads (bench/solvers/README.md: 4096-point lines at 7.4 GB/s
+/// against 8.6-9.0 with the tile stores; 256-point lines 9.5-9.7 against
+/// 8.6-9.1).
+constexpr int64_t RegisterBackwardMaxRows = 1024;
+
+/// One full group of GroupLanes f64 lines along dimension 0 (n >= 2), the
+/// forward sweep's transposes done in registers: a 16-byte load takes two
+/// rows of one line, and unpacking the loads of two lines gives both rows
+/// of a lane pair, which the sweep uses at once (the tile path stores the
+/// transposed rows to a tile and loads them back: five stores a point
+/// against three here). c' and d' go to the scratch rows as in the tile
+/// path, so either backward sweep can follow. Each system's arithmetic is
+/// that of forwardFirst, forwardRow and backwardInPlace in the same order:
+/// the same bits as the tile path. Returns false, having written nothing to
+/// d, when a pivot is bad.
+inline bool solveGroupF64(const double *const (&from)[4][GroupLanes],
+                          double *const (&to)[GroupLanes], int64_t n,
+                          double *__restrict cp, double *__restrict dp) {
+  constexpr int64_t L = GroupLanes;
+  constexpr int J = int(L / 2); // lane pairs
+  const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+  __m128d probe[J], cv[J], dv[J];
+  // Row r > 0 of lane pair j from row r - 1 (cv, dv).
+  auto row = [&](int j, int64_t r, __m128d a, __m128d b, __m128d c,
+                 __m128d d) {
+    const __m128d m = _mm_sub_pd(b, _mm_mul_pd(a, cv[j]));
+    const __m128d inv = _mm_div_pd(one, m);
+    probe[j] = _mm_add_pd(probe[j], _mm_mul_pd(_mm_add_pd(m, inv), zero));
+    cv[j] = _mm_mul_pd(c, inv);
+    dv[j] = _mm_mul_pd(_mm_sub_pd(d, _mm_mul_pd(a, dv[j])), inv);
+    _mm_storeu_pd(cp + r * L + 2 * j, cv[j]);
+    _mm_storeu_pd(dp + r * L + 2 * j, dv[j]);
+  };
+  // Rows r and r + 1 of dat i for lane pair j.
+  auto rowPair = [&](int i, int j, int64_t r, __m128d &lo, __m128d &hi) {
+    const __m128d x = _mm_loadu_pd(from[i][2 * j] + r),
+                  y = _mm_loadu_pd(from[i][2 * j + 1] + r);
+    lo = _mm_unpacklo_pd(x, y);
+    hi = _mm_unpackhi_pd(x, y);
+  };
+  for (int j = 0; j < J; ++j) {
+    __m128d lo[4], hi[4];
+    for (int i = 0; i < 4; ++i)
+      rowPair(i, j, 0, lo[i], hi[i]);
+    const __m128d m = lo[1];
+    const __m128d inv = _mm_div_pd(one, m);
+    probe[j] = _mm_mul_pd(_mm_add_pd(m, inv), zero);
+    cv[j] = _mm_mul_pd(lo[2], inv);
+    dv[j] = _mm_mul_pd(lo[3], inv);
+    _mm_storeu_pd(cp + 2 * j, cv[j]);
+    _mm_storeu_pd(dp + 2 * j, dv[j]);
+    row(j, 1, hi[0], hi[1], hi[2], hi[3]);
+  }
+  const int64_t even = n / 2 * 2;
+  for (int64_t r = 2; r < even; r += 2)
+    for (int j = 0; j < J; ++j) {
+      __m128d lo[4], hi[4];
+      for (int i = 0; i < 4; ++i)
+        rowPair(i, j, r, lo[i], hi[i]);
+      row(j, r, lo[0], lo[1], lo[2], lo[3]);
+      row(j, r + 1, hi[0], hi[1], hi[2], hi[3]);
+    }
+  if (even < n)
+    for (int j = 0; j < J; ++j) {
+      __m128d v[4];
+      for (int i = 0; i < 4; ++i)
+        v[i] = _mm_loadh_pd(_mm_load_sd(from[i][2 * j] + even),
+                            from[i][2 * j + 1] + even);
+      row(j, even, v[0], v[1], v[2], v[3]);
+    }
+  __m128d bad = zero;
+  for (int j = 0; j < J; ++j)
+    bad = _mm_or_pd(bad, _mm_cmpneq_pd(probe[j], zero)); // NaN too
+  if (_mm_movemask_pd(bad))
+    return false;
+
+  if (n > RegisterBackwardMaxRows) {
+    constexpr int64_t R = TileRows;
+    for (int64_t r0 = (n - 1) / R * R; r0 >= 0; r0 -= R) {
+      const int64_t rows = std::min(R, n - r0);
+      for (int64_t g = r0 + rows - 1; g >= r0; --g)
+        if (g < n - 1)
+          backwardInPlace(L, dp + g * L, cp + g * L, dp + (g + 1) * L);
+      storeTile<double, L>(to, dp + r0 * L, L, r0, rows);
+    }
+    return true;
+  }
+  // Backward in registers: x of row n - 1 is its d'; then pairs of rows
+  // downwards, each pair unpacked into two rows of each line and stored.
+  auto pairStore = [&](int j, int64_t r, __m128d x0, __m128d x1) {
+    _mm_storeu_pd(to[2 * j] + r, _mm_unpacklo_pd(x0, x1));
+    _mm_storeu_pd(to[2 * j + 1] + r, _mm_unpackhi_pd(x0, x1));
+  };
+  auto xOf = [&](int64_t g, int j, __m128d xn) {
+    return _mm_sub_pd(_mm_loadu_pd(dp + g * L + 2 * j),
+                      _mm_mul_pd(_mm_loadu_pd(cp + g * L + 2 * j), xn));
+  };
+  __m128d xv[J];
+  int64_t r = even - 2;
+  if (even < n) {
+    for (int j = 0; j < J; ++j) {
+      xv[j] = _mm_loadu_pd(dp + even * L + 2 * j);
+      _mm_storel_pd(to[2 * j] + even, xv[j]);
+      _mm_storeh_pd(to[2 * j + 1] + even, xv[j]);
+    }
+  } else {
+    for (int j = 0; j < J; ++j) {
+      const __m128d x1 = _mm_loadu_pd(dp + (r + 1) * L + 2 * j);
+      xv[j] = xOf(r, j, x1);
+      pairStore(j, r, xv[j], x1);
+    }
+    r -= 2;
+  }
+  for (; r >= 0; r -= 2)
+    for (int j = 0; j < J; ++j) {
+      const __m128d x1 = xOf(r + 1, j, xv[j]);
+      xv[j] = xOf(r, j, x1);
+      pairStore(j, r, xv[j], x1);
+    }
+  return true;
+}
+#endif
 
 // Along dimension 0: groups of 16 lines, transposed tile by tile.
 template <typename T> void solveContiguous(const Problem &p) {
@@ -293,6 +451,15 @@ template <typename T> void solveContiguous(const Problem &p) {
         from[2][l] = c.at(start);
         from[3][l] = to[l] = d.at(start);
       }
+#if defined(__SSE2__)
+      if constexpr (sizeof(T) == 8) {
+        if (lanes == L && n >= 2) {
+          if (!solveGroupF64(from, to, n, cp, dp))
+            noteFailure(failed, u);
+          continue;
+        }
+      }
+#endif
       for (int64_t r0 = 0; r0 < n; r0 += R) {
         const int64_t rows = std::min(R, n - r0);
         T *tiles[4] = {ta, tb, tc, td};
