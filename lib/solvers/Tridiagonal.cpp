@@ -26,20 +26,26 @@
 //     with consecutive i0 (and one index of the third dimension), and each
 //     row of the sweeps is a unit-stride loop over the panel's lanes. Wide
 //     panels (up to 512 lanes, a 4 KiB run of each dat per row for f64) let
-//     the hardware prefetchers follow the rows. Keeping d' in scratch too
-//     (so that the backward sweep reads it from L2) with panels narrow
-//     enough for 2 MiB and software prefetch measured no faster
+//     the hardware prefetchers follow the rows; when a run is shorter
+//     than a page and the rows lie in different pages (along 2), the
+//     forward sweep prefetches the runs two rows ahead itself. Keeping d'
+//     in scratch too (so that the backward sweep reads it from L2) with
+//     panels narrow enough for 2 MiB measured no faster
 //     (bench/solvers/README.md).
-//   * Along dimension 0 (contiguous), a work unit is a group of 16
-//     consecutive lines. The forward sweep transposes them tile by tile
-//     (16 rows of the 16 lines of a, b, c and d, 16 KiB for f64, with SSE2
-//     2 x 2 transposes) into an L1-resident buffer and sweeps the tile, so
-//     only c' and d' (n x 16 each) go to scratch; the backward sweep
-//     transposes each tile of x back into d as soon as it is done. Lanes
-//     past the last line get trivial systems (b = 1), which keep the lane
-//     loops full. 16 lanes rather than 8 keep more of the c' recurrence's
-//     latency (a multiply, a subtraction, a division and a multiply per
-//     row) in flight.
+//   * Along dimension 0 (contiguous), a work unit is a group of
+//     consecutive lines, transposed so that lanes take lines. For f64 on
+//     SSE2, groups of 8 lines with the transposes in registers
+//     (solveGroupF64): a 16-byte load holds two rows of one line, an
+//     unpack with the next line's load gives two rows of a lane pair; the
+//     backward sweep packs x the same way. Only c' and d' (n x 8 each) go
+//     to scratch. Otherwise (f32, a last partial group) groups of 16
+//     lines transposed tile by tile (16 rows of a, b, c and d) into an
+//     L1-resident buffer, x transposed back tile by tile; lanes past the
+//     last line get trivial systems (b = 1), which keep the lane loops
+//     full. With the tiles, 16 lanes kept more of the c' recurrence's
+//     latency in flight than 8; with the register transposes 8 lanes are
+//     faster (half the scratch, 32 streams of the dats that the hardware
+//     prefetchers follow, against 64): bench/solvers/README.md.
 // The lane loops are `omp simd` loops with restrict pointers and no branch
 // (the pivot test is a floating-point probe, pivotProbe); GCC 12 vectorises
 // all of them (-fopt-info-vec, and divpd/divps in the object code).
@@ -286,31 +292,24 @@ template <typename T> void solveStrided(const Problem &p) {
 }
 
 #if defined(__SSE2__)
-/// Lines of at most this many rows take the backward sweep of
-/// solveGroupF64 with the transposes in registers; longer ones store x
-/// tile by tile. A group of 16 lines of n rows holds 6 x 16 x 8 x n bytes
-/// (a, b, c, d and the c', d' scratch): up to 1 MiB of it stays in a 2 MiB
-/// L2, and the d lines are still there when x overwrites them. Past that
-/// they are not, and stores of 16 bytes into 16 lines at a time wait on
-/// the lines' reads (bench/solvers/README.md: 4096-point lines at 7.4 GB/s
-/// against 8.6-9.0 with the tile stores; 256-point lines 9.5-9.7 against
-/// 8.6-9.1).
-constexpr int64_t RegisterBackwardMaxRows = 1024;
+/// Lanes of an along-0 group of f64 lines: four lane pairs.
+constexpr int64_t F64GroupLanes = 8;
 
-/// One full group of GroupLanes f64 lines along dimension 0 (n >= 2), the
-/// forward sweep's transposes done in registers: a 16-byte load takes two
-/// rows of one line, and unpacking the loads of two lines gives both rows
-/// of a lane pair, which the sweep uses at once (the tile path stores the
-/// transposed rows to a tile and loads them back: five stores a point
-/// against three here). c' and d' go to the scratch rows as in the tile
-/// path, so either backward sweep can follow. Each system's arithmetic is
-/// that of forwardFirst, forwardRow and backwardInPlace in the same order:
-/// the same bits as the tile path. Returns false, having written nothing to
+/// One full group of L f64 lines along dimension 0 (n >= 2), with the
+/// transposes in registers. Forward: a 16-byte load takes two rows of one
+/// line, and unpacking the loads of two lines gives both rows of a lane
+/// pair, which the sweep uses at once; backward: two rows of x of a lane
+/// pair unpack into two rows of each line, stored at once. The tile path
+/// stores the transposed rows to a tile and loads them back (five stores
+/// a point against three here). c' and d' go to scratch rows of L lanes.
+/// Each system's arithmetic is that of forwardFirst, forwardRow and
+/// backwardInPlace in the same order: the same bits as the tile path and
+/// as the panels along 1 and 2. Returns false, having written nothing to
 /// d, when a pivot is bad.
-inline bool solveGroupF64(const double *const (&from)[4][GroupLanes],
-                          double *const (&to)[GroupLanes], int64_t n,
+template <int64_t L>
+inline bool solveGroupF64(const double *const (&from)[4][L],
+                          double *const (&to)[L], int64_t n,
                           double *__restrict cp, double *__restrict dp) {
-  constexpr int64_t L = GroupLanes;
   constexpr int J = int(L / 2); // lane pairs
   const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
   __m128d probe[J], cv[J], dv[J];
@@ -368,17 +367,6 @@ inline bool solveGroupF64(const double *const (&from)[4][GroupLanes],
   if (_mm_movemask_pd(bad))
     return false;
 
-  if (n > RegisterBackwardMaxRows) {
-    constexpr int64_t R = TileRows;
-    for (int64_t r0 = (n - 1) / R * R; r0 >= 0; r0 -= R) {
-      const int64_t rows = std::min(R, n - r0);
-      for (int64_t g = r0 + rows - 1; g >= r0; --g)
-        if (g < n - 1)
-          backwardInPlace(L, dp + g * L, cp + g * L, dp + (g + 1) * L);
-      storeTile<double, L>(to, dp + r0 * L, L, r0, rows);
-    }
-    return true;
-  }
   // Backward in registers: x of row n - 1 is its d'; then pairs of rows
   // downwards, each pair unpacked into two rows of each line and stored.
   auto pairStore = [&](int j, int64_t r, __m128d x0, __m128d x1) {
@@ -416,9 +404,9 @@ inline bool solveGroupF64(const double *const (&from)[4][GroupLanes],
 #endif
 
 // Along dimension 0: groups of 16 lines, transposed tile by tile.
-template <typename T> void solveContiguous(const Problem &p) {
+template <typename T, int64_t L> void solveContiguous(const Problem &p) {
   View<T> a(p.dats[0]), b(p.dats[1]), c(p.dats[2]), d(p.dats[3]);
-  constexpr int64_t L = GroupLanes, R = TileRows;
+  constexpr int64_t R = TileRows;
   const int64_t n = p.n, n1 = p.hi[1] - p.lo[1], n2 = p.hi[2] - p.lo[2];
   const int64_t lines = n1 * n2, units = (lines + L - 1) / L;
   // The first point of line q (i1 fastest).
@@ -621,7 +609,8 @@ void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
   if (split)
     f64 ? solveDistributed<double>(p) : solveDistributed<float>(p);
   else if (along == 0)
-    f64 ? solveContiguous<double>(p) : solveContiguous<float>(p);
+    f64 ? solveContiguous<double, F64GroupLanes>(p)
+        : solveContiguous<float, GroupLanes>(p);
   else
     f64 ? solveStrided<double>(p) : solveStrided<float>(p);
   // d changed: other ranks' copies of its points are stale.

@@ -197,24 +197,24 @@ TEST_F(TridiagonalTest, ManyPanels) {
 }
 
 TEST_F(TridiagonalTest, AlongZeroTilesAndGroups) {
-  // Along 0: groups of 16 lines transposed 16 rows at a time. 60 and 48
-  // lines: full groups (the SSE2 transposes) and a partial one; 40, 38 and
-  // 37 rows: whole tiles, an even tail and an odd one (the scalar
-  // transposes).
+  // Along 0: groups of 8 f64 lines transposed in registers, a partial
+  // group 16 rows at a time in tiles. 60 and 48 lines: full groups and a
+  // partial one; 40, 38 and 37 rows: whole tiles, an even tail and an odd
+  // one.
   System s = makeSystem({40, 20, 3});
   checkSolve<double>(s, 0, {}, {}, 1e-13);
   checkSolve<double>(s, 0, {1, 2, 0}, {39, 18, 3}, 1e-13);
   checkSolve<double>(s, 0, {3, 0, 0}, {40, 16, 3}, 1e-13);
 }
 
-// The same systems solved along 0 (f64 full groups: the forward sweep's
-// transposes in registers, the backward sweep's too for lines of at most
-// 1024 rows, tiles for longer ones; partial groups: tiles) and along 1 of
-// the transposed block (panels, no transposes) give the same bits: every
-// path does each system's operations in the same order.
+// The same systems solved along 0 (f64 full groups of 8 lines: the
+// transposes in registers; the partial group: tiles) and along 1 of the
+// transposed block (panels, no transposes) give the same bits: every path
+// does each system's operations in the same order. Odd and even lines,
+// short and long ones.
 TEST_F(TridiagonalTest, AlongZeroSameBitsAsAlongOne) {
   for (int64_t rows : {2, 7, 38, 1024, 1025, 1500}) {
-    const int64_t lines = 35; // two full groups and a partial one
+    const int64_t lines = 35; // four full groups and a partial one
     System x = makeSystem({rows, lines}), y = makeSystem({lines, rows});
     fillRandom<double>(x, unsigned(rows));
     for (int i = 0; i < 4; ++i)
