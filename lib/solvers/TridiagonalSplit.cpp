@@ -33,10 +33,9 @@
 // rows of a work unit, a run of consecutive lines in the line order q.
 //   * Along dimension 1 or 2, a unit is a panel of up to W lines with
 //     consecutive i0 (and one index of the third dimension): each row of
-//     a, b, c, d is a unit-stride run of W values. W is at most 512 and
-//     small enough that the panel's a', c' and d' (3 m W values) stay in
-//     the L2 (PanelBudgetBytes) between the forward pass and the backward
-//     pass, which reads them from the last row up.
+//     a, b, c, d is a unit-stride run of W values. W is at most 512, less
+//     for long segments (the panel's a', c' and d', 3 m W values, within
+//     PanelBudgetBytes); the backward pass reads them from the last row up.
 //   * Along dimension 0 (contiguous), a unit is a group of GroupLanes
 //     lines, transposed TileRows rows at a time (loadTile: d straight into
 //     the group's d' scratch, a, b, c into an L1-resident tile), with
@@ -75,7 +74,10 @@ namespace {
 
 /// Panels along dimensions 1 and 2 are as wide as MaxPanelLanes, less when
 /// the panel's a', c' and d' (3 m W values) would pass PanelBudgetBytes.
-constexpr int64_t PanelBudgetBytes = int64_t(3) << 19; // 1.5 MiB
+/// Wide panels beat L2-sized ones, as for the whole-line solves: along 1
+/// of 2048^2 on one process (lines of 2048 rows), 1.5 MiB (32 lanes) ran
+/// at 2.0-2.5 GB/s, 6 MiB at 2.9-3.2, 12 MiB (256 lanes) at 3.1-3.5.
+constexpr int64_t PanelBudgetBytes = int64_t(12) << 20;
 constexpr int64_t MinPanelLanes = 8, MaxPanelLanes = 512;
 
 /// The work units of this rank's segment of the lines: unit u holds the
