@@ -45,9 +45,12 @@
 // a' and c' of every row must outlive step 2 (its messages cover all the
 // lines at once): they go to one scratch buffer, unit after unit, each
 // unit's rows of a' then rows of c' (W or GroupLanes lanes a row), kept
-// from one solve to the next (no page faults or zero fill per solve). d'
-// goes into d. Memory traffic: step 1 reads a, b, c, d once and writes
-// d', a', c' once; step 3 reads d', a', c' and writes x.
+// from one solve to the next (no page faults or zero fill per solve; it
+// stays as large as the largest split solve's, 2 m x lines values, until
+// the program ends). d' goes into d. Memory traffic: step 1 reads a, b,
+// c, d once and writes d', a', c' once; step 3 reads d', a', c' and
+// writes x: 88 bytes a point for f64 against the 40 of a whole-line solve
+// (bench/solvers/README.md, "Split along the ranks").
 //
 // Threads take whole units (OpenMP, static schedule). The units depend on
 // the range, the rank's segment and the element type only, and every
