@@ -66,8 +66,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -155,12 +155,11 @@ inline void normaliseRow(int64_t w, const T *__restrict a,
 /// Forward, row r >= 2: x_{r-1} eliminated with row r - 1 (aaPrev,
 /// ccPrev, dPrev), which leaves a'_r x_0 + x_r + c'_r x_{r+1} = d'_r.
 template <typename T>
-inline void eliminateRow(int64_t w, const T *__restrict a,
-                         const T *__restrict b, const T *__restrict c,
-                         T *__restrict d, const T *__restrict dPrev,
-                         const T *__restrict aaPrev,
-                         const T *__restrict ccPrev, T *__restrict aa,
-                         T *__restrict cc, T *__restrict probe) {
+inline void
+eliminateRow(int64_t w, const T *__restrict a, const T *__restrict b,
+             const T *__restrict c, T *__restrict d, const T *__restrict dPrev,
+             const T *__restrict aaPrev, const T *__restrict ccPrev,
+             T *__restrict aa, T *__restrict cc, T *__restrict probe) {
 #pragma omp simd
   for (int64_t l = 0; l < w; ++l) {
     const T piv = b[l] - a[l] * ccPrev[l];
@@ -318,8 +317,8 @@ template <typename T> struct Split {
     } else {
       // As wide as the budget allows, no wider than the rows (rounded up
       // to whole vectors).
-      int64_t W = PanelBudgetBytes /
-                  std::max<int64_t>(1, 3 * m * int64_t(sizeof(T)));
+      int64_t W =
+          PanelBudgetBytes / std::max<int64_t>(1, 3 * m * int64_t(sizeof(T)));
       W = std::clamp(W, MinPanelLanes, MaxPanelLanes);
       W = std::min(W / MinPanelLanes * MinPanelLanes,
                    (n1 + MinPanelLanes - 1) / MinPanelLanes * MinPanelLanes);
@@ -426,8 +425,7 @@ void eliminateGroups(const Split<T> &s, T *red, int64_t kept,
         forwardRows<T>(
             L, r0, rows, [&](int64_t r) { return ta + (r - r0) * L; },
             [&](int64_t r) { return tb + (r - r0) * L; },
-            [&](int64_t r) { return tc + (r - r0) * L; }, d, aa, cc, L,
-            probe);
+            [&](int64_t r) { return tc + (r - r0) * L; }, d, aa, cc, L, probe);
       }
       backwardRows<T>(L, m, d, aa, cc, L, probe);
       if (anyBad(L, probe))
@@ -521,8 +519,8 @@ void substituteUnits(const Split<T> &s, Ends ends) {
 // of two point-to-point messages each way. `red` holds this rank's rows as
 // (a, c, d) per line, b = 1.
 template <typename T>
-void reducedByPCR(const Split<T> &sp, const opd_block *block, int me,
-                  int parts, const T *red) {
+void reducedByPCR(const Split<T> &sp, const opd_block *block, int me, int parts,
+                  const T *red) {
   const int k = sp.k;
   const int64_t lines = sp.lines;
   const int64_t N = 2 * int64_t(parts);
@@ -619,7 +617,9 @@ void reducedByJacobi(const Split<T> &sp, const opd_block *block, int me,
     const T *below = reinterpret_cast<const T *>(fromLower.data());
     const T *above = reinterpret_cast<const T *>(fromUpper.data());
     double change = 0, size = 0;
-#pragma omp parallel for schedule(static) reduction(max : change, size) if (lines > 1)
+#pragma omp parallel for schedule(static)                                      \
+    reduction(max                                                              \
+              : change, size) if (lines > 1)
     for (int64_t q = 0; q < lines; ++q) {
       const T *r = red + q * 6;
       const T xm1 = me == 0 ? T(0) : below[q];
@@ -791,8 +791,8 @@ template <typename T> void solveDistributed(const Problem &p) {
     return;
   std::vector<T> ends(std::size_t(2 * lines));
   T *x0 = ends.data(), *xl = x0 + lines;
-  reducedGathered<T>(s, all, rowsOf, firstOf, total,
-                     firstOf[std::size_t(me)], kept, x0, xl);
+  reducedGathered<T>(s, all, rowsOf, firstOf, total, firstOf[std::size_t(me)],
+                     kept, x0, xl);
   substituteUnits<T>(s, [&](int64_t q, T &first, T &last) {
     first = x0[q];
     last = xl[q];

@@ -401,8 +401,8 @@ void splitZeroPivots(int along, std::vector<std::vector<int64_t>> bad) {
     at<double>(s.dat[0], p.data()) = 0;
     at<double>(s.dat[1], p.data()) = 0;
   }
-  opd_solve_tridiagonal(s.dat[0], s.dat[1], s.dat[2], s.dat[3], along,
-                        nullptr, nullptr);
+  opd_solve_tridiagonal(s.dat[0], s.dat[1], s.dat[2], s.dat[3], along, nullptr,
+                        nullptr);
 }
 
 TEST_F(TridiagonalTest, DistributedPathFirstFailingLine) {
