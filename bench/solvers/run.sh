@@ -13,8 +13,21 @@
 # the sum of its loops' least traffic (104 or 120 bytes a point an
 # iteration, see cg_bench.opd) against the same triad.
 #
+# --split measures the solve along dimensions the MPI ranks split instead
+# (lib/solvers/TridiagonalSplit.cpp; README "Split along the ranks"): the
+# triad, then opd-tridiag-bench --split (one process, the block marked
+# split along each solve dimension: the distributed path's passes along
+# every dimension, 256^3 along 0 included), then bench/solvers/
+# tridiag_split.opd built with `opdc build --mpi` on --ranks (default 2,4;
+# 1 thread each; 4 ranks oversubscribe this 2-core machine), each solve's
+# GB/s (40 bytes a point) against the triad of as many threads as cores
+# the ranks use (min(ranks, cores)). OPDC_RUNTIME_MPI_LINK, if set, picks
+# the runtime tridiag_split links (e.g. a build of the previous solver).
+#
 # usage: bench/solvers/run.sh [--threads=1,2] [--reps=5] [--n3=256]
 #        [--n2=4096] [--cg-n=2048] [--cg-iters=100]
+#        bench/solvers/run.sh --split [--threads=1] [--ranks=2,4] [--reps=5]
+#        [--n3=256] [--n2=4096]
 #        (build/ must exist: scripts/build.sh; OPDC_BUILD
 #        names another build tree). Work files go to build/bench/solvers/.
 set -euo pipefail
@@ -26,9 +39,14 @@ n3=256
 n2=4096
 cgn=2048
 cgiters=100
+split=false
+threadsSet=false
+ranks=2,4
 for a in "$@"; do
   case $a in
-    --threads=*) threads=${a#--threads=} ;;
+    --split) split=true ;;
+    --ranks=*) ranks=${a#--ranks=} ;;
+    --threads=*) threads=${a#--threads=}; threadsSet=true ;;
     --reps=*) reps=${a#--reps=} ;;
     --n3=*) n3=${a#--n3=} ;;
     --n2=*) n2=${a#--n2=} ;;
@@ -42,6 +60,73 @@ work=$build/bench/solvers
 mkdir -p "$work"
 cd "$work"
 lscpu | grep -E "^(Model name|L2 cache|L3 cache):" || true
+
+if $split; then
+  $threadsSet || threads=1
+  cores=$(nproc)
+  echo "== STREAM triad"
+  "$build/bench/opd-stream" --threads=1,2 | tee stream.txt
+  echo "== split solves on one process (opd-tridiag-bench --split), best of $reps"
+  "$build/bench/opd-tridiag-bench" --split --threads="$threads" \
+    --reps="$reps" --n3="$n3" --n2="$n2" | tee split1.txt
+  echo "== tridiag_split.opd on ${ranks} ranks of 1 thread, best of $reps"
+  "$build/bin/opdc" build --mpi "$root/bench/solvers/tridiag_split.opd" \
+    -o tridiag_split
+  mpiflags=(--oversubscribe --bind-to none)
+  [ "$(id -u)" = 0 ] && mpiflags+=(--allow-run-as-root)
+  : >splitmpi.txt
+  for np in ${ranks//,/ }; do
+    mpirun "${mpiflags[@]}" -np "$np" ./tridiag_split --threads=1 \
+      --reps="$reps" --n3="$n3" --n2="$n2" |
+      sed "s/^tridiagonal-split /tridiagonal-split ranks=$np /" |
+      tee -a splitmpi.txt
+  done
+  python3 - stream.txt split1.txt splitmpi.txt "$cores" <<'PY'
+import re, sys
+triad = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"stream-triad threads=(\d+) .* GBps=([0-9.]+)", line)
+    if m:
+        triad[int(m.group(1))] = float(m.group(2))
+cores = int(sys.argv[4])
+# The dimensions MPI_Dims_create splits (largest factor outermost).
+def split_dims(np, dims):
+    f, left = [], np
+    for d in range(dims):
+        k = round(left ** (1.0 / (dims - d)))
+        while left % k:
+            k += 1
+        f.append(k)
+        left //= k
+    f.sort(reverse=True)
+    return {dims - 1 - i for i, k in enumerate(f) if k > 1}
+print("%-12s %6s %10s %8s %10s %8s %8s" %
+      ("grid", "along", "ranks", "split", "time ms", "GB/s", "% triad"))
+for line in open(sys.argv[2]):
+    m = re.match(r"tridiagonal (\S+) along (\d) split threads=(\d+) "
+                 r"best_s=([0-9.]+) GBps=([0-9.]+)", line)
+    if m:
+        grid, along, t, s, g = m.groups()
+        print("%-12s %6s %10s %8s %10.1f %8.2f %7.1f%%" %
+              (grid, along, "1 (%s thr)" % t, "marked", 1e3 * float(s),
+               float(g), 100 * float(g) / triad[min(int(t), 2)]))
+for line in open(sys.argv[3]):
+    m = re.match(r"tridiagonal-split ranks=(\d+) (\d+)\^(\d) along (\d) "
+                 r"best_s=([0-9.]+) GBps=([0-9.]+)", line)
+    if m:
+        np, n, dims, along, s, g = m.groups()
+        np, dims, along = int(np), int(dims), int(along)
+        split = "yes" if along in split_dims(np, dims) else "no"
+        t = min(np, cores, 2)
+        print("%-12s %6d %10s %8s %10.1f %8.2f %7.1f%%" %
+              ("%s^%d" % (n, dims), along,
+               "%d%s" % (np, "*" if np > cores else ""), split,
+               1e3 * float(s), float(g), 100 * float(g) / triad[t]))
+print("(* more ranks than cores: oversubscribed; % triad against the triad "
+      "of min(ranks, cores) threads in this run)")
+PY
+  exit 0
+fi
 
 echo "== STREAM triad"
 "$build/bench/opd-stream" --threads="$threads" | tee stream.txt

@@ -9,11 +9,21 @@
 // The coefficients are those of an implicit heat step (-1, 4, -1), so
 // repeated solves stay finite.
 //
+// --split marks the block as split along the solve dimension (as a rank
+// below another sees it), so that every dimension takes the distributed
+// path (lib/solvers/TridiagonalSplit.cpp: the modified Thomas passes and
+// the substitution, the reduced systems solved on this process): the
+// per-rank work of a split solve along any dimension, 256^3 along 0
+// included, which 2 or 4 ranks never split (bench/solvers/run.sh --split).
+//
 // usage: opd-tridiag-bench [--threads=N[,M...]] [--reps=R] [--n3=256]
-//                          [--n2=4096]
+//                          [--n2=4096] [--split]
 // prints one line per case and thread count:
 //   tridiagonal 256^3 along 0 threads=1 best_s=0.1234 GBps=5.43
+//   tridiagonal 256^3 along 0 split threads=1 best_s=0.1234 GBps=5.43
 #include "opd_rt.h"
+
+#include "core/Objects.h"
 
 #include <omp.h>
 
@@ -30,12 +40,14 @@ struct Options {
   std::vector<int> threads{1, 2};
   int reps = 5;
   int64_t n3 = 256, n2 = 4096;
+  bool split = false;
 };
 
 [[noreturn]] void usage(const char *why) {
   std::fprintf(stderr,
                "opd-tridiag-bench: error: %s\nusage: opd-tridiag-bench "
-               "[--threads=N[,M...]] [--reps=R] [--n3=N] [--n2=N]\n",
+               "[--threads=N[,M...]] [--reps=R] [--n3=N] [--n2=N] "
+               "[--split]\n",
                why);
   std::exit(2);
 }
@@ -63,6 +75,8 @@ Options parse(int argc, char **argv) {
       o.n3 = std::atol(v);
     } else if (const char *v = value("--n2=")) {
       o.n2 = std::atol(v);
+    } else if (a == "--split") {
+      o.split = true;
     } else {
       usage(("unknown argument '" + a + "'").c_str());
     }
@@ -93,6 +107,7 @@ void runCase(const Options &o, std::vector<int64_t> size) {
   for (int along = 0; along < dims; ++along)
     for (int t : o.threads) {
       omp_set_num_threads(t);
+      block->edgeHi[along] = !o.split;
       fill(dat[3], 1.0);
       opd_solve_tridiagonal(dat[0], dat[1], dat[2], dat[3], along, nullptr,
                             nullptr);
@@ -103,9 +118,10 @@ void runCase(const Options &o, std::vector<int64_t> size) {
                               nullptr);
         best = std::min(best, opd_rt_wtime() - t0);
       }
-      std::printf("tridiagonal %s along %d threads=%d best_s=%.4f "
+      std::printf("tridiagonal %s along %d%s threads=%d best_s=%.4f "
                   "GBps=%.2f\n",
-                  grid.c_str(), along, t, best, 5.0 * 8 * points / best / 1e9);
+                  grid.c_str(), along, o.split ? " split" : "", t, best,
+                  5.0 * 8 * points / best / 1e9);
       std::fflush(stdout);
     }
 }

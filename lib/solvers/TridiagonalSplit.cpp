@@ -25,51 +25,485 @@
 //   3. each rank takes x_0 and x_{m-1} of its segment from the reduced
 //      solution and substitutes them: x_r = d'_r - a'_r x_0 - c'_r x_{m-1}.
 // The elimination order differs from Thomas on the whole line, so the
-// result agrees with the one-rank solve to round-off, not bit for bit; it
-// does not depend on the thread count. This path is scalar per line (the
-// lines of a thread run one after another); the whole-line solves above
-// stay vectorised.
+// result agrees with the one-rank solve to round-off, not bit for bit.
+//
+// Vectorisation, as in the whole-line solves (Tridiagonal.cpp): SIMD lanes
+// take different systems, and steps 1 and 3 run as `omp simd` lane loops
+// (restrict pointers, no branch; the pivot test is pivotProbe) over the
+// rows of a work unit, a run of consecutive lines in the line order q.
+//   * Along dimension 1 or 2, a unit is a panel of up to W lines with
+//     consecutive i0 (and one index of the third dimension): each row of
+//     a, b, c, d is a unit-stride run of W values. W is at most 512, less
+//     for long segments (the panel's a', c' and d', 3 m W values, within
+//     PanelBudgetBytes); the backward pass reads them from the last row up.
+//   * Along dimension 0 (contiguous), a unit is a group of GroupLanes
+//     lines, transposed TileRows rows at a time (loadTile: d straight into
+//     the group's d' scratch, a, b, c into an L1-resident tile), with
+//     trivial systems (b = 1) in the lanes past the last line; after the
+//     backward pass d' goes back into d (storeTile). Step 3 transposes d
+//     in and x out again tile by tile.
+// a' and c' of every row must outlive step 2 (its messages cover all the
+// lines at once): they go to one scratch buffer, unit after unit, each
+// unit's rows of a' then rows of c' (W or GroupLanes lanes a row), kept
+// from one solve to the next (no page faults or zero fill per solve; it
+// stays as large as the largest split solve's, 2 m x lines values, until
+// the program ends). d' goes into d. Memory traffic: step 1 reads a, b,
+// c, d once and writes d', a', c' once; step 3 reads d', a', c' and
+// writes x: 88 bytes a point for f64 against the 40 of a whole-line solve
+// (bench/solvers/README.md, "Split along the ranks").
+//
+// Threads take whole units (OpenMP, static schedule). The units depend on
+// the range, the rank's segment and the element type only, and every
+// system's arithmetic is the same in any lane or unit (it is the same as
+// that of the scalar per-line code this replaced), so results are bitwise
+// identical for any thread count. A bad pivot stops the program naming
+// the first failing line (in the order q) and its row, found by redoing
+// that unit's lines one by one (firstBadSplitRow).
 #include "solvers/Tridiagonal.h"
 
 #include "core/Dist.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace opdc::rt::tridiag {
 namespace {
 
-// x_r = d'_r - a'_r x_0 - c'_r x_{m-1} over the segment of line q, whose
-// first and last values x0 and xl the reduced system gave.
-template <typename T>
-void substitute(T *ld, int64_t sd, const T *aa, const T *cc, int64_t m, T x0,
-                T xl) {
-  for (int64_t r = 1; r < m - 1; ++r)
-    ld[r * sd] -= aa[r] * x0 + cc[r] * xl;
-  ld[0] = x0;
-  ld[(m - 1) * sd] = xl;
+/// Panels along dimensions 1 and 2 are as wide as MaxPanelLanes, less when
+/// the panel's a', c' and d' (3 m W values) would pass PanelBudgetBytes.
+/// Wide panels beat L2-sized ones, as for the whole-line solves: along 1
+/// of 2048^2 on one process (opd-tridiag-bench --split, lines of 2048
+/// rows, two runs each beside other work), 1.5 MiB (32 lanes) ran at
+/// 2.0-2.5 GB/s, 6 MiB at 2.9-3.2, 12 MiB (256 lanes) at 3.1-3.5.
+constexpr int64_t PanelBudgetBytes = int64_t(12) << 20;
+constexpr int64_t MinPanelLanes = 8, MaxPanelLanes = 512;
+
+/// The work units of this rank's segment of the lines: unit u holds the
+/// lanes(u) lines q = first(u) ... of the line order (q = the index along
+/// others[0] + n1 x the index along others[1], from the range's corner).
+struct Units {
+  bool contiguous = false; ///< along dimension 0: groups of GroupLanes
+  int64_t lines = 0, n1 = 1;
+  int64_t W = 1;      ///< lanes of a unit (rows of its scratch)
+  int64_t chunks = 1; ///< panels across one row of i0 (along 1 or 2)
+  int64_t count = 0;
+  int64_t first(int64_t u) const {
+    return contiguous ? u * W : (u % chunks) * W + (u / chunks) * n1;
+  }
+  int64_t lanes(int64_t u) const {
+    return contiguous ? std::min(W, lines - u * W)
+                      : std::min(W, n1 - (u % chunks) * W);
+  }
+};
+
+/// a' and c' of unit u: rows of W lanes, c' a little past a' (so that
+/// their rows do not 4 KiB-alias each other in the L1).
+template <typename T> struct Coefficients {
+  T *base = nullptr;
+  int64_t m = 0, W = 0;
+  static constexpr int64_t Pad = 128 / int64_t(sizeof(T));
+  int64_t unitSize() const { return 2 * m * W + 2 * Pad; }
+  T *aa(int64_t u) const { return base + u * unitSize(); }
+  T *cc(int64_t u) const { return aa(u) + m * W + Pad; }
+};
+
+/// The a'/c' scratch, kept from one solve to the next (a solve along a
+/// split dimension needs 2 m x lines values that outlive the reduced
+/// solve; allocating them afresh costs page faults every time). Starts
+/// 512 bytes into a page-aligned block: a', c' rows of 4 KiB would
+/// otherwise 4 KiB-alias the rows of d (see solveStrided).
+template <typename T> T *coefficientScratch(int64_t values) {
+  static std::unique_ptr<char[]> block;
+  static std::size_t have = 0;
+  const std::size_t need = std::size_t(values) * sizeof(T) + 4096 + 512;
+  if (need > have) {
+    block.reset();
+    block.reset(new char[need]);
+    have = need;
+  }
+  const auto at = reinterpret_cast<std::uintptr_t>(block.get());
+  return reinterpret_cast<T *>((at + 4095) / 4096 * 4096 + 512);
 }
 
-// substitute() on every line of this rank, with the first and last values
-// of line q from ends(q, x0, xl).
-template <typename T, typename LineStart, typename Ends>
-void substituteLines(const Problem &p, int64_t lines, const std::vector<T> &ac,
-                     LineStart lineStart, Ends ends) {
-  View<T> d(p.dats[3]);
-  const int k = p.along;
-  const int64_t m = p.n, sd = d.stride[k];
-#pragma omp parallel for schedule(static) if (lines > 1)
-  for (int64_t q = 0; q < lines; ++q) {
-    int64_t start[3] = {0, 0, 0};
-    lineStart(q, start);
-    const T *aa = ac.data() + 2 * m * q, *cc = aa + m;
-    T x0, xl;
-    ends(q, x0, xl);
-    substitute(d.at(start), sd, aa, cc, m, x0, xl);
+// The lane loops of steps 1 and 3. Each does for w lanes what the scalar
+// per-line code did for one line, with the same operations in the same
+// order.
+
+/// Forward, rows 0 and 1: normalised by b (a' = a / b, c' = c / b,
+/// d' = d / b, d' over d).
+template <typename T>
+inline void normaliseRow(int64_t w, const T *__restrict a,
+                         const T *__restrict b, const T *__restrict c,
+                         T *__restrict d, T *__restrict aa, T *__restrict cc,
+                         T *__restrict probe) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l) {
+    const T inv = T(1) / b[l];
+    probe[l] += pivotProbe(b[l], inv);
+    aa[l] = a[l] * inv;
+    cc[l] = c[l] * inv;
+    d[l] *= inv;
+  }
+}
+
+/// Forward, row r >= 2: x_{r-1} eliminated with row r - 1 (aaPrev,
+/// ccPrev, dPrev), which leaves a'_r x_0 + x_r + c'_r x_{r+1} = d'_r.
+template <typename T>
+inline void
+eliminateRow(int64_t w, const T *__restrict a, const T *__restrict b,
+             const T *__restrict c, T *__restrict d, const T *__restrict dPrev,
+             const T *__restrict aaPrev, const T *__restrict ccPrev,
+             T *__restrict aa, T *__restrict cc, T *__restrict probe) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l) {
+    const T piv = b[l] - a[l] * ccPrev[l];
+    const T inv = T(1) / piv;
+    probe[l] += pivotProbe(piv, inv);
+    d[l] = (d[l] - a[l] * dPrev[l]) * inv;
+    aa[l] = -a[l] * aaPrev[l] * inv;
+    cc[l] = c[l] * inv;
+  }
+}
+
+/// Backward, row r (0 < r < m - 2): x_{r+1} eliminated with row r + 1
+/// (already in terms of x_0 and x_{m-1}).
+template <typename T>
+inline void backRow(int64_t w, T *__restrict d, const T *__restrict dNext,
+                    T *__restrict aa, const T *__restrict aaNext,
+                    T *__restrict cc, const T *__restrict ccNext) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l) {
+    d[l] -= cc[l] * dNext[l];
+    aa[l] -= cc[l] * aaNext[l];
+    cc[l] = -cc[l] * ccNext[l];
+  }
+}
+
+/// Backward, row 0 (m >= 3): x_1 eliminated with row 1, then normalised.
+template <typename T>
+inline void backFirst(int64_t w, T *__restrict d, const T *__restrict d1,
+                      T *__restrict aa, const T *__restrict aa1,
+                      T *__restrict cc, const T *__restrict cc1,
+                      T *__restrict probe) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l) {
+    const T piv = T(1) - cc[l] * aa1[l];
+    const T inv = T(1) / piv;
+    probe[l] += pivotProbe(piv, inv);
+    d[l] = (d[l] - cc[l] * d1[l]) * inv;
+    aa[l] *= inv;
+    cc[l] = -cc[l] * cc1[l] * inv;
+  }
+}
+
+/// Step 3, row r (0 < r < m - 1): x_r = d'_r - (a'_r x_0 + c'_r x_{m-1}).
+template <typename T>
+inline void substituteRow(int64_t w, T *__restrict d, const T *__restrict aa,
+                          const T *__restrict cc, const T *__restrict x0,
+                          const T *__restrict xl) {
+#pragma omp simd
+  for (int64_t l = 0; l < w; ++l)
+    d[l] -= aa[l] * x0[l] + cc[l] * xl[l];
+}
+
+/// Steps 1's passes over the rows of one unit (w lanes): a, b, c row r at
+/// a(r), b(r), c(r); d' row r at d(r) (in place); a', c' rows of W lanes.
+template <typename T, typename RowA, typename RowB, typename RowC,
+          typename RowD>
+void forwardRows(int64_t w, int64_t r0, int64_t rows, RowA a, RowB b, RowC c,
+                 RowD d, T *aa, T *cc, int64_t W, T *probe) {
+  for (int64_t r = r0; r < r0 + rows; ++r) {
+    if (r < 2)
+      normaliseRow(w, a(r), b(r), c(r), d(r), aa + r * W, cc + r * W, probe);
+    else
+      eliminateRow(w, a(r), b(r), c(r), d(r), d(r - 1), aa + (r - 1) * W,
+                   cc + (r - 1) * W, aa + r * W, cc + r * W, probe);
+  }
+}
+
+/// Step 1's backward pass over the m rows of one unit: rows m-3 .. 1 in
+/// terms of x_0 and x_{m-1}, then row 0.
+template <typename T, typename RowD>
+void backwardRows(int64_t w, int64_t m, RowD d, T *aa, T *cc, int64_t W,
+                  T *probe) {
+  for (int64_t r = m - 3; r >= 1; --r)
+    backRow(w, d(r), d(r + 1), aa + r * W, aa + (r + 1) * W, cc + r * W,
+            cc + (r + 1) * W);
+  if (m >= 3)
+    backFirst(w, d(0), d(1), aa, aa + W, cc, cc + W, probe);
+}
+
+/// Whether a lane met a bad pivot.
+template <typename T> bool anyBad(int64_t w, const T *probe) {
+  bool bad = false;
+  for (int64_t l = 0; l < w; ++l)
+    bad |= !(probe[l] == T(0));
+  return bad;
+}
+
+/// The first bad pivot of step 1 on the segment starting at a, b, c
+/// (strides sa, sb, sc; m rows), recomputed as the lane loops compute it:
+/// the forward pass's first, else row 0's of the backward pass; -1 when
+/// there is none. (The pivots do not depend on d.)
+template <typename T>
+int64_t firstBadSplitRow(const T *a, int64_t sa, const T *b, int64_t sb,
+                         const T *c, int64_t sc, int64_t m, double &pivot) {
+  std::vector<T> aa(static_cast<std::size_t>(m)),
+      cc(static_cast<std::size_t>(m));
+  for (int64_t r = 0; r < m; ++r) {
+    const T piv = r < 2 ? b[r * sb] : b[r * sb] - a[r * sa] * cc[r - 1];
+    const T inv = T(1) / piv;
+    if (!(pivotProbe(piv, inv) == T(0))) {
+      pivot = double(piv);
+      return r;
+    }
+    aa[r] = r < 2 ? a[r * sa] * inv : -a[r * sa] * aa[r - 1] * inv;
+    cc[r] = c[r * sc] * inv;
+  }
+  for (int64_t r = m - 3; r >= 1; --r) {
+    aa[r] -= cc[r] * aa[r + 1];
+    cc[r] = -cc[r] * cc[r + 1];
+  }
+  if (m >= 3) {
+    const T piv = T(1) - cc[0] * aa[1];
+    if (!(pivotProbe(piv, T(1) / piv) == T(0))) {
+      pivot = double(piv);
+      return 0;
+    }
+  }
+  return -1;
+}
+
+/// Records unit u as failed, keeping the lowest failed unit.
+void noteFailure(std::atomic<int64_t> &first, int64_t u) {
+  int64_t seen = first.load(std::memory_order_relaxed);
+  while (u < seen && !first.compare_exchange_weak(seen, u))
+    ;
+}
+
+/// What the steps share: the dats, the line order and the units.
+template <typename T> struct Split {
+  const Problem &p;
+  View<T> a, b, c, d;
+  int k;
+  int others[2] = {-1, -1};
+  int64_t n1 = 1, n2 = 1, lines = 0, m = 0;
+  Units units;
+  Coefficients<T> coef;
+
+  explicit Split(const Problem &q)
+      : p(q), a(q.dats[0]), b(q.dats[1]), c(q.dats[2]), d(q.dats[3]),
+        k(q.along) {
+    int no = 0;
+    for (int e = 0; e < 3; ++e)
+      if (e != k)
+        others[no++] = e;
+    n1 = p.hi[others[0]] - p.lo[others[0]];
+    n2 = p.hi[others[1]] - p.lo[others[1]];
+    lines = n1 * n2;
+    m = p.n;
+    units.lines = lines;
+    units.n1 = n1;
+    if (k == 0) {
+      units.contiguous = true;
+      units.W = GroupLanes;
+      units.count = (lines + GroupLanes - 1) / GroupLanes;
+    } else {
+      // As wide as the budget allows, no wider than the rows (rounded up
+      // to whole vectors).
+      int64_t W =
+          PanelBudgetBytes / std::max<int64_t>(1, 3 * m * int64_t(sizeof(T)));
+      W = std::clamp(W, MinPanelLanes, MaxPanelLanes);
+      W = std::min(W / MinPanelLanes * MinPanelLanes,
+                   (n1 + MinPanelLanes - 1) / MinPanelLanes * MinPanelLanes);
+      units.W = std::max<int64_t>(W, 1);
+      units.chunks = (n1 + units.W - 1) / units.W;
+      units.count = n2 * units.chunks;
+    }
+    coef.m = m;
+    coef.W = units.W;
+    if (m > 0 && units.count > 0)
+      coef.base = coefficientScratch<T>(units.count * coef.unitSize());
+  }
+
+  /// The first point of line q.
+  void lineStart(int64_t q, int64_t *start) const {
+    start[k] = p.lo[k];
+    start[others[0]] = p.lo[others[0]] + q % n1;
+    start[others[1]] = p.lo[others[1]] + q / n1;
+  }
+};
+
+// Step 1 along dimension 1 or 2: the panels' modified Thomas, d' over d;
+// this rank's reduced rows (kept x (a, c, d) per line) into `red`.
+template <typename T>
+void eliminatePanels(const Split<T> &s, T *red, int64_t kept,
+                     std::atomic<int64_t> &failed) {
+  const int64_t m = s.m, W = s.units.W, units = s.units.count;
+  const int k = s.k;
+  const int64_t sa = s.a.stride[k], sb = s.b.stride[k], sc = s.c.stride[k],
+                sd = s.d.stride[k];
+#pragma omp parallel if (units > 1)
+  {
+    std::vector<T> probes(static_cast<std::size_t>(W));
+    T *probe = probes.data();
+#pragma omp for schedule(static)
+    for (int64_t u = 0; u < units; ++u) {
+      const int64_t q0 = s.units.first(u), w = s.units.lanes(u);
+      int64_t start[3] = {0, 0, 0};
+      s.lineStart(q0, start);
+      const T *pa = s.a.at(start), *pb = s.b.at(start), *pc = s.c.at(start);
+      T *pd = s.d.at(start);
+      T *aa = s.coef.aa(u), *cc = s.coef.cc(u);
+      std::fill(probe, probe + w, T(0));
+      auto d = [&](int64_t r) { return pd + r * sd; };
+      forwardRows<T>(
+          w, 0, m, [&](int64_t r) { return pa + r * sa; },
+          [&](int64_t r) { return pb + r * sb; },
+          [&](int64_t r) { return pc + r * sc; }, d, aa, cc, W, probe);
+      backwardRows<T>(w, m, d, aa, cc, W, probe);
+      if (anyBad(w, probe))
+        noteFailure(failed, u);
+      for (int64_t l = 0; l < w; ++l) {
+        T *out = red + (q0 + l) * kept * 3;
+        out[0] = aa[l];
+        out[1] = cc[l];
+        out[2] = pd[l];
+        if (kept == 2) {
+          out[3] = aa[(m - 1) * W + l];
+          out[4] = cc[(m - 1) * W + l];
+          out[5] = pd[(m - 1) * sd + l];
+        }
+      }
+    }
+  }
+}
+
+// Step 1 along dimension 0: groups of GroupLanes lines, transposed tile
+// by tile; d' in per-thread scratch (rows of GroupLanes lanes) until the
+// backward pass is done, then back into d.
+template <typename T>
+void eliminateGroups(const Split<T> &s, T *red, int64_t kept,
+                     std::atomic<int64_t> &failed) {
+  constexpr int64_t L = GroupLanes, R = TileRows;
+  const int64_t m = s.m, units = s.units.count;
+#pragma omp parallel if (units > 1)
+  {
+    const int64_t pad = 64 / int64_t(sizeof(T));
+    std::vector<T> scratch(std::size_t(m * L + pad + 3 * (R * L + pad)));
+    T *dp = scratch.data(), *ta = dp + m * L + pad, *tb = ta + R * L + pad,
+      *tc = tb + R * L + pad;
+    T probe[L];
+    const T *from[4][L];
+    T *to[L];
+#pragma omp for schedule(static)
+    for (int64_t u = 0; u < units; ++u) {
+      const int64_t q0 = s.units.first(u), lanes = s.units.lanes(u);
+      for (int64_t l = 0; l < lanes; ++l) {
+        int64_t start[3];
+        s.lineStart(q0 + l, start);
+        from[0][l] = s.a.at(start);
+        from[1][l] = s.b.at(start);
+        from[2][l] = s.c.at(start);
+        from[3][l] = to[l] = s.d.at(start);
+      }
+      T *aa = s.coef.aa(u), *cc = s.coef.cc(u);
+      std::fill(probe, probe + L, T(0));
+      auto d = [&](int64_t r) { return dp + r * L; };
+      for (int64_t r0 = 0; r0 < m; r0 += R) {
+        const int64_t rows = std::min(R, m - r0);
+        loadTile<T, L>(ta, from[0], lanes, r0, rows, T(0));
+        loadTile<T, L>(tb, from[1], lanes, r0, rows, T(1));
+        loadTile<T, L>(tc, from[2], lanes, r0, rows, T(0));
+        loadTile<T, L>(dp + r0 * L, from[3], lanes, r0, rows, T(0));
+        forwardRows<T>(
+            L, r0, rows, [&](int64_t r) { return ta + (r - r0) * L; },
+            [&](int64_t r) { return tb + (r - r0) * L; },
+            [&](int64_t r) { return tc + (r - r0) * L; }, d, aa, cc, L, probe);
+      }
+      backwardRows<T>(L, m, d, aa, cc, L, probe);
+      if (anyBad(L, probe))
+        noteFailure(failed, u);
+      for (int64_t r0 = 0; r0 < m; r0 += R)
+        storeTile<T, L>(to, dp + r0 * L, lanes, r0, std::min(R, m - r0));
+      for (int64_t l = 0; l < lanes; ++l) {
+        T *out = red + (q0 + l) * kept * 3;
+        out[0] = aa[l];
+        out[1] = cc[l];
+        out[2] = dp[l];
+        if (kept == 2) {
+          out[3] = aa[(m - 1) * L + l];
+          out[4] = cc[(m - 1) * L + l];
+          out[5] = dp[(m - 1) * L + l];
+        }
+      }
+    }
+  }
+}
+
+// Step 3 on every unit of this rank: x_r = d'_r - a'_r x_0 - c'_r x_{m-1}
+// with the first and last values of line q from ends(q, x0, xl) (rows 0
+// and m-1 take them; with one row, the last).
+template <typename T, typename Ends>
+void substituteUnits(const Split<T> &s, Ends ends) {
+  const int64_t m = s.m, W = s.units.W, units = s.units.count;
+  if (m == 0)
+    return;
+  const int64_t sd = s.d.stride[s.k];
+  constexpr int64_t L = GroupLanes, R = TileRows;
+#pragma omp parallel if (units > 1)
+  {
+    std::vector<T> endsBuf(std::size_t(2 * W), T(0));
+    T *x0 = endsBuf.data(), *xl = x0 + W;
+    std::vector<T> tileBuf(s.units.contiguous ? std::size_t(R * L) : 0);
+    T *to[L];
+#pragma omp for schedule(static)
+    for (int64_t u = 0; u < units; ++u) {
+      const int64_t q0 = s.units.first(u), w = s.units.lanes(u);
+      for (int64_t l = 0; l < w; ++l)
+        ends(q0 + l, x0[l], xl[l]);
+      std::fill(x0 + w, x0 + W, T(0)); // trivial lanes of a partial group
+      std::fill(xl + w, xl + W, T(0));
+      const T *aa = s.coef.aa(u), *cc = s.coef.cc(u);
+      if (!s.units.contiguous) {
+        int64_t start[3] = {0, 0, 0};
+        s.lineStart(q0, start);
+        T *pd = s.d.at(start);
+        for (int64_t r = 1; r < m - 1; ++r)
+          substituteRow(w, pd + r * sd, aa + r * W, cc + r * W, x0, xl);
+        std::copy(x0, x0 + w, pd);
+        std::copy(xl, xl + w, pd + (m - 1) * sd);
+        continue;
+      }
+      // Along 0: d' transposed in and x out, tile by tile (lanes past the
+      // last line are trivial systems, x = 0, and are not stored).
+      for (int64_t l = 0; l < w; ++l) {
+        int64_t start[3];
+        s.lineStart(q0 + l, start);
+        to[l] = s.d.at(start);
+      }
+      T *tile = tileBuf.data();
+      for (int64_t r0 = 0; r0 < m; r0 += R) {
+        const int64_t rows = std::min(R, m - r0);
+        loadTile<T, L>(tile, to, w, r0, rows, T(0));
+        for (int64_t g = r0; g < r0 + rows; ++g) {
+          T *row = tile + (g - r0) * L;
+          if (g == m - 1)
+            std::copy(xl, xl + L, row);
+          else if (g == 0)
+            std::copy(x0, x0 + L, row);
+          else
+            substituteRow(L, row, aa + g * L, cc + g * L, x0, xl);
+        }
+        storeTile<T, L>(to, tile, w, r0, rows);
+      }
+    }
   }
 }
 
@@ -84,11 +518,11 @@ void substituteLines(const Problem &p, int64_t lines, const std::vector<T> &ac,
 // the ranks max(1, s/2) below and above (dist::shiftAlong): log2(N) rounds
 // of two point-to-point messages each way. `red` holds this rank's rows as
 // (a, c, d) per line, b = 1.
-template <typename T, typename LineStart>
-void reducedByPCR(const Problem &p, const opd_block *block, int me, int parts,
-                  int64_t lines, const T *red, const std::vector<T> &ac,
-                  LineStart lineStart) {
-  const int k = p.along;
+template <typename T>
+void reducedByPCR(const Split<T> &sp, const opd_block *block, int me, int parts,
+                  const T *red) {
+  const int k = sp.k;
+  const int64_t lines = sp.lines;
   const int64_t N = 2 * int64_t(parts);
   const std::size_t bytes = std::size_t(lines * 8) * sizeof(T);
   std::vector<char> curB(bytes), nxtB(bytes), loB(bytes), hiB(bytes);
@@ -141,7 +575,7 @@ void reducedByPCR(const Problem &p, const opd_block *block, int me, int parts,
     std::swap(curB, nxtB);
   }
   const T *x = reinterpret_cast<const T *>(curB.data());
-  substituteLines<T>(p, lines, ac, lineStart, [&](int64_t q, T &x0, T &xl) {
+  substituteUnits<T>(sp, [&](int64_t q, T &x0, T &xl) {
     const T *r0 = x + q * 8, *r1 = r0 + 4;
     x0 = r0[3] / r0[1];
     xl = r1[3] / r1[1];
@@ -162,12 +596,13 @@ void reducedByPCR(const Problem &p, const opd_block *block, int me, int parts,
 // changed by more than 4 ulps of the largest (a max over the line's
 // ranks each iteration) and fail after 200. The answer agrees with PCR's to
 // round-off, not bit for bit.
-template <typename T, typename LineStart>
-void reducedByJacobi(const Problem &p, const opd_block *block, int me,
-                     int parts, int64_t lines, const T *red,
-                     const std::vector<T> &ac, LineStart lineStart) {
+template <typename T>
+void reducedByJacobi(const Split<T> &sp, const opd_block *block, int me,
+                     int parts, const T *red) {
   constexpr int MaxIterations = 200;
-  const int k = p.along;
+  const Problem &p = sp.p;
+  const int k = sp.k;
+  const int64_t lines = sp.lines;
   const std::size_t bytes = std::size_t(lines) * sizeof(T);
   std::vector<char> toLower(bytes), toUpper(bytes), fromLower(bytes),
       fromUpper(bytes);
@@ -182,7 +617,9 @@ void reducedByJacobi(const Problem &p, const opd_block *block, int me,
     const T *below = reinterpret_cast<const T *>(fromLower.data());
     const T *above = reinterpret_cast<const T *>(fromUpper.data());
     double change = 0, size = 0;
-#pragma omp parallel for schedule(static) reduction(max : change, size) if (lines > 1)
+#pragma omp parallel for schedule(static)                                      \
+    reduction(max                                                              \
+              : change, size) if (lines > 1)
     for (int64_t q = 0; q < lines; ++q) {
       const T *r = red + q * 6;
       const T xm1 = me == 0 ? T(0) : below[q];
@@ -218,163 +655,24 @@ void reducedByJacobi(const Problem &p, const opd_block *block, int me,
             "--tridiag-reduced=pcr",
             p.dats[3]->describe().c_str(), k, MaxIterations, v[0]);
   }
-  substituteLines<T>(p, lines, ac, lineStart,
-                     [&](int64_t q, T &first, T &last) {
-                       first = x0[q];
-                       last = xl[q];
-                     });
+  substituteUnits<T>(sp, [&](int64_t q, T &first, T &last) {
+    first = x0[q];
+    last = xl[q];
+  });
 }
 
-// Along a dimension split over ranks (see the top of the file). `split`
-// is this rank's segment [p.lo[k], p.hi[k]) (maybe empty) of every line;
-// the lines are the box of the other dimensions, the same on every rank of
-// the line communicator.
-
-} // namespace
-
-template <typename T> void solveDistributed(const Problem &p) {
-  View<T> a(p.dats[0]), b(p.dats[1]), c(p.dats[2]), d(p.dats[3]);
-  const int k = p.along;
-  int others[2] = {-1, -1}, no = 0;
-  for (int e = 0; e < 3; ++e)
-    if (e != k)
-      others[no++] = e;
-  const int64_t n1 = p.hi[others[0]] - p.lo[others[0]],
-                n2 = p.hi[others[1]] - p.lo[others[1]];
-  const int64_t lines = n1 * n2, m = p.n;
-  const int64_t kept = std::min<int64_t>(m, 2); // reduced rows per line
-  const int64_t sa = a.stride[k], sb = b.stride[k], sc = c.stride[k],
-                sd = d.stride[k];
-  auto lineStart = [&](int64_t q, int64_t *start) {
-    start[k] = p.lo[k];
-    start[others[0]] = p.lo[others[0]] + q % n1;
-    start[others[1]] = p.lo[others[1]] + q / n1;
-  };
-  // a' and c' of every row of every line (d' goes into d).
-  std::vector<T> ac(std::size_t(2 * m * lines));
-  // Reduced rows, per line: kept x (a, c, d).
-  std::vector<char> mine(std::size_t(lines * kept * 3) * sizeof(T));
-  T *red = reinterpret_cast<T *>(mine.data());
-  int64_t failedLine = INT64_MAX, failedRow = 0;
-  double failedPivot = 0;
-
-#pragma omp parallel for schedule(static) if (lines > 1)
-  for (int64_t q = 0; q < lines; ++q) {
-    if (m == 0)
-      continue;
-    int64_t start[3] = {0, 0, 0};
-    lineStart(q, start);
-    const T *la = a.at(start), *lb = b.at(start), *lc = c.at(start);
-    T *ld = d.at(start);
-    T *aa = ac.data() + 2 * m * q, *cc = aa + m;
-    T probe = 0;
-    int64_t bad = -1;
-    double badPivot = 0;
-    // Forward: rows 0 and 1 normalised, then x_{r-1} eliminated.
-    for (int64_t r = 0; r < m; ++r) {
-      if (r < 2) {
-        const T inv = T(1) / lb[r * sb];
-        probe = pivotProbe(lb[r * sb], inv);
-        if (!(probe == T(0)) && bad < 0)
-          badPivot = double(lb[r * sb]);
-        aa[r] = la[r * sa] * inv;
-        cc[r] = lc[r * sc] * inv;
-        ld[r * sd] *= inv;
-      } else {
-        const T piv = lb[r * sb] - la[r * sa] * cc[r - 1];
-        const T inv = T(1) / piv;
-        probe = pivotProbe(piv, inv);
-        if (!(probe == T(0)) && bad < 0)
-          badPivot = double(piv);
-        ld[r * sd] = (ld[r * sd] - la[r * sa] * ld[(r - 1) * sd]) * inv;
-        aa[r] = -la[r * sa] * aa[r - 1] * inv;
-        cc[r] = lc[r * sc] * inv;
-      }
-      if (!(probe == T(0)) && bad < 0)
-        bad = r;
-    }
-    // Backward: rows m-3 .. 1 in terms of x_0 and x_{m-1}, then row 0.
-    for (int64_t r = m - 3; r >= 1; --r) {
-      ld[r * sd] -= cc[r] * ld[(r + 1) * sd];
-      aa[r] -= cc[r] * aa[r + 1];
-      cc[r] = -cc[r] * cc[r + 1];
-    }
-    if (m >= 3) {
-      const T piv = T(1) - cc[0] * aa[1];
-      const T inv = T(1) / piv;
-      if (!(pivotProbe(piv, inv) == T(0)) && bad < 0) {
-        bad = 0;
-        badPivot = double(piv);
-      }
-      ld[0] = (ld[0] - cc[0] * ld[sd]) * inv;
-      aa[0] *= inv;
-      cc[0] = -cc[0] * cc[1] * inv;
-    }
-    if (bad >= 0) {
-#pragma omp critical(opd_tridiagonal_failure)
-      if (q < failedLine) {
-        failedLine = q;
-        failedRow = bad;
-        failedPivot = badPivot;
-      }
-    }
-    T *out = red + q * kept * 3;
-    out[0] = aa[0];
-    out[1] = cc[0];
-    out[2] = ld[0];
-    if (kept == 2) {
-      out[3] = aa[m - 1];
-      out[4] = cc[m - 1];
-      out[5] = ld[(m - 1) * sd];
-    }
-  }
-  if (failedLine != INT64_MAX) {
-    int64_t start[3] = {0, 0, 0};
-    lineStart(failedLine, start);
-    failPivot(p, start, failedRow, failedPivot);
-  }
-
-  // Every rank's row count decides how the reduced systems are solved:
-  // parallel cyclic reduction when every segment has two rows or more,
-  // else gathered.
-  const opd_block *block = p.dats[3]->block;
-  std::vector<char> count(sizeof(int64_t));
-  std::memcpy(count.data(), &m, sizeof m);
-  std::vector<std::vector<char>> counts;
-  const int me = dist::allgatherAlong(block, k, count, counts);
-  const int parts = int(counts.size());
-  bool pcr = parts > 1;
-  for (const std::vector<char> &c0 : counts) {
-    int64_t mr = 0;
-    std::memcpy(&mr, c0.data(), sizeof mr);
-    pcr = pcr && mr >= 2;
-  }
-  if (lines == 0)
-    return;
-  if (pcr) {
-    if (reducedSolver() == ReducedSolver::Jacobi)
-      reducedByJacobi<T>(p, block, me, parts, lines, red, ac, lineStart);
-    else
-      reducedByPCR<T>(p, block, me, parts, lines, red, ac, lineStart);
-    return;
-  }
-
-  // Every rank's reduced rows, in the order of the segments along k.
-  std::vector<std::vector<char>> all;
-  dist::allgatherAlong(block, k, mine, all);
-  const std::size_t nparts = static_cast<std::size_t>(parts);
-  std::vector<int64_t> rowsOf(nparts), firstOf(nparts);
-  int64_t total = 0;
-  for (int r = 0; r < parts; ++r) {
-    const int64_t bytes = int64_t(all[std::size_t(r)].size());
-    rowsOf[std::size_t(r)] = bytes / int64_t(sizeof(T)) / (3 * lines);
-    firstOf[std::size_t(r)] = total;
-    total += rowsOf[std::size_t(r)];
-  }
-  if (m == 0)
-    return;
-  const int64_t mineFirst = firstOf[std::size_t(me)];
-
+// The reduced systems gathered on every rank of the line (some rank holds
+// fewer than two rows): each line's rows, in the order of the segments
+// along k, solved by Thomas; `rowsOf`/`firstOf` per rank, `total` rows.
+// Returns this rank's first and last values of line q in x0[q], xl[q].
+template <typename T>
+void reducedGathered(const Split<T> &sp,
+                     const std::vector<std::vector<char>> &all,
+                     const std::vector<int64_t> &rowsOf,
+                     const std::vector<int64_t> &firstOf, int64_t total,
+                     int64_t mineFirst, int64_t kept, T *x0, T *xl) {
+  const int64_t lines = sp.lines;
+  const int parts = int(all.size());
 #pragma omp parallel if (lines > 1)
   {
     const std::size_t nt = static_cast<std::size_t>(total);
@@ -398,7 +696,8 @@ template <typename T> void solveDistributed(const Problem &p) {
       rc[std::size_t(total - 1)] = 0;
       // Thomas on it (unit diagonal): rc becomes c', rd d' then x.
       for (int64_t r = 1; r < total; ++r) {
-        const T inv = T(1) / (T(1) - ra[std::size_t(r)] * rc[std::size_t(r - 1)]);
+        const T inv =
+            T(1) / (T(1) - ra[std::size_t(r)] * rc[std::size_t(r - 1)]);
         rc[std::size_t(r)] *= inv;
         rd[std::size_t(r)] =
             (rd[std::size_t(r)] - ra[std::size_t(r)] * rd[std::size_t(r - 1)]) *
@@ -406,15 +705,98 @@ template <typename T> void solveDistributed(const Problem &p) {
       }
       for (int64_t r = total - 2; r >= 0; --r)
         rd[std::size_t(r)] -= rc[std::size_t(r)] * rd[std::size_t(r + 1)];
-      // Back substitution of this rank's segment.
-      int64_t start[3] = {0, 0, 0};
-      lineStart(q, start);
-      T *ld = d.at(start);
-      const T *aa = ac.data() + 2 * m * q, *cc = aa + m;
-      substitute(ld, sd, aa, cc, m, rd[std::size_t(mineFirst)],
-                 rd[std::size_t(mineFirst + kept - 1)]);
+      x0[q] = rd[std::size_t(mineFirst)];
+      xl[q] = rd[std::size_t(mineFirst + kept - 1)];
     }
   }
+}
+
+} // namespace
+
+// Along a dimension split over ranks (see the top of the file). This
+// rank's segment is [p.lo[k], p.hi[k]) (maybe empty) of every line; the
+// lines are the box of the other dimensions, the same on every rank of the
+// line communicator.
+template <typename T> void solveDistributed(const Problem &p) {
+  const Split<T> s(p);
+  const int k = s.k;
+  const int64_t lines = s.lines, m = s.m;
+  const int64_t kept = std::min<int64_t>(m, 2); // reduced rows per line
+  // Reduced rows, per line: kept x (a, c, d).
+  std::vector<char> mine(std::size_t(lines * kept * 3) * sizeof(T));
+  T *red = reinterpret_cast<T *>(mine.data());
+
+  // Step 1, and the first failing line's bad pivot.
+  if (m > 0) {
+    std::atomic<int64_t> failed{INT64_MAX};
+    if (s.units.contiguous)
+      eliminateGroups(s, red, kept, failed);
+    else
+      eliminatePanels(s, red, kept, failed);
+    const int64_t u = failed.load();
+    if (u != INT64_MAX) {
+      for (int64_t l = 0; l < s.units.lanes(u); ++l) {
+        int64_t start[3] = {0, 0, 0};
+        s.lineStart(s.units.first(u) + l, start);
+        double pivot = 0;
+        const int64_t row = firstBadSplitRow(
+            s.a.at(start), s.a.stride[k], s.b.at(start), s.b.stride[k],
+            s.c.at(start), s.c.stride[k], m, pivot);
+        if (row >= 0)
+          failPivot(p, start, row, pivot);
+      }
+      failf("internal error: tridiagonal solve of %s: a bad pivot vanished",
+            p.dats[3]->describe().c_str());
+    }
+  }
+
+  // Every rank's row count decides how the reduced systems are solved:
+  // parallel cyclic reduction when every segment has two rows or more,
+  // else gathered.
+  const opd_block *block = p.dats[3]->block;
+  std::vector<char> count(sizeof(int64_t));
+  std::memcpy(count.data(), &m, sizeof m);
+  std::vector<std::vector<char>> counts;
+  const int me = dist::allgatherAlong(block, k, count, counts);
+  const int parts = int(counts.size());
+  bool pcr = parts > 1;
+  for (const std::vector<char> &c0 : counts) {
+    int64_t mr = 0;
+    std::memcpy(&mr, c0.data(), sizeof mr);
+    pcr = pcr && mr >= 2;
+  }
+  if (lines == 0)
+    return;
+  if (pcr) {
+    if (reducedSolver() == ReducedSolver::Jacobi)
+      reducedByJacobi<T>(s, block, me, parts, red);
+    else
+      reducedByPCR<T>(s, block, me, parts, red);
+    return;
+  }
+
+  // Every rank's reduced rows, in the order of the segments along k.
+  std::vector<std::vector<char>> all;
+  dist::allgatherAlong(block, k, mine, all);
+  const std::size_t nparts = static_cast<std::size_t>(parts);
+  std::vector<int64_t> rowsOf(nparts), firstOf(nparts);
+  int64_t total = 0;
+  for (int r = 0; r < parts; ++r) {
+    const int64_t bytes = int64_t(all[std::size_t(r)].size());
+    rowsOf[std::size_t(r)] = bytes / int64_t(sizeof(T)) / (3 * lines);
+    firstOf[std::size_t(r)] = total;
+    total += rowsOf[std::size_t(r)];
+  }
+  if (m == 0)
+    return;
+  std::vector<T> ends(std::size_t(2 * lines));
+  T *x0 = ends.data(), *xl = x0 + lines;
+  reducedGathered<T>(s, all, rowsOf, firstOf, total, firstOf[std::size_t(me)],
+                     kept, x0, xl);
+  substituteUnits<T>(s, [&](int64_t q, T &first, T &last) {
+    first = x0[q];
+    last = xl[q];
+  });
 }
 
 template void solveDistributed<double>(const Problem &p);

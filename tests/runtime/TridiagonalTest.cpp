@@ -365,6 +365,116 @@ TEST_F(TridiagonalTest, DistributedPathOnOneRank) {
   checkSolve<float>(f, 1, {}, {}, 2e-5);
 }
 
+// The distributed path's lane loops (TridiagonalSplit.cpp): along 0 groups
+// of 16 lines (60 and 48 lines: full groups and a partial one; 40 and 37
+// rows: whole tiles and an odd tail), along 1 and 2 panels of consecutive
+// i0 (1100 lines along 1: panels of 512 lanes, the last partial), f64 and
+// f32, whole block and sub-ranges, each against the dense solve.
+TEST_F(TridiagonalTest, DistributedPathLanesAndGroups) {
+  System s = makeSystem({40, 20, 3});
+  s.dat[3]->block->edgeLo[0] = false;
+  checkSolve<double>(s, 0, {}, {}, 1e-13);
+  checkSolve<double>(s, 0, {3, 1, 0}, {40, 17, 3}, 1e-13);
+  System w = makeSystem({1100, 5});
+  w.dat[3]->block->edgeHi[1] = false;
+  checkSolve<double>(w, 1, {}, {}, 1e-13);
+  checkSolve<double>(w, 1, {3, 1}, {1097, 5}, 1e-13);
+  System t = makeSystem({21, 9, 140});
+  for (int along = 0; along < 3; ++along) {
+    t.dat[3]->block->edgeLo[along] = false;
+    checkSolve<double>(t, along, {2, 1, 5}, {20, 9, 131}, 1e-13);
+    t.dat[3]->block->edgeLo[along] = true;
+  }
+  System f = makeSystem({37, 19, 11}, OPD_F32);
+  for (int along = 0; along < 3; ++along) {
+    f.dat[3]->block->edgeHi[along] = false;
+    checkSolve<float>(f, along, {}, {}, 2e-5);
+    checkSolve<float>(f, along, {1, 2, 1}, {36, 18, 10}, 2e-5);
+    f.dat[3]->block->edgeHi[along] = true;
+  }
+}
+
+// The distributed path's results do not depend on the thread count: every
+// system's arithmetic is the same in any lane or unit.
+TEST_F(TridiagonalTest, DistributedPathOneAndTwoThreadsBitwiseEqual) {
+  const int saved = omp_get_max_threads();
+  for (int along = 0; along < 3; ++along) {
+    std::vector<double> out[2];
+    for (int t = 0; t < 2; ++t) {
+      System s = makeSystem({70, 41, 37});
+      s.dat[3]->block->edgeLo[along] = false;
+      fillRandom<double>(s, 99);
+      omp_set_num_threads(t + 1);
+      opd_solve_tridiagonal(s.dat[0], s.dat[1], s.dat[2], s.dat[3], along,
+                            nullptr, nullptr);
+      forPoints(s, [&](const int64_t *p) {
+        out[t].push_back(at<double>(s.dat[3], p));
+      });
+      opd_rt_finalize();
+    }
+    ASSERT_EQ(out[0].size(), out[1].size());
+    EXPECT_EQ(std::memcmp(out[0].data(), out[1].data(),
+                          out[0].size() * sizeof(double)),
+              0)
+        << "along " << along;
+  }
+  omp_set_num_threads(saved);
+}
+
+// Zero pivots (a = b = 0) at `bad` on the distributed path along `along`
+// of a 3D block, 2 threads: the error names the first failing system in
+// line order, not the lowest row nor the first unit a thread finished.
+void splitZeroPivots(int along, std::vector<std::vector<int64_t>> bad) {
+  omp_set_num_threads(2);
+  System s = makeSystem({40, 21, 30});
+  s.dat[3]->block->edgeHi[along] = false;
+  fillRandom<double>(s, 7);
+  for (std::vector<int64_t> &p : bad) {
+    at<double>(s.dat[0], p.data()) = 0;
+    at<double>(s.dat[1], p.data()) = 0;
+  }
+  opd_solve_tridiagonal(s.dat[0], s.dat[1], s.dat[2], s.dat[3], along, nullptr,
+                        nullptr);
+}
+
+TEST_F(TridiagonalTest, DistributedPathFirstFailingLine) {
+  // Along 0: lines q = i1 + 21 i2 in groups of 16; (9, 3, 0) is line 3,
+  // in group 0; (2, 20, 0) and (30, 1, 1), lines 20 and 22, fail in
+  // earlier rows in group 1.
+  EXPECT_DEATH(splitZeroPivots(0, {{30, 1, 1}, {2, 20, 0}, {9, 3, 0}}),
+               "along dimension 0: zero pivot \\(0\\) in row 9 of the system "
+               "at \\(\\*, 3, 0\\), point \\(9, 3, 0\\)");
+  // Along 1: a panel of the 40 i0 for each i2; the later lane (i0 = 31)
+  // fails in row 2, the earlier one (i0 = 6) in row 17; a later panel in
+  // row 0.
+  EXPECT_DEATH(splitZeroPivots(1, {{31, 2, 4}, {6, 17, 4}, {1, 0, 5}}),
+               "along dimension 1: zero pivot \\(0\\) in row 17 of the system "
+               "at \\(6, \\*, 4\\), point \\(6, 17, 4\\)");
+  // Along 2, and a pivot in row 1 (normalised by b alone).
+  EXPECT_DEATH(splitZeroPivots(2, {{39, 20, 0}, {12, 20, 1}}),
+               "along dimension 2: zero pivot \\(0\\) in row 1 of the system "
+               "at \\(12, 20, \\*\\), point \\(12, 20, 1\\)");
+}
+
+// Row 0's pivot of the backward pass, 1 - c'_0 a'_1 (rows 0 .. 2 of a
+// segment: b_0 = 1, c_0 = 2, a_1 = 1, b_1 = 2), is checked too.
+TEST_F(TridiagonalTest, DistributedPathZeroPivotOfRowZero) {
+  auto run = [] {
+    System s = makeSystem({6, 5});
+    s.dat[3]->block->edgeLo[1] = false;
+    fillRandom<double>(s, 7);
+    int64_t p0[3] = {4, 1, 0}, p1[3] = {4, 2, 0};
+    at<double>(s.dat[1], p0) = 1;
+    at<double>(s.dat[2], p0) = 2;
+    at<double>(s.dat[0], p1) = 1;
+    at<double>(s.dat[1], p1) = 2;
+    int64_t lo[2] = {0, 1}, hi[2] = {6, 4};
+    opd_solve_tridiagonal(s.dat[0], s.dat[1], s.dat[2], s.dat[3], 1, lo, hi);
+  };
+  EXPECT_DEATH(run(), "along dimension 1: zero pivot \\(0\\) in row 0 of the "
+                      "system at \\(4, \\*\\), point \\(4, 1\\)");
+}
+
 TEST_F(TridiagonalTest, RangeOutsideADatIsAnError) {
   auto run = [] {
     System s = makeSystem({6, 5});
