@@ -126,6 +126,19 @@ bool envSwitch(const char *name, bool fallback) {
         name);
 }
 
+SimdLevel simdLimit() {
+  const char *env = std::getenv("OPD_SIMD");
+  if (!env || !*env || !std::strcmp(env, "avx512"))
+    return SimdLevel::AVX512;
+  if (!std::strcmp(env, "avx2"))
+    return SimdLevel::AVX2;
+  if (!std::strcmp(env, "sse2"))
+    return SimdLevel::SSE2;
+  failf("invalid value '%s' for environment variable OPD_SIMD: expected "
+        "sse2, avx2 or avx512",
+        env);
+}
+
 int64_t envInteger(const char *name, int64_t fallback, int64_t lo, int64_t hi,
                    const char *expected) {
   const char *env = std::getenv(name);

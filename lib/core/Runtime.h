@@ -73,6 +73,13 @@ bool envSwitch(const char *name, bool fallback);
 int64_t envInteger(const char *name, int64_t fallback, int64_t lo, int64_t hi,
                    const char *expected);
 
+/// The widest SIMD instructions the runtime's hand-dispatched kernels may
+/// use (the tridiagonal solver's panels): OPD_SIMD=sse2|avx2|avx512, default
+/// avx512; each kernel still takes only what the CPU has. Every level
+/// computes the same bits.
+enum class SimdLevel { SSE2, AVX2, AVX512 };
+SimdLevel simdLimit();
+
 /// Whether --profile was given.
 bool profileRequested();
 void setProfileRequested(bool on);

@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -237,6 +238,54 @@ TEST_F(TridiagonalTest, AlongZeroSameBitsAsAlongOne) {
       }
     opd_rt_finalize();
   }
+}
+
+// The panels along 1 and 2 run SSE2, AVX2 or AVX-512 code, whichever the
+// CPU has (OPD_SIMD caps it): the same bits from each, f64 and f32, with
+// panel widths that leave vector tails.
+TEST_F(TridiagonalTest, PanelsSameBitsForEverySimdLevel) {
+  auto solveAll = [](opd_scalar type, const char *level) {
+    setenv("OPD_SIMD", level, 1);
+    std::vector<double> out;
+    for (int along = 1; along < 3; ++along) {
+      System s = makeSystem({45, 23, 19}, type);
+      if (type == OPD_F64)
+        fillRandom<double>(s, 5 + unsigned(along));
+      else
+        fillRandom<float>(s, 5 + unsigned(along));
+      opd_solve_tridiagonal(s.dat[0], s.dat[1], s.dat[2], s.dat[3], along,
+                            nullptr, nullptr);
+      forPoints(s, [&](const int64_t *p) {
+        out.push_back(type == OPD_F64 ? at<double>(s.dat[3], p)
+                                      : double(at<float>(s.dat[3], p)));
+      });
+      opd_rt_finalize();
+    }
+    unsetenv("OPD_SIMD");
+    return out;
+  };
+  for (opd_scalar type : {OPD_F64, OPD_F32}) {
+    const std::vector<double> base = solveAll(type, "sse2");
+    for (const char *level : {"avx2", "avx512"}) {
+      const std::vector<double> v = solveAll(type, level);
+      ASSERT_EQ(v.size(), base.size());
+      EXPECT_EQ(std::memcmp(v.data(), base.data(), v.size() * sizeof(double)),
+                0)
+          << level << (type == OPD_F64 ? " f64" : " f32");
+    }
+  }
+}
+
+TEST_F(TridiagonalTest, BadSimdLevelIsAnError) {
+  auto run = [] {
+    setenv("OPD_SIMD", "avx1024", 1);
+    System s = makeSystem({8, 8});
+    fillRandom<double>(s, 1);
+    opd_solve_tridiagonal(s.dat[0], s.dat[1], s.dat[2], s.dat[3], 1, nullptr,
+                          nullptr);
+  };
+  EXPECT_DEATH(run(), "invalid value 'avx1024' for environment variable "
+                      "OPD_SIMD: expected sse2, avx2 or avx512");
 }
 
 TEST_F(TridiagonalTest, ZeroPivotInALaterTileOfAFullGroup) {
