@@ -131,6 +131,25 @@ template <typename T> T *coefficientScratch(int64_t values) {
   return reinterpret_cast<T *>((at + 4095) / 4096 * 4096 + 512);
 }
 
+/// The reduced rows (a', c', d') of `lanes` lines of a unit, first row and
+/// (with kept == 2) last, into `out` (kept x 3 values a line): a' and c'
+/// rows of W lanes at aa and cc, d' of the first and last rows at d0, dl.
+template <typename T>
+void packReduced(T *out, int64_t lanes, int64_t kept, const T *aa,
+                 const T *cc, int64_t W, int64_t m, const T *d0,
+                 const T *dl) {
+  for (int64_t l = 0; l < lanes; ++l, out += kept * 3) {
+    out[0] = aa[l];
+    out[1] = cc[l];
+    out[2] = d0[l];
+    if (kept == 2) {
+      out[3] = aa[(m - 1) * W + l];
+      out[4] = cc[(m - 1) * W + l];
+      out[5] = dl[l];
+    }
+  }
+}
+
 // The lane loops of steps 1 and 3. Each does for w lanes what the scalar
 // per-line code did for one line, with the same operations in the same
 // order.
@@ -370,17 +389,8 @@ void eliminatePanels(const Split<T> &s, T *red, int64_t kept,
       backwardRows<T>(w, m, d, aa, cc, W, probe);
       if (anyBad(w, probe))
         noteFailure(failed, u);
-      for (int64_t l = 0; l < w; ++l) {
-        T *out = red + (q0 + l) * kept * 3;
-        out[0] = aa[l];
-        out[1] = cc[l];
-        out[2] = pd[l];
-        if (kept == 2) {
-          out[3] = aa[(m - 1) * W + l];
-          out[4] = cc[(m - 1) * W + l];
-          out[5] = pd[(m - 1) * sd + l];
-        }
-      }
+      packReduced(red + q0 * kept * 3, w, kept, aa, cc, W, m, pd,
+                  pd + (m - 1) * sd);
     }
   }
 }
@@ -432,17 +442,8 @@ void eliminateGroups(const Split<T> &s, T *red, int64_t kept,
         noteFailure(failed, u);
       for (int64_t r0 = 0; r0 < m; r0 += R)
         storeTile<T, L>(to, dp + r0 * L, lanes, r0, std::min(R, m - r0));
-      for (int64_t l = 0; l < lanes; ++l) {
-        T *out = red + (q0 + l) * kept * 3;
-        out[0] = aa[l];
-        out[1] = cc[l];
-        out[2] = dp[l];
-        if (kept == 2) {
-          out[3] = aa[(m - 1) * L + l];
-          out[4] = cc[(m - 1) * L + l];
-          out[5] = dp[(m - 1) * L + l];
-        }
-      }
+      packReduced(red + q0 * kept * 3, lanes, kept, aa, cc, L, m, dp,
+                  dp + (m - 1) * L);
     }
   }
 }
