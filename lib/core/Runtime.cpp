@@ -181,6 +181,7 @@ int opd_rt_finalize(void) {
   for (Scratch &sc : scratches)
     freeAligned(sc.data);
   scratches.assign(1, Scratch());
+  tridiag::releaseSolverScratch();
   setProfileRequested(false);
   dist::finalize();
   return 0;

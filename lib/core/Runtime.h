@@ -80,6 +80,12 @@ int64_t envInteger(const char *name, int64_t fallback, int64_t lo, int64_t hi,
 enum class SimdLevel { SSE2, AVX2, AVX512 };
 SimdLevel simdLimit();
 
+/// Frees what the solvers keep between calls (the split tridiagonal
+/// solve's a'/c' scratch); opd_rt_finalize calls it.
+namespace tridiag {
+void releaseSolverScratch();
+} // namespace tridiag
+
 /// Whether --profile was given.
 bool profileRequested();
 void setProfileRequested(bool on);

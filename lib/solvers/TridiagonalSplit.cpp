@@ -47,7 +47,7 @@
 // unit's rows of a' then rows of c' (W or GroupLanes lanes a row), kept
 // from one solve to the next (no page faults or zero fill per solve; it
 // stays as large as the largest split solve's, 2 m x lines values, until
-// the program ends). d' goes into d. Memory traffic: step 1 reads a, b,
+// opd_rt_finalize frees it). d' goes into d. Memory traffic: step 1 reads a, b,
 // c, d once and writes d', a', c' once; step 3 reads d', a', c' and
 // writes x: 88 bytes a point for f64 against the 40 of a whole-line solve
 // (bench/solvers/README.md, "Split along the ranks").
@@ -118,16 +118,18 @@ template <typename T> struct Coefficients {
 /// solve; allocating them afresh costs page faults every time). Starts
 /// 512 bytes into a page-aligned block: a', c' rows of 4 KiB would
 /// otherwise 4 KiB-alias the rows of d (see solveStrided).
+/// (Released by opd_rt_finalize, releaseSolverScratch.)
+std::unique_ptr<char[]> scratchBlock;
+std::size_t scratchBytes = 0;
+
 template <typename T> T *coefficientScratch(int64_t values) {
-  static std::unique_ptr<char[]> block;
-  static std::size_t have = 0;
   const std::size_t need = std::size_t(values) * sizeof(T) + 4096 + 512;
-  if (need > have) {
-    block.reset();
-    block.reset(new char[need]);
-    have = need;
+  if (need > scratchBytes) {
+    scratchBlock.reset();
+    scratchBlock.reset(new char[need]);
+    scratchBytes = need;
   }
-  const auto at = reinterpret_cast<std::uintptr_t>(block.get());
+  const auto at = reinterpret_cast<std::uintptr_t>(scratchBlock.get());
   return reinterpret_cast<T *>((at + 4095) / 4096 * 4096 + 512);
 }
 
@@ -798,6 +800,11 @@ template <typename T> void solveDistributed(const Problem &p) {
     first = x0[q];
     last = xl[q];
   });
+}
+
+void releaseSolverScratch() {
+  scratchBlock.reset();
+  scratchBytes = 0;
 }
 
 template void solveDistributed<double>(const Problem &p);
