@@ -18,26 +18,54 @@
 //   dats   on `nodes`, f64/f32 [1..3]: the coordinates; on an element set,
 //          i32/i64 [1]: the physical tag of the element's entity (0: none).
 // Elements keep the file's order, nodes too (tags need not be contiguous).
-// Parsed once per file; every rank parses the file itself (every rank then
-// reports a bad file, and none waits for another). Errors name the file
-// and line (ASCII) or byte offset (binary), the section and what was
-// expected. Unknown sections ($Periodic, $NodeData, ...) are skipped.
+//
+// Reading in slices: the file is streamed (a 1 MiB window, never the whole
+// file), and no rank keeps a mesh-sized array for the sets, maps and dats
+// that come straight from the file. A first pass on every rank (cached per
+// file) validates the whole file and keeps only what is proportional to
+// the file's structure: physical names, entities, the element blocks'
+// headers (type, entity, count) and the node tags as runs of consecutive
+// tags (tag -> file-order index; one run per block, or one in all, when
+// tags are contiguous). Every set but `faces` is a union of whole element
+// blocks, so its size comes from the headers. Each set is then sliced like
+// one read from HDF5 (dist::sliceSet): a map or dat declaration streams
+// the file again and keeps only this rank's rows [first, first + count)
+// (dist::fileRows) of that set, which dist::placeRows moves to where the
+// set's elements live. Binary files skip the coordinates of other ranks'
+// nodes with seeks; ASCII files have no index, so every rank scans them.
+// Every rank validates the whole file in the first pass, so a bad file is
+// reported by every rank with the same message, and none waits for
+// another. Errors name the file and line (ASCII) or byte offset (binary),
+// the section and what was expected. Unknown sections ($Periodic,
+// $NodeData, ...) are skipped.
+//
+// Exceptions, whole-mesh arrays on every rank:
+//   * `faces` and the maps from `faces` or from a boundary group to
+//     `cells` need the faces matched over the whole mesh: a program that
+//     declares them makes every rank read all the cells' (and the group's)
+//     node lists and derive every face (cached per file), then keep its
+//     slice of the rows. Programs without them never build those arrays.
+//   * The node-tag runs are as many as the nodes when tags are scattered
+//     with no two consecutive tags next to each other in the file: then
+//     every rank holds a run per node (docs/gmsh.md, "Many processes").
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
 #include "io/Gmsh.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
-#include <array>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace opdc::rt::gmsh {
@@ -80,54 +108,50 @@ const std::vector<std::vector<int>> &cellFaces(int type) {
   return it == faces.end() ? none : it->second;
 }
 
-struct Elements {
-  const TypeInfo *info = nullptr;
-  std::vector<int64_t> tags;
-  std::vector<int32_t> nodes; // node indices, info->nodes per element
-  std::vector<int> entity;    // entity tag per element
-};
-
-struct Mesh {
-  std::string file;
-  bool binary = false;
-  std::vector<double> xyz; // 3 per node, in file order
-  std::unordered_map<int64_t, int32_t> nodeIndex;
-  std::map<int, Elements> byType; // element type -> its elements
-  std::map<std::pair<int, int>, std::vector<int>> physicals; // (dim, entity)
-  std::map<std::string, std::pair<int, int>> physicalNames; // -> (dim, tag)
-  // Derived on first use.
-  bool facesBuilt = false;
-  int cellType = 0;
-  std::vector<int32_t> faceNodes, faceCells; // per interior face
-  int faceArity = 0;
-  std::map<std::vector<int32_t>, int32_t> faceOwner; // sorted nodes -> cell
-};
-
+/// The file, streamed through a window of at least 1 MiB: tokens (ASCII)
+/// and values (binary) in order, seeks forward over binary data a rank
+/// does not keep. Error positions: the byte offset, or the line, counted
+/// (from the file's start) only when an error is reported.
 class Reader {
 public:
-  Reader(const std::string &file, const std::string &buf)
-      : file(file), buf(buf) {}
+  explicit Reader(const std::string &file) : file(file) {
+    in.open(file, std::ios::binary);
+    if (!in)
+      failf("cannot open Gmsh mesh '%s': %s", file.c_str(),
+            std::strerror(errno));
+    in.seekg(0, std::ios::end);
+    fileSize = uint64_t(in.tellg());
+    in.seekg(0);
+    buf.resize(Window);
+  }
 
   [[noreturn]] void fail(const std::string &what) const {
-    if (binary && inData)
-      failf("%s: byte %zu: %s%s", file.c_str(), pos, where().c_str(),
-            what.c_str());
-    failf("%s:%d: %s%s", file.c_str(), line(), where().c_str(), what.c_str());
+    failAt(pos(), what);
   }
+  [[noreturn]] void failAt(uint64_t at, const std::string &what) const {
+    if (binary && inData)
+      failf("%s: byte %llu: %s%s", file.c_str(), (unsigned long long)at,
+            where().c_str(), what.c_str());
+    failf("%s:%d: %s%s", file.c_str(), line(at), where().c_str(),
+          what.c_str());
+  }
+
+  uint64_t pos() const { return start + cur; }
+  uint64_t size() const { return fileSize; }
 
   bool atEnd() {
     skipSpace();
-    return pos >= buf.size();
+    return !more(1);
   }
 
   std::string word(const char *expected) {
     skipSpace();
-    if (pos >= buf.size())
+    if (!more(1))
       fail(std::string("unexpected end of file, expected ") + expected);
-    std::size_t b = pos;
-    while (pos < buf.size() && !std::isspace((unsigned char)buf[pos]))
-      ++pos;
-    return buf.substr(b, pos - b);
+    std::string w;
+    while (more(1) && !std::isspace((unsigned char)buf[cur]))
+      w += buf[cur++];
+    return w;
   }
 
   void expect(const char *marker) {
@@ -140,9 +164,10 @@ public:
   void startData(const char *section) {
     this->section = section;
     if (binary) {
-      while (pos < buf.size() && buf[pos] != '\n')
-        ++pos;
-      ++pos;
+      while (more(1) && buf[cur] != '\n')
+        ++cur;
+      if (more(1))
+        ++cur;
       inData = true;
     }
   }
@@ -187,42 +212,96 @@ public:
 
   /// The rest of the current line (ASCII), without leading blanks.
   std::string restOfLine() {
-    while (pos < buf.size() && (buf[pos] == ' ' || buf[pos] == '\t'))
-      ++pos;
-    std::size_t b = pos;
-    while (pos < buf.size() && buf[pos] != '\n')
-      ++pos;
-    std::string s = buf.substr(b, pos - b);
+    while (more(1) && (buf[cur] == ' ' || buf[cur] == '\t'))
+      ++cur;
+    std::string s;
+    while (more(1) && buf[cur] != '\n')
+      s += buf[cur++];
     if (!s.empty() && s.back() == '\r')
       s.pop_back();
     return s;
   }
 
   void skipSection(const std::string &name) {
-    std::string end = "$End" + name;
-    std::size_t at = buf.find(end, pos);
-    if (at == std::string::npos)
-      fail("section $" + name + " has no " + end);
-    pos = at + end.size();
+    const std::string end = "$End" + name;
+    const uint64_t from = pos();
+    for (;;) {
+      if (!more(1))
+        failAt(from, "section $" + name + " has no " + end);
+      if (buf[cur] == '$' && more(end.size()) &&
+          std::memcmp(buf.data() + cur, end.data(), end.size()) == 0) {
+        cur += end.size();
+        return;
+      }
+      ++cur;
+    }
+  }
+
+  /// Binary data: whether `bytes` more lie in the file (a seek over them
+  /// stays inside it; otherwise the caller reads them value by value, which
+  /// reports the end of the file where it is).
+  bool canSkip(uint64_t bytes) const {
+    return bytes <= fileSize && pos() <= fileSize - bytes;
+  }
+  void skip(uint64_t bytes) {
+    if (bytes <= len - cur) {
+      cur += std::size_t(bytes);
+      return;
+    }
+    const uint64_t to = pos() + bytes;
+    in.clear();
+    in.seekg(std::streamoff(to));
+    start = to;
+    cur = len = 0;
   }
 
   const std::string &file;
-  const std::string &buf;
-  std::size_t pos = 0;
   bool binary = false;
   bool inData = false;
   int dataSize = 8;
   std::string section;
 
 private:
-  void skipSpace() {
-    while (pos < buf.size() && std::isspace((unsigned char)buf[pos]))
-      ++pos;
+  static constexpr std::size_t Window = std::size_t(1) << 20;
+
+  /// Whether `need` bytes lie ahead in the window (reading on as needed).
+  bool more(std::size_t need) {
+    if (len - cur >= need)
+      return true;
+    if (cur > 0) {
+      std::memmove(buf.data(), buf.data() + cur, len - cur);
+      start += cur;
+      len -= cur;
+      cur = 0;
+    }
+    if (buf.size() < need)
+      buf.resize(need);
+    while (len < need && in) {
+      in.read(buf.data() + len, std::streamsize(buf.size() - len));
+      len += std::size_t(in.gcount());
+    }
+    return len - cur >= need;
   }
-  int line() const {
-    return 1 + int(std::count(buf.begin(),
-                              buf.begin() + std::ptrdiff_t(std::min(pos, buf.size())),
-                              '\n'));
+  void skipSpace() {
+    while (more(1) && std::isspace((unsigned char)buf[cur]))
+      ++cur;
+  }
+  /// The line of byte `at`: its file's newlines before it, counted anew.
+  int line(uint64_t at) const {
+    std::ifstream again(file, std::ios::binary);
+    std::vector<char> chunk(Window);
+    int n = 1;
+    uint64_t done = 0;
+    while (done < at && again) {
+      again.read(chunk.data(),
+                 std::streamsize(std::min<uint64_t>(chunk.size(), at - done)));
+      const std::streamsize got = again.gcount();
+      if (got <= 0)
+        break;
+      n += int(std::count(chunk.data(), chunk.data() + got, '\n'));
+      done += uint64_t(got);
+    }
+    return n;
   }
   std::string where() const {
     return section.empty() ? std::string() : section + ": ";
@@ -235,15 +314,88 @@ private:
     return s;
   }
   template <typename T> T bin(const std::string &what) {
-    if (pos + sizeof(T) > buf.size())
+    if (!more(sizeof(T)))
       fail("unexpected end of file, expected " + what + " (" +
            std::to_string(sizeof(T)) + " bytes)");
     T v;
-    std::memcpy(&v, buf.data() + pos, sizeof v);
-    pos += sizeof v;
+    std::memcpy(&v, buf.data() + cur, sizeof v);
+    cur += sizeof v;
     return v;
   }
+
+  std::ifstream in;
+  uint64_t fileSize = 0;
+  std::vector<char> buf;
+  uint64_t start = 0;   // the file offset of buf[0]
+  std::size_t cur = 0;  // the next byte, in buf
+  std::size_t len = 0;  // the bytes read into buf
 };
+
+/// An element block's header.
+struct Block {
+  const TypeInfo *info;
+  int entity;
+  int64_t count;
+};
+
+/// What a pass keeps beyond the summary: the coordinates of node rows
+/// [nodeFirst, nodeFirst + nodeCount), and the node indices (and element
+/// tags) of rows [elemFirst, elemFirst + elemCount) of the element set
+/// made of the blocks marked in `blocks` (in file order).
+struct Want {
+  int64_t nodeFirst = 0, nodeCount = 0;
+  std::vector<double> xyz; // 3 per kept node
+  const std::vector<char> *blocks = nullptr;
+  int64_t elemFirst = 0, elemCount = 0;
+  std::vector<int32_t> nodes; // per kept element, its nodes' indices
+  std::vector<int64_t> tags;  // per kept element, its tag
+};
+
+/// The whole file's structure (the first pass), and the faces when a
+/// program declares them.
+struct Mesh {
+  std::string file;
+  bool binary = false;
+  int64_t nodes = 0;
+  /// Node tags as runs of consecutive tags: first tag -> (index of that
+  /// node in file order, length).
+  std::map<int64_t, std::pair<int64_t, int64_t>> runs;
+  std::vector<Block> blocks;                                 // in file order
+  std::map<int, int64_t> typeCount;                          // type -> elements
+  std::map<std::pair<int, int>, std::vector<int>> physicals; // (dim, entity)
+  std::map<std::string, std::pair<int, int>> physicalNames; // -> (dim, tag)
+  // Derived on first use (whole-mesh arrays, see the top comment).
+  bool facesBuilt = false;
+  std::vector<int32_t> faceNodes, faceCells; // per interior face
+  int faceArity = 0;
+  std::map<std::vector<int32_t>, int32_t> faceOwner; // sorted nodes -> cell
+};
+
+/// The node index of `tag`, or -1 if no node has it.
+int64_t nodeIndex(const Mesh &m, int64_t tag) {
+  auto it = m.runs.upper_bound(tag);
+  if (it == m.runs.begin())
+    return -1;
+  --it;
+  if (tag >= it->first + it->second.second)
+    return -1;
+  return it->second.first + (tag - it->first);
+}
+
+/// Records node `index`'s tag: extends the run being written or starts one;
+/// false if the tag is taken.
+bool addNode(Mesh &m, int64_t tag, int64_t index,
+             std::map<int64_t, std::pair<int64_t, int64_t>>::iterator &last) {
+  if (nodeIndex(m, tag) >= 0)
+    return false;
+  if (last != m.runs.end() && last->first + last->second.second == tag &&
+      last->second.first + last->second.second == index) {
+    ++last->second.second;
+    return true;
+  }
+  last = m.runs.emplace(tag, std::make_pair(index, int64_t(1))).first;
+  return true;
+}
 
 void parseFormat(Reader &r, Mesh &m) {
   r.section = "$MeshFormat";
@@ -317,13 +469,19 @@ void parseEntities(Reader &r, Mesh &m) {
   r.endData("$EndEntities");
 }
 
-void parseNodes(Reader &r, Mesh &m) {
+void parseNodes(Reader &r, Mesh &m, Want *want) {
   r.startData("$Nodes");
   int64_t blocks = r.count("the number of entity blocks");
   int64_t total = r.count("the number of nodes");
   r.count("the smallest node tag");
   r.count("the largest node tag");
-  m.xyz.reserve(std::size_t(total) * 3);
+  const int64_t keepLo = want ? want->nodeFirst : 0;
+  const int64_t keepHi = want ? want->nodeFirst + want->nodeCount : 0;
+  if (want)
+    want->xyz.reserve(std::size_t(want->nodeCount) * 3);
+  auto last = m.runs.end();
+  int64_t seen = 0; // nodes so far
+  std::vector<int64_t> tags;
   for (int64_t b = 0; b < blocks; ++b) {
     int dim = int(r.integer("an entity dimension", false));
     r.integer("an entity tag", false);
@@ -333,39 +491,62 @@ void parseNodes(Reader &r, Mesh &m) {
              std::to_string(dim) + ", parametric " +
              std::to_string(parametric) + " (expected 0..3 and 0 or 1)");
     int64_t n = r.count("the number of nodes in the block");
-    std::vector<int64_t> tags(static_cast<std::size_t>(n));
+    // The tags: every one, into the runs (a block's tags are kept while
+    // its coordinates are read, for the error messages).
+    tags.resize(std::size_t(n));
     for (int64_t i = 0; i < n; ++i) {
       tags[std::size_t(i)] = r.count("a node tag");
-      auto [it, fresh] = m.nodeIndex.emplace(tags[std::size_t(i)],
-                                             int32_t(m.xyz.size() / 3 + std::size_t(i)));
-      if (!fresh)
+      if (!addNode(m, tags[std::size_t(i)], seen + i, last))
         r.fail("node tag " + std::to_string(tags[std::size_t(i)]) +
                " appears twice");
     }
+    const int perNode = 3 + (parametric ? dim : 0);
+    // The rows of this block to keep: [lo, hi) (binary data outside them
+    // is skipped when it lies in the file).
+    const int64_t lo = std::clamp(keepLo - seen, int64_t(0), n);
+    const int64_t hi = std::clamp(keepHi - seen, lo, n);
     for (int64_t i = 0; i < n; ++i) {
+      const bool keep = i >= lo && i < hi;
+      if (r.binary && !keep) {
+        const int64_t upTo = i < lo ? lo : n;
+        const uint64_t bytes = uint64_t(upTo - i) * uint64_t(perNode) * 8;
+        if (r.canSkip(bytes)) {
+          r.skip(bytes);
+          i = upTo - 1;
+          continue;
+        }
+      }
       const std::string node = " of node " + std::to_string(tags[std::size_t(i)]);
-      m.xyz.push_back(r.real("the x coordinate" + node));
-      m.xyz.push_back(r.real("the y coordinate" + node));
-      m.xyz.push_back(r.real("the z coordinate" + node));
+      double x = r.real("the x coordinate" + node);
+      double y = r.real("the y coordinate" + node);
+      double z = r.real("the z coordinate" + node);
       for (int k = 0; k < (parametric ? dim : 0); ++k)
         r.real("a parametric coordinate" + node);
+      if (keep) {
+        want->xyz.push_back(x);
+        want->xyz.push_back(y);
+        want->xyz.push_back(z);
+      }
     }
+    seen += n;
   }
-  if (int64_t(m.xyz.size() / 3) != total)
+  if (seen != total)
     r.fail("the header announces " + std::to_string(total) +
-           " nodes, the blocks hold " + std::to_string(m.xyz.size() / 3));
-  if (m.xyz.size() / 3 >= std::size_t(INT32_MAX))
+           " nodes, the blocks hold " + std::to_string(seen));
+  if (seen >= int64_t(INT32_MAX))
     r.fail("more than 2^31 - 1 nodes: maps hold 32-bit indices");
+  m.nodes = seen;
   r.endData("$EndNodes");
 }
 
-void parseElements(Reader &r, Mesh &m) {
+void parseElements(Reader &r, Mesh &m, Want *want) {
   r.startData("$Elements");
   int64_t blocks = r.count("the number of entity blocks");
   int64_t total = r.count("the number of elements");
   r.count("the smallest element tag");
   r.count("the largest element tag");
   int64_t seen = 0;
+  int64_t row = 0; // rows of the wanted set so far
   for (int64_t b = 0; b < blocks; ++b) {
     int dim = int(r.integer("an entity dimension", false));
     int entity = int(r.integer("an entity tag", false));
@@ -380,23 +561,33 @@ void parseElements(Reader &r, Mesh &m) {
       r.fail("element type " + std::to_string(type) + " (" + info->name +
              ") in an entity of dimension " + std::to_string(dim));
     int64_t n = r.count("the number of elements in the block");
-    Elements &e = m.byType[type];
-    e.info = info;
+    if (!want) {
+      m.blocks.push_back({info, entity, n});
+      m.typeCount[type] += n;
+    }
+    const bool wanted = want && want->blocks &&
+                        std::size_t(b) < want->blocks->size() &&
+                        (*want->blocks)[std::size_t(b)];
     for (int64_t i = 0; i < n; ++i) {
       int64_t tag = r.count("an element tag");
-      e.tags.push_back(tag);
-      e.entity.push_back(entity);
+      const bool keep = wanted && row + i >= want->elemFirst &&
+                        row + i < want->elemFirst + want->elemCount;
+      if (keep)
+        want->tags.push_back(tag);
       for (int k = 0; k < info->nodes; ++k) {
         int64_t node = r.count("node " + std::to_string(k + 1) + " of element " +
                                std::to_string(tag));
-        auto it = m.nodeIndex.find(node);
-        if (it == m.nodeIndex.end())
+        int64_t index = nodeIndex(m, node);
+        if (index < 0)
           r.fail("element " + std::to_string(tag) + " (" + info->name +
                  ") refers to node " + std::to_string(node) +
                  ", which $Nodes does not define");
-        e.nodes.push_back(it->second);
+        if (keep)
+          want->nodes.push_back(int32_t(index));
       }
     }
+    if (wanted)
+      row += n;
     seen += n;
   }
   if (seen != total)
@@ -405,16 +596,13 @@ void parseElements(Reader &r, Mesh &m) {
   r.endData("$EndElements");
 }
 
-std::unique_ptr<Mesh> parse(const std::string &file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    failf("cannot open Gmsh mesh '%s': %s", file.c_str(), std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string buf = ss.str();
-  auto m = std::make_unique<Mesh>();
-  m->file = file;
-  Reader r(file, buf);
+/// One pass over the file. Without `want`: the first pass, which validates
+/// everything and fills `m`'s summary. With it: keeps what `want` asks
+/// (into `want`; `m` is scratch for the node runs), stopping after the
+/// section it needs.
+void parse(const std::string &file, Mesh &m, Want *want) {
+  Reader r(file);
+  m.file = file;
   bool format = false, nodes = false, elements = false;
   while (!r.atEnd()) {
     std::string s = r.word("a section");
@@ -425,20 +613,24 @@ std::unique_ptr<Mesh> parse(const std::string &file) {
       r.fail("expected $MeshFormat first, found " + s.substr(0, 40) +
              " (is this a Gmsh .msh file?)");
     if (s == "$MeshFormat") {
-      parseFormat(r, *m);
+      parseFormat(r, m);
       format = true;
     } else if (s == "$PhysicalNames") {
-      parsePhysicalNames(r, *m);
+      parsePhysicalNames(r, m);
     } else if (s == "$Entities") {
-      parseEntities(r, *m);
+      parseEntities(r, m);
     } else if (s == "$Nodes") {
-      parseNodes(r, *m);
+      parseNodes(r, m, want);
       nodes = true;
+      if (want && !want->blocks)
+        return;
     } else if (s == "$Elements") {
       if (!nodes)
         r.fail("$Elements before $Nodes");
-      parseElements(r, *m);
+      parseElements(r, m, want);
       elements = true;
+      if (want)
+        return;
     } else {
       r.skipSection(s.substr(1));
     }
@@ -446,88 +638,213 @@ std::unique_ptr<Mesh> parse(const std::string &file) {
   if (!format || !nodes || !elements)
     failf("%s: not a complete Gmsh mesh: no %s section", file.c_str(),
           !format ? "$MeshFormat" : !nodes ? "$Nodes" : "$Elements");
-  return m;
 }
 
 Mesh &meshOf(const char *file) {
   static std::map<std::string, std::unique_ptr<Mesh>> cache;
   std::unique_ptr<Mesh> &m = cache[file ? file : ""];
-  if (!m)
-    m = parse(file ? file : "");
+  if (!m) {
+    auto fresh = std::make_unique<Mesh>();
+    parse(file ? file : "", *fresh, nullptr);
+    m = std::move(fresh);
+  }
   return *m;
 }
 
+/// OPD_GMSH_SLICES=1: each rank tells (stderr) which rows of a set it kept
+/// from the file (tests/mpi: every rank keeps just its slice).
+void reportKept(const Mesh &m, const std::string &set, int64_t first,
+                int64_t count, int64_t total) {
+  static const bool on = [] {
+    const char *v = std::getenv("OPD_GMSH_SLICES");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  if (on)
+    std::fprintf(stderr, "gmsh: rank %d of %d: %s: set %s: kept rows %lld-%lld of %lld\n",
+                 dist::rank(), dist::ranks(), m.file.c_str(), set.c_str(),
+                 (long long)first, (long long)(first + count), (long long)total);
+}
+
+/// The coordinates of nodes [first, first + count), streamed.
+std::vector<double> nodeRows(const Mesh &m, int64_t first, int64_t count) {
+  Mesh scratch;
+  Want w;
+  w.nodeFirst = first;
+  w.nodeCount = count;
+  parse(m.file, scratch, &w);
+  reportKept(m, "nodes", first, int64_t(w.xyz.size() / 3), m.nodes);
+  return std::move(w.xyz);
+}
+
+/// An element set: its type and which blocks (in file order) make it.
+struct Selection {
+  const TypeInfo *info = nullptr;
+  std::vector<char> blocks;
+  int64_t size = 0;
+};
+
 int topDim(const Mesh &m) {
   int d = -1;
-  for (const auto &[type, e] : m.byType)
-    d = std::max(d, e.info->dim);
+  for (const auto &[type, n] : m.typeCount)
+    d = std::max(d, typeInfo(type)->dim);
   return d;
 }
 
 std::string typesText(const Mesh &m, int dim) {
   std::string s;
-  for (const auto &[type, e] : m.byType)
-    if (e.info->dim == dim)
-      s += std::string(s.empty() ? "" : ", ") + e.info->name;
+  for (const auto &[type, n] : m.typeCount)
+    if (typeInfo(type)->dim == dim)
+      s += std::string(s.empty() ? "" : ", ") + typeInfo(type)->name;
+  return s;
+}
+
+Selection ofType(const Mesh &m, const TypeInfo *info) {
+  Selection s;
+  s.info = info;
+  s.blocks.resize(m.blocks.size());
+  for (std::size_t b = 0; b < m.blocks.size(); ++b)
+    if (m.blocks[b].info == info) {
+      s.blocks[b] = 1;
+      s.size += m.blocks[b].count;
+    }
   return s;
 }
 
 /// The cells: elements of the top dimension, one type.
-const Elements &cells(const Mesh &m) {
+Selection cells(const Mesh &m) {
   int d = topDim(m);
-  const Elements *c = nullptr;
-  for (const auto &[type, e] : m.byType)
-    if (e.info->dim == d) {
+  const TypeInfo *c = nullptr;
+  for (const auto &[type, n] : m.typeCount)
+    if (typeInfo(type)->dim == d) {
       if (c)
         failf("%s: set 'cells': the %dD elements have several types (%s); "
               "declare one set per type (e.g. 'triangles') instead",
               m.file.c_str(), d, typesText(m, d).c_str());
-      c = &e;
+      c = typeInfo(type);
     }
   if (!c)
     failf("%s: set 'cells': the mesh has no elements", m.file.c_str());
-  return *c;
+  return ofType(m, c);
 }
 
-std::vector<int32_t> faceKey(const Elements &c, int64_t cell,
-                             const std::vector<int> &face) {
+/// The elements a set name stands for (nodes and faces aside).
+Selection elementSet(const Mesh &m, const std::string &name) {
+  for (const TypeInfo &t : Types)
+    if (name == t.name) {
+      if (!m.typeCount.count(t.type))
+        failf("%s: set '%s': the mesh has no %s", m.file.c_str(), name.c_str(),
+              t.name);
+      return ofType(m, &t);
+    }
+  if (name == "cells")
+    return cells(m);
+  auto pn = m.physicalNames.find(name);
+  if (pn == m.physicalNames.end()) {
+    std::string groups;
+    for (const auto &[g, dt] : m.physicalNames)
+      groups += (groups.empty() ? "" : ", ") + g;
+    failf("%s: no set '%s' in the Gmsh mesh: sets are nodes, cells, faces, "
+          "an element type (points lines triangles quads tets hexes prisms "
+          "pyramids) or a physical group (this file's: %s)",
+          m.file.c_str(), name.c_str(), groups.empty() ? "none" : groups.c_str());
+  }
+  auto [dim, tag] = pn->second;
+  Selection found;
+  for (const auto &[type, count] : m.typeCount) {
+    const TypeInfo *info = typeInfo(type);
+    if (info->dim != dim)
+      continue;
+    Selection mine;
+    mine.info = info;
+    mine.blocks.resize(m.blocks.size());
+    for (std::size_t b = 0; b < m.blocks.size(); ++b) {
+      const Block &k = m.blocks[b];
+      if (k.info != info || k.count == 0)
+        continue;
+      auto ph = m.physicals.find({dim, k.entity});
+      if (ph != m.physicals.end() &&
+          std::find(ph->second.begin(), ph->second.end(), tag) !=
+              ph->second.end()) {
+        mine.blocks[b] = 1;
+        mine.size += k.count;
+      }
+    }
+    if (mine.size == 0)
+      continue;
+    if (found.info)
+      failf("%s: set '%s': physical group '%s' holds elements of several "
+            "types (%s and %s); split it into one group per type",
+            m.file.c_str(), name.c_str(), name.c_str(), found.info->name,
+            info->name);
+    found = std::move(mine);
+  }
+  if (!found.info)
+    failf("%s: set '%s': physical group '%s' (dimension %d, tag %d) has no "
+          "elements (is $Entities present, with the group on its entities?)",
+          m.file.c_str(), name.c_str(), name.c_str(), dim, tag);
+  return found;
+}
+
+/// Rows [first, first + count) of an element set: node indices (arity
+/// per row) and element tags, streamed.
+void elementRows(const Mesh &m, const std::string &name, const Selection &s,
+                 int64_t first, int64_t count, std::vector<int32_t> &nodes,
+                 std::vector<int64_t> &tags) {
+  Mesh scratch;
+  Want w;
+  w.blocks = &s.blocks;
+  w.elemFirst = first;
+  w.elemCount = count;
+  parse(m.file, scratch, &w);
+  nodes = std::move(w.nodes);
+  tags = std::move(w.tags);
+  reportKept(m, name, first, int64_t(tags.size()), s.size);
+}
+
+std::vector<int32_t> faceKey(const std::vector<int32_t> &nodes, int arity,
+                             int64_t cell, const std::vector<int> &face) {
   std::vector<int32_t> key;
   for (int k : face)
-    key.push_back(c.nodes[std::size_t(cell * c.info->nodes + k)]);
+    key.push_back(nodes[std::size_t(cell * arity + k)]);
   std::sort(key.begin(), key.end());
   return key;
 }
 
+/// The faces, from every cell's nodes (whole-mesh arrays on every rank:
+/// see the top comment).
 void buildFaces(Mesh &m) {
   if (m.facesBuilt)
     return;
-  const Elements &c = cells(m);
+  const Selection c = cells(m);
   const auto &faces = cellFaces(c.info->type);
   if (faces.empty())
     failf("%s: set 'faces': faces of %s are not derived (triangles, quads, "
           "tets and hexes are)",
           m.file.c_str(), c.info->name);
-  m.cellType = c.info->type;
   m.faceArity = int(faces[0].size());
   for (const auto &f : faces)
     if (int(f.size()) != m.faceArity)
       failf("%s: set 'faces': %s have faces of different sizes",
             m.file.c_str(), c.info->name);
-  const int64_t n = int64_t(c.tags.size());
+  std::vector<int32_t> cn;
+  std::vector<int64_t> ctags;
+  elementRows(m, "cells (for the faces)", c, 0, c.size, cn, ctags);
+  const int arity = c.info->nodes;
+  const int64_t n = c.size;
   std::map<std::vector<int32_t>, std::pair<int32_t, int32_t>> seen;
   std::vector<std::vector<int32_t>> keys;
   std::vector<std::vector<int32_t>> oriented;
   std::vector<std::array<int32_t, 2>> owners;
   for (int64_t cell = 0; cell < n; ++cell)
     for (const auto &f : faces) {
-      std::vector<int32_t> key = faceKey(c, cell, f);
+      std::vector<int32_t> key = faceKey(cn, arity, cell, f);
       auto it = seen.find(key);
       if (it == seen.end()) {
         seen.emplace(key, std::make_pair(int32_t(keys.size()), int32_t(cell)));
         keys.push_back(key);
         std::vector<int32_t> nodes;
         for (int k : f)
-          nodes.push_back(c.nodes[std::size_t(cell * c.info->nodes + k)]);
+          nodes.push_back(cn[std::size_t(cell * arity + k)]);
         oriented.push_back(nodes);
         owners.push_back({int32_t(cell), -1});
       } else {
@@ -536,9 +853,9 @@ void buildFaces(Mesh &m) {
           failf("%s: set 'faces': a face of %s %lld is shared by more than "
                 "two cells (element tags %lld, %lld): the mesh is not a "
                 "manifold",
-                m.file.c_str(), c.info->name, (long long)c.tags[std::size_t(cell)],
-                (long long)c.tags[std::size_t(o[0])],
-                (long long)c.tags[std::size_t(o[1])]);
+                m.file.c_str(), c.info->name, (long long)ctags[std::size_t(cell)],
+                (long long)ctags[std::size_t(o[0])],
+                (long long)ctags[std::size_t(o[1])]);
         o[1] = int32_t(cell);
       }
     }
@@ -555,78 +872,24 @@ void buildFaces(Mesh &m) {
   m.facesBuilt = true;
 }
 
-/// The elements a set name stands for (nodes, cells and faces aside).
-const Elements *elementSet(const Mesh &m, const std::string &name,
-                           std::vector<int64_t> *select) {
-  for (const TypeInfo &t : Types)
-    if (name == t.name) {
-      auto it = m.byType.find(t.type);
-      if (it == m.byType.end())
-        failf("%s: set '%s': the mesh has no %s", m.file.c_str(), name.c_str(),
-              t.name);
-      if (select)
-        for (int64_t i = 0; i < int64_t(it->second.tags.size()); ++i)
-          select->push_back(i);
-      return &it->second;
-    }
-  if (name == "cells") {
-    const Elements &c = cells(m);
-    if (select)
-      for (int64_t i = 0; i < int64_t(c.tags.size()); ++i)
-        select->push_back(i);
-    return &c;
-  }
-  auto pn = m.physicalNames.find(name);
-  if (pn == m.physicalNames.end()) {
-    std::string groups;
-    for (const auto &[g, dt] : m.physicalNames)
-      groups += (groups.empty() ? "" : ", ") + g;
-    failf("%s: no set '%s' in the Gmsh mesh: sets are nodes, cells, faces, "
-          "an element type (points lines triangles quads tets hexes prisms "
-          "pyramids) or a physical group (this file's: %s)",
-          m.file.c_str(), name.c_str(), groups.empty() ? "none" : groups.c_str());
-  }
-  auto [dim, tag] = pn->second;
-  const Elements *found = nullptr;
-  for (const auto &[type, e] : m.byType) {
-    if (e.info->dim != dim)
-      continue;
-    std::vector<int64_t> mine;
-    for (int64_t i = 0; i < int64_t(e.tags.size()); ++i) {
-      auto ph = m.physicals.find({dim, e.entity[std::size_t(i)]});
-      if (ph != m.physicals.end() &&
-          std::find(ph->second.begin(), ph->second.end(), tag) !=
-              ph->second.end())
-        mine.push_back(i);
-    }
-    if (mine.empty())
-      continue;
-    if (found)
-      failf("%s: set '%s': physical group '%s' holds elements of several "
-            "types (%s and %s); split it into one group per type",
-            m.file.c_str(), name.c_str(), name.c_str(), found->info->name,
-            e.info->name);
-    found = &e;
-    if (select)
-      *select = mine;
-  }
-  if (!found)
-    failf("%s: set '%s': physical group '%s' (dimension %d, tag %d) has no "
-          "elements (is $Entities present, with the group on its entities?)",
-          m.file.c_str(), name.c_str(), name.c_str(), dim, tag);
-  return found;
-}
-
 int64_t setSize(Mesh &m, const std::string &name) {
   if (name == "nodes")
-    return int64_t(m.xyz.size() / 3);
+    return m.nodes;
   if (name == "faces") {
     buildFaces(m);
     return int64_t(m.faceCells.size() / 2);
   }
-  std::vector<int64_t> sel;
-  elementSet(m, name, &sel);
-  return int64_t(sel.size());
+  return elementSet(m, name).size;
+}
+
+/// This rank's rows of a set of `n` elements, `row` values each, from all
+/// of them (the face maps: whole on every rank).
+template <class T>
+std::vector<T> sliceOf(const std::vector<T> &all, int64_t n, int row) {
+  int64_t first = 0, count = 0;
+  dist::fileRows(n, first, count);
+  return std::vector<T>(all.begin() + std::ptrdiff_t(first * row),
+                        all.begin() + std::ptrdiff_t((first + count) * row));
 }
 } // namespace
 
@@ -642,9 +905,12 @@ bool isGmshFile(const char *file) {
   return std::strncmp(head, "$MeshFormat", 11) == 0;
 }
 
+// Each rank stores its slice of the set until the partition, as for HDF5.
 opd_set *setFromFile(const char *name, const char *file) {
   Mesh &m = meshOf(file);
-  return opd_set_create(name, setSize(m, name ? name : ""));
+  opd_set *set = opd_set_create(name, setSize(m, name ? name : ""));
+  dist::sliceSet(set);
+  return set;
 }
 
 opd_map *mapFromFile(const char *name, opd_set *from, opd_set *to, int arity,
@@ -657,59 +923,78 @@ opd_map *mapFromFile(const char *name, opd_set *from, opd_set *to, int arity,
     failf("%s: %s: arity %d, but %s has %d", m.file.c_str(), what.c_str(),
           arity, why, want);
   };
-  if (setSize(m, from->name) != from->size || setSize(m, to->name) != to->size)
+  if (setSize(m, from->name) != from->globalSize ||
+      setSize(m, to->name) != to->globalSize)
     failf("%s: %s: the sets were not declared from this file", m.file.c_str(),
           what.c_str());
+  const int64_t n = from->globalSize;
+  int64_t first = 0, count = 0;
+  dist::fileRows(n, first, count);
+  std::vector<int32_t> rows; // this rank's rows, in file order
   if (to->name == "nodes" && from->name == "faces") {
     buildFaces(m);
     if (arity != m.faceArity)
       arityMismatch(m.faceArity, "a face");
-    std::copy(m.faceNodes.begin(), m.faceNodes.end(), map->data);
+    rows = sliceOf(m.faceNodes, n, arity);
   } else if (to->name == "nodes") {
-    std::vector<int64_t> sel;
-    const Elements *e = elementSet(m, from->name, &sel);
-    if (arity != e->info->nodes)
-      arityMismatch(e->info->nodes, (std::string("each of ") + e->info->name).c_str());
-    int32_t *out = map->data;
-    for (int64_t i : sel)
-      for (int k = 0; k < arity; ++k)
-        *out++ = e->nodes[std::size_t(i * arity + k)];
+    Selection s = elementSet(m, from->name);
+    if (arity != s.info->nodes)
+      arityMismatch(s.info->nodes, (std::string("each of ") + s.info->name).c_str());
+    std::vector<int64_t> tags;
+    elementRows(m, from->name, s, first, count, rows, tags);
   } else if (to->name == "cells" && from->name == "faces") {
     buildFaces(m);
     if (arity != 2)
       arityMismatch(2, "a face (its two cells)");
-    std::copy(m.faceCells.begin(), m.faceCells.end(), map->data);
+    rows = sliceOf(m.faceCells, n, 2);
   } else if (to->name == "cells") {
+    // A boundary group: every element is looked up (a whole-mesh face
+    // table), so every rank reports the same first element off the
+    // boundary; then this rank keeps its rows.
     buildFaces(m);
-    std::vector<int64_t> sel;
-    const Elements *e = elementSet(m, from->name, &sel);
+    Selection s = elementSet(m, from->name);
     if (arity != 1)
       arityMismatch(1, "a boundary face (its cell)");
-    const auto &c = cells(m);
-    if (e->info->dim != c.info->dim - 1)
+    const Selection c = cells(m);
+    if (s.info->dim != c.info->dim - 1)
       failf("%s: %s: '%s' holds %s, not faces of the cells (%s)",
-            m.file.c_str(), what.c_str(), from->name.c_str(), e->info->name,
+            m.file.c_str(), what.c_str(), from->name.c_str(), s.info->name,
             c.info->name);
-    for (std::size_t j = 0; j < sel.size(); ++j) {
-      const int64_t i = sel[j];
-      std::vector<int32_t> key(e->nodes.begin() + std::ptrdiff_t(i * e->info->nodes),
-                               e->nodes.begin() + std::ptrdiff_t((i + 1) * e->info->nodes));
+    std::vector<int32_t> gn;
+    std::vector<int64_t> gtags;
+    elementRows(m, from->name + " (for its cells)", s, 0, s.size, gn, gtags);
+    const int k = s.info->nodes;
+    std::vector<int32_t> all(std::size_t(s.size));
+    for (int64_t i = 0; i < s.size; ++i) {
+      std::vector<int32_t> key(gn.begin() + std::ptrdiff_t(i * k),
+                               gn.begin() + std::ptrdiff_t((i + 1) * k));
       std::sort(key.begin(), key.end());
       auto it = m.faceOwner.find(key);
       if (it == m.faceOwner.end())
         failf("%s: %s: %s element %lld is not on the boundary of the cells "
               "(no cell has it as an unshared face)",
-              m.file.c_str(), what.c_str(), e->info->name,
-              (long long)e->tags[std::size_t(i)]);
-      map->data[j] = it->second;
+              m.file.c_str(), what.c_str(), s.info->name,
+              (long long)gtags[std::size_t(i)]);
+      all[std::size_t(i)] = it->second;
     }
+    rows = sliceOf(all, n, 1);
   } else {
     failf("%s: %s: a Gmsh mesh gives maps from element sets to 'nodes', "
           "'faces' -> 'cells'[2] and boundary groups -> 'cells'[1]",
           m.file.c_str(), what.c_str());
   }
+  // Every index against the whole target set (file-order positions).
+  for (std::size_t k = 0; k < rows.size(); ++k)
+    if (rows[k] < 0 || rows[k] >= to->globalSize)
+      failf("%s: %s: index %d at [%lld][%lld] is out of range for set '%s' "
+            "of size %lld",
+            m.file.c_str(), what.c_str(), int(rows[k]),
+            (long long)(first + int64_t(k) / arity),
+            (long long)(int64_t(k) % arity), to->name.c_str(),
+            (long long)to->globalSize);
+  dist::placeRows(from, rows.data(), std::size_t(arity) * sizeof(int32_t),
+                  map->data);
   ++map->version;
-  checkMapIndices(map, file);
   return map;
 }
 
@@ -720,19 +1005,24 @@ opd_dat *datFromFile(const char *name, opd_set *set, opd_scalar type, int dim,
   const std::string what = "dat '" + dat->name + "' on set '" + set->name +
                            "' (" + scalarName(type) + "[" +
                            std::to_string(dim) + "])";
-  if (setSize(m, set->name) != set->size)
+  if (setSize(m, set->name) != set->globalSize)
     failf("%s: %s: the set was not declared from this file", m.file.c_str(),
           what.c_str());
-  const int64_t n = set->size;
-  std::vector<char> image(std::size_t(n) * std::size_t(dat->elementBytes()));
+  // This rank's rows only (dist::fileRows); dist::placeRows puts them
+  // where the set's elements are: sliced, whole, partitioned or renumbered.
+  int64_t first = 0, count = 0;
+  dist::fileRows(set->globalSize, first, count);
+  const std::size_t eb = std::size_t(dat->elementBytes());
+  std::vector<char> image(std::size_t(count) * eb);
   if (set->name == "nodes") {
     if ((type != OPD_F64 && type != OPD_F32) || dim < 1 || dim > 3)
       failf("%s: %s: a dat on 'nodes' holds the coordinates: f64 or f32 "
             "with 1 to 3 components",
             m.file.c_str(), what.c_str());
-    for (int64_t i = 0; i < n; ++i)
+    const std::vector<double> xyz = nodeRows(m, first, count);
+    for (int64_t i = 0; i < count; ++i)
       for (int k = 0; k < dim; ++k) {
-        double v = m.xyz[std::size_t(i * 3 + k)];
+        double v = xyz[std::size_t(i * 3 + k)];
         if (type == OPD_F64)
           reinterpret_cast<double *>(image.data())[i * dim + k] = v;
         else
@@ -743,30 +1033,33 @@ opd_dat *datFromFile(const char *name, opd_set *set, opd_scalar type, int dim,
       failf("%s: %s: a dat on an element set holds each element's physical "
             "tag: i32 or i64 with 1 component",
             m.file.c_str(), what.c_str());
-    std::vector<int64_t> sel;
-    const Elements *e = elementSet(m, set->name, &sel);
-    for (std::size_t j = 0; j < sel.size(); ++j) {
-      auto ph = m.physicals.find({e->info->dim, e->entity[std::size_t(sel[j])]});
+    // From the blocks' entities alone: no pass over the file.
+    const Selection s = elementSet(m, set->name);
+    int64_t row = 0; // the set's rows before block b
+    for (std::size_t b = 0; b < m.blocks.size(); ++b) {
+      if (!s.blocks[b])
+        continue;
+      const Block &k = m.blocks[b];
+      auto ph = m.physicals.find({k.info->dim, k.entity});
       int64_t tag = ph == m.physicals.end() || ph->second.empty()
                         ? 0
                         : ph->second.front();
-      if (type == OPD_I64)
-        reinterpret_cast<int64_t *>(image.data())[j] = tag;
-      else
-        reinterpret_cast<int32_t *>(image.data())[j] = int32_t(tag);
+      const int64_t lo = std::max(row, first);
+      const int64_t hi = std::min(row + k.count, first + count);
+      for (int64_t j = lo; j < hi; ++j) {
+        if (type == OPD_I64)
+          reinterpret_cast<int64_t *>(image.data())[j - first] = tag;
+        else
+          reinterpret_cast<int32_t *>(image.data())[j - first] = int32_t(tag);
+      }
+      row += k.count;
     }
   } else {
     failf("%s: %s: a Gmsh mesh has no data on 'faces' (compute it with a "
           "loop over the faces)",
           m.file.c_str(), what.c_str());
   }
-  // Every rank holds the whole image: it hands over its slice of rows as
-  // a file read does (dist::placeRows puts them where the set's elements
-  // are: whole, sliced, partitioned or renumbered).
-  const std::size_t eb = std::size_t(dat->elementBytes());
-  int64_t first = 0, count = 0;
-  dist::fileRows(set->globalSize, first, count);
-  dist::placeRows(set, image.data() + std::size_t(first) * eb, eb, dat->data);
+  dist::placeRows(set, image.data(), eb, dat->data);
   return dat;
 }
 

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+# run_gmsh_slices.py - Gmsh meshes read in slices under MPI (lib/io/Gmsh.cpp,
+# issue 16: no rank holds a whole mesh-sized array):
+#   * gmsh_slices.opd (no faces) on examples/gmsh/channel.msh, its binary
+#     twin and a copy whose node tags are scattered (not contiguous, not in
+#     file order), at 1, 2 and 4 ranks: every rank keeps exactly its slice
+#     [n*r/p, n*(r+1)/p) of each set it reads (OPD_GMSH_SLICES=1 reports
+#     the rows kept), and the output is the serial run's bytes;
+#   * tests/gmsh/gmsh_read.opd (faces and boundary maps, the whole-mesh
+#     path) on the scattered copy at 1, 2 and 4 ranks: the serial output of
+#     the original file.
+# Both programs are built with -frepro-sum and print floats as %a, so the
+# comparison is of every bit.
+# SPDX-License-Identifier: Apache-2.0
+#
+# usage: run_gmsh_slices.py --opdc OPDC --mpiexec MPIRUN [--mpiflag F ...]
+#                           --work DIR
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MESHES = os.path.join(ROOT, "examples", "gmsh")
+
+
+def run(cmd, env=None):
+    return subprocess.run(cmd, capture_output=True, text=True, env=env,
+                          timeout=240)
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def scatter(text):
+    """The mesh with node tag t renamed 100000 + (t * 7919) % 100003: no two
+    consecutive nodes of the file have consecutive tags (and the header's
+    smallest and largest tags updated)."""
+    lines = text.split("\n")
+    out = []
+    new = lambda t: 100000 + (t * 7919) % 100003
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        out.append(ln)
+        i += 1
+        if ln == "$Nodes":
+            nb, nn, _, _ = map(int, lines[i].split())
+            tags = []
+            hdr = len(out)
+            out.append("")
+            i += 1
+            for _ in range(nb):
+                d, e, p, n = map(int, lines[i].split())
+                out.append(lines[i])
+                i += 1
+                for k in range(n):
+                    t = new(int(lines[i + k]))
+                    tags.append(t)
+                    out.append(str(t))
+                i += n
+                out += lines[i:i + n]
+                i += n
+            out[hdr] = f"{nb} {nn} {min(tags)} {max(tags)}"
+        elif ln == "$Elements":
+            nb = int(lines[i].split()[0])
+            out.append(lines[i])
+            i += 1
+            for _ in range(nb):
+                d, e, ty, n = map(int, lines[i].split())
+                out.append(lines[i])
+                i += 1
+                for k in range(n):
+                    v = lines[i + k].split()
+                    out.append(" ".join([v[0]] + [str(new(int(x))) for x in v[1:]]))
+                i += n
+    return "\n".join(out)
+
+
+def slice_lo(n, r, p):
+    return n // p * r + (n % p) * r // p
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--opdc", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--mpiflag", action="append", default=[])
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    shutil.rmtree(a.work, ignore_errors=True)
+    os.makedirs(a.work)
+    os.chdir(a.work)
+    shutil.copy(os.path.join(MESHES, "channel.msh"), "channel.msh")
+    shutil.copy(os.path.join(MESHES, "channel-binary.msh"), "channel-binary.msh")
+    with open("scattered.msh", "w") as f:
+        f.write(scatter(open("channel.msh").read()))
+    progs = {"gmsh_slices": os.path.join(HERE, "gmsh_slices.opd"),
+             "gmsh_read": os.path.join(ROOT, "tests", "gmsh", "gmsh_read.opd")}
+    for name, src in progs.items():
+        text = re.sub(r"%[-+ #0]*[0-9]*(\.[0-9]+)?[eEfFgG]", "%a",
+                      open(src).read())
+        with open(name + ".opd", "w") as f:
+            f.write(text)
+        for mpi, exe in ((False, name + "-serial"), (True, name + "-mpi")):
+            r = run([a.opdc, "build", "-frepro-sum"] + (["--mpi"] if mpi else [])
+                    + [name + ".opd", "-o", exe])
+            if r.returncode:
+                fail(f"opdc build {name}: {r.stderr}")
+    env = dict(os.environ, OPD_GMSH_SLICES="1", OMP_WAIT_POLICY="passive")
+    kept = re.compile(r"gmsh: rank (\d+) of (\d+): (\S+): set (.+): kept rows "
+                      r"(\d+)-(\d+) of (\d+)")
+    for name, meshes in (("gmsh_slices", ("channel.msh", "channel-binary.msh",
+                                          "scattered.msh")),
+                         ("gmsh_read", ("scattered.msh",))):
+        r = run([f"./{name}-serial", "--mesh=channel.msh", "--threads=1"])
+        if r.returncode:
+            fail(f"{name} serial: {r.stdout}{r.stderr}")
+        expected = r.stdout
+        for mesh in meshes:
+            for np in (1, 2, 4):
+                r = run([a.mpiexec, *a.mpiflag, "-np", str(np),
+                         f"./{name}-mpi", f"--mesh={mesh}", "--threads=1"],
+                        env=env)
+                if r.returncode or r.stdout != expected:
+                    fail(f"{name} --mesh={mesh} on {np} ranks (status "
+                         f"{r.returncode}):\n{r.stdout}{r.stderr}\nexpected "
+                         f"(serial, channel.msh):\n{expected}")
+                if name != "gmsh_slices":
+                    continue
+                # Every rank reports each set it read rows of (nodes: the
+                # coordinates, twice; cells, lines, inlet: the maps), each
+                # time exactly its slice.
+                sets = {}
+                for m in kept.finditer(r.stderr):
+                    rank, p, first, hi, n = (int(m[1]), int(m[2]), int(m[5]),
+                                             int(m[6]), int(m[7]))
+                    if p != np or (first, hi) != (slice_lo(n, rank, np),
+                                                  slice_lo(n, rank + 1, np)):
+                        fail(f"{mesh} on {np} ranks: {m[0]}: expected rows "
+                             f"{slice_lo(n, rank, np)}-"
+                             f"{slice_lo(n, rank + 1, np)}")
+                    sets.setdefault(m[4], set()).add(rank)
+                want = {"nodes", "cells", "lines", "inlet"}
+                if set(sets) != want or any(v != set(range(np))
+                                            for v in sets.values()):
+                    fail(f"{mesh} on {np} ranks: expected every rank to "
+                         f"report its rows of {sorted(want)}, got:\n"
+                         f"{r.stderr}")
+            print(f"{name} --mesh={mesh}: 1, 2, 4 ranks: the serial output"
+                  + (", each rank keeping its slice" if name == "gmsh_slices"
+                     else ""))
+    return 0
+
+
+sys.exit(main())
