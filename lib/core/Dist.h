@@ -153,6 +153,11 @@ void scatterImagePlanes(opd_dat *dat, const char *planes, int64_t first);
 /// rank reads the rows [first, first + count) of every dataset of a set of
 /// n elements (its contiguous slice; on one process everything).
 void fileRows(int64_t n, int64_t &first, int64_t &count);
+/// All-to-all of index lists: send[q] goes to rank q; returns what the
+/// ranks sent here, in rank order, rank q's from from[q] to from[q + 1]
+/// (one process: send[0], from = {0, its size}). Collective.
+std::vector<int64_t> exchangeIds(const std::vector<std::vector<int64_t>> &send,
+                                 std::vector<int> &from);
 /// A set just read from a file: until the partition each rank stores only
 /// its slice (set->sliced; nothing on one process).
 void sliceSet(opd_set *set);

@@ -48,6 +48,11 @@ void fileRows(int64_t n, int64_t &first, int64_t &count) {
   count = n;
 }
 void sliceSet(opd_set *) {}
+std::vector<int64_t> exchangeIds(const std::vector<std::vector<int64_t>> &send,
+                                 std::vector<int> &from) {
+  from = {0, int(send.empty() ? 0 : send[0].size())};
+  return send.empty() ? std::vector<int64_t>() : send[0];
+}
 // Files hold rows in the original numbering; a renumbered set's element l
 // is row globalIds[l] (core/Renumber.cpp).
 void placeRows(const opd_set *set, const void *rows, std::size_t rowBytes,

@@ -349,6 +349,7 @@ struct Want {
   int64_t elemFirst = 0, elemCount = 0;
   std::vector<int32_t> nodes; // per kept element, its nodes' indices
   std::vector<int64_t> tags;  // per kept element, its tag
+  std::vector<int64_t> nodeTags; // scattered tags: the nodes' tags instead
 };
 
 /// The whole file's structure (the first pass), and the faces when a
@@ -360,6 +361,11 @@ struct Mesh {
   /// Node tags as runs of consecutive tags: first tag -> (index of that
   /// node in file order, length).
   std::map<int64_t, std::pair<int64_t, int64_t>> runs;
+  /// Scattered tags (more runs than runLimit()): the runs are dropped and
+  /// each rank holds the (tag, index) pairs of the tags it owns (ownerOf),
+  /// sorted by tag; lookups are sent to the owners (resolveTags).
+  bool scattered = false;
+  std::vector<std::pair<int64_t, int64_t>> owned;
   std::vector<Block> blocks;                                 // in file order
   std::map<int, int64_t> typeCount;                          // type -> elements
   std::map<std::pair<int, int>, std::vector<int>> physicals; // (dim, entity)
@@ -380,6 +386,71 @@ int64_t nodeIndex(const Mesh &m, int64_t tag) {
   if (tag >= it->first + it->second.second)
     return -1;
   return it->second.first + (tag - it->first);
+}
+
+/// The rank that owns node tag `tag` when tags are scattered (a hash, so
+/// that any numbering spreads evenly).
+int ownerOf(int64_t tag) {
+  uint64_t x = uint64_t(tag) * 0x9E3779B97F4A7C15ull;
+  x ^= x >> 32;
+  return int(x % uint64_t(dist::ranks()));
+}
+
+/// The most node-tag runs every rank keeps before the tags count as
+/// scattered (OPD_GMSH_MAX_RUNS: tests make small meshes scattered).
+std::size_t runLimit() {
+  static const std::size_t limit = [] {
+    const char *v = std::getenv("OPD_GMSH_MAX_RUNS");
+    return v && *v ? std::size_t(std::strtoull(v, nullptr, 10))
+                   : std::size_t(1) << 16;
+  }();
+  return limit;
+}
+
+/// The index of an owned tag (scattered tags), or -1.
+int64_t ownedIndex(const Mesh &m, int64_t tag) {
+  auto it = std::lower_bound(m.owned.begin(), m.owned.end(),
+                             std::make_pair(tag, INT64_MIN));
+  return it != m.owned.end() && it->first == tag ? it->second : -1;
+}
+
+/// Node tags to indices, scattered tags: each tag is asked of its owner
+/// (two all-to-alls). Collective. The tags were validated in the first
+/// pass.
+std::vector<int32_t> resolveTags(const Mesh &m,
+                                 const std::vector<int64_t> &tags) {
+  const std::size_t np = std::size_t(dist::ranks());
+  std::vector<std::vector<int64_t>> send(np);
+  for (int64_t t : tags)
+    send[std::size_t(ownerOf(t))].push_back(t);
+  std::vector<int> from;
+  const std::vector<int64_t> asked = dist::exchangeIds(send, from);
+  std::vector<std::vector<int64_t>> answer(np);
+  for (std::size_t q = 0; q < np; ++q)
+    for (int j = from[q]; j < from[q + 1]; ++j)
+      answer[q].push_back(ownedIndex(m, asked[std::size_t(j)]));
+  std::vector<int> back;
+  const std::vector<int64_t> got = dist::exchangeIds(answer, back);
+  std::vector<int> next(back.begin(), back.end() - 1);
+  std::vector<int32_t> out;
+  out.reserve(tags.size());
+  for (int64_t t : tags)
+    out.push_back(int32_t(got[std::size_t(next[std::size_t(ownerOf(t))]++)]));
+  return out;
+}
+
+/// Scattered tags: the first failure any rank found at its owned tags (the
+/// least file position; `at` UINT64_MAX: none), agreed on by all ranks with
+/// its details. Collective.
+void agreeFirst(uint64_t &at, int64_t *details, int n) {
+  int64_t least = at == UINT64_MAX ? INT64_MAX : int64_t(at);
+  dist::allreduce(&least, OPD_I64, OPD_MIN, 1);
+  std::vector<int64_t> d(std::size_t(n), INT64_MIN);
+  if (least != INT64_MAX && int64_t(at) == least)
+    std::copy(details, details + n, d.begin());
+  dist::allreduce(d.data(), OPD_I64, OPD_MAX, n);
+  at = least == INT64_MAX ? UINT64_MAX : uint64_t(least);
+  std::copy(d.begin(), d.end(), details);
 }
 
 /// Records node `index`'s tag: extends the run being written or starts one;
@@ -482,6 +553,13 @@ void parseNodes(Reader &r, Mesh &m, Want *want) {
   auto last = m.runs.end();
   int64_t seen = 0; // nodes so far
   std::vector<int64_t> tags;
+  // Scattered tags: this rank's (tag, index, file position after the tag).
+  struct Owned {
+    int64_t tag, index;
+    uint64_t at;
+  };
+  std::vector<Owned> mine;
+  const int me = dist::rank();
   for (int64_t b = 0; b < blocks; ++b) {
     int dim = int(r.integer("an entity dimension", false));
     r.integer("an entity tag", false);
@@ -495,10 +573,28 @@ void parseNodes(Reader &r, Mesh &m, Want *want) {
     // its coordinates are read, for the error messages).
     tags.resize(std::size_t(n));
     for (int64_t i = 0; i < n; ++i) {
-      tags[std::size_t(i)] = r.count("a node tag");
-      if (!addNode(m, tags[std::size_t(i)], seen + i, last))
-        r.fail("node tag " + std::to_string(tags[std::size_t(i)]) +
-               " appears twice");
+      const int64_t tag = tags[std::size_t(i)] = r.count("a node tag");
+      if (want)
+        continue; // validated by the first pass
+      if (m.scattered) {
+        if (ownerOf(tag) == me)
+          mine.push_back({tag, seen + i, r.pos()});
+        continue;
+      }
+      if (!addNode(m, tag, seen + i, last))
+        r.fail("node tag " + std::to_string(tag) + " appears twice");
+      if (m.runs.size() > runLimit()) {
+        // Too many runs for every rank: from now on each keeps its owned
+        // tags (those so far from the runs; a repeat of one of them is
+        // found at its second appearance, position 0 marking the first).
+        m.scattered = true;
+        for (const auto &[t0, run] : m.runs)
+          for (int64_t k = 0; k < run.second; ++k)
+            if (ownerOf(t0 + k) == me)
+              mine.push_back({t0 + k, run.first + k, 0});
+        m.runs.clear();
+        last = m.runs.end();
+      }
     }
     const int perNode = 3 + (parametric ? dim : 0);
     // The rows of this block to keep: [lo, hi) (binary data outside them
@@ -530,12 +626,32 @@ void parseNodes(Reader &r, Mesh &m, Want *want) {
     }
     seen += n;
   }
+  if (!want && m.scattered) {
+    // A tag twice: the first second appearance over all ranks.
+    std::sort(mine.begin(), mine.end(), [](const Owned &a, const Owned &b) {
+      return a.tag != b.tag ? a.tag < b.tag : a.at < b.at;
+    });
+    uint64_t at = UINT64_MAX;
+    int64_t twice = 0;
+    for (std::size_t k = 1; k < mine.size(); ++k)
+      if (mine[k].tag == mine[k - 1].tag && mine[k].at < at) {
+        at = mine[k].at;
+        twice = mine[k].tag;
+      }
+    agreeFirst(at, &twice, 1);
+    if (at != UINT64_MAX)
+      r.failAt(at, "node tag " + std::to_string(twice) + " appears twice");
+    m.owned.reserve(mine.size());
+    for (const Owned &o : mine)
+      m.owned.emplace_back(o.tag, o.index);
+  }
   if (seen != total)
     r.fail("the header announces " + std::to_string(total) +
            " nodes, the blocks hold " + std::to_string(seen));
   if (seen >= int64_t(INT32_MAX))
     r.fail("more than 2^31 - 1 nodes: maps hold 32-bit indices");
-  m.nodes = seen;
+  if (!want)
+    m.nodes = seen;
   r.endData("$EndNodes");
 }
 
@@ -547,6 +663,11 @@ void parseElements(Reader &r, Mesh &m, Want *want) {
   r.count("the largest element tag");
   int64_t seen = 0;
   int64_t row = 0; // rows of the wanted set so far
+  // Scattered tags: this rank's first reference to an undefined node of
+  // its own (position; element tag, node tag, type).
+  uint64_t danglingAt = UINT64_MAX;
+  int64_t dangling[3] = {0, 0, 0};
+  const int me = dist::rank();
   for (int64_t b = 0; b < blocks; ++b) {
     int dim = int(r.integer("an entity dimension", false));
     int entity = int(r.integer("an entity tag", false));
@@ -577,6 +698,18 @@ void parseElements(Reader &r, Mesh &m, Want *want) {
       for (int k = 0; k < info->nodes; ++k) {
         int64_t node = r.count("node " + std::to_string(k + 1) + " of element " +
                                std::to_string(tag));
+        if (m.scattered) {
+          if (keep)
+            want->nodeTags.push_back(node);
+          else if (!want && danglingAt == UINT64_MAX &&
+                   ownerOf(node) == me && ownedIndex(m, node) < 0) {
+            danglingAt = r.pos();
+            dangling[0] = tag;
+            dangling[1] = node;
+            dangling[2] = type;
+          }
+          continue;
+        }
         int64_t index = nodeIndex(m, node);
         if (index < 0)
           r.fail("element " + std::to_string(tag) + " (" + info->name +
@@ -590,6 +723,15 @@ void parseElements(Reader &r, Mesh &m, Want *want) {
       row += n;
     seen += n;
   }
+  if (!want && m.scattered) {
+    agreeFirst(danglingAt, dangling, 3);
+    if (danglingAt != UINT64_MAX)
+      r.failAt(danglingAt, "element " + std::to_string(dangling[0]) + " (" +
+                               typeInfo(int(dangling[2]))->name +
+                               ") refers to node " +
+                               std::to_string(dangling[1]) +
+                               ", which $Nodes does not define");
+  }
   if (seen != total)
     r.fail("the header announces " + std::to_string(total) +
            " elements, the blocks hold " + std::to_string(seen));
@@ -597,12 +739,15 @@ void parseElements(Reader &r, Mesh &m, Want *want) {
 }
 
 /// One pass over the file. Without `want`: the first pass, which validates
-/// everything and fills `m`'s summary. With it: keeps what `want` asks
-/// (into `want`; `m` is scratch for the node runs), stopping after the
+/// everything and fills `m`'s summary (collective when tags are
+/// scattered). With it: keeps what `want` asks (into `want`; `m`, the
+/// summary, gives the node runs and is left as it is), stopping after the
 /// section it needs.
 void parse(const std::string &file, Mesh &m, Want *want) {
   Reader r(file);
-  m.file = file;
+  Mesh scratch;
+  Mesh &meta = want ? scratch : m; // format, names, entities
+  meta.file = file;
   bool format = false, nodes = false, elements = false;
   while (!r.atEnd()) {
     std::string s = r.word("a section");
@@ -613,12 +758,12 @@ void parse(const std::string &file, Mesh &m, Want *want) {
       r.fail("expected $MeshFormat first, found " + s.substr(0, 40) +
              " (is this a Gmsh .msh file?)");
     if (s == "$MeshFormat") {
-      parseFormat(r, m);
+      parseFormat(r, meta);
       format = true;
     } else if (s == "$PhysicalNames") {
-      parsePhysicalNames(r, m);
+      parsePhysicalNames(r, meta);
     } else if (s == "$Entities") {
-      parseEntities(r, m);
+      parseEntities(r, meta);
     } else if (s == "$Nodes") {
       parseNodes(r, m, want);
       nodes = true;
@@ -640,6 +785,25 @@ void parse(const std::string &file, Mesh &m, Want *want) {
           !format ? "$MeshFormat" : !nodes ? "$Nodes" : "$Elements");
 }
 
+/// OPD_GMSH_SLICES=1: each rank tells (stderr) which rows of a set it kept
+/// from the file and, when tags are scattered, how many tags it owns
+/// (tests/mpi: every rank keeps just its slice).
+bool reporting() {
+  static const bool on = [] {
+    const char *v = std::getenv("OPD_GMSH_SLICES");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+void reportKept(const Mesh &m, const std::string &set, int64_t first,
+                int64_t count, int64_t total) {
+  if (reporting())
+    std::fprintf(stderr, "gmsh: rank %d of %d: %s: set %s: kept rows %lld-%lld of %lld\n",
+                 dist::rank(), dist::ranks(), m.file.c_str(), set.c_str(),
+                 (long long)first, (long long)(first + count), (long long)total);
+}
+
 Mesh &meshOf(const char *file) {
   static std::map<std::string, std::unique_ptr<Mesh>> cache;
   std::unique_ptr<Mesh> &m = cache[file ? file : ""];
@@ -647,31 +811,21 @@ Mesh &meshOf(const char *file) {
     auto fresh = std::make_unique<Mesh>();
     parse(file ? file : "", *fresh, nullptr);
     m = std::move(fresh);
+    if (m->scattered && reporting())
+      std::fprintf(stderr, "gmsh: rank %d of %d: %s: node tags scattered: "
+                   "this rank owns %lld of %lld\n", dist::rank(), dist::ranks(),
+                   m->file.c_str(), (long long)m->owned.size(),
+                   (long long)m->nodes);
   }
   return *m;
 }
 
-/// OPD_GMSH_SLICES=1: each rank tells (stderr) which rows of a set it kept
-/// from the file (tests/mpi: every rank keeps just its slice).
-void reportKept(const Mesh &m, const std::string &set, int64_t first,
-                int64_t count, int64_t total) {
-  static const bool on = [] {
-    const char *v = std::getenv("OPD_GMSH_SLICES");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  if (on)
-    std::fprintf(stderr, "gmsh: rank %d of %d: %s: set %s: kept rows %lld-%lld of %lld\n",
-                 dist::rank(), dist::ranks(), m.file.c_str(), set.c_str(),
-                 (long long)first, (long long)(first + count), (long long)total);
-}
-
 /// The coordinates of nodes [first, first + count), streamed.
-std::vector<double> nodeRows(const Mesh &m, int64_t first, int64_t count) {
-  Mesh scratch;
+std::vector<double> nodeRows(Mesh &m, int64_t first, int64_t count) {
   Want w;
   w.nodeFirst = first;
   w.nodeCount = count;
-  parse(m.file, scratch, &w);
+  parse(m.file, m, &w);
   reportKept(m, "nodes", first, int64_t(w.xyz.size() / 3), m.nodes);
   return std::move(w.xyz);
 }
@@ -787,16 +941,16 @@ Selection elementSet(const Mesh &m, const std::string &name) {
 
 /// Rows [first, first + count) of an element set: node indices (arity
 /// per row) and element tags, streamed.
-void elementRows(const Mesh &m, const std::string &name, const Selection &s,
+/// Collective when tags are scattered.
+void elementRows(Mesh &m, const std::string &name, const Selection &s,
                  int64_t first, int64_t count, std::vector<int32_t> &nodes,
                  std::vector<int64_t> &tags) {
-  Mesh scratch;
   Want w;
   w.blocks = &s.blocks;
   w.elemFirst = first;
   w.elemCount = count;
-  parse(m.file, scratch, &w);
-  nodes = std::move(w.nodes);
+  parse(m.file, m, &w);
+  nodes = m.scattered ? resolveTags(m, w.nodeTags) : std::move(w.nodes);
   tags = std::move(w.tags);
   reportKept(m, name, first, int64_t(tags.size()), s.size);
 }

@@ -90,10 +90,7 @@ int sliceRank(int64_t n, int64_t g);
 /// most 4, of `batch` items each, at least `least` (memory in rounds of a
 /// quarter of the largest request, few collectives).
 long long roundsOf(int64_t count, int64_t least, int64_t &batch);
-/// All-to-all of index lists: send[q] goes to rank q; returns what the
-/// ranks sent here, in rank order, rank q's from from[q] to from[q + 1].
-std::vector<int64_t> exchangeIds(const std::vector<std::vector<int64_t>> &send,
-                                 std::vector<int> &from);
+/// (exchangeIds, the all-to-all of index lists: core/Dist.h.)
 /// Rows `ids` (global indices of a set of n elements) of an array stored as
 /// slices (`slice`: this rank's rows, `rowBytes` each) into `out`, in the
 /// order of ids. Collective.

@@ -6,9 +6,15 @@
 #     file order), at 1, 2 and 4 ranks: every rank keeps exactly its slice
 #     [n*r/p, n*(r+1)/p) of each set it reads (OPD_GMSH_SLICES=1 reports
 #     the rows kept), and the output is the serial run's bytes;
+#   * the scattered copy again with OPD_GMSH_MAX_RUNS=4, so that its tags
+#     count as scattered (each rank owns the tags hashed to it and node
+#     indices are asked of the owners), serially and at 1, 2, 4 ranks;
 #   * tests/gmsh/gmsh_read.opd (faces and boundary maps, the whole-mesh
-#     path) on the scattered copy at 1, 2 and 4 ranks: the serial output of
-#     the original file.
+#     path) on the scattered copy, both ways, at 1, 2 and 4 ranks: the
+#     serial output of the original file;
+#   * a dangling node reference and a node tag given twice in the
+#     scattered copy, found by the owners: at 2 and 4 ranks the same
+#     message (file:line) as the serial reader's.
 # Both programs are built with -frepro-sum and print floats as %a, so the
 # comparison is of every bit.
 # SPDX-License-Identifier: Apache-2.0
@@ -113,24 +119,42 @@ def main():
             if r.returncode:
                 fail(f"opdc build {name}: {r.stderr}")
     env = dict(os.environ, OPD_GMSH_SLICES="1", OMP_WAIT_POLICY="passive")
+    spread = dict(env, OPD_GMSH_MAX_RUNS="4")
+    owns = re.compile(r"gmsh: rank (\d+) of (\d+): (\S+): node tags scattered: "
+                      r"this rank owns (\d+) of (\d+)")
     kept = re.compile(r"gmsh: rank (\d+) of (\d+): (\S+): set (.+): kept rows "
                       r"(\d+)-(\d+) of (\d+)")
     for name, meshes in (("gmsh_slices", ("channel.msh", "channel-binary.msh",
-                                          "scattered.msh")),
-                         ("gmsh_read", ("scattered.msh",))):
+                                          "scattered.msh", "spread")),
+                         ("gmsh_read", ("scattered.msh", "spread"))):
         r = run([f"./{name}-serial", "--mesh=channel.msh", "--threads=1"])
         if r.returncode:
             fail(f"{name} serial: {r.stdout}{r.stderr}")
         expected = r.stdout
+        r = run([f"./{name}-serial", "--mesh=scattered.msh", "--threads=1"],
+                env=spread)
+        if r.returncode or r.stdout != expected:
+            fail(f"{name} serial, scattered tags owned: {r.stdout}{r.stderr}")
         for mesh in meshes:
+            menv = spread if mesh == "spread" else env
+            if mesh == "spread":
+                mesh = "scattered.msh"
             for np in (1, 2, 4):
                 r = run([a.mpiexec, *a.mpiflag, "-np", str(np),
                          f"./{name}-mpi", f"--mesh={mesh}", "--threads=1"],
-                        env=env)
+                        env=menv)
                 if r.returncode or r.stdout != expected:
                     fail(f"{name} --mesh={mesh} on {np} ranks (status "
                          f"{r.returncode}):\n{r.stdout}{r.stderr}\nexpected "
                          f"(serial, channel.msh):\n{expected}")
+                owned = {int(m[1]): int(m[4]) for m in owns.finditer(r.stderr)}
+                if (menv is spread) != bool(owned) or (
+                        owned and (set(owned) != set(range(np))
+                                   or sum(owned.values()) != 153)):
+                    fail(f"{mesh} on {np} ranks: expected "
+                         + ("every rank to own some of the 153 tags"
+                            if menv is spread else "no scattered tags")
+                         + f", got:\n{r.stderr}")
                 if name != "gmsh_slices":
                     continue
                 # Every rank reports each set it read rows of (nodes: the
@@ -152,9 +176,37 @@ def main():
                     fail(f"{mesh} on {np} ranks: expected every rank to "
                          f"report its rows of {sorted(want)}, got:\n"
                          f"{r.stderr}")
-            print(f"{name} --mesh={mesh}: 1, 2, 4 ranks: the serial output"
+            print(f"{name} --mesh={mesh}"
+                  + (" (tags owned)" if menv is spread else "")
+                  + ": 1, 2, 4 ranks: the serial output"
                   + (", each rank keeping its slice" if name == "gmsh_slices"
                      else ""))
+    # Bad scattered files: the owners find the error, every rank reports
+    # the serial reader's message.
+    lines = open("scattered.msh").read().split("\n")
+    at = lines.index("$Elements") + 3  # the first element of the first block
+    v = lines[at].split()
+    dangling = lines[:at] + [" ".join([v[0], "999"] + v[2:])] + lines[at + 1:]
+    at = lines.index("$Nodes") + 3  # the first node tag
+    twice = lines[:at + 99] + [lines[at + 49]] + lines[at + 100:]
+    for fname, content in (("dangling.msh", dangling), ("twice.msh", twice)):
+        with open(fname, "w") as f:
+            f.write("\n".join(content))
+        r = run(["./gmsh_slices-serial", f"--mesh={fname}", "--threads=1"])
+        m = re.search(r"error: (" + re.escape(fname) + r":\d+: .*)", r.stderr)
+        if r.returncode != 1 or not m:
+            fail(f"{fname} serially: expected an error, got {r.returncode}: "
+                 f"{r.stderr}")
+        message = m[1]
+        for np in (2, 4):
+            r = run([a.mpiexec, *a.mpiflag, "-np", str(np), "./gmsh_slices-mpi",
+                     f"--mesh={fname}", "--threads=1"], env=spread)
+            got = re.findall(r"error: rank \d+: (.*)", r.stderr)
+            if r.returncode == 0 or not got or any(g != message for g in got):
+                fail(f"{fname} on {np} ranks (tags owned): expected status 1 "
+                     f"and '{message}' from the ranks, got {r.returncode}:\n"
+                     f"{r.stderr}")
+        print(f"{fname} (tags owned), 2 and 4 ranks: {message}")
     return 0
 
 
