@@ -26,13 +26,19 @@
 // the file's structure: physical names, entities, the element blocks'
 // headers (type, entity, count) and the node tags as runs of consecutive
 // tags (tag -> file-order index; one run per block, or one in all, when
-// tags are contiguous). Every set but `faces` is a union of whole element
+// tags are contiguous). Scattered tags (more than OPD_GMSH_MAX_RUNS runs,
+// default 65536) are not kept whole anywhere: each rank keeps the (tag,
+// index) pairs of the tags hashed to it, checks the elements' references
+// to them (the first error over all ranks, by file position, is agreed
+// on), and map rows ask the owners for their nodes' indices (two
+// all-to-alls per map). Every set but `faces` is a union of whole element
 // blocks, so its size comes from the headers. Each set is then sliced like
 // one read from HDF5 (dist::sliceSet): a map or dat declaration streams
 // the file again and keeps only this rank's rows [first, first + count)
 // (dist::fileRows) of that set, which dist::placeRows moves to where the
 // set's elements live. Binary files skip the coordinates of other ranks'
-// nodes with seeks; ASCII files have no index, so every rank scans them.
+// nodes with seeks (element data is read: every reference to a node is
+// checked); ASCII files have no index, so every rank scans them.
 // Every rank validates the whole file in the first pass, so a bad file is
 // reported by every rank with the same message, and none waits for
 // another. Errors name the file and line (ASCII) or byte offset (binary),
@@ -45,9 +51,10 @@
 //     declares them makes every rank read all the cells' (and the group's)
 //     node lists and derive every face (cached per file), then keep its
 //     slice of the rows. Programs without them never build those arrays.
-//   * The node-tag runs are as many as the nodes when tags are scattered
-//     with no two consecutive tags next to each other in the file: then
-//     every rank holds a run per node (docs/gmsh.md, "Many processes").
+//
+// Each map or dat declaration is one more pass over the file (up to the
+// section it needs): ASCII meshes are scanned several times, the price of
+// keeping no more than a slice (docs/gmsh.md, "Many processes").
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
@@ -415,27 +422,37 @@ int64_t ownedIndex(const Mesh &m, int64_t tag) {
 }
 
 /// Node tags to indices, scattered tags: each tag is asked of its owner
-/// (two all-to-alls). Collective. The tags were validated in the first
-/// pass.
+/// (two all-to-alls a round; rounds of at most 2^18 tags a rank, so the
+/// messages stay small next to the map). Collective. The tags were
+/// validated in the first pass.
 std::vector<int32_t> resolveTags(const Mesh &m,
                                  const std::vector<int64_t> &tags) {
+  constexpr int64_t Batch = int64_t(1) << 18;
   const std::size_t np = std::size_t(dist::ranks());
-  std::vector<std::vector<int64_t>> send(np);
-  for (int64_t t : tags)
-    send[std::size_t(ownerOf(t))].push_back(t);
-  std::vector<int> from;
-  const std::vector<int64_t> asked = dist::exchangeIds(send, from);
-  std::vector<std::vector<int64_t>> answer(np);
-  for (std::size_t q = 0; q < np; ++q)
-    for (int j = from[q]; j < from[q + 1]; ++j)
-      answer[q].push_back(ownedIndex(m, asked[std::size_t(j)]));
-  std::vector<int> back;
-  const std::vector<int64_t> got = dist::exchangeIds(answer, back);
-  std::vector<int> next(back.begin(), back.end() - 1);
+  int64_t rounds = (int64_t(tags.size()) + Batch - 1) / Batch;
+  dist::allreduce(&rounds, OPD_I64, OPD_MAX, 1);
   std::vector<int32_t> out;
   out.reserve(tags.size());
-  for (int64_t t : tags)
-    out.push_back(int32_t(got[std::size_t(next[std::size_t(ownerOf(t))]++)]));
+  for (int64_t round = 0; round < rounds; ++round) {
+    const std::size_t lo = std::min(tags.size(), std::size_t(round * Batch));
+    const std::size_t hi = std::min(tags.size(), lo + std::size_t(Batch));
+    std::vector<std::vector<int64_t>> send(np);
+    for (std::size_t k = lo; k < hi; ++k)
+      send[std::size_t(ownerOf(tags[k]))].push_back(tags[k]);
+    std::vector<int> from;
+    const std::vector<int64_t> asked = dist::exchangeIds(send, from);
+    for (std::size_t q = 0; q < np; ++q) {
+      send[q].clear(); // now the answers to rank q
+      for (int j = from[q]; j < from[q + 1]; ++j)
+        send[q].push_back(ownedIndex(m, asked[std::size_t(j)]));
+    }
+    std::vector<int> back;
+    const std::vector<int64_t> got = dist::exchangeIds(send, back);
+    std::vector<int> next(back.begin(), back.end() - 1);
+    for (std::size_t k = lo; k < hi; ++k)
+      out.push_back(
+          int32_t(got[std::size_t(next[std::size_t(ownerOf(tags[k]))]++)]));
+  }
   return out;
 }
 
