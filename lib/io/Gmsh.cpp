@@ -262,6 +262,26 @@ public:
     cur = len = 0;
   }
 
+  /// `n` values a later pass does not keep (the first pass validated
+  /// them): binary, sizes and tags (dataSize bytes each) skipped with a
+  /// seek; ASCII, words passed over.
+  void skipValues(int64_t n, const char *what) {
+    if (n <= 0)
+      return;
+    if (binary && inData) {
+      const uint64_t bytes = uint64_t(n) * uint64_t(dataSize);
+      if (canSkip(bytes)) {
+        skip(bytes);
+        return;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i)
+      if (binary && inData)
+        integer(what, true);
+      else
+        word(what);
+  }
+
   const std::string &file;
   bool binary = false;
   bool inData = false;
@@ -629,6 +649,10 @@ void parseNodes(Reader &r, Mesh &m, Want *want) {
           continue;
         }
       }
+      if (want && !keep && !r.binary) {
+        r.skipValues(perNode, "a coordinate"); // validated by the first pass
+        continue;
+      }
       const std::string node = " of node " + std::to_string(tags[std::size_t(i)]);
       double x = r.real("the x coordinate" + node);
       double y = r.real("the y coordinate" + node);
@@ -706,20 +730,40 @@ void parseElements(Reader &r, Mesh &m, Want *want) {
     const bool wanted = want && want->blocks &&
                         std::size_t(b) < want->blocks->size() &&
                         (*want->blocks)[std::size_t(b)];
+    if (want) {
+      // A later pass (the first validated the file): the rows [lo, hi) of
+      // the block to keep are read, the others skipped.
+      const int64_t words = 1 + info->nodes;
+      const int64_t lo =
+          wanted ? std::clamp(want->elemFirst - row, int64_t(0), n) : n;
+      const int64_t hi =
+          wanted ? std::clamp(want->elemFirst + want->elemCount - row, lo, n)
+                 : n;
+      r.skipValues(lo * words, "an element");
+      for (int64_t i = lo; i < hi; ++i) {
+        want->tags.push_back(r.count("an element tag"));
+        for (int k = 0; k < info->nodes; ++k) {
+          const int64_t node = r.count("a node tag");
+          if (m.scattered)
+            want->nodeTags.push_back(node);
+          else
+            want->nodes.push_back(int32_t(nodeIndex(m, node)));
+        }
+      }
+      r.skipValues((n - hi) * words, "an element");
+      if (wanted)
+        row += n;
+      seen += n;
+      continue;
+    }
     for (int64_t i = 0; i < n; ++i) {
       int64_t tag = r.count("an element tag");
-      const bool keep = wanted && row + i >= want->elemFirst &&
-                        row + i < want->elemFirst + want->elemCount;
-      if (keep)
-        want->tags.push_back(tag);
       for (int k = 0; k < info->nodes; ++k) {
         int64_t node = r.count("node " + std::to_string(k + 1) + " of element " +
                                std::to_string(tag));
         if (m.scattered) {
-          if (keep)
-            want->nodeTags.push_back(node);
-          else if (!want && danglingAt == UINT64_MAX &&
-                   ownerOf(node) == me && ownedIndex(m, node) < 0) {
+          if (danglingAt == UINT64_MAX && ownerOf(node) == me &&
+              ownedIndex(m, node) < 0) {
             danglingAt = r.pos();
             dangling[0] = tag;
             dangling[1] = node;
@@ -727,20 +771,15 @@ void parseElements(Reader &r, Mesh &m, Want *want) {
           }
           continue;
         }
-        int64_t index = nodeIndex(m, node);
-        if (index < 0)
+        if (nodeIndex(m, node) < 0)
           r.fail("element " + std::to_string(tag) + " (" + info->name +
                  ") refers to node " + std::to_string(node) +
                  ", which $Nodes does not define");
-        if (keep)
-          want->nodes.push_back(int32_t(index));
       }
     }
-    if (wanted)
-      row += n;
     seen += n;
   }
-  if (!want && m.scattered) {
+  if (m.scattered) {
     agreeFirst(danglingAt, dangling, 3);
     if (danglingAt != UINT64_MAX)
       r.failAt(danglingAt, "element " + std::to_string(dangling[0]) + " (" +
