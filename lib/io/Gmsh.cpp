@@ -399,9 +399,11 @@ struct Mesh {
   std::map<std::string, std::pair<int, int>> physicalNames; // -> (dim, tag)
   // Derived on first use (whole-mesh arrays, see the top comment).
   bool facesBuilt = false;
-  std::vector<int32_t> faceNodes, faceCells; // per interior face
+  int64_t faces = 0;                         // interior faces in all
+  std::vector<int32_t> faceNodes, faceCells; // this rank's slice of them
   int faceArity = 0;
-  std::map<std::vector<int32_t>, int32_t> faceOwner; // sorted nodes -> cell
+  /// Unshared faces whose sorted nodes hash to this rank -> their cell.
+  std::map<std::vector<int64_t>, int64_t> boundary;
 };
 
 /// The node index of `tag`, or -1 if no node has it.
@@ -1011,17 +1013,52 @@ void elementRows(Mesh &m, const std::string &name, const Selection &s,
   reportKept(m, name, first, int64_t(tags.size()), s.size);
 }
 
-std::vector<int32_t> faceKey(const std::vector<int32_t> &nodes, int arity,
-                             int64_t cell, const std::vector<int> &face) {
-  std::vector<int32_t> key;
-  for (int k : face)
-    key.push_back(nodes[std::size_t(cell * arity + k)]);
-  std::sort(key.begin(), key.end());
-  return key;
+/// Rank r's slice of n elements starts at sliceStart(n, r) (as
+/// mpi/Slices.cpp's sliceLo); sliceOwner is the rank whose slice holds g.
+int64_t sliceStart(int64_t n, int r) {
+  const int64_t p = dist::ranks();
+  return n / p * r + (n % p) * r / p;
+}
+int sliceOwner(int64_t n, int64_t g) {
+  const int p = dist::ranks();
+  int r = n > 0 ? int(double(g) / double(n) * double(p)) : 0;
+  r = std::min(std::max(r, 0), p - 1);
+  while (r + 1 < p && sliceStart(n, r + 1) <= g)
+    ++r;
+  while (r > 0 && sliceStart(n, r) > g)
+    --r;
+  return r;
 }
 
-/// The faces, from every cell's nodes (whole-mesh arrays on every rank:
-/// see the top comment).
+/// The rank that matches a face: a hash of its sorted nodes.
+int faceOwnerRank(const int64_t *key, int k) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < k; ++i)
+    h = (h ^ uint64_t(key[i])) * 1099511628211ull;
+  h ^= h >> 29;
+  return int(h % uint64_t(dist::ranks()));
+}
+
+/// All-to-all of rows of int64 (send[q] to rank q, emptied); what the
+/// ranks sent here, in rank order. Collective.
+std::vector<int64_t> exchangeRows(std::vector<std::vector<int64_t>> &send) {
+  std::vector<int> from;
+  std::vector<int64_t> got = dist::exchangeIds(send, from);
+  for (auto &v : send)
+    std::vector<int64_t>().swap(v);
+  return got;
+}
+
+/// The faces, matched over the ranks (collective; no rank holds more than
+/// its share): each rank sends each face of its cells (sorted nodes, cell,
+/// local face, oriented nodes, element tag) to the rank its sorted nodes
+/// hash to; there a face met twice is interior, once a boundary face (kept
+/// there for the boundary groups' maps), three times an error. Interior
+/// faces go to the rank holding their first cell (the one that reaches it
+/// first, by cell then local face), which sorts them so; a prefix sum over
+/// the ranks numbers them as one process would (cells in order, each
+/// cell's new faces in its face order), and each face's row goes to the
+/// rank whose slice of `faces` holds it.
 void buildFaces(Mesh &m) {
   if (m.facesBuilt)
     return;
@@ -1036,48 +1073,129 @@ void buildFaces(Mesh &m) {
     if (int(f.size()) != m.faceArity)
       failf("%s: set 'faces': %s have faces of different sizes",
             m.file.c_str(), c.info->name);
+  const int k = m.faceArity;
+  const int nf = int(faces.size());
+  const int arity = c.info->nodes;
+  const std::size_t np = std::size_t(dist::ranks());
+  int64_t first = 0, count = 0;
+  dist::fileRows(c.size, first, count);
   std::vector<int32_t> cn;
   std::vector<int64_t> ctags;
-  elementRows(m, "cells (for the faces)", c, 0, c.size, cn, ctags);
-  const int arity = c.info->nodes;
-  const int64_t n = c.size;
-  std::map<std::vector<int32_t>, std::pair<int32_t, int32_t>> seen;
-  std::vector<std::vector<int32_t>> keys;
-  std::vector<std::vector<int32_t>> oriented;
-  std::vector<std::array<int32_t, 2>> owners;
-  for (int64_t cell = 0; cell < n; ++cell)
-    for (const auto &f : faces) {
-      std::vector<int32_t> key = faceKey(cn, arity, cell, f);
-      auto it = seen.find(key);
-      if (it == seen.end()) {
-        seen.emplace(key, std::make_pair(int32_t(keys.size()), int32_t(cell)));
-        keys.push_back(key);
-        std::vector<int32_t> nodes;
-        for (int k : f)
-          nodes.push_back(cn[std::size_t(cell * arity + k)]);
-        oriented.push_back(nodes);
-        owners.push_back({int32_t(cell), -1});
-      } else {
-        auto &o = owners[std::size_t(it->second.first)];
-        if (o[1] >= 0)
-          failf("%s: set 'faces': a face of %s %lld is shared by more than "
-                "two cells (element tags %lld, %lld): the mesh is not a "
-                "manifold",
-                m.file.c_str(), c.info->name, (long long)ctags[std::size_t(cell)],
-                (long long)ctags[std::size_t(o[0])],
-                (long long)ctags[std::size_t(o[1])]);
-        o[1] = int32_t(cell);
+  elementRows(m, "cells (for the faces)", c, first, count, cn, ctags);
+
+  // 1. Each face of this rank's cells to its matching rank.
+  const std::size_t R = std::size_t(2 * k + 3);
+  std::vector<std::vector<int64_t>> send(np);
+  std::vector<int64_t> rec(R);
+  for (int64_t i = 0; i < count; ++i)
+    for (int j = 0; j < nf; ++j) {
+      for (int t = 0; t < k; ++t)
+        rec[std::size_t(k + 2 + t)] = rec[std::size_t(t)] =
+            cn[std::size_t(i * arity + faces[std::size_t(j)][std::size_t(t)])];
+      std::sort(rec.begin(), rec.begin() + k);
+      rec[std::size_t(k)] = first + i;
+      rec[std::size_t(k + 1)] = j;
+      rec[R - 1] = ctags[std::size_t(i)];
+      auto &to = send[std::size_t(faceOwnerRank(rec.data(), k))];
+      to.insert(to.end(), rec.begin(), rec.end());
+    }
+  std::vector<int32_t>().swap(cn);
+  std::vector<int64_t>().swap(ctags);
+  std::vector<int64_t> got = exchangeRows(send);
+
+  // 2. Matching: records by (sorted nodes, cell, face).
+  const std::size_t n = got.size() / R;
+  std::vector<std::size_t> order(n);
+  for (std::size_t r = 0; r < n; ++r)
+    order[r] = r;
+  auto at = [&](std::size_t r) { return got.data() + r * R; };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::lexicographical_compare(at(a), at(a) + k + 2, at(b),
+                                        at(b) + k + 2);
+  });
+  uint64_t bad = UINT64_MAX; // the first third cell of a face, (cell, face)
+  int64_t badTags[3] = {0, 0, 0};
+  const std::size_t W = std::size_t(k + 3); // first cell, face, second, nodes
+  std::vector<std::vector<int64_t>> interior(np);
+  for (std::size_t b = 0; b < n;) {
+    std::size_t e = b + 1;
+    while (e < n && std::equal(at(order[b]), at(order[b]) + k, at(order[e])))
+      ++e;
+    const int64_t *r0 = at(order[b]);
+    if (e - b >= 3) {
+      const int64_t *r2 = at(order[b + 2]);
+      const uint64_t pos = uint64_t(r2[k]) * uint64_t(nf) + uint64_t(r2[k + 1]);
+      if (pos < bad) {
+        bad = pos;
+        badTags[0] = r2[R - 1];
+        badTags[1] = r0[R - 1];
+        badTags[2] = at(order[b + 1])[R - 1];
       }
+    } else if (e - b == 1) {
+      m.boundary[std::vector<int64_t>(r0, r0 + k)] = r0[k];
+    } else {
+      auto &to = interior[std::size_t(sliceOwner(c.size, r0[k]))];
+      to.push_back(r0[k]);
+      to.push_back(r0[k + 1]);
+      to.push_back(at(order[b + 1])[k]);
+      to.insert(to.end(), r0 + k + 2, r0 + 2 * k + 2);
     }
-  for (std::size_t f = 0; f < keys.size(); ++f) {
-    if (owners[f][1] < 0) {
-      m.faceOwner[keys[f]] = owners[f][0];
-      continue;
-    }
-    m.faceCells.push_back(owners[f][0]);
-    m.faceCells.push_back(owners[f][1]);
-    for (int32_t v : oriented[f])
-      m.faceNodes.push_back(v);
+    b = e;
+  }
+  std::vector<int64_t>().swap(got);
+  std::vector<std::size_t>().swap(order);
+  agreeFirst(bad, badTags, 3);
+  if (bad != UINT64_MAX)
+    failf("%s: set 'faces': a face of %s %lld is shared by more than "
+          "two cells (element tags %lld, %lld): the mesh is not a "
+          "manifold",
+          m.file.c_str(), c.info->name, (long long)badTags[0],
+          (long long)badTags[1], (long long)badTags[2]);
+
+  // 3. Numbered in the order of their first cells.
+  std::vector<int64_t> mine = exchangeRows(interior);
+  const std::size_t nm = mine.size() / W;
+  std::vector<std::size_t> byCell(nm);
+  for (std::size_t r = 0; r < nm; ++r)
+    byCell[r] = r;
+  std::sort(byCell.begin(), byCell.end(), [&](std::size_t a, std::size_t b) {
+    return std::lexicographical_compare(&mine[a * W], &mine[a * W] + 2,
+                                        &mine[b * W], &mine[b * W] + 2);
+  });
+  std::vector<int64_t> counts(np, 0);
+  counts[std::size_t(dist::rank())] = int64_t(nm);
+  dist::allreduce(counts.data(), OPD_I64, OPD_SUM, int(np));
+  int64_t offset = 0;
+  for (int q = 0; q < dist::rank(); ++q)
+    offset += counts[std::size_t(q)];
+  m.faces = 0;
+  for (int64_t v : counts)
+    m.faces += v;
+
+  // 4. Each face's row (id, cells, nodes) to its slice of `faces`.
+  std::vector<std::vector<int64_t>> rows(np);
+  for (std::size_t i = 0; i < nm; ++i) {
+    const int64_t *r = &mine[byCell[i] * W];
+    const int64_t id = offset + int64_t(i);
+    auto &to = rows[std::size_t(sliceOwner(m.faces, id))];
+    to.push_back(id);
+    to.push_back(r[0]);
+    to.push_back(r[2]);
+    to.insert(to.end(), r + 3, r + W);
+  }
+  std::vector<int64_t>().swap(mine);
+  const std::vector<int64_t> placed = exchangeRows(rows);
+  int64_t fFirst = 0, fCount = 0;
+  dist::fileRows(m.faces, fFirst, fCount);
+  m.faceCells.assign(std::size_t(fCount) * 2, -1);
+  m.faceNodes.assign(std::size_t(fCount) * std::size_t(k), -1);
+  for (std::size_t i = 0; i < placed.size() / W; ++i) {
+    const int64_t *r = &placed[i * W];
+    const std::size_t l = std::size_t(r[0] - fFirst);
+    m.faceCells[2 * l] = int32_t(r[1]);
+    m.faceCells[2 * l + 1] = int32_t(r[2]);
+    for (int t = 0; t < k; ++t)
+      m.faceNodes[l * std::size_t(k) + std::size_t(t)] = int32_t(r[3 + t]);
   }
   m.facesBuilt = true;
 }
@@ -1087,20 +1205,11 @@ int64_t setSize(Mesh &m, const std::string &name) {
     return m.nodes;
   if (name == "faces") {
     buildFaces(m);
-    return int64_t(m.faceCells.size() / 2);
+    return m.faces;
   }
   return elementSet(m, name).size;
 }
 
-/// This rank's rows of a set of `n` elements, `row` values each, from all
-/// of them (the face maps: whole on every rank).
-template <class T>
-std::vector<T> sliceOf(const std::vector<T> &all, int64_t n, int row) {
-  int64_t first = 0, count = 0;
-  dist::fileRows(n, first, count);
-  return std::vector<T>(all.begin() + std::ptrdiff_t(first * row),
-                        all.begin() + std::ptrdiff_t((first + count) * row));
-}
 } // namespace
 
 bool isGmshFile(const char *file) {
@@ -1145,7 +1254,7 @@ opd_map *mapFromFile(const char *name, opd_set *from, opd_set *to, int arity,
     buildFaces(m);
     if (arity != m.faceArity)
       arityMismatch(m.faceArity, "a face");
-    rows = sliceOf(m.faceNodes, n, arity);
+    rows = m.faceNodes;
   } else if (to->name == "nodes") {
     Selection s = elementSet(m, from->name);
     if (arity != s.info->nodes)
@@ -1156,11 +1265,12 @@ opd_map *mapFromFile(const char *name, opd_set *from, opd_set *to, int arity,
     buildFaces(m);
     if (arity != 2)
       arityMismatch(2, "a face (its two cells)");
-    rows = sliceOf(m.faceCells, n, 2);
+    rows = m.faceCells;
   } else if (to->name == "cells") {
-    // A boundary group: every element is looked up (a whole-mesh face
-    // table), so every rank reports the same first element off the
-    // boundary; then this rank keeps its rows.
+    // A boundary group: each element of this rank's rows is looked up at
+    // the rank its sorted nodes hash to (buildFaces kept the unshared
+    // faces there); the first element off the boundary over all ranks is
+    // reported by every rank.
     buildFaces(m);
     Selection s = elementSet(m, from->name);
     if (arity != 1)
@@ -1172,22 +1282,49 @@ opd_map *mapFromFile(const char *name, opd_set *from, opd_set *to, int arity,
             c.info->name);
     std::vector<int32_t> gn;
     std::vector<int64_t> gtags;
-    elementRows(m, from->name + " (for its cells)", s, 0, s.size, gn, gtags);
+    elementRows(m, from->name, s, first, count, gn, gtags);
     const int k = s.info->nodes;
-    std::vector<int32_t> all(std::size_t(s.size));
-    for (int64_t i = 0; i < s.size; ++i) {
-      std::vector<int32_t> key(gn.begin() + std::ptrdiff_t(i * k),
-                               gn.begin() + std::ptrdiff_t((i + 1) * k));
+    const std::size_t np = std::size_t(dist::ranks());
+    std::vector<std::vector<int64_t>> ask(np);
+    std::vector<int> dest(static_cast<std::size_t>(count));
+    std::vector<int64_t> key(static_cast<std::size_t>(k));
+    for (int64_t i = 0; i < count; ++i) {
+      for (int t = 0; t < k; ++t)
+        key[std::size_t(t)] = gn[std::size_t(i * k + t)];
       std::sort(key.begin(), key.end());
-      auto it = m.faceOwner.find(key);
-      if (it == m.faceOwner.end())
-        failf("%s: %s: %s element %lld is not on the boundary of the cells "
-              "(no cell has it as an unshared face)",
-              m.file.c_str(), what.c_str(), s.info->name,
-              (long long)gtags[std::size_t(i)]);
-      all[std::size_t(i)] = it->second;
+      dest[std::size_t(i)] = faceOwnerRank(key.data(), k);
+      auto &to = ask[std::size_t(dest[std::size_t(i)])];
+      to.insert(to.end(), key.begin(), key.end());
     }
-    rows = sliceOf(all, n, 1);
+    std::vector<int> askedFrom;
+    const std::vector<int64_t> asked = dist::exchangeIds(ask, askedFrom);
+    std::vector<std::vector<int64_t>> answer(np);
+    for (std::size_t q = 0; q < np; ++q)
+      for (int j = askedFrom[q]; j < askedFrom[q + 1]; j += k) {
+        auto it = m.boundary.find(std::vector<int64_t>(
+            asked.begin() + j, asked.begin() + j + k));
+        answer[q].push_back(it == m.boundary.end() ? -1 : it->second);
+      }
+    std::vector<int> back;
+    const std::vector<int64_t> got = dist::exchangeIds(answer, back);
+    std::vector<int> next(back.begin(), back.end() - 1);
+    uint64_t off = UINT64_MAX; // the first row off the boundary
+    int64_t offTag = 0;
+    rows.resize(std::size_t(count));
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t cell =
+          got[std::size_t(next[std::size_t(dest[std::size_t(i)])]++)];
+      if (cell < 0 && off == UINT64_MAX) {
+        off = uint64_t(first + i);
+        offTag = gtags[std::size_t(i)];
+      }
+      rows[std::size_t(i)] = int32_t(cell);
+    }
+    agreeFirst(off, &offTag, 1);
+    if (off != UINT64_MAX)
+      failf("%s: %s: %s element %lld is not on the boundary of the cells "
+            "(no cell has it as an unshared face)",
+            m.file.c_str(), what.c_str(), s.info->name, (long long)offTag);
   } else {
     failf("%s: %s: a Gmsh mesh gives maps from element sets to 'nodes', "
           "'faces' -> 'cells'[2] and boundary groups -> 'cells'[1]",
