@@ -45,12 +45,12 @@
 // the section and what was expected. Unknown sections ($Periodic,
 // $NodeData, ...) are skipped.
 //
-// Exceptions, whole-mesh arrays on every rank:
-//   * `faces` and the maps from `faces` or from a boundary group to
-//     `cells` need the faces matched over the whole mesh: a program that
-//     declares them makes every rank read all the cells' (and the group's)
-//     node lists and derive every face (cached per file), then keep its
-//     slice of the rows. Programs without them never build those arrays.
+// Faces (`faces`, its maps and the boundary groups' maps) are matched
+// over the ranks (buildFaces): the faces of each rank's slice of cells go
+// to the rank their sorted nodes hash to, which pairs them; interior faces
+// are numbered in the order cells first reach them with a prefix sum over
+// the ranks, and boundary faces stay at their matching rank for the
+// boundary groups' lookups. No rank holds a whole-mesh face table.
 //
 // Each map or dat declaration is one more pass over the file (up to the
 // section it needs): ASCII meshes are scanned several times, the price of
@@ -1083,25 +1083,36 @@ void buildFaces(Mesh &m) {
   std::vector<int64_t> ctags;
   elementRows(m, "cells (for the faces)", c, first, count, cn, ctags);
 
-  // 1. Each face of this rank's cells to its matching rank.
+  // 1. Each face of this rank's cells to its matching rank, in rounds of
+  // at most 2^16 cells a rank (the messages stay small next to what the
+  // matching ranks collect).
   const std::size_t R = std::size_t(2 * k + 3);
+  constexpr int64_t Batch = int64_t(1) << 16;
+  int64_t rounds = (count + Batch - 1) / Batch;
+  dist::allreduce(&rounds, OPD_I64, OPD_MAX, 1);
+  std::vector<int64_t> got;
   std::vector<std::vector<int64_t>> send(np);
   std::vector<int64_t> rec(R);
-  for (int64_t i = 0; i < count; ++i)
-    for (int j = 0; j < nf; ++j) {
-      for (int t = 0; t < k; ++t)
-        rec[std::size_t(k + 2 + t)] = rec[std::size_t(t)] =
-            cn[std::size_t(i * arity + faces[std::size_t(j)][std::size_t(t)])];
-      std::sort(rec.begin(), rec.begin() + k);
-      rec[std::size_t(k)] = first + i;
-      rec[std::size_t(k + 1)] = j;
-      rec[R - 1] = ctags[std::size_t(i)];
-      auto &to = send[std::size_t(faceOwnerRank(rec.data(), k))];
-      to.insert(to.end(), rec.begin(), rec.end());
-    }
+  for (int64_t round = 0; round < rounds; ++round) {
+    const int64_t lo = std::min(count, round * Batch);
+    const int64_t hi = std::min(count, lo + Batch);
+    for (int64_t i = lo; i < hi; ++i)
+      for (int j = 0; j < nf; ++j) {
+        for (int t = 0; t < k; ++t)
+          rec[std::size_t(k + 2 + t)] = rec[std::size_t(t)] = cn[std::size_t(
+              i * arity + faces[std::size_t(j)][std::size_t(t)])];
+        std::sort(rec.begin(), rec.begin() + k);
+        rec[std::size_t(k)] = first + i;
+        rec[std::size_t(k + 1)] = j;
+        rec[R - 1] = ctags[std::size_t(i)];
+        auto &to = send[std::size_t(faceOwnerRank(rec.data(), k))];
+        to.insert(to.end(), rec.begin(), rec.end());
+      }
+    const std::vector<int64_t> part = exchangeRows(send);
+    got.insert(got.end(), part.begin(), part.end());
+  }
   std::vector<int32_t>().swap(cn);
   std::vector<int64_t>().swap(ctags);
-  std::vector<int64_t> got = exchangeRows(send);
 
   // 2. Matching: records by (sorted nodes, cell, face).
   const std::size_t n = got.size() / R;

@@ -13,8 +13,9 @@
 #     path) on the scattered copy, both ways, at 1, 2 and 4 ranks: the
 #     serial output of the original file;
 #   * a dangling node reference and a node tag given twice in the
-#     scattered copy, found by the owners: at 2 and 4 ranks the same
-#     message (file:line) as the serial reader's.
+#     scattered copy, found by the owners, and a face of three cells and a
+#     wall line on an interior edge, found by the ranks matching faces: at
+#     2 and 4 ranks the same message as the serial reader's.
 # Both programs are built with -frepro-sum and print floats as %a, so the
 # comparison is of every bit.
 # SPDX-License-Identifier: Apache-2.0
@@ -155,11 +156,10 @@ def main():
                          + ("every rank to own some of the 153 tags"
                             if menv is spread else "no scattered tags")
                          + f", got:\n{r.stderr}")
-                if name != "gmsh_slices":
-                    continue
-                # Every rank reports each set it read rows of (nodes: the
-                # coordinates, twice; cells, lines, inlet: the maps), each
-                # time exactly its slice.
+                # Every rank reports each set it read rows of (gmsh_slices:
+                # nodes, the coordinates, twice; cells, lines, inlet: the
+                # maps; gmsh_read also the cells for the faces and the
+                # boundary group), each time exactly its slice.
                 sets = {}
                 for m in kept.finditer(r.stderr):
                     rank, p, first, hi, n = (int(m[1]), int(m[2]), int(m[5]),
@@ -170,7 +170,10 @@ def main():
                              f"{slice_lo(n, rank, np)}-"
                              f"{slice_lo(n, rank + 1, np)}")
                     sets.setdefault(m[4], set()).add(rank)
-                want = {"nodes", "cells", "lines", "inlet"}
+                want = ({"nodes", "cells", "lines", "inlet"}
+                        if name == "gmsh_slices" else
+                        {"nodes", "cells", "triangles", "lines", "walls",
+                         "cells (for the faces)"})
                 if set(sets) != want or any(v != set(range(np))
                                             for v in sets.values()):
                     fail(f"{mesh} on {np} ranks: expected every rank to "
@@ -182,31 +185,44 @@ def main():
                   + (", each rank keeping its slice" if name == "gmsh_slices"
                      else ""))
     # Bad scattered files: the owners find the error, every rank reports
-    # the serial reader's message.
+    # the serial reader's message. Then faces: a triangle repeated (a face
+    # of three cells) and a wall line on an interior edge, found by the
+    # ranks that match faces.
     lines = open("scattered.msh").read().split("\n")
     at = lines.index("$Elements") + 3  # the first element of the first block
     v = lines[at].split()
     dangling = lines[:at] + [" ".join([v[0], "999"] + v[2:])] + lines[at + 1:]
     at = lines.index("$Nodes") + 3  # the first node tag
     twice = lines[:at + 99] + [lines[at + 49]] + lines[at + 100:]
-    for fname, content in (("dangling.msh", dangling), ("twice.msh", twice)):
+    lines = open("channel.msh").read().split("\n")
+    at = lines.index("$Elements") + 3  # line 1 (nodes 1, 2), a wall
+    offwall = lines[:at] + ["1 2 19"] + lines[at + 1:]  # 2-19: interior
+    at = lines.index("2 1 2 256", at) + 1  # the first triangle
+    v, w = lines[at].split(), lines[at + 1].split()
+    nonmanifold = lines[:at + 1] + [" ".join([w[0]] + v[1:])] + lines[at + 2:]
+    for fname, content, prog in (("dangling.msh", dangling, "gmsh_slices"),
+                                 ("twice.msh", twice, "gmsh_slices"),
+                                 ("offwall.msh", offwall, "gmsh_read"),
+                                 ("nonmanifold.msh", nonmanifold, "gmsh_read")):
         with open(fname, "w") as f:
             f.write("\n".join(content))
-        r = run(["./gmsh_slices-serial", f"--mesh={fname}", "--threads=1"])
-        m = re.search(r"error: (" + re.escape(fname) + r":\d+: .*)", r.stderr)
+        r = run([f"./{prog}-serial", f"--mesh={fname}", "--threads=1"])
+        m = re.search(r"error: (" + re.escape(fname) + r"(:\d+)?: .*)",
+                      r.stderr)
         if r.returncode != 1 or not m:
             fail(f"{fname} serially: expected an error, got {r.returncode}: "
                  f"{r.stderr}")
         message = m[1]
         for np in (2, 4):
-            r = run([a.mpiexec, *a.mpiflag, "-np", str(np), "./gmsh_slices-mpi",
-                     f"--mesh={fname}", "--threads=1"], env=spread)
+            r = run([a.mpiexec, *a.mpiflag, "-np", str(np), f"./{prog}-mpi",
+                     f"--mesh={fname}", "--threads=1"],
+                    env=spread if prog == "gmsh_slices" else env)
             got = re.findall(r"error: rank \d+: (.*)", r.stderr)
             if r.returncode == 0 or not got or any(g != message for g in got):
                 fail(f"{fname} on {np} ranks (tags owned): expected status 1 "
                      f"and '{message}' from the ranks, got {r.returncode}:\n"
                      f"{r.stderr}")
-        print(f"{fname} (tags owned), 2 and 4 ranks: {message}")
+        print(f"{fname}, 2 and 4 ranks: {message}")
     return 0
 
 
