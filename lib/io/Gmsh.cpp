@@ -397,7 +397,7 @@ struct Mesh {
   std::map<int, int64_t> typeCount;                          // type -> elements
   std::map<std::pair<int, int>, std::vector<int>> physicals; // (dim, entity)
   std::map<std::string, std::pair<int, int>> physicalNames; // -> (dim, tag)
-  // Derived on first use (whole-mesh arrays, see the top comment).
+  // Derived on first use (buildFaces; this rank's share only).
   bool facesBuilt = false;
   int64_t faces = 0;                         // interior faces in all
   std::vector<int32_t> faceNodes, faceCells; // this rank's slice of them
