@@ -12,6 +12,8 @@
 #   * tests/gmsh/gmsh_read.opd (faces and boundary maps, the whole-mesh
 #     path) on the scattered copy, both ways, at 1, 2 and 4 ranks: the
 #     serial output of the original file;
+#   * gmsh_hexes.opd on a box of hexes (quad faces, a boundary group of
+#     quads), at 1, 2, 4 ranks: the serial output (133 faces);
 #   * a dangling node reference and a node tag given twice in the
 #     scattered copy, found by the owners, and a face of three cells and a
 #     wall line on an interior edge, found by the ranks matching faces: at
@@ -89,6 +91,37 @@ def scatter(text):
     return "\n".join(out)
 
 
+def hex_mesh(nx, ny, nz):
+    """A box of nx x ny x nz hexes (Gmsh's node order) and its bottom as a
+    physical group of quads, as a .msh 4.1 ASCII text."""
+    def node(i, j, k):
+        return 1 + i + (nx + 1) * (j + (ny + 1) * k)
+    n = (nx + 1) * (ny + 1) * (nz + 1)
+    out = ["$MeshFormat", "4.1 0 8", "$EndMeshFormat",
+           "$PhysicalNames", "2", '2 2 "bottom"', '3 1 "fluid"',
+           "$EndPhysicalNames", "$Entities", "0 0 1 1",
+           "1 0 0 0 1 1 0 1 2 0", "1 0 0 0 1 1 1 1 1 0", "$EndEntities",
+           "$Nodes", f"1 {n} 1 {n}", f"3 1 0 {n}"]
+    out += [str(t) for t in range(1, n + 1)]
+    out += [f"{i / nx} {j / ny * 1.3} {k / nz * 0.7 + 0.01 * i * j}"
+            for k in range(nz + 1) for j in range(ny + 1) for i in range(nx + 1)]
+    out.append("$EndNodes")
+    hexes = [[node(i, j, k), node(i + 1, j, k), node(i + 1, j + 1, k),
+              node(i, j + 1, k), node(i, j, k + 1), node(i + 1, j, k + 1),
+              node(i + 1, j + 1, k + 1), node(i, j + 1, k + 1)]
+             for k in range(nz) for j in range(ny) for i in range(nx)]
+    quads = [[node(i, j, 0), node(i, j + 1, 0), node(i + 1, j + 1, 0),
+              node(i + 1, j, 0)] for j in range(ny) for i in range(nx)]
+    e = len(hexes) + len(quads)
+    out += ["$Elements", f"2 {e} 1 {e}", f"2 1 3 {len(quads)}"]
+    out += [" ".join(map(str, [t + 1] + q)) for t, q in enumerate(quads)]
+    out.append(f"3 1 5 {len(hexes)}")
+    out += [" ".join(map(str, [len(quads) + t + 1] + h))
+            for t, h in enumerate(hexes)]
+    out.append("$EndElements")
+    return "\n".join(out) + "\n"
+
+
 def slice_lo(n, r, p):
     return n // p * r + (n % p) * r // p
 
@@ -107,7 +140,10 @@ def main():
     shutil.copy(os.path.join(MESHES, "channel-binary.msh"), "channel-binary.msh")
     with open("scattered.msh", "w") as f:
         f.write(scatter(open("channel.msh").read()))
+    with open("hex.msh", "w") as f:
+        f.write(hex_mesh(5, 4, 3))
     progs = {"gmsh_slices": os.path.join(HERE, "gmsh_slices.opd"),
+             "gmsh_hexes": os.path.join(HERE, "gmsh_hexes.opd"),
              "gmsh_read": os.path.join(ROOT, "tests", "gmsh", "gmsh_read.opd")}
     for name, src in progs.items():
         text = re.sub(r"%[-+ #0]*[0-9]*(\.[0-9]+)?[eEfFgG]", "%a",
@@ -184,6 +220,21 @@ def main():
                   + ": 1, 2, 4 ranks: the serial output"
                   + (", each rank keeping its slice" if name == "gmsh_slices"
                      else ""))
+    # Hexes: quad faces matched over the ranks, with the tags as runs and
+    # owned (OPD_GMSH_MAX_RUNS=0).
+    r = run(["./gmsh_hexes-serial", "--mesh=hex.msh", "--threads=1"])
+    if r.returncode or not r.stdout.startswith("sizes 120 60 133 20\n"):
+        fail(f"gmsh_hexes serial: {r.stdout}{r.stderr}")
+    expected = r.stdout
+    for menv in (env, dict(env, OPD_GMSH_MAX_RUNS="0")):
+        for np in (1, 2, 4):
+            r = run([a.mpiexec, *a.mpiflag, "-np", str(np), "./gmsh_hexes-mpi",
+                     "--mesh=hex.msh", "--threads=1"], env=menv)
+            if r.returncode or r.stdout != expected:
+                fail(f"gmsh_hexes on {np} ranks (status {r.returncode}):\n"
+                     f"{r.stdout}{r.stderr}\nexpected (serial):\n{expected}")
+    print("gmsh_hexes --mesh=hex.msh (tags as runs, owned): 1, 2, 4 ranks: "
+          "the serial output")
     # Bad scattered files: the owners find the error, every rank reports
     # the serial reader's message. Then faces: a triangle repeated (a face
     # of three cells) and a wall line on an interior edge, found by the
