@@ -29,7 +29,11 @@
 //   reverses [a, a + m) with s. The forward sweep runs the loop once from
 //   start to end and saves the snapshots of the plan's first descent (its
 //   "spine"); the reverse sweep follows the rest of the plan. A snapshot of
-//   every step (snapshots >= steps) gives no re-runs at all.
+//   every step (snapshots >= steps) gives no re-runs at all: every step
+//   goes on the tape instead, as long as that stays within the plan's
+//   memory bound (the snapshots' bytes, or the budget); when step 0's tape
+//   shows that it would not, step 0 stays taped and the other steps follow
+//   a binomial schedule with what the bound still holds (opd_ckpt_forward).
 #include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Objects.h"
@@ -328,6 +332,15 @@ struct Plan {
   /// Snapshots for every step: the steps go on the tape instead.
   bool storeAll = false;
   int64_t storeAllNext = 0; ///< reverse: the step to reverse next, + 1
+  /// Steps [0, taped) went on the tape in the forward sweep; the schedule
+  /// (forward, reverse) covers [taped, count), its steps counted from
+  /// `taped`. Under storeAll, taped = count.
+  int64_t taped = 0;
+  int64_t tapedNext = 0; ///< reverse: the taped step to reverse next, + 1
+  /// The memory the plan may hold (the snapshots' bound: `snapshots`
+  /// copies of the state, or the budget), one state snapshot's bytes and
+  /// the tape's size at opd_ckpt_begin.
+  int64_t boundBytes = 0, snapshotBytes = 0, tapeAtBegin = 0;
 };
 
 std::vector<std::unique_ptr<Plan>> &plans() {
@@ -568,21 +581,26 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
   auto p = std::make_unique<Plan>();
   p->first = first;
   p->count = std::max<int64_t>(count, 0);
+  int64_t bytes = 8 * int64_t(nvals);
+  for (int32_t i = 0; i < ndats; ++i)
+    bytes += storageBytes(dats[i]);
+  p->snapshotBytes = bytes;
   if (snapshots <= 0) {
     // As many as the memory budget holds: fewer re-runs. Every rank runs
     // the same schedule (its steps' exchanges must meet): the smallest.
-    int64_t bytes = 8 * int64_t(nvals);
-    for (int32_t i = 0; i < ndats; ++i)
-      bytes += storageBytes(dats[i]);
     snapshots = budgetSnapshots(p->count, bytes, snapshotBudget());
     dist::allreduce(&snapshots, OPD_I64, OPD_MIN, 1);
+    p->boundBytes = std::max(snapshotBudget(), snapshots * bytes);
+  } else {
+    p->boundBytes = snapshots * bytes;
   }
   p->snaps = int(std::clamp<int64_t>(snapshots, 1, std::max<int64_t>(p->count, 1)));
   p->dats.assign(dats, dats + ndats);
   p->nvals = nvals;
+  p->tapeAtBegin = tape().bytes;
   p->storeAll = snapshots >= p->count && p->count > 0;
   if (p->storeAll) {
-    p->storeAllNext = p->count;
+    p->storeAllNext = p->taped = p->count;
   } else {
     p->slots.resize(size_t(p->snaps));
     p->reverse = checkpointSchedule(p->count, p->snaps, &p->forward);
@@ -592,10 +610,36 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
 
 int32_t opd_ckpt_forward(int64_t step) {
   Plan &p = topPlan("a checkpointed step");
+  if (p.storeAll && step - p.first == 1 && p.count > 1) {
+    // Taping every step is only right while the tape stays within the
+    // plan's bound: one step's tape can hold more than a snapshot (every
+    // value each of its loops overwrites; Airfoil's is 2.8 snapshots). If
+    // step 0's tape times the steps would pass the bound, step 0 stays
+    // taped and the rest follows a binomial schedule with the snapshots
+    // that the bound still holds. All ranks decide alike.
+    const int64_t step0 = std::max<int64_t>(tape().bytes - p.tapeAtBegin, 0);
+    int64_t over = step0 > 0 && step0 > p.boundBytes / p.count ? 1 : 0;
+    dist::allreduce(&over, OPD_I64, OPD_MAX, 1);
+    if (over) {
+      const int64_t rest = p.count - 1;
+      int64_t snaps =
+          p.snapshotBytes > 0 ? (p.boundBytes - step0) / p.snapshotBytes : rest;
+      snaps = std::clamp<int64_t>(snaps, 1, rest);
+      dist::allreduce(&snaps, OPD_I64, OPD_MIN, 1);
+      p.storeAll = false;
+      p.taped = p.tapedNext = 1;
+      p.snaps = int(snaps);
+      p.slots.resize(size_t(p.snaps));
+      p.reverse = checkpointSchedule(rest, p.snaps, &p.forward);
+    }
+  }
   if (p.storeAll)
     return OPD_CKPT_TAPE;
+  const int64_t rel = step - p.first;
+  if (rel < p.taped)
+    return OPD_CKPT_TAPE;
   if (p.forwardNext < p.forward.size() &&
-      p.forward[p.forwardNext].step == step - p.first)
+      p.forward[p.forwardNext].step == rel - p.taped)
     return p.forward[p.forwardNext++].slot;
   return -1;
 }
@@ -626,10 +670,17 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
     ++stats.stepsReversed;
     return OPD_CKPT_REVERSE_TAPED;
   }
-  if (p.reverseNext >= p.reverse.size())
-    return OPD_CKPT_DONE;
+  if (p.reverseNext >= p.reverse.size()) {
+    // Then the steps the forward sweep taped, last first.
+    if (p.tapedNext == 0)
+      return OPD_CKPT_DONE;
+    *step = p.first + --p.tapedNext;
+    *slot = -1;
+    ++stats.stepsReversed;
+    return OPD_CKPT_REVERSE_TAPED;
+  }
   const ScheduleAction &a = p.reverse[p.reverseNext++];
-  *step = p.first + a.step;
+  *step = p.first + p.taped + a.step;
   *slot = a.slot;
   switch (a.kind) {
   case ScheduleAction::Advance:

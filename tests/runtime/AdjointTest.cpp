@@ -294,4 +294,74 @@ TEST_F(AdjointRuntimeTest, PlanFollowsTheSchedule) {
   EXPECT_EQ(expect, first - 1);
 }
 
+// A snapshot per step (snapshots >= steps) puts every step on the tape,
+// unless one step's tape times the steps would pass the snapshots' bytes:
+// then step 0 stays taped and the rest follows a binomial schedule. Here
+// step 0 pushes u three times (3 snapshots' worth) with 12 snapshots for 12
+// steps: the steps after it are scheduled, reversed from their restored
+// states, and step 0 is reversed last from its tape. With one push a step
+// the tape fits and every step is taped.
+TEST_F(AdjointRuntimeTest, TapeBeyondTheSnapshotBoundFallsBackToSchedule) {
+  for (int pushes : {3, 1}) {
+    opd_set *s = opd_set_create("cells", 100);
+    opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);
+    auto *pu = static_cast<double *>(opd_dat_data(u));
+    auto run = [&](int64_t k, uint64_t &v) {
+      for (int i = 0; i < 100; ++i)
+        pu[i] = double(k + 1);
+      v = uint64_t(k + 1);
+    };
+    opd_dat *dats[] = {u};
+    const int64_t first = 3, n = 12;
+    opd_ckpt_begin(first, n, n, dats, 1, 0);
+    uint64_t v = uint64_t(first);
+    for (int i = 0; i < 100; ++i)
+      pu[i] = double(first);
+    int taped = 0;
+    for (int64_t k = first; k < first + n; ++k) {
+      const int32_t slot = opd_ckpt_forward(k);
+      if (slot >= 0)
+        opd_ckpt_save(slot, &v);
+      if (slot == OPD_CKPT_TAPE) {
+        ++taped;
+        for (int j = 0; j < pushes; ++j)
+          opd_tape_push_dat(u);
+      }
+      run(k, v);
+    }
+    EXPECT_EQ(taped, pushes == 3 ? 1 : int(n)) << pushes << " pushes a step";
+    int64_t step = 0, expect = first + n - 1;
+    int32_t slot = 0, act;
+    while ((act = opd_ckpt_next(&step, &slot)) != OPD_CKPT_DONE) {
+      switch (act) {
+      case OPD_CKPT_ADVANCE:
+        run(step, v);
+        break;
+      case OPD_CKPT_SAVE:
+        opd_ckpt_save(slot, &v);
+        break;
+      case OPD_CKPT_RESTORE:
+        opd_ckpt_restore(slot, &v);
+        break;
+      case OPD_CKPT_REVERSE:
+        ASSERT_EQ(step, expect);
+        ASSERT_EQ(pu[57], double(step));
+        --expect;
+        break;
+      case OPD_CKPT_REVERSE_TAPED:
+        ASSERT_EQ(step, expect);
+        for (int j = 0; j < pushes; ++j)
+          opd_tape_pop_dat(u); // hands the taped storage to u
+        pu = static_cast<double *>(opd_dat_data(u));
+        ASSERT_EQ(pu[57], double(step)); // the state before the step
+        --expect;
+        break;
+      }
+    }
+    opd_ckpt_end();
+    EXPECT_EQ(expect, first - 1) << pushes << " pushes a step";
+    opd_rt_finalize();
+  }
+}
+
 } // namespace
