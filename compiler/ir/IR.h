@@ -401,13 +401,17 @@ struct HaloGroup {
   };
   std::vector<Entry> dats;
   /// Per loop of the chain, for the cost model: the bytes one iteration
-  /// moves, its extension (deepest, points or layers), and the exchanges it
-  /// would make as a plain loop (dats, and the deepest of their reaches).
+  /// moves, its extension (deepest, points or layers), the exchanges it
+  /// would make as a plain loop (dats, and the deepest of their reaches),
+  /// and the bytes of dats an earlier loop of its skewed sweep reaches,
+  /// which stay in cache when that sweep runs as one in the avoiding chain
+  /// only (SkewSchedule::needsExtension; 0 for other loops).
   struct LoopCost {
     int64_t bytes = 0;
     int64_t extension = 0;
     int32_t exchanges = 0;
     int32_t depth = 0;
+    int64_t cached = 0;
   };
   std::vector<LoopCost> loops;
 };
@@ -426,6 +430,12 @@ struct SkewSchedule {
   unsigned count = 0;
   bool member = false;
   bool cached = false;
+  /// Under MPI the loop reads beyond the rank's points (at stencil offsets)
+  /// what an earlier loop of the sweep writes: the sweep runs as one only
+  /// when the earlier loop computes those points too (a communication-
+  /// avoiding chain's extensions), else as separate loops (the runtime
+  /// decides per run, lib/exec/Skew.cpp).
+  bool needsExtension = false;
   int64_t lag = 0, lead = 0, trail = 0;
 };
 

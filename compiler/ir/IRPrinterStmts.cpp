@@ -212,7 +212,8 @@ void Printer::parLoop(const ParLoopStmt &l, const NameTable &names,
       const HaloGroup::LoopCost &c = g.loops[i];
       h += (i ? ", " : "") + std::to_string(c.bytes) + "B ext " +
            std::to_string(c.extension) + " plain " +
-           std::to_string(c.exchanges) + "x" + std::to_string(c.depth);
+           std::to_string(c.exchanges) + "x" + std::to_string(c.depth) +
+           (c.cached ? " cached " + std::to_string(c.cached) + "B" : "");
     }
     os << h << "]\n";
   }
@@ -237,6 +238,8 @@ void Printer::parLoop(const ParLoopStmt &l, const NameTable &names,
             std::to_string(l.skew.trail);
     if (l.skew.cached)
       head += " cached";
+    if (l.skew.needsExtension)
+      head += " needs-extension";
   }
   lineWithLoc(head, l.range);
 

@@ -42,9 +42,13 @@
 // --comm-avoid=on forces it, off removes the pass's work. The IR shows the
 // plan: `halo group` before the chain's first loop, `extend` on loops.
 //
-// A chain it rewrites runs its loops one by one: skewed sweeps
-// (passes/Fuse.cpp) exchange every halo before any of their loops runs,
-// which the redundant points of extended loops cannot follow.
+// Skewed sweeps (passes/Fuse.cpp) in a chain it rewrites stay: a sweep
+// exchanges every halo before any of its loops runs, and where a later
+// loop of the sweep reads beyond the rank's points what an earlier one
+// writes (`needs-extension`), the earlier loop's extension computes those
+// points before the later loop's rows reach them (the sweep's lags order
+// them as on one process). When the runtime runs the chain plain, such a
+// sweep runs as separate loops (lib/exec/Skew.cpp).
 //
 // Chains over unstructured sets: setChain below, with the layers of
 // chainSetHaloLayers (exec-halo layers, lib/mpi/Halo.cpp). Not yet: chains
@@ -89,6 +93,37 @@ int64_t reachOf(const ArgAccess &a) {
   for (unsigned d = 0; d < MaxLoopDims; ++d)
     r = std::max({r, -a.lo[d], a.hi[d]});
   return r;
+}
+
+/// Per loop of the chain: the bytes per iteration of its dats that an
+/// earlier loop of its skewed sweep reaches too, for a sweep that runs as
+/// one only when the chain is communication-avoiding (a loop of it
+/// needs-extension); 0 elsewhere. The plain run's measured loop times do
+/// not show what such a sweep saves; the runtime's model counts these
+/// bytes as coming from cache (lib/exec/CommAvoid.cpp).
+std::vector<int64_t> sweepCachedBytes(const LoopChain &c) {
+  const size_t n = c.loops.size();
+  std::vector<int64_t> cached(n, 0);
+  for (size_t first = 0; first < n; ++first) {
+    const unsigned count = c.loops[first]->skew.count;
+    if (count < 2 || first + count > n)
+      continue;
+    bool needs = false;
+    for (size_t l = first; l < first + count; ++l)
+      needs = needs || c.loops[l]->skew.needsExtension;
+    if (!needs)
+      continue;
+    std::set<const Dat *> seen;
+    for (size_t l = first; l < first + count; ++l) {
+      for (const AccessDescriptor &a : c.loops[l]->args)
+        if (a.usesDat() && seen.count(a.dat))
+          cached[l] += a.bytes;
+      for (const AccessDescriptor &a : c.loops[l]->args)
+        if (a.usesDat())
+          seen.insert(a.dat);
+    }
+  }
+  return cached;
 }
 
 class CommAvoider {
@@ -140,11 +175,18 @@ std::string CommAvoider::whyNot(const LoopChain &c) const {
 
 void CommAvoider::chain(const LoopChain &c) {
   const std::string why = whyNot(c);
+  bool needsExtension = false;
+  for (const ParLoopStmt *l : c.loops)
+    needsExtension = needsExtension || l->skew.needsExtension;
   auto missed = [&](const std::string &text) {
     ctx.stats.add(PassName, "refused", "loop chains left as they were");
     ctx.diags.remark(c.loops.front()->range,
                      "loop chain at " + quoted(c.loops.front()->kernel->name) +
-                         " not made communication-avoiding: " + text,
+                         " not made communication-avoiding: " + text +
+                         (needsExtension
+                              ? "; its skewed sweep runs as separate loops "
+                                "on more than one rank"
+                              : ""),
                      MissedName);
   };
   if (!why.empty()) {
@@ -245,6 +287,7 @@ void CommAvoider::chain(const LoopChain &c) {
                : "it exchanges one halo already (nothing to group)");
     return;
   }
+  const std::vector<int64_t> cached = sweepCachedBytes(c);
   std::string extText;
   for (size_t l = 0; l < n; ++l) {
     ParLoopStmt &loop = const_cast<ParLoopStmt &>(*c.loops[l]);
@@ -260,6 +303,7 @@ void CommAvoider::chain(const LoopChain &c) {
     cost.extension = ext[l];
     cost.exchanges = plainCount[l];
     cost.depth = plainDepth[l];
+    cost.cached = cached[l];
     group->loops.push_back(cost);
     extText += (l ? ", " : "") + std::to_string(ext[l]);
   }
@@ -380,15 +424,14 @@ void CommAvoider::commit(const LoopChain &c,
   const bool on = group->mode == HaloGroup::Mode::On;
   const_cast<ParLoopStmt &>(*c.loops[0]).haloGroup = std::move(group);
   changed = true;
-  // A skewed sweep (passes/Fuse.cpp) exchanges every halo before any of
-  // its loops runs, which the extended loops' redundant points would race
-  // with: the chain's loops run one by one instead.
-  bool unskewed = false;
-  for (const ParLoopStmt *l : c.loops) {
-    auto &loop = const_cast<ParLoopStmt &>(*l);
-    unskewed = unskewed || loop.skew.member;
-    loop.skew = SkewSchedule();
-  }
+  // Skewed sweeps (passes/Fuse.cpp) in the chain stay: the sweep exchanges
+  // every halo its loops read before any of them runs, and a loop that
+  // reads beyond the rank's points what an earlier loop of the sweep
+  // writes (needs-extension) finds those points computed by that loop,
+  // which the depths above extend as far as the reader reaches.
+  bool sweeps = false;
+  for (const ParLoopStmt *l : c.loops)
+    sweeps = sweeps || l->skew.needsExtension;
   ctx.stats.add(PassName, "chains", "loop chains made communication-avoiding");
   ctx.stats.add(PassName, "messages", "halo exchanges per neighbour saved",
                 plainTotal - 1);
@@ -405,8 +448,9 @@ void CommAvoider::commit(const LoopChain &c,
                        (on ? "always (--comm-avoid=on)"
                            : "the runtime's cost model decides, after one "
                              "measuring plain run") +
-                       (unskewed ? "; its skewed sweep runs as separate loops"
-                                 : ""),
+                       (sweeps ? "; its skewed sweep runs as one when the "
+                                 "chain does, else as separate loops"
+                               : ""),
                    PassName);
 }
 

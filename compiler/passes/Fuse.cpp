@@ -67,10 +67,15 @@
 // unit: the runtime runs its rows in whole chunks of its own grid, which
 // can put it up to a chunk further behind, and moves the units after it
 // back as far (lib/exec/Skew.cpp), so its partial sums are those of the
-// loop alone too. Under MPI a group
-// whose later unit reads at a stencil offset a dat an earlier unit writes
-// is refused (that read needs a halo exchange in between); every halo a
-// group needs is exchanged before it runs. -fno-skew turns skewing off; the
+// loop alone too. Under MPI every halo a group needs is exchanged before
+// it runs. A later unit that reads at a stencil offset a dat an earlier
+// unit writes would read, beyond the rank's points, values only the
+// earlier unit's halo exchange brings: such a group is marked
+// `needs-extension` (SkewSchedule::needsExtension) and runs as one sweep
+// only where its chain is communication-avoiding (passes/CommAvoid.cpp,
+// which runs after this pass: the earlier unit then computes those points
+// itself), else as separate loops; the runtime checks it per run
+// (lib/exec/Skew.cpp). With --comm-avoid=off such a group is refused. -fno-skew turns skewing off; the
 // CUDA backend, which runs a group's loops one by one, gets none.
 #include "passes/Fuse.h"
 
@@ -233,11 +238,15 @@ private:
     std::vector<unsigned> loops; ///< chain loops, element-fused when > 1
     bool fusable = true;         ///< whyNotFusable() of every loop empty
     int64_t lag = 0, lead = 0, trail = 0;
+    /// Under MPI: reads beyond the rank's points what an earlier unit of
+    /// its sweep writes (SkewSchedule::needsExtension).
+    bool needsExtension = false;
   };
   std::string whyNotSkew(const Function &host, const LoopChain &c,
                          const std::vector<Unit> &units,
                          const std::vector<unsigned> &group, unsigned next,
                          int64_t &lag, int64_t &lead, int64_t &trail,
+                         bool &needsExtension,
                          std::string &because);
   StmtPtr buildFused(const LoopChain &c, const std::vector<unsigned> &group);
   Function *addKernel(std::unique_ptr<Function> k);
@@ -557,7 +566,8 @@ std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
                               const std::vector<Unit> &units,
                               const std::vector<unsigned> &group,
                               unsigned next, int64_t &lag, int64_t &lead,
-                              int64_t &trail, std::string &because) {
+                              int64_t &trail, bool &needsExtension,
+                              std::string &because) {
   auto unitName = [&](const Unit &u) {
     std::string n;
     for (unsigned l : u.loops)
@@ -612,6 +622,7 @@ std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
   std::set<unsigned> mine(u.loops.begin(), u.loops.end());
   bool shares = false;
   lag = lead = trail = 0;
+  needsExtension = false;
   because.clear();
   for (unsigned k : group) {
     std::set<unsigned> theirs(units[k].loops.begin(), units[k].loops.end());
@@ -633,11 +644,17 @@ std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
           if (x.kind == ArgKind::Indirect || y.kind == ArgKind::Indirect)
             return bName + " and " + kName + " reach " + dat +
                    " through a map";
-          if (ctx.mpi && modeWrites(y.mode) && !x.centre)
-            return bName + " reads " + dat + " " + howReached(x) +
-                   ", which " + kName +
-                   " writes: under MPI that read needs a halo exchange "
-                   "between them";
+          // (--comm-avoid=on without --mpi plans as under MPI, for
+          // --emit=ir.)
+          const bool ranks = ctx.mpi || ctx.commAvoid != CommAvoidMode::Off;
+          if (ranks && modeWrites(y.mode) && !x.centre) {
+            if (ctx.commAvoid == CommAvoidMode::Off)
+              return bName + " reads " + dat + " " + howReached(x) +
+                     ", which " + kName +
+                     " writes: under MPI with --comm-avoid=off that read "
+                     "needs a halo exchange between them";
+            needsExtension = true;
+          }
           for (const std::vector<int64_t> &pm : accessPoints(x, dims))
             for (const std::vector<int64_t> &pk : accessPoints(y, dims)) {
               const int64_t D = pm[dims - 1] - pk[dims - 1];
@@ -749,10 +766,12 @@ void Fuser::fuseBody(Function &host, Body &body) {
         continue;
       }
       int64_t lag = 0, lead = 0, trail = 0;
+      bool needsExtension = false;
       std::string because;
-      std::string why =
-          whyNotSkew(host, c, units, skew, n, lag, lead, trail, because);
+      std::string why = whyNotSkew(host, c, units, skew, n, lag, lead, trail,
+                                   needsExtension, because);
       if (why.empty()) {
+        u.needsExtension = needsExtension;
         u.lag = lag;
         u.lead = lead;
         u.trail = trail;
@@ -801,6 +820,7 @@ void Fuser::fuseBody(Function &host, Body &body) {
       }
       if (sg.size() > 1) {
         std::string names, behind;
+        bool halo = false;
         for (size_t i = 0; i < sg.size(); ++i) {
           auto *l = llvm::cast<ParLoopStmt>(out[i].get());
           const Unit &u = units[sg[i]];
@@ -809,6 +829,8 @@ void Fuser::fuseBody(Function &host, Body &body) {
           l->skew.lag = u.lag;
           l->skew.lead = u.lead;
           l->skew.trail = u.trail;
+          l->skew.needsExtension = u.needsExtension;
+          halo = halo || u.needsExtension;
           // Plain stores when another loop of the sweep reaches what it
           // writes: a later one reads it from the cache, or an earlier one
           // just brought its lines there (a store hits them; a streaming
@@ -836,7 +858,14 @@ void Fuser::fuseBody(Function &host, Body &body) {
         ctx.diags.remark(first.range,
                          "skewed " + std::to_string(sg.size()) + " loops (" +
                              names + ") into one sweep over " +
-                             first.block->name + behind,
+                             first.block->name + behind +
+                             (halo ? "; on more than one rank it runs as "
+                                     "one sweep only when its chain is "
+                                     "communication-avoiding (a later loop "
+                                     "reads beyond the rank's points what "
+                                     "an earlier one writes), else as "
+                                     "separate loops"
+                                   : ""),
                          PassName);
         changed = true;
       }

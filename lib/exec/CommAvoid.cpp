@@ -32,11 +32,15 @@
 //                         : c_l ],      m(k) = A k bytes-per-point;
 //          without overlap (a block split in more than its outer
 //          dimension) the max becomes a sum;
-//   CA:    sum_l g_l (V + S(e_l)) + max(0, R (L + m_r/B) - core_1)
-//            + 2 m_r p / M,
+//   CA:    sum_l g_l (V + S(e_l)) (b_l - k_l) / b_l
+//            + max(0, R (L + m_r/B) - core_1) + 2 m_r p / M,
 //          m_r the grouped message's bytes per neighbour, the pack and
 //          unpack at memory bandwidth; core_1 the first loop's core time
-//          when the exchange flies during it (one round), else 0.
+//          when the exchange flies during it (one round), else 0; b_l the
+//          loop's bytes per point and k_l those of them an earlier loop of
+//          its skewed sweep brought into cache, for a sweep that runs as
+//          one only in the avoiding chain (opd_chain_loop::cached; the
+//          plain run measured its loops one by one).
 // c_l is measured: `auto` runs the chain plain once first (which also
 // counts the messages the loops really send; none: nothing to avoid), then
 // decides, once (two allreduces per run would cost more latency than the
@@ -174,11 +178,16 @@ ChainRecord *recordOf(opd_loop *entry, const char *name) {
 
 // OP2-CA's model as above: the plain and the avoiding chain's time per run
 // on this rank, with `compute` the loops' measured compute times over the
-// rank's points (empty: their bytes at memory bandwidth).
+// rank's points (empty: their bytes at memory bandwidth). A loop of a
+// skewed sweep that runs as one only when the chain avoids (the others
+// then run as separate loops, lib/exec/Skew.cpp) finds its `cached` bytes
+// in cache there: its avoiding time is scaled by the share of its bytes
+// it still moves (memory-bound loops), unless `compute` was measured in
+// avoiding runs (\p sweptCompute), which include that already.
 void evaluate(const Model &m, const dist::ChainGeometry &geo,
               const std::vector<opd_chain_loop> &loops,
               const std::vector<double> &compute, double &plain,
-              double &avoid) {
+              double &avoid, bool sweptCompute = false) {
   plain = avoid = 0;
   if (geo.neighbours <= 0 || geo.ownedPoints <= 0)
     return;
@@ -204,7 +213,11 @@ void evaluate(const Model &m, const dist::ChainGeometry &geo,
     } else {
       plain += whole(l);
     }
-    avoid += g * (geo.ownedPoints + S(double(c.extension)));
+    const double moved =
+        sweptCompute || c.bytes <= 0 || c.cached <= 0
+            ? 1.0
+            : std::max(0.0, double(c.bytes - c.cached) / double(c.bytes));
+    avoid += g * (geo.ownedPoints + S(double(c.extension))) * moved;
   }
   const double msg =
       rounds * (m.latency + geo.groupBytes / geo.neighbours / m.network);
@@ -284,7 +297,9 @@ std::string chainProfile() {
     // (the avoiding runs' without their extension's share, when the chain
     // avoided), next to the measured chain times.
     std::vector<double> c = r->compute;
-    if (r->avoided > 0 && r->computeAvoiding.size() == r->loops.size()) {
+    const bool swept =
+        r->avoided > 0 && r->computeAvoiding.size() == r->loops.size();
+    if (swept) {
       c.clear();
       const double V = std::max(1.0, r->geo.ownedPoints);
       for (std::size_t l = 0; l < r->loops.size(); ++l)
@@ -293,7 +308,7 @@ std::string chainProfile() {
                                double(r->loops[l].extension) / V));
     }
     double plain = 0, avoid = 0;
-    evaluate(m, r->geo, r->loops, c, plain, avoid);
+    evaluate(m, r->geo, r->loops, c, plain, avoid, swept);
     double v[6] = {r->predictedPlain,
                    r->predictedAvoiding,
                    r->runs > r->avoided

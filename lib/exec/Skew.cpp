@@ -34,16 +34,22 @@
 //
 // The halos of every loop are exchanged (and waited for) before the sweep:
 // no overlap of messages with the core, which the pass accepts in return
-// for one sweep over memory. Time and bytes go to the first loop's profile
+// for one sweep over memory. Under MPI a later loop may read beyond the
+// rank's points what an earlier loop writes only where the earlier loop
+// runs there too (a communication-avoiding chain's extensions,
+// passes/CommAvoid.cpp); where it does not (a chain run plain), the loops
+// run one after the other (computedHere). Time and bytes go to the first loop's profile
 // entry (the others count their calls and name the sweep).
 #include "exec/Loop.h"
 
+#include "core/Dist.h"
 #include "core/Runtime.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -85,6 +91,90 @@ void runRows(const Member &m, int64_t a, int64_t b) {
     m.body(m.ctx, a, e, c);
     a = e;
   }
+}
+
+/// Whether every point of a dat that a later loop reads (at its stencil's
+/// offsets) and an earlier loop writes is written on this rank, so that the
+/// sweep needs no message in between. Within the rank's points it always
+/// is; beyond them (another rank's points, which a plain loop would receive
+/// in a halo exchange after the writer ran) only where the writer runs
+/// there too, redundantly: a communication-avoiding chain extends it
+/// (passes/CommAvoid.cpp). Per pair, with A the writer's range as asked
+/// (global), L the part it runs here and R the reader's points, every point
+/// of R in A must be in L: boxes, so dimension by dimension. On one
+/// process L = A. Sets \p why when not.
+bool computedHere(const std::vector<Member> &ms, std::string &why) {
+  for (size_t k = 1; k < ms.size(); ++k) {
+    const opd_loop &r = *ms[k].loop;
+    if (r.count == 0)
+      continue;
+    for (const opd_arg &a : r.args) {
+      if (a.kind != OPD_ARG_STENCIL || a.mode == OPD_WRITE || !a.dat)
+        continue;
+      for (size_t j = 0; j < k; ++j) {
+        const opd_loop &w = *ms[j].loop;
+        for (const opd_arg &b : w.args) {
+          if (b.kind != OPD_ARG_STENCIL || b.dat != a.dat ||
+              (b.mode != OPD_WRITE && b.mode != OPD_RW && b.mode != OPD_INC))
+            continue;
+          bool centre = true, meets = true, inside = true;
+          for (int d = 0; d < r.ndims; ++d) {
+            centre = centre && b.lo[d] == 0 && b.hi[d] == 0;
+            const int64_t lo = std::max(r.lo[d] + a.lo[d], w.askedLo[d]);
+            const int64_t hi = std::min(r.hi[d] + a.hi[d], w.askedHi[d]);
+            meets = meets && lo < hi;
+            inside = inside && lo >= w.lo[d] && hi <= w.hi[d];
+          }
+          if (meets && (!centre || !inside)) {
+            why = "'" + r.name + "' reads '" + a.dat->name +
+                  "' beyond this rank's points, which '" + w.name +
+                  "' writes there on another rank";
+            return false;
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+/// computedHere, decided alike on every rank: a rank that sweeps would
+/// send its neighbours rows an earlier loop has not written yet, which a
+/// rank running the loops one by one would use. The decision depends on
+/// the rank's part and on what every rank knows alike (the ranges asked
+/// for and the extensions), so it is made once per value of the latter
+/// (one allreduce; a chain that starts communication-avoiding after its
+/// measuring plain run makes two) and kept on the sweep's first loop.
+bool sweepsHere(const std::vector<Member> &ms, std::string &why) {
+  struct Decision {
+    std::vector<int64_t> key;
+    bool sweep = true;
+    std::string why;
+  };
+  static std::map<const opd_loop *, Decision> decided;
+  std::vector<int64_t> key;
+  for (const Member &m : ms)
+    for (int d = 0; d < 3; ++d)
+      key.insert(key.end(), {m.loop->askedLo[d], m.loop->askedHi[d],
+                             m.loop->extLo[d], m.loop->extHi[d]});
+  Decision &dec = decided[ms[0].loop];
+  if (dec.key != key) {
+    dec.key = std::move(key);
+    dec.why.clear();
+    dec.sweep = computedHere(ms, dec.why);
+    if (dist::ranks() > 1) {
+      const double v = dec.sweep ? 0.0 : 1.0;
+      double mx = 0, sum = 0;
+      dist::maxAndSum(&v, &mx, &sum, 1);
+      if (mx > 0 && dec.sweep) {
+        dec.sweep = false;
+        dec.why = "on another rank, a loop reads beyond its points what "
+                  "an earlier loop writes";
+      }
+    }
+  }
+  why = dec.why;
+  return dec.sweep;
 }
 
 /// How far (rows) the loops' stencils reach along the outermost dimension.
@@ -130,11 +220,34 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
     if (m.whole)
       back += m.chunkSize;
   }
+  // Under MPI without the extensions of a communication-avoiding chain
+  // (or in its measuring plain run), a later loop may read beyond the
+  // rank's points what an earlier one writes: that needs the earlier
+  // loop's halo exchange in between, so the loops run one after the other,
+  // each as opd_loop_run runs it, on every rank (sweepsHere).
+  std::string why;
+  if (!sweepsHere(ms, why)) {
+    if (ms[0].loop->note.empty())
+      ms[0].loop->note = "skewed sweep run as separate loops: " + why;
+    for (Member &m : ms)
+      opd_loop_run(m.loop, m.body, m.ctx);
+    return;
+  }
   // Every loop's halos before any row runs: a later loop's rows overwrite
-  // what an earlier one reads, so nothing may be in flight meanwhile.
-  for (Member &m : ms) {
-    opd_loop_begin(m.loop);
+  // what an earlier one reads, so nothing may be in flight meanwhile. The
+  // dats an earlier loop writes are valid beyond the rank's points as far
+  // as it runs there before a later loop begins (dist::afterLoop, as its
+  // end will mark them): the later loop exchanges exactly the halos it
+  // would after the earlier one ran alone, and none that the sweep
+  // computes here (computedHere: a halo it still exchanges lies outside
+  // what the earlier loop writes, or is overwritten by it).
+  std::vector<double> exchanged(ms.size());
+  for (size_t k = 0; k < ms.size(); ++k) {
+    exchanged[k] = ms[k].loop->exchangeSeconds;
+    opd_loop_begin(ms[k].loop);
     setActiveLoop(nullptr);
+    if (k + 1 < ms.size())
+      dist::afterLoop(ms[k].loop);
   }
   for (Member &m : ms)
     opd_loop_wait_halos(m.loop);
@@ -220,7 +333,14 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
       runRows(m, a, z);
     }
 
-  // The profile: the sweep's time and bytes on the first loop.
+  // The profile: the sweep's time and bytes on the first loop, and so the
+  // time the later loops' exchanges took before it (a loop's time outside
+  // exchanges stays >= 0: the chains' cost model measures it).
+  for (size_t k = 1; k < ms.size(); ++k) {
+    const double t = ms[k].loop->exchangeSeconds - exchanged[k];
+    ms[k].loop->exchangeSeconds -= t;
+    ms[0].loop->exchangeSeconds += t;
+  }
   for (size_t k = 0; k < ms.size(); ++k) {
     opd_loop *l = ms[k].loop;
     if (k > 0) {
@@ -230,7 +350,8 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
       if (l->note.empty())
         l->note = "in the skewed sweep of '" + ms[0].loop->name +
                   "' (its time and bytes counted there)";
-    } else if (l->note.empty()) {
+    } else if (l->note.empty() ||
+               l->note.rfind("skewed sweep run as separate", 0) == 0) {
       // Runs of the same loop at the same lag once, with their count.
       l->note = "skewed sweep with";
       for (size_t j = 1, runs = 0; j < ms.size(); j += runs) {

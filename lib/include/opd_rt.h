@@ -486,13 +486,17 @@ void opd_rt_cost_model(double latency_us, double network_gbs,
 void opd_loop_extend_next(const int64_t *lo, const int64_t *hi);
 
 /** One loop of a chain, for the cost model of opd_halo_group: the bytes
- *  one iteration moves, how far it is extended (points or layers), and as
- *  a plain loop how many dats it exchanges and how deep. */
+ *  one iteration moves, how far it is extended (points or layers), as a
+ *  plain loop how many dats it exchanges and how deep, and of its bytes
+ *  those an earlier loop of its skewed sweep has just brought into cache
+ *  when the sweep runs as one only in the avoiding chain (a sweep that
+ *  needs the extensions; 0 otherwise). */
 typedef struct opd_chain_loop {
   int64_t bytes;
   int64_t extension;
   int32_t exchanges;
   int32_t depth;
+  int64_t cached;
 } opd_chain_loop;
 
 /** Before a chain's first loop. `mode` 1: run the chain communication-

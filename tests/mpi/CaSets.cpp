@@ -459,9 +459,9 @@ int main(int argc, char **argv) {
         const int64_t depth[9] = {K, 0, 0, K - 2, 0, 0, K + 1, 0, 0};
         const int64_t before = group ? group->messages : 0;
         // Mode 1 (on): no cost model; the chain's 3 loops, for it.
-        const opd_chain_loop costs[3] = {{8 * 12, K, 0, 0},
-                                         {8 * 12, K - 1, 2, 2},
-                                         {8 * 9, 0, 0, 0}};
+        const opd_chain_loop costs[3] = {{8 * 12, K, 0, 0, 0},
+                                         {8 * 12, K - 1, 2, 2, 0},
+                                         {8 * 9, 0, 0, 0, 0}};
         opd_halo_group(&group, "chain_group", 1, 3, ds, depth, 3, costs);
         const int64_t sent = group->messages - before;
         const std::set<int> &want = it == 0 ? firstPeers : cellPeers;

@@ -15,7 +15,11 @@
 # -DPLANLESS=ON (programs whose chains the pass leaves alone) only the
 # outputs are compared. Messages are
 # the totals of the --profile table (the row "total", column msgs) of the
-# largest rank count.
+# largest rank count. With -DSWEEP=ON the program has a skewed sweep whose
+# later loop reads beyond the rank's points what an earlier one writes: the
+# avoiding build's profile at the largest rank count must show it run as
+# one sweep (the chain's extensions compute those points) and, with
+# MODE=on, none run as separate loops.
 cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/../e2e/FilterOutput.cmake)
 file(REMOVE_RECURSE ${WORK})
@@ -65,6 +69,7 @@ function(run_one mode np profile result msgs)
     endif()
     set(count ${CMAKE_MATCH_1})
     message(STATUS "ca-${mode} on ${np} ranks:\n${out}")
+    set(${result}Profile "${out}" PARENT_SCOPE)
     string(FIND "${out}" "\nprofile (" at)
     if(at GREATER_EQUAL 0)
       string(SUBSTRING "${out}" 0 ${at} out)
@@ -94,5 +99,15 @@ foreach(np ${NPS})
     endif()
     message(STATUS "${np} ranks: ${avoidingMsgs} messages avoiding, "
                    "${plainMsgs} plain")
+  endif()
+  if(profile AND SWEEP)
+    # (auto may keep a chain plain, whose sweep then runs as separate
+    # loops; on keeps none.)
+    if(NOT avoidingProfile MATCHES "skewed sweep with" OR
+       (MODE STREQUAL "on" AND
+        avoidingProfile MATCHES "skewed sweep run as separate loops"))
+      message(FATAL_ERROR "on ${np} ranks the avoiding build did not run its "
+                          "skewed sweeps as one:\n${avoidingProfile}")
+    endif()
   endif()
 endforeach()

@@ -781,7 +781,7 @@ private:
                  std::to_string(c.bytes) + "), INT64_C(" +
                  std::to_string(c.extension) + "), " +
                  std::to_string(c.exchanges) + ", " + std::to_string(c.depth) +
-                 "}";
+                 ", INT64_C(" + std::to_string(c.cached) + ")}";
       }
       line(in, "{");
       line(in + 1, "static opd_loop *opd_group = nullptr;");
@@ -791,7 +791,7 @@ private:
                        (depth.empty() ? std::string("0, 0, 0") : depth) +
                        "};");
       line(in + 1, "static const opd_chain_loop opd_gl[] = {" +
-                       (costs.empty() ? std::string("{0, 0, 0, 0}") : costs) +
+                       (costs.empty() ? std::string("{0, 0, 0, 0, 0}") : costs) +
                        "};");
       line(in + 1, "opd_halo_group(&opd_group, " +
                        cudaStringLiteral("chain at " + m.location(loop.range)) +

@@ -328,15 +328,17 @@ void LoopEmitter::emitCommAvoid(const std::string &suffix) {
     }
     if (depth.empty())
       depth.assign(3, 0);
-    // opd_chain_loop {i64 bytes, i64 extension, i32 exchanges, i32 depth}
-    auto *costTy = llvm::StructType::get(cgm.context, {cgm.i64Ty, cgm.i64Ty,
-                                                   cgm.i32Ty, cgm.i32Ty});
+    // opd_chain_loop {i64 bytes, i64 extension, i32 exchanges, i32 depth,
+    //                 i64 cached}
+    auto *costTy = llvm::StructType::get(
+        cgm.context, {cgm.i64Ty, cgm.i64Ty, cgm.i32Ty, cgm.i32Ty, cgm.i64Ty});
     std::vector<llvm::Constant *> costs;
     for (const HaloGroup::LoopCost &c : g.loops)
       costs.push_back(llvm::ConstantStruct::get(
           costTy, {llvm::ConstantInt::get(cgm.i64Ty, uint64_t(c.bytes)),
                    llvm::ConstantInt::get(cgm.i64Ty, uint64_t(c.extension)),
-                   i32(c.exchanges), i32(c.depth)}));
+                   i32(c.exchanges), i32(c.depth),
+                   llvm::ConstantInt::get(cgm.i64Ty, uint64_t(c.cached))}));
     auto *costsTy = llvm::ArrayType::get(costTy, costs.size());
     auto *cache = new llvm::GlobalVariable(cgm.module, cgm.ptrTy, false,
                                            llvm::GlobalValue::InternalLinkage,
