@@ -69,6 +69,7 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -78,6 +79,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opdc::rt::gmsh {
@@ -158,13 +160,7 @@ public:
   }
 
   std::string word(const char *expected) {
-    skipSpace();
-    if (!more(1))
-      fail(std::string("unexpected end of file, expected ") + expected);
-    std::string w;
-    while (more(1) && !std::isspace((unsigned char)buf[cur]))
-      w += buf[cur++];
-    return w;
+    return std::string(token(expected));
   }
 
   void expect(const char *marker) {
@@ -198,10 +194,16 @@ public:
         return int64_t(bin<uint32_t>(what));
       return bin<int32_t>(what);
     }
-    std::string w = word(what.c_str());
+    const std::string_view t = token(what.c_str());
+    long long v = 0;
+    const auto [stop, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec == std::errc() && stop == t.data() + t.size())
+      return v;
+    // Not plain digits (a sign, too large, not a number): strtoll decides.
+    const std::string w(t);
     char *end = nullptr;
     errno = 0;
-    long long v = std::strtoll(w.c_str(), &end, 10);
+    v = std::strtoll(w.c_str(), &end, 10);
     if (*end || errno)
       fail("expected " + what + " (an integer), found '" + shortText(w) + "'");
     return v;
@@ -215,9 +217,19 @@ public:
   double real(const std::string &what) {
     if (binary && inData)
       return bin<double>(what);
-    std::string w = word(what.c_str());
+    const std::string_view t = token(what.c_str());
+    double v = 0;
+    const auto [stop, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    // A decimal number, read whole: the value strtod gives (both round
+    // correctly), without a copy or the locale.
+    if (ec == std::errc() && stop == t.data() + t.size() &&
+        (std::isdigit((unsigned char)t.back()) || t.back() == '.'))
+      return v;
+    // Anything else (a sign, hex, inf, nan, out of range, not a number):
+    // strtod decides.
+    const std::string w(t);
     char *end = nullptr;
-    double v = std::strtod(w.c_str(), &end);
+    v = std::strtod(w.c_str(), &end);
     if (*end)
       fail("expected " + what + " (a number), found '" + shortText(w) + "'");
     return v;
@@ -273,13 +285,8 @@ public:
   /// ASCII: `n` words a later pass does not keep (the first pass
   /// validated them), passed over.
   void skipWords(int64_t n, const char *what) {
-    for (int64_t i = 0; i < n; ++i) {
-      skipSpace();
-      if (!more(1))
-        fail(std::string("unexpected end of file, expected ") + what);
-      while (more(1) && !std::isspace((unsigned char)buf[cur]))
-        ++cur;
-    }
+    for (int64_t i = 0; i < n; ++i)
+      token(what);
   }
 
   const std::string &file;
@@ -291,7 +298,8 @@ public:
 private:
   static constexpr std::size_t Window = std::size_t(1) << 20;
 
-  /// Whether `need` bytes lie ahead in the window (reading on as needed).
+  /// Whether `need` bytes lie ahead in the window (reading on as needed;
+  /// a window too small for them doubles, so a long word costs its length).
   bool more(std::size_t need) {
     if (len - cur >= need)
       return true;
@@ -302,16 +310,40 @@ private:
       cur = 0;
     }
     if (buf.size() < need)
-      buf.resize(need);
+      buf.resize(std::max(need, 2 * buf.size()));
     while (len < need && in) {
       in.read(buf.data() + len, std::streamsize(buf.size() - len));
       len += std::size_t(in.gcount());
     }
     return len - cur >= need;
   }
+  /// std::isspace in the C locale (the runtime sets no other), inline:
+  /// ASCII meshes are mostly spaces and digits.
+  static bool isSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
   void skipSpace() {
-    while (more(1) && std::isspace((unsigned char)buf[cur]))
-      ++cur;
+    for (;;) {
+      while (cur < len && isSpace(buf[cur]))
+        ++cur;
+      if (cur < len || !more(1))
+        return;
+    }
+  }
+  /// The next word, in the window (valid until the next read): one that
+  /// runs to the window's end is made whole there by more().
+  std::string_view token(const char *expected) {
+    skipSpace();
+    if (!more(1))
+      fail(std::string("unexpected end of file, expected ") + expected);
+    std::size_t n = 1;
+    for (;;) {
+      while (cur + n < len && !isSpace(buf[cur + n]))
+        ++n;
+      if (cur + n < len || !more(n + 1))
+        break;
+    }
+    const std::string_view w(buf.data() + cur, n);
+    cur += n;
+    return w;
   }
   /// The line of byte `at`: its file's newlines before it, counted anew.
   int line(uint64_t at) const {

@@ -3,10 +3,11 @@
 # examples/gmsh/make_mesh.py as ASCII and as binary .msh 4.1 must give the
 # same sets, maps and dats (gmsh_read.opd, checked against
 # gmsh_read.expected) and the same solution of examples/gmsh/channel.opd
-# (channel.expected), with 1 and 2 threads; broken files must fail with
-# the file, the line (ASCII) or byte offset (binary) and what was expected
-# (the line checked exactly, also for errors deep in a 200 x 150 channel,
-# past the reader's 1 MiB window and its first marks of rows).
+# (channel.expected), with 1 and 2 threads, as must the ASCII file with
+# its numbers spelled otherwise (hex, plus signs); broken files must fail
+# with the file, the line (ASCII) or byte offset (binary) and what was
+# expected (the line checked exactly, also for errors deep in a 200 x 150
+# channel, past the reader's 1 MiB window and its first marks of rows).
 # SPDX-License-Identifier: Apache-2.0
 #
 # usage: run_gmsh.py --opdc OPDC --work DIR
@@ -44,6 +45,23 @@ def replace_line(text, n, new):
     return "\n".join(lines[:n - 1] + [new] + lines[n:])
 
 
+def respell(text):
+    """The same ASCII mesh with its numbers spelled as C's strtod and
+    strtoll also read them: coordinates in hex and with a plus sign, the
+    line elements' tags and nodes with a plus sign."""
+    out, section = [], None
+    for ln in text.split("\n"):
+        v = ln.split()
+        if ln.startswith("$"):
+            section = ln
+        elif section == "$Nodes" and len(v) == 3:
+            ln = f"{float.hex(float(v[0]))} +{v[1]} {float.hex(float(v[2]))}"
+        elif section == "$Elements" and len(v) == 3:
+            ln = " ".join("+" + w for w in v)
+        out.append(ln)
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--opdc", required=True)
@@ -58,6 +76,8 @@ def main():
         r = run([sys.executable, MAKE_MESH, *args, out])
         if r.returncode:
             fail(f"make_mesh.py {' '.join(args)}: {r.stderr}")
+    with open("spelled.msh", "w") as f:
+        f.write(respell(open("channel.msh").read()))
     progs = {"gmsh_read": os.path.join(HERE, "gmsh_read.opd"),
              "channel": os.path.join(ROOT, "examples", "gmsh", "channel.opd")}
     for name, src in progs.items():
@@ -65,14 +85,15 @@ def main():
         if r.returncode:
             fail(f"opdc build {src}: {r.stderr}")
         expected = open(os.path.join(HERE, name + ".expected")).read()
-        for mesh in ("channel.msh", "channel-binary.msh"):
+        for mesh in ("channel.msh", "channel-binary.msh", "spelled.msh"):
             for threads in (1, 2):
                 r = run([f"./{name}", f"--mesh={mesh}", f"--threads={threads}"])
                 if r.returncode or r.stdout != expected:
                     fail(f"{name} --mesh={mesh} --threads={threads} (status "
                          f"{r.returncode}):\n{r.stdout}{r.stderr}\nexpected:\n"
                          f"{expected}")
-        print(f"{name}: ASCII and binary meshes, 1 and 2 threads: as expected")
+        print(f"{name}: ASCII, binary and respelled ASCII meshes, 1 and 2 "
+              "threads: as expected")
 
     ascii_text = open("channel.msh").read()
     binary = open("channel-binary.msh", "rb").read()
