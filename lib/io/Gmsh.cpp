@@ -23,22 +23,26 @@
 // file), and no rank keeps a mesh-sized array for the sets, maps and dats
 // that come straight from the file. A first pass on every rank (cached per
 // file) validates the whole file and keeps only what is proportional to
-// the file's structure: physical names, entities, the element blocks'
-// headers (type, entity, count) and the node tags as runs of consecutive
-// tags (tag -> file-order index; one run per block, or one in all, when
-// tags are contiguous). Scattered tags (more than OPD_GMSH_MAX_RUNS runs,
-// default 65536) are not kept whole anywhere: each rank keeps the (tag,
-// index) pairs of the tags hashed to it, checks the elements' references
-// to them (the first error over all ranks, by file position, is agreed
-// on), and map rows ask the owners for their nodes' indices (two
-// all-to-alls per map). Every set but `faces` is a union of whole element
-// blocks, so its size comes from the headers. Each set is then sliced like
-// one read from HDF5 (dist::sliceSet): a map or dat declaration streams
-// the file again and keeps only this rank's rows [first, first + count)
+// the file's structure: physical names, entities, the blocks' headers
+// (type, entity, count) and positions (below), and the node tags as runs
+// of consecutive tags (tag -> file-order index; one run per block, or one
+// in all, when tags are contiguous). Scattered tags (more than
+// OPD_GMSH_MAX_RUNS runs, default 65536) are not kept whole anywhere: each
+// rank keeps the (tag, index) pairs of the tags hashed to it, checks the
+// elements' references to them (the first error over all ranks, by file
+// position, is agreed on), and map rows ask the owners for their nodes'
+// indices (two all-to-alls per map). Every set but `faces` is a union of
+// whole element blocks, so its size comes from the headers. Each set is
+// then sliced like one read from HDF5 (dist::sliceSet): a map or dat
+// declaration reads only this rank's rows [first, first + count)
 // (dist::fileRows) of that set, which dist::placeRows moves to where the
-// set's elements live. Binary files skip the coordinates of other ranks'
-// nodes with seeks (element data is read: every reference to a node is
-// checked); ASCII files have no index, so every rank scans them.
+// set's elements live. The first pass records where each block's rows lie
+// (Rows: the byte offset of its first row, and in ASCII files of every
+// 4096th), so a declaration seeks straight to its rows: a map to nodes
+// reads the element blocks of its set, a coordinate dat the coordinate
+// rows of $Nodes, and no other section. (The first pass reads the element
+// data whole, every reference to a node being checked; binary coordinates
+// are skipped with seeks.)
 // Every rank validates the whole file in the first pass, so a bad file is
 // reported by every rank with the same message, and none waits for
 // another. Errors name the file and line (ASCII) or byte offset (binary),
@@ -52,9 +56,10 @@
 // the ranks, and boundary faces stay at their matching rank for the
 // boundary groups' lookups. No rank holds a whole-mesh face table.
 //
-// Each map or dat declaration is one more pass over the file (up to the
-// section it needs): ASCII meshes are scanned several times, the price of
-// keeping no more than a slice (docs/gmsh.md, "Many processes").
+// Each map or dat declaration reads its rows again (docs/gmsh.md, "Many
+// processes"): at one rank a map to nodes re-reads its element blocks and
+// a coordinate dat the coordinates, the price of keeping no more than a
+// slice.
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
@@ -64,6 +69,7 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -73,6 +79,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace opdc::rt::gmsh {
@@ -116,9 +123,10 @@ const std::vector<std::vector<int>> &cellFaces(int type) {
 }
 
 /// The file, streamed through a window of at least 1 MiB: tokens (ASCII)
-/// and values (binary) in order, seeks forward over binary data a rank
-/// does not keep. Error positions: the byte offset, or the line, counted
-/// (from the file's start) only when an error is reported.
+/// and values (binary) in order, seeks to the rows a later pass keeps
+/// (Rows). Error positions: the byte offset, or the line, counted (from
+/// the file's start) only when an error is reported, so a reader that
+/// seeked reports the same line as one that streamed.
 class Reader {
 public:
   explicit Reader(const std::string &file) : file(file) {
@@ -152,13 +160,7 @@ public:
   }
 
   std::string word(const char *expected) {
-    skipSpace();
-    if (!more(1))
-      fail(std::string("unexpected end of file, expected ") + expected);
-    std::string w;
-    while (more(1) && !std::isspace((unsigned char)buf[cur]))
-      w += buf[cur++];
-    return w;
+    return std::string(token(expected));
   }
 
   void expect(const char *marker) {
@@ -192,10 +194,16 @@ public:
         return int64_t(bin<uint32_t>(what));
       return bin<int32_t>(what);
     }
-    std::string w = word(what.c_str());
+    const std::string_view t = token(what.c_str());
+    long long v = 0;
+    const auto [stop, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec == std::errc() && stop == t.data() + t.size())
+      return v;
+    // Not plain digits (a sign, too large, not a number): strtoll decides.
+    const std::string w(t);
     char *end = nullptr;
     errno = 0;
-    long long v = std::strtoll(w.c_str(), &end, 10);
+    v = std::strtoll(w.c_str(), &end, 10);
     if (*end || errno)
       fail("expected " + what + " (an integer), found '" + shortText(w) + "'");
     return v;
@@ -209,9 +217,19 @@ public:
   double real(const std::string &what) {
     if (binary && inData)
       return bin<double>(what);
-    std::string w = word(what.c_str());
+    const std::string_view t = token(what.c_str());
+    double v = 0;
+    const auto [stop, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    // A decimal number, read whole: the value strtod gives (both round
+    // correctly), without a copy or the locale.
+    if (ec == std::errc() && stop == t.data() + t.size() &&
+        (std::isdigit((unsigned char)t.back()) || t.back() == '.'))
+      return v;
+    // Anything else (a sign, hex, inf, nan, out of range, not a number):
+    // strtod decides.
+    const std::string w(t);
     char *end = nullptr;
-    double v = std::strtod(w.c_str(), &end);
+    v = std::strtod(w.c_str(), &end);
     if (*end)
       fail("expected " + what + " (a number), found '" + shortText(w) + "'");
     return v;
@@ -250,36 +268,25 @@ public:
   bool canSkip(uint64_t bytes) const {
     return bytes <= fileSize && pos() <= fileSize - bytes;
   }
-  void skip(uint64_t bytes) {
-    if (bytes <= len - cur) {
-      cur += std::size_t(bytes);
+  void skip(uint64_t bytes) { seek(pos() + bytes); }
+  /// To byte `to`: inside the window without reading (a later pass going
+  /// from one block to the next nearby), else with a seek.
+  void seek(uint64_t to) {
+    if (to >= start && to - start <= len) {
+      cur = std::size_t(to - start);
       return;
     }
-    const uint64_t to = pos() + bytes;
     in.clear();
     in.seekg(std::streamoff(to));
     start = to;
     cur = len = 0;
   }
 
-  /// `n` values a later pass does not keep (the first pass validated
-  /// them): binary, sizes and tags (dataSize bytes each) skipped with a
-  /// seek; ASCII, words passed over.
-  void skipValues(int64_t n, const char *what) {
-    if (n <= 0)
-      return;
-    if (binary && inData) {
-      const uint64_t bytes = uint64_t(n) * uint64_t(dataSize);
-      if (canSkip(bytes)) {
-        skip(bytes);
-        return;
-      }
-    }
+  /// ASCII: `n` words a later pass does not keep (the first pass
+  /// validated them), passed over.
+  void skipWords(int64_t n, const char *what) {
     for (int64_t i = 0; i < n; ++i)
-      if (binary && inData)
-        integer(what, true);
-      else
-        word(what);
+      token(what);
   }
 
   const std::string &file;
@@ -291,7 +298,8 @@ public:
 private:
   static constexpr std::size_t Window = std::size_t(1) << 20;
 
-  /// Whether `need` bytes lie ahead in the window (reading on as needed).
+  /// Whether `need` bytes lie ahead in the window (reading on as needed;
+  /// a window too small for them doubles, so a long word costs its length).
   bool more(std::size_t need) {
     if (len - cur >= need)
       return true;
@@ -302,16 +310,40 @@ private:
       cur = 0;
     }
     if (buf.size() < need)
-      buf.resize(need);
+      buf.resize(std::max(need, 2 * buf.size()));
     while (len < need && in) {
       in.read(buf.data() + len, std::streamsize(buf.size() - len));
       len += std::size_t(in.gcount());
     }
     return len - cur >= need;
   }
+  /// std::isspace in the C locale (the runtime sets no other), inline:
+  /// ASCII meshes are mostly spaces and digits.
+  static bool isSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
   void skipSpace() {
-    while (more(1) && std::isspace((unsigned char)buf[cur]))
-      ++cur;
+    for (;;) {
+      while (cur < len && isSpace(buf[cur]))
+        ++cur;
+      if (cur < len || !more(1))
+        return;
+    }
+  }
+  /// The next word, in the window (valid until the next read): one that
+  /// runs to the window's end is made whole there by more().
+  std::string_view token(const char *expected) {
+    skipSpace();
+    if (!more(1))
+      fail(std::string("unexpected end of file, expected ") + expected);
+    std::size_t n = 1;
+    for (;;) {
+      while (cur + n < len && !isSpace(buf[cur + n]))
+        ++n;
+      if (cur + n < len || !more(n + 1))
+        break;
+    }
+    const std::string_view w(buf.data() + cur, n);
+    cur += n;
+    return w;
   }
   /// The line of byte `at`: its file's newlines before it, counted anew.
   int line(uint64_t at) const {
@@ -358,25 +390,38 @@ private:
   std::size_t len = 0;  // the bytes read into buf
 };
 
-/// An element block's header.
+/// Where an entity block's rows lie in the file, recorded by the first
+/// pass so that a map or dat declaration goes straight to the rows it
+/// keeps instead of streaming the file again: the byte offset of row 0
+/// and, in ASCII files (rows of any length), of every MarkStride-th row
+/// after it (a later pass passes over at most MarkStride - 1 rows as
+/// words). Binary rows have a fixed size, so row 0's offset places them
+/// all. Lines are not recorded: an error's line is counted from its
+/// offset.
+constexpr int64_t MarkStride = 4096;
+struct Rows {
+  std::vector<uint64_t> marks;
+  /// The first pass calls it before row i of the block (binary: row 0).
+  void mark(const Reader &r, int64_t i) {
+    if (i == 0 || (!r.binary && i % MarkStride == 0))
+      marks.push_back(r.pos());
+  }
+};
+
+/// A $Nodes block: its node count, the values of each node's coordinate
+/// row (3, and the parametric ones) and where its coordinates lie.
+struct NodeBlock {
+  int64_t count;
+  int perNode;
+  Rows coords;
+};
+
+/// An element block's header and where its elements lie.
 struct Block {
   const TypeInfo *info;
   int entity;
   int64_t count;
-};
-
-/// What a pass keeps beyond the summary: the coordinates of node rows
-/// [nodeFirst, nodeFirst + nodeCount), and the node indices (and element
-/// tags) of rows [elemFirst, elemFirst + elemCount) of the element set
-/// made of the blocks marked in `blocks` (in file order).
-struct Want {
-  int64_t nodeFirst = 0, nodeCount = 0;
-  std::vector<double> xyz; // 3 per kept node
-  const std::vector<char> *blocks = nullptr;
-  int64_t elemFirst = 0, elemCount = 0;
-  std::vector<int32_t> nodes; // per kept element, its nodes' indices
-  std::vector<int64_t> tags;  // per kept element, its tag
-  std::vector<int64_t> nodeTags; // scattered tags: the nodes' tags instead
+  Rows rows;
 };
 
 /// The whole file's structure (the first pass), and the faces when a
@@ -384,7 +429,9 @@ struct Want {
 struct Mesh {
   std::string file;
   bool binary = false;
+  int dataSize = 8;
   int64_t nodes = 0;
+  std::vector<NodeBlock> nodeBlocks; // in file order
   /// Node tags as runs of consecutive tags: first tag -> (index of that
   /// node in file order, length).
   std::map<int64_t, std::pair<int64_t, int64_t>> runs;
@@ -521,7 +568,7 @@ void parseFormat(Reader &r, Mesh &m) {
   int64_t dataSize = r.integer("the data size", false);
   if (dataSize != 8 && dataSize != 4)
     r.fail("data size " + std::to_string(dataSize) + ", expected 8 (or 4)");
-  r.dataSize = int(dataSize);
+  m.dataSize = r.dataSize = int(dataSize);
   m.binary = r.binary = fileType == 1;
   if (r.binary) {
     r.startData("$MeshFormat");
@@ -579,16 +626,12 @@ void parseEntities(Reader &r, Mesh &m) {
   r.endData("$EndEntities");
 }
 
-void parseNodes(Reader &r, Mesh &m, Want *want) {
+void parseNodes(Reader &r, Mesh &m) {
   r.startData("$Nodes");
   int64_t blocks = r.count("the number of entity blocks");
   int64_t total = r.count("the number of nodes");
   r.count("the smallest node tag");
   r.count("the largest node tag");
-  const int64_t keepLo = want ? want->nodeFirst : 0;
-  const int64_t keepHi = want ? want->nodeFirst + want->nodeCount : 0;
-  if (want)
-    want->xyz.reserve(std::size_t(want->nodeCount) * 3);
   auto last = m.runs.end();
   int64_t seen = 0; // nodes so far
   std::vector<int64_t> tags;
@@ -613,8 +656,6 @@ void parseNodes(Reader &r, Mesh &m, Want *want) {
     tags.resize(std::size_t(n));
     for (int64_t i = 0; i < n; ++i) {
       const int64_t tag = tags[std::size_t(i)] = r.count("a node tag");
-      if (want)
-        continue; // validated by the first pass
       if (m.scattered) {
         if (ownerOf(tag) == me)
           mine.push_back({tag, seen + i, r.pos()});
@@ -636,40 +677,30 @@ void parseNodes(Reader &r, Mesh &m, Want *want) {
       }
     }
     const int perNode = 3 + (parametric ? dim : 0);
-    // The rows of this block to keep: [lo, hi) (binary data outside them
-    // is skipped when it lies in the file).
-    const int64_t lo = std::clamp(keepLo - seen, int64_t(0), n);
-    const int64_t hi = std::clamp(keepHi - seen, lo, n);
-    for (int64_t i = 0; i < n; ++i) {
-      const bool keep = i >= lo && i < hi;
-      if (r.binary && !keep) {
-        const int64_t upTo = i < lo ? lo : n;
-        const uint64_t bytes = uint64_t(upTo - i) * uint64_t(perNode) * 8;
-        if (r.canSkip(bytes)) {
-          r.skip(bytes);
-          i = upTo - 1;
-          continue;
-        }
-      }
-      if (want && !keep && !r.binary) {
-        r.skipValues(perNode, "a coordinate"); // validated by the first pass
+    NodeBlock &block = m.nodeBlocks.emplace_back(NodeBlock{n, perNode, {}});
+    seen += n;
+    // Binary coordinates are not checked (any bytes are numbers): skipped
+    // when they lie in the file, else read to report where it ends.
+    if (r.binary) {
+      block.coords.mark(r, 0);
+      const uint64_t bytes = uint64_t(n) * uint64_t(perNode) * 8;
+      if (r.canSkip(bytes)) {
+        r.skip(bytes);
         continue;
       }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if (!r.binary)
+        block.coords.mark(r, i);
       const std::string node = " of node " + std::to_string(tags[std::size_t(i)]);
-      double x = r.real("the x coordinate" + node);
-      double y = r.real("the y coordinate" + node);
-      double z = r.real("the z coordinate" + node);
+      r.real("the x coordinate" + node);
+      r.real("the y coordinate" + node);
+      r.real("the z coordinate" + node);
       for (int k = 0; k < (parametric ? dim : 0); ++k)
         r.real("a parametric coordinate" + node);
-      if (keep) {
-        want->xyz.push_back(x);
-        want->xyz.push_back(y);
-        want->xyz.push_back(z);
-      }
     }
-    seen += n;
   }
-  if (!want && m.scattered) {
+  if (m.scattered) {
     // A tag twice: the first second appearance over all ranks.
     std::sort(mine.begin(), mine.end(), [](const Owned &a, const Owned &b) {
       return a.tag != b.tag ? a.tag < b.tag : a.at < b.at;
@@ -693,19 +724,17 @@ void parseNodes(Reader &r, Mesh &m, Want *want) {
            " nodes, the blocks hold " + std::to_string(seen));
   if (seen >= int64_t(INT32_MAX))
     r.fail("more than 2^31 - 1 nodes: maps hold 32-bit indices");
-  if (!want)
-    m.nodes = seen;
+  m.nodes = seen;
   r.endData("$EndNodes");
 }
 
-void parseElements(Reader &r, Mesh &m, Want *want) {
+void parseElements(Reader &r, Mesh &m) {
   r.startData("$Elements");
   int64_t blocks = r.count("the number of entity blocks");
   int64_t total = r.count("the number of elements");
   r.count("the smallest element tag");
   r.count("the largest element tag");
   int64_t seen = 0;
-  int64_t row = 0; // rows of the wanted set so far
   // Scattered tags: this rank's first reference to an undefined node of
   // its own (position; element tag, node tag, type).
   uint64_t danglingAt = UINT64_MAX;
@@ -725,40 +754,10 @@ void parseElements(Reader &r, Mesh &m, Want *want) {
       r.fail("element type " + std::to_string(type) + " (" + info->name +
              ") in an entity of dimension " + std::to_string(dim));
     int64_t n = r.count("the number of elements in the block");
-    if (!want) {
-      m.blocks.push_back({info, entity, n});
-      m.typeCount[type] += n;
-    }
-    const bool wanted = want && want->blocks &&
-                        std::size_t(b) < want->blocks->size() &&
-                        (*want->blocks)[std::size_t(b)];
-    if (want) {
-      // A later pass (the first validated the file): the rows [lo, hi) of
-      // the block to keep are read, the others skipped.
-      const int64_t words = 1 + info->nodes;
-      const int64_t lo =
-          wanted ? std::clamp(want->elemFirst - row, int64_t(0), n) : n;
-      const int64_t hi =
-          wanted ? std::clamp(want->elemFirst + want->elemCount - row, lo, n)
-                 : n;
-      r.skipValues(lo * words, "an element");
-      for (int64_t i = lo; i < hi; ++i) {
-        want->tags.push_back(r.count("an element tag"));
-        for (int k = 0; k < info->nodes; ++k) {
-          const int64_t node = r.count("a node tag");
-          if (m.scattered)
-            want->nodeTags.push_back(node);
-          else
-            want->nodes.push_back(int32_t(nodeIndex(m, node)));
-        }
-      }
-      r.skipValues((n - hi) * words, "an element");
-      if (wanted)
-        row += n;
-      seen += n;
-      continue;
-    }
+    Block &block = m.blocks.emplace_back(Block{info, entity, n, {}});
+    m.typeCount[type] += n;
     for (int64_t i = 0; i < n; ++i) {
+      block.rows.mark(r, i);
       int64_t tag = r.count("an element tag");
       for (int k = 0; k < info->nodes; ++k) {
         int64_t node = r.count("node " + std::to_string(k + 1) + " of element " +
@@ -796,16 +795,11 @@ void parseElements(Reader &r, Mesh &m, Want *want) {
   r.endData("$EndElements");
 }
 
-/// One pass over the file. Without `want`: the first pass, which validates
-/// everything and fills `m`'s summary (collective when tags are
-/// scattered). With it: keeps what `want` asks (into `want`; `m`, the
-/// summary, gives the node runs and is left as it is), stopping after the
-/// section it needs.
-void parse(const std::string &file, Mesh &m, Want *want) {
+/// The first pass over the file: validates everything and fills `m`'s
+/// summary and the blocks' Rows (collective when tags are scattered).
+void parse(const std::string &file, Mesh &m) {
   Reader r(file);
-  Mesh scratch;
-  Mesh &meta = want ? scratch : m; // format, names, entities
-  meta.file = file;
+  m.file = file;
   bool format = false, nodes = false, elements = false;
   while (!r.atEnd()) {
     std::string s = r.word("a section");
@@ -816,24 +810,20 @@ void parse(const std::string &file, Mesh &m, Want *want) {
       r.fail("expected $MeshFormat first, found " + s.substr(0, 40) +
              " (is this a Gmsh .msh file?)");
     if (s == "$MeshFormat") {
-      parseFormat(r, meta);
+      parseFormat(r, m);
       format = true;
     } else if (s == "$PhysicalNames") {
-      parsePhysicalNames(r, meta);
+      parsePhysicalNames(r, m);
     } else if (s == "$Entities") {
-      parseEntities(r, meta);
+      parseEntities(r, m);
     } else if (s == "$Nodes") {
-      parseNodes(r, m, want);
+      parseNodes(r, m);
       nodes = true;
-      if (want && !want->blocks)
-        return;
     } else if (s == "$Elements") {
       if (!nodes)
         r.fail("$Elements before $Nodes");
-      parseElements(r, m, want);
+      parseElements(r, m);
       elements = true;
-      if (want)
-        return;
     } else {
       r.skipSection(s.substr(1));
     }
@@ -841,6 +831,24 @@ void parse(const std::string &file, Mesh &m, Want *want) {
   if (!format || !nodes || !elements)
     failf("%s: not a complete Gmsh mesh: no %s section", file.c_str(),
           !format ? "$MeshFormat" : !nodes ? "$Nodes" : "$Elements");
+}
+
+/// A later pass: a reader at row `row` of a block whose rows hold `values`
+/// values of `bytes` bytes each (binary), for `section`'s data. Binary:
+/// a seek to the row; ASCII: to the mark before it, then over the rows
+/// between as words.
+void seekRow(Reader &r, const Mesh &m, const char *section, const Rows &rows,
+             int64_t row, int values, int bytes) {
+  r.binary = r.inData = m.binary;
+  r.dataSize = m.dataSize;
+  r.section = section;
+  if (m.binary) {
+    r.seek(rows.marks[0] + uint64_t(row) * uint64_t(values) * uint64_t(bytes));
+    return;
+  }
+  const int64_t k = row / MarkStride;
+  r.seek(rows.marks[std::size_t(k)]);
+  r.skipWords((row - k * MarkStride) * values, "a value");
 }
 
 /// OPD_GMSH_SLICES=1: each rank tells (stderr) which rows of a set it kept
@@ -867,7 +875,7 @@ Mesh &meshOf(const char *file) {
   std::unique_ptr<Mesh> &m = cache[file ? file : ""];
   if (!m) {
     auto fresh = std::make_unique<Mesh>();
-    parse(file ? file : "", *fresh, nullptr);
+    parse(file ? file : "", *fresh);
     m = std::move(fresh);
     if (m->scattered && reporting())
       std::fprintf(stderr, "gmsh: rank %d of %d: %s: node tags scattered: "
@@ -878,14 +886,33 @@ Mesh &meshOf(const char *file) {
   return *m;
 }
 
-/// The coordinates of nodes [first, first + count), streamed.
+/// The coordinates of nodes [first, first + count), 3 a node: each
+/// $Nodes block's rows among them, reached through its Rows.
 std::vector<double> nodeRows(Mesh &m, int64_t first, int64_t count) {
-  Want w;
-  w.nodeFirst = first;
-  w.nodeCount = count;
-  parse(m.file, m, &w);
-  reportKept(m, "nodes", first, int64_t(w.xyz.size() / 3), m.nodes);
-  return std::move(w.xyz);
+  static const std::string axis[3] = {"the x coordinate of a node",
+                                      "the y coordinate of a node",
+                                      "the z coordinate of a node"};
+  static const std::string param = "a parametric coordinate of a node";
+  std::vector<double> xyz;
+  xyz.reserve(std::size_t(count) * 3);
+  Reader r(m.file);
+  int64_t seen = 0; // nodes before block b
+  for (const NodeBlock &b : m.nodeBlocks) {
+    const int64_t lo = std::clamp(first - seen, int64_t(0), b.count);
+    const int64_t hi = std::clamp(first + count - seen, lo, b.count);
+    seen += b.count;
+    if (lo == hi)
+      continue;
+    seekRow(r, m, "$Nodes", b.coords, lo, b.perNode, 8);
+    for (int64_t i = lo; i < hi; ++i) {
+      for (int k = 0; k < 3; ++k)
+        xyz.push_back(r.real(axis[k]));
+      for (int k = 3; k < b.perNode; ++k)
+        r.real(param);
+    }
+  }
+  reportKept(m, "nodes", first, int64_t(xyz.size() / 3), m.nodes);
+  return xyz;
 }
 
 /// An element set: its type and which blocks (in file order) make it.
@@ -998,18 +1025,48 @@ Selection elementSet(const Mesh &m, const std::string &name) {
 }
 
 /// Rows [first, first + count) of an element set: node indices (arity
-/// per row) and element tags, streamed.
+/// per row) and element tags, read from the set's blocks' rows among them
+/// (reached through their Rows; the first pass validated them).
 /// Collective when tags are scattered.
 void elementRows(Mesh &m, const std::string &name, const Selection &s,
                  int64_t first, int64_t count, std::vector<int32_t> &nodes,
                  std::vector<int64_t> &tags) {
-  Want w;
-  w.blocks = &s.blocks;
-  w.elemFirst = first;
-  w.elemCount = count;
-  parse(m.file, m, &w);
-  nodes = m.scattered ? resolveTags(m, w.nodeTags) : std::move(w.nodes);
-  tags = std::move(w.tags);
+  static const std::string elementTag = "an element tag";
+  static const std::string nodeTag = "a node tag";
+  const int arity = s.info->nodes;
+  nodes.clear();
+  tags.clear();
+  tags.reserve(std::size_t(count));
+  std::vector<int64_t> nodeTags; // scattered tags: asked of their owners
+  if (m.scattered)
+    nodeTags.reserve(std::size_t(count * arity));
+  else
+    nodes.reserve(std::size_t(count * arity));
+  Reader r(m.file);
+  int64_t row = 0; // the set's rows before block b
+  for (std::size_t b = 0; b < m.blocks.size(); ++b) {
+    if (!s.blocks[b])
+      continue;
+    const Block &k = m.blocks[b];
+    const int64_t lo = std::clamp(first - row, int64_t(0), k.count);
+    const int64_t hi = std::clamp(first + count - row, lo, k.count);
+    row += k.count;
+    if (lo == hi)
+      continue;
+    seekRow(r, m, "$Elements", k.rows, lo, 1 + arity, m.dataSize);
+    for (int64_t i = lo; i < hi; ++i) {
+      tags.push_back(r.count(elementTag));
+      for (int j = 0; j < arity; ++j) {
+        const int64_t node = r.count(nodeTag);
+        if (m.scattered)
+          nodeTags.push_back(node);
+        else
+          nodes.push_back(int32_t(nodeIndex(m, node)));
+      }
+    }
+  }
+  if (m.scattered)
+    nodes = resolveTags(m, nodeTags);
   reportKept(m, name, first, int64_t(tags.size()), s.size);
 }
 

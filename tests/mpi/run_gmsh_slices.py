@@ -9,6 +9,11 @@
 #   * the scattered copy again with OPD_GMSH_MAX_RUNS=4, so that its tags
 #     count as scattered (each rank owns the tags hashed to it and node
 #     indices are asked of the owners), serially and at 1, 2, 4 ranks;
+#   * the same for a 200 x 150 channel (2.3 MB ASCII, 2.9 MB binary, and
+#     its scattered copy): blocks of more than 4096 rows and files larger
+#     than the reader's 1 MiB window, so ranks reach their rows by seeking
+#     to the first pass's marks (every 4096th row of an ASCII block) and
+#     passing over the rows between;
 #   * tests/gmsh/gmsh_read.opd (faces and boundary maps, the whole-mesh
 #     path) on the scattered copy, both ways, at 1, 2 and 4 ranks: the
 #     serial output of the original file;
@@ -34,6 +39,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MESHES = os.path.join(ROOT, "examples", "gmsh")
+MAKE_MESH = os.path.join(MESHES, "make_mesh.py")
 
 
 def run(cmd, env=None):
@@ -140,6 +146,13 @@ def main():
     shutil.copy(os.path.join(MESHES, "channel-binary.msh"), "channel-binary.msh")
     with open("scattered.msh", "w") as f:
         f.write(scatter(open("channel.msh").read()))
+    for args, out in ((["--nx=200", "--ny=150"], "large.msh"),
+                      (["--nx=200", "--ny=150", "--binary"], "large-binary.msh")):
+        r = run([sys.executable, MAKE_MESH, *args, out])
+        if r.returncode:
+            fail(f"make_mesh.py {' '.join(args)}: {r.stderr}")
+    with open("large-scattered.msh", "w") as f:
+        f.write(scatter(open("large.msh").read()))
     with open("hex.msh", "w") as f:
         f.write(hex_mesh(5, 4, 3))
     progs = {"gmsh_slices": os.path.join(HERE, "gmsh_slices.opd"),
@@ -161,21 +174,27 @@ def main():
                       r"this rank owns (\d+) of (\d+)")
     kept = re.compile(r"gmsh: rank (\d+) of (\d+): (\S+): set (.+): kept rows "
                       r"(\d+)-(\d+) of (\d+)")
-    for name, meshes in (("gmsh_slices", ("channel.msh", "channel-binary.msh",
-                                          "scattered.msh", "spread")),
-                         ("gmsh_read", ("scattered.msh", "spread"))):
-        r = run([f"./{name}-serial", "--mesh=channel.msh", "--threads=1"])
+    # (program, the mesh the serial run reads, its scattered copy, its
+    # nodes, the meshes the ranks read; "spread": the scattered copy, owned)
+    for name, plain, scattered, nodes, meshes in (
+            ("gmsh_slices", "channel.msh", "scattered.msh", 153,
+             ("channel.msh", "channel-binary.msh", "scattered.msh", "spread")),
+            ("gmsh_slices", "large.msh", "large-scattered.msh", 201 * 151,
+             ("large.msh", "large-binary.msh", "spread")),
+            ("gmsh_read", "channel.msh", "scattered.msh", 153,
+             ("scattered.msh", "spread"))):
+        r = run([f"./{name}-serial", f"--mesh={plain}", "--threads=1"])
         if r.returncode:
             fail(f"{name} serial: {r.stdout}{r.stderr}")
         expected = r.stdout
-        r = run([f"./{name}-serial", "--mesh=scattered.msh", "--threads=1"],
+        r = run([f"./{name}-serial", f"--mesh={scattered}", "--threads=1"],
                 env=spread)
         if r.returncode or r.stdout != expected:
             fail(f"{name} serial, scattered tags owned: {r.stdout}{r.stderr}")
         for mesh in meshes:
             menv = spread if mesh == "spread" else env
             if mesh == "spread":
-                mesh = "scattered.msh"
+                mesh = scattered
             for np in (1, 2, 4):
                 r = run([a.mpiexec, *a.mpiflag, "-np", str(np),
                          f"./{name}-mpi", f"--mesh={mesh}", "--threads=1"],
@@ -183,13 +202,13 @@ def main():
                 if r.returncode or r.stdout != expected:
                     fail(f"{name} --mesh={mesh} on {np} ranks (status "
                          f"{r.returncode}):\n{r.stdout}{r.stderr}\nexpected "
-                         f"(serial, channel.msh):\n{expected}")
+                         f"(serial, {plain}):\n{expected}")
                 owned = {int(m[1]): int(m[4]) for m in owns.finditer(r.stderr)}
                 if (menv is spread) != bool(owned) or (
                         owned and (set(owned) != set(range(np))
-                                   or sum(owned.values()) != 153)):
+                                   or sum(owned.values()) != nodes)):
                     fail(f"{mesh} on {np} ranks: expected "
-                         + ("every rank to own some of the 153 tags"
+                         + (f"every rank to own some of the {nodes} tags"
                             if menv is spread else "no scattered tags")
                          + f", got:\n{r.stderr}")
                 # Every rank reports each set it read rows of (gmsh_slices:
