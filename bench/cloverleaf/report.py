@@ -38,14 +38,18 @@ def main():
         if line.startswith("---"):
             print(line + "-" * 9)
             continue
+        # The name may hold spaces (an MPI run's grouped exchanges, "chain
+        # at FILE:LINE:COL"): the numbers start at the calls column.
         f = line.split()
-        if len(f) >= 5:
-            share = 100.0 * float(f[4]) / triad
+        k = next((i for i, w in enumerate(f) if w.isdigit()), len(f))
+        if len(f) - k >= 4:
+            name = " ".join(f[:k])
+            share = 100.0 * float(f[k + 3]) / triad
             print(f"{line} {share:7.1f}%")
-            if f[0] == "total":
+            if name == "total":
                 in_table = False
             else:
-                rows.append((f[0], float(f[2]), float(f[4]), share))
+                rows.append((name, float(f[k + 1]), float(f[k + 3]), share))
     total_s = sum(r[1] for r in rows)
     total_gb = sum(r[1] * r[2] for r in rows)
     fast = sum(r[1] for r in rows if r[3] >= 80.0)
