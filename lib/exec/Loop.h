@@ -99,6 +99,12 @@ struct opd_loop {
   /// profile's plan lines.
   double bytesAdjust = 0;
   std::string note;
+  /// The first loop of a skewed sweep: whether it last ran as one sweep on
+  /// every rank, why not, and what every rank knew alike when that was
+  /// decided (lib/exec/Skew.cpp, sweepsHere).
+  std::vector<int64_t> sweepKey;
+  bool sweeps = true;
+  std::string sweepWhy;
   /// Between opd_loop_begin and opd_loop_end: when the call began and
   /// whether halo messages are still in flight.
   double startTime = 0;

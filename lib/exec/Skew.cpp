@@ -49,7 +49,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <map>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -146,35 +145,29 @@ bool computedHere(const std::vector<Member> &ms, std::string &why) {
 /// (one allreduce; a chain that starts communication-avoiding after its
 /// measuring plain run makes two) and kept on the sweep's first loop.
 bool sweepsHere(const std::vector<Member> &ms, std::string &why) {
-  struct Decision {
-    std::vector<int64_t> key;
-    bool sweep = true;
-    std::string why;
-  };
-  static std::map<const opd_loop *, Decision> decided;
   std::vector<int64_t> key;
   for (const Member &m : ms)
     for (int d = 0; d < 3; ++d)
       key.insert(key.end(), {m.loop->askedLo[d], m.loop->askedHi[d],
                              m.loop->extLo[d], m.loop->extHi[d]});
-  Decision &dec = decided[ms[0].loop];
-  if (dec.key != key) {
-    dec.key = std::move(key);
-    dec.why.clear();
-    dec.sweep = computedHere(ms, dec.why);
+  opd_loop &first = *ms[0].loop;
+  if (first.sweepKey != key) {
+    first.sweepKey = std::move(key);
+    first.sweepWhy.clear();
+    first.sweeps = computedHere(ms, first.sweepWhy);
     if (dist::ranks() > 1) {
-      const double v = dec.sweep ? 0.0 : 1.0;
+      const double v = first.sweeps ? 0.0 : 1.0;
       double mx = 0, sum = 0;
       dist::maxAndSum(&v, &mx, &sum, 1);
-      if (mx > 0 && dec.sweep) {
-        dec.sweep = false;
-        dec.why = "on another rank, a loop reads beyond its points what "
-                  "an earlier loop writes";
+      if (mx > 0 && first.sweeps) {
+        first.sweeps = false;
+        first.sweepWhy = "on another rank, a loop reads beyond its points "
+                         "what an earlier loop writes";
       }
     }
   }
-  why = dec.why;
-  return dec.sweep;
+  why = first.sweepWhy;
+  return first.sweeps;
 }
 
 /// How far (rows) the loops' stencils reach along the outermost dimension.
