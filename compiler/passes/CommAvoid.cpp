@@ -101,6 +101,15 @@ int64_t reachOf(const ArgAccess &a) {
 /// needs-extension); 0 elsewhere. The plain run's measured loop times do
 /// not show what such a sweep saves; the runtime's model counts these
 /// bytes as coming from cache (lib/exec/CommAvoid.cpp).
+/// Whether a skewed sweep of the chain runs as one only when the chain is
+/// communication-avoiding (a loop of it needs-extension).
+bool holdsExtensionSweep(const LoopChain &c) {
+  return std::any_of(c.loops.begin(), c.loops.end(),
+                     [](const ParLoopStmt *l) {
+                       return l->skew.needsExtension;
+                     });
+}
+
 std::vector<int64_t> sweepCachedBytes(const LoopChain &c) {
   const size_t n = c.loops.size();
   std::vector<int64_t> cached(n, 0);
@@ -175,9 +184,7 @@ std::string CommAvoider::whyNot(const LoopChain &c) const {
 
 void CommAvoider::chain(const LoopChain &c) {
   const std::string why = whyNot(c);
-  bool needsExtension = false;
-  for (const ParLoopStmt *l : c.loops)
-    needsExtension = needsExtension || l->skew.needsExtension;
+  const bool needsExtension = holdsExtensionSweep(c);
   auto missed = [&](const std::string &text) {
     ctx.stats.add(PassName, "refused", "loop chains left as they were");
     ctx.diags.remark(c.loops.front()->range,
@@ -429,9 +436,7 @@ void CommAvoider::commit(const LoopChain &c,
   // reads beyond the rank's points what an earlier loop of the sweep
   // writes (needs-extension) finds those points computed by that loop,
   // which the depths above extend as far as the reader reaches.
-  bool sweeps = false;
-  for (const ParLoopStmt *l : c.loops)
-    sweeps = sweeps || l->skew.needsExtension;
+  const bool sweeps = holdsExtensionSweep(c);
   ctx.stats.add(PassName, "chains", "loop chains made communication-avoiding");
   ctx.stats.add(PassName, "messages", "halo exchanges per neighbour saved",
                 plainTotal - 1);

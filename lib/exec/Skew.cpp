@@ -38,7 +38,8 @@
 // rank's points what an earlier loop writes only where the earlier loop
 // runs there too (a communication-avoiding chain's extensions,
 // passes/CommAvoid.cpp); where it does not (a chain run plain), the loops
-// run one after the other (computedHere). Time and bytes go to the first loop's profile
+// run one after the other (computedHere). Time and bytes go to the first
+// loop's profile
 // entry (the others count their calls and name the sweep).
 #include "exec/Loop.h"
 
@@ -92,6 +93,10 @@ void runRows(const Member &m, int64_t a, int64_t b) {
   }
 }
 
+/// The first loop's profile note while its sweep ran only as separate
+/// loops (a run as one sweep replaces it).
+const std::string SeparateNote = "skewed sweep run as separate loops: ";
+
 /// Whether every point of a dat that a later loop reads (at its stencil's
 /// offsets) and an earlier loop writes is written on this rank, so that the
 /// sweep needs no message in between. Within the rank's points it always
@@ -107,13 +112,14 @@ bool computedHere(const std::vector<Member> &ms, std::string &why) {
     const opd_loop &r = *ms[k].loop;
     if (r.count == 0)
       continue;
+    // Every dat argument (a direct one reaches its centre only: lo = hi = 0).
     for (const opd_arg &a : r.args) {
-      if (a.kind != OPD_ARG_STENCIL || a.mode == OPD_WRITE || !a.dat)
+      if (!a.dat || a.mode == OPD_WRITE)
         continue;
       for (size_t j = 0; j < k; ++j) {
         const opd_loop &w = *ms[j].loop;
         for (const opd_arg &b : w.args) {
-          if (b.kind != OPD_ARG_STENCIL || b.dat != a.dat ||
+          if (b.dat != a.dat ||
               (b.mode != OPD_WRITE && b.mode != OPD_RW && b.mode != OPD_INC))
             continue;
           bool centre = true, meets = true, inside = true;
@@ -221,7 +227,7 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
   std::string why;
   if (!sweepsHere(ms, why)) {
     if (ms[0].loop->note.empty())
-      ms[0].loop->note = "skewed sweep run as separate loops: " + why;
+      ms[0].loop->note = SeparateNote + why;
     for (Member &m : ms)
       opd_loop_run(m.loop, m.body, m.ctx);
     return;
@@ -344,7 +350,7 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
         l->note = "in the skewed sweep of '" + ms[0].loop->name +
                   "' (its time and bytes counted there)";
     } else if (l->note.empty() ||
-               l->note.rfind("skewed sweep run as separate", 0) == 0) {
+               l->note.rfind(SeparateNote, 0) == 0) {
       // Runs of the same loop at the same lag once, with their count.
       l->note = "skewed sweep with";
       for (size_t j = 1, runs = 0; j < ms.size(); j += runs) {

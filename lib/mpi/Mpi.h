@@ -17,11 +17,6 @@ namespace opdc::rt::dist {
 MPI_Datatype mpiType(int type);
 /// Frees the Cartesian communicators of the blocks (before MPI_Finalize).
 void releaseStructured();
-/// Halo exchange of a block dat, depths[d] deep along each dimension d
-/// (none where 0; corners too when asked); counts messages, bytes and
-/// seconds into the loop's profile entry.
-void exchangeBlockDat(opd_dat *dat, const int64_t *depths, bool corners,
-                      opd_loop *loop);
 /// Set loops over partitioned sets (mpi/Exchange.cpp): posts the
 /// exchanges the loop needs (true if any), then completes them.
 bool startSetExchanges(opd_loop *loop);

@@ -321,13 +321,6 @@ void exchangeSides(opd_dat *dat, const int64_t *depths, bool corners,
 }
 } // namespace
 
-void exchangeBlockDat(opd_dat *dat, const int64_t *depths, bool corners,
-                      opd_loop *loop) {
-  const double t0 = opd_rt_wtime();
-  const Sides all[3];
-  exchangeSides(dat, depths, corners, loop, all);
-  loop->exchangeSeconds += opd_rt_wtime() - t0;
-}
 
 namespace {
 // Starts the exchanges a block loop needs. When the block is split along

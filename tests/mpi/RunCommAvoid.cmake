@@ -15,11 +15,11 @@
 # -DPLANLESS=ON (programs whose chains the pass leaves alone) only the
 # outputs are compared. Messages are
 # the totals of the --profile table (the row "total", column msgs) of the
-# largest rank count. With -DSWEEP=ON the program has a skewed sweep whose
-# later loop reads beyond the rank's points what an earlier one writes: the
-# avoiding build's profile at the largest rank count must show it run as
-# one sweep (the chain's extensions compute those points) and, with
-# MODE=on, none run as separate loops.
+# largest rank count. With -DSWEEP=REGEX the program has a skewed sweep
+# whose later loop reads beyond the rank's points what an earlier one
+# writes: the avoiding build's profile at the largest rank count must hold
+# REGEX, that sweep's plan line as one sweep (the chain's extensions
+# compute those points) and, with MODE=on, no sweep run as separate loops.
 cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/../e2e/FilterOutput.cmake)
 file(REMOVE_RECURSE ${WORK})
@@ -103,7 +103,7 @@ foreach(np ${NPS})
   if(profile AND SWEEP)
     # (auto may keep a chain plain, whose sweep then runs as separate
     # loops; on keeps none.)
-    if(NOT avoidingProfile MATCHES "skewed sweep with" OR
+    if(NOT avoidingProfile MATCHES "${SWEEP}" OR
        (MODE STREQUAL "on" AND
         avoidingProfile MATCHES "skewed sweep run as separate loops"))
       message(FATAL_ERROR "on ${np} ranks the avoiding build did not run its "
