@@ -78,9 +78,30 @@ void blockChainGeometry(const std::vector<GroupEntry> &group,
                         ChainGeometry &geo);
 
 /// Slices (mpi/Slices.cpp): rank r's slice of n elements starts at
-/// sliceLo(n, r); sliceRank is the rank whose slice holds element g.
+/// sliceLo(n, r).
 int64_t sliceLo(int64_t n, int r);
-int sliceRank(int64_t n, int64_t g);
+/// The rank whose slice holds element g of a set of n elements, for many g
+/// of one set: the slices' starts are computed once, each lookup is an
+/// estimate g * p / n corrected against them (the partition asks this for
+/// every map entry several times over).
+class SliceOf {
+public:
+  explicit SliceOf(int64_t n);
+  int operator()(int64_t g) const {
+    int r = int(double(g) * scale_);
+    r = r < 0 ? 0 : r >= p_ ? p_ - 1 : r;
+    while (r + 1 < p_ && starts_[std::size_t(r) + 1] <= g)
+      ++r;
+    while (r > 0 && starts_[std::size_t(r)] > g)
+      --r;
+    return r;
+  }
+
+private:
+  int p_;
+  double scale_;
+  std::vector<int64_t> starts_;
+};
 /// Rounds in which every rank handles its `count` items (collective): at
 /// most 4, of `batch` items each, at least `least` (memory in rounds of a
 /// quarter of the largest request, few collectives).
@@ -96,9 +117,13 @@ void fetchRows(int64_t n, const void *slice, std::size_t rowBytes,
 /// The inverse: `rows` (one per id) into the slices that hold them.
 void storeRows(int64_t n, const void *rows, std::size_t rowBytes,
                const std::vector<int64_t> &ids, void *slice);
-/// Seconds spent reading meshes; the peak resident memory of this rank.
+/// Frees the buffers fetchRows and storeRows keep between rounds.
+void releaseSliceBuffers();
+/// Seconds spent reading meshes; the peak and the present resident memory
+/// of this rank (present: -1 where the system does not say).
 double meshReadSeconds();
 int64_t peakResidentBytes();
+int64_t residentBytes();
 
 /// The owning rank of each element of each set's slice (mpi/Partition.cpp):
 /// owners[s][i] owns element sliceLo(s->globalSize, rank()) + i.

@@ -101,11 +101,21 @@ Graph buildGraph(const opd_set *primary) {
   // Arcs (a, b) of this rank's vertices a as (a - lo) << 32 | b: 8 bytes
   // each (n is below 2^31 here).
   std::vector<int64_t> arcs;
+  // As many as this rank's rows make (about what it receives), so that the
+  // vector does not double past it.
+  std::size_t expect = 0;
+  for (const opd_map *m : allMaps())
+    if (m->to == primary && m->arity >= 2)
+      expect += std::size_t(m->from->size) * std::size_t(m->arity) *
+                std::size_t(m->arity - 1);
+  arcs.reserve(expect + expect / 8);
   // In rounds (at most 4), so that the messages stay a fraction of it.
   for (opd_map *m : allMaps()) {
     if (m->to != primary || m->arity < 2)
       continue;
     const int a = m->arity;
+    const SliceOf of(n);
+    const int me = rank();
     int64_t batch = 0;
     const long long rounds = roundsOf(m->from->size, RowBatch, batch);
     for (long long r = 0; r < rounds; ++r) {
@@ -113,13 +123,20 @@ Graph buildGraph(const opd_set *primary) {
       const int64_t end = std::min<int64_t>(m->from->size, (r + 1) * batch);
       for (int64_t x = int64_t(r) * batch; x < end; ++x) {
         const int32_t *t = m->data + x * a;
-        for (int i = 0; i < a; ++i)
+        for (int i = 0; i < a; ++i) {
+          const int q = of(t[i]);
           for (int j = 0; j < a; ++j)
             if (t[i] != t[j]) {
-              std::vector<int64_t> &s = send[std::size_t(sliceRank(n, t[i]))];
+              if (q == me) { // this rank's vertex: no message
+                arcs.push_back(int64_t(uint64_t(t[i] - lo) << 32 |
+                                       uint64_t(t[j])));
+                continue;
+              }
+              std::vector<int64_t> &s = send[std::size_t(q)];
               s.push_back(t[i]);
               s.push_back(t[j]);
             }
+        }
       }
       std::vector<int> from;
       const std::vector<int64_t> got = exchangeIds(send, from);
@@ -138,10 +155,10 @@ Graph buildGraph(const opd_set *primary) {
     ++g.xadj[std::size_t(uint64_t(arc) >> 32) + 1];
   for (int64_t i = 0; i < local; ++i)
     g.xadj[std::size_t(i) + 1] += g.xadj[std::size_t(i)];
-  // The arcs' targets in place (sorted by source already).
-  for (int64_t &arc : arcs)
-    arc = int64_t(uint64_t(arc) & 0xffffffffu);
-  g.adj = std::move(arcs);
+  // The arcs' targets (sorted by source already), 4 bytes each.
+  g.adj.resize(arcs.size());
+  for (std::size_t k = 0; k < arcs.size(); ++k)
+    g.adj[k] = int32_t(uint64_t(arcs[k]) & 0xffffffffu);
   return g;
 }
 
@@ -165,12 +182,12 @@ bool metisParts(const Graph &g, std::vector<int32_t> &part) {
   std::vector<int64_t> degree(static_cast<std::size_t>(local));
   for (int i = 0; i < local; ++i)
     degree[std::size_t(i)] = g.xadj[std::size_t(i) + 1] - g.xadj[std::size_t(i)];
-  std::vector<int64_t> allDegree(root ? std::size_t(displs[np]) : 0),
-      allAdj(root ? std::size_t(edispls[np]) : 0);
+  std::vector<int64_t> allDegree(root ? std::size_t(displs[np]) : 0);
+  std::vector<int32_t> allAdj(root ? std::size_t(edispls[np]) : 0);
   MPI_Gatherv(degree.data(), local, MPI_INT64_T, allDegree.data(),
               counts.data(), displs.data(), MPI_INT64_T, 0, MPI_COMM_WORLD);
-  MPI_Gatherv(g.adj.data(), edges, MPI_INT64_T, allAdj.data(), ecounts.data(),
-              edispls.data(), MPI_INT64_T, 0, MPI_COMM_WORLD);
+  MPI_Gatherv(g.adj.data(), edges, MPI_INT32_T, allAdj.data(), ecounts.data(),
+              edispls.data(), MPI_INT32_T, 0, MPI_COMM_WORLD);
   std::vector<int32_t> allPart(root ? std::size_t(g.n) : 0, 0);
   int ok = 1;
   if (root) {
@@ -206,7 +223,8 @@ bool metisParts(const Graph &g, std::vector<int32_t> &part) {
 void quality(const Graph &g, const std::vector<int32_t> &part,
              std::string &note) {
   std::vector<int32_t> other(g.adj.size());
-  fetchRows(g.n, part.data(), sizeof(int32_t), g.adj, other.data());
+  fetchRows(g.n, part.data(), sizeof(int32_t), g.adj.data(), g.adj.size(),
+            other.data());
   int64_t cut = 0;
   for (std::size_t v = 0; v + 1 < g.xadj.size(); ++v)
     for (int64_t k = g.xadj[v]; k < g.xadj[v + 1]; ++k)
@@ -254,35 +272,42 @@ std::vector<int32_t> followFirstSource(const opd_map *m, const Owners &owners) {
   const std::vector<int32_t> &from = owners.at(m->from);
   int64_t batch = 0;
   const long long rounds = roundsOf(m->from->size, RowBatch, batch);
-  // In rounds of rows: the lowest source per target in the round, sent to
-  // the target's slice holder, which keeps the lowest over all rounds.
+  // In rounds of rows: targets in this rank's slice are settled here; the
+  // others go (target, source, its owner) to their slice holder, which
+  // keeps the lowest source over all rounds and ranks.
+  const SliceOf of(n);
+  const int me = rank();
+  auto keep = [&](int64_t t, int64_t source, int32_t owner) {
+    const std::size_t i = std::size_t(t - mine);
+    if (source < best[i]) {
+      best[i] = source;
+      own[i] = owner;
+    }
+  };
   for (long long r = 0; r < rounds; ++r) {
     const int64_t end = std::min<int64_t>(m->from->size, (r + 1) * batch);
-    std::vector<std::pair<int64_t, int64_t>> reach; // (target, local source)
-    for (int64_t x = int64_t(r) * batch; x < end; ++x)
-      for (int k = 0; k < m->arity; ++k)
-        reach.push_back({m->data[x * m->arity + k], x});
-    std::sort(reach.begin(), reach.end());
     std::vector<std::vector<int64_t>> send(static_cast<std::size_t>(ranks()));
-    for (std::size_t k = 0; k < reach.size(); ++k) {
-      if (k > 0 && reach[k].first == reach[k - 1].first)
-        continue;
-      std::vector<int64_t> &s =
-          send[std::size_t(sliceRank(n, reach[k].first))];
-      s.push_back(reach[k].first);
-      s.push_back(lo + reach[k].second);
-      s.push_back(from[std::size_t(reach[k].second)]);
-    }
-    reach = {};
+    for (int64_t x = int64_t(r) * batch; x < end; ++x)
+      for (int k = 0; k < m->arity; ++k) {
+        const int64_t t = m->data[x * m->arity + k];
+        const int q = of(t);
+        if (q == me) {
+          keep(t, lo + x, from[std::size_t(x)]);
+          continue;
+        }
+        std::vector<int64_t> &s = send[std::size_t(q)];
+        // Rows are in ascending order: a target met again in the row
+        // just before needs no second message.
+        if (s.size() >= 3 && s[s.size() - 3] == t)
+          continue;
+        s.push_back(t);
+        s.push_back(lo + x);
+        s.push_back(from[std::size_t(x)]);
+      }
     std::vector<int> displ;
     const std::vector<int64_t> got = exchangeIds(send, displ);
-    for (std::size_t k = 0; k + 2 < got.size(); k += 3) {
-      const std::size_t t = std::size_t(got[k] - mine);
-      if (got[k + 1] < best[t]) {
-        best[t] = got[k + 1];
-        own[t] = int32_t(got[k + 2]);
-      }
-    }
+    for (std::size_t k = 0; k + 2 < got.size(); k += 3)
+      keep(got[k], got[k + 1], int32_t(got[k + 2]));
   }
   return own;
 }

@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <ptscotch.h>
 
+#include <type_traits>
+
 namespace opdc::rt::dist {
 bool ptscotchParts(const Graph &g, std::vector<int32_t> &part,
                    std::string &why) {
@@ -33,8 +35,18 @@ bool ptscotchParts(const Graph &g, std::vector<int32_t> &part,
       why = "another rank's graph is too large for PT-Scotch";
     return false;
   }
-  std::vector<SCOTCH_Num> vert(g.xadj.begin(), g.xadj.end()),
-      edge(g.adj.begin(), g.adj.end()), out(local + 1, 0);
+  // Scotch takes the arrays without copying them; the arcs are passed as
+  // they are when SCOTCH_Num is their 4-byte type (Debian's libptscotch),
+  // else copied.
+  std::vector<SCOTCH_Num> vert(g.xadj.begin(), g.xadj.end()), out(local + 1, 0);
+  std::vector<SCOTCH_Num> copied;
+  SCOTCH_Num *edges = nullptr;
+  if constexpr (std::is_same_v<SCOTCH_Num, int32_t>) {
+    edges = const_cast<SCOTCH_Num *>(g.adj.data());
+  } else {
+    copied.assign(g.adj.begin(), g.adj.end());
+    edges = copied.data();
+  }
   // A context asking for deterministic runs and a fixed random seed (the
   // library is threaded; without it two runs may differ).
   SCOTCH_Context context;
@@ -56,8 +68,8 @@ bool ptscotchParts(const Graph &g, std::vector<int32_t> &part,
   if (rc == 0) {
     rc = SCOTCH_dgraphBuild(
         &graph, 0, SCOTCH_Num(local), SCOTCH_Num(local), vert.data(),
-        vert.data() + 1, nullptr, nullptr, SCOTCH_Num(edge.size()),
-        SCOTCH_Num(edge.size()), edge.data(), nullptr, nullptr);
+        vert.data() + 1, nullptr, nullptr, SCOTCH_Num(g.adj.size()),
+        SCOTCH_Num(g.adj.size()), edges, nullptr, nullptr);
     SCOTCH_stratInit(&strat);
     const SCOTCH_Num parts = SCOTCH_Num(ranks());
     if (rc == 0)

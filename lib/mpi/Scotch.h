@@ -11,10 +11,13 @@
 namespace opdc::rt::dist {
 /// A graph of n vertices stored as slices: this rank's vertices
 /// [lo, lo + xadj.size() - 1), vertex lo + i adjacent to the global
-/// vertices adj[xadj[i] .. xadj[i + 1]).
+/// vertices adj[xadj[i] .. xadj[i + 1]) (n is below 2^31: the
+/// partitioner's limit; 4-byte targets keep the graph small while the
+/// partitioner runs beside the mesh's slices).
 struct Graph {
   int64_t n = 0, lo = 0;
-  std::vector<int64_t> xadj, adj;
+  std::vector<int64_t> xadj;
+  std::vector<int32_t> adj;
 };
 /// PT-Scotch's partition of `g` into one part per rank: part[i] for vertex
 /// lo + i. False, with `why`, when this build has no PT-Scotch or it fails.

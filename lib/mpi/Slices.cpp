@@ -24,11 +24,13 @@
 #include "core/Runtime.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 namespace opdc::rt::dist {
 namespace {
@@ -64,28 +66,11 @@ int64_t sliceLo(int64_t n, int r) {
   return n / p * r + (n % p) * r / p;
 }
 
-int sliceRank(int64_t n, int64_t g) {
-  // The last r with sliceLo(n, r) <= g: g*p/n, corrected with the slices'
-  // starts for this n (kept from the previous call: callers ask many ids of
-  // one set in a row).
-  static int64_t cachedN = -1;
-  static std::vector<int64_t> starts;
-  const int p = ranks();
-  if (n <= 0)
-    return 0;
-  if (n != cachedN || int(starts.size()) != p + 1) {
-    starts.resize(std::size_t(p) + 1);
-    for (int q = 0; q <= p; ++q)
-      starts[std::size_t(q)] = sliceLo(n, q);
-    cachedN = n;
-  }
-  int r = int(double(g) / double(n) * double(p));
-  r = std::min(std::max(r, 0), p - 1);
-  while (r + 1 < p && starts[std::size_t(r) + 1] <= g)
-    ++r;
-  while (r > 0 && starts[std::size_t(r)] > g)
-    --r;
-  return r;
+SliceOf::SliceOf(int64_t n) : p_(ranks()), scale_(0) {
+  starts_.resize(std::size_t(p_) + 1);
+  for (int q = 0; q <= p_; ++q)
+    starts_[std::size_t(q)] = sliceLo(n, q);
+  scale_ = n > 0 ? double(p_) / double(n) : 0.0;
 }
 
 std::vector<int64_t> exchangeIds(const std::vector<std::vector<int64_t>> &send,
@@ -116,61 +101,117 @@ namespace {
 // request or this, whichever is more.
 constexpr int64_t Batch = int64_t(1) << 16;
 
-// One round: the ids grouped by slice holder (counts sc, displacements sd),
-// sent; the ids asked of this rank come back in `asked` (rc, rd).
+// A buffer reused by every round of every fetch and store, so that a round
+// neither zero-fills its buffers nor faults their pages in again (both
+// were a third of the partition's time); given back by
+// releaseSliceBuffers between the partition's phases.
+template <class T> class Scratch {
+public:
+  T *get(std::size_t n) {
+    if (n > cap_) {
+      data_.reset(new T[n]); // uninitialised: every element is written
+      cap_ = n;
+    }
+    return data_.get();
+  }
+  void release() {
+    data_.reset();
+    cap_ = 0;
+  }
+
+private:
+  std::unique_ptr<T[]> data_;
+  std::size_t cap_ = 0;
+};
+Scratch<int32_t> holderBuf;
+Scratch<int64_t> idBuf, askedBuf;
+Scratch<char> sendBuf, recvBuf;
+
+// One row of rowBytes bytes (the partition's rows are mostly 4 or 8).
+inline void copyRow(char *dst, const char *src, std::size_t rowBytes) {
+  switch (rowBytes) {
+  case 4:
+    std::memcpy(dst, src, 4);
+    break;
+  case 8:
+    std::memcpy(dst, src, 8);
+    break;
+  default:
+    std::memcpy(dst, src, rowBytes);
+  }
+}
+
+// The ids of one round that other ranks hold, sent to them. The holder of
+// each id goes to holder[k] (this rank's own ids are not sent: the caller
+// serves them from its slice); the ids asked of this rank come back in
+// asked[0, rd[np]) (counts rc, displacements rd), and what this rank asked
+// of each rank has counts sc, displacements sd.
 template <class T>
-void sendIds(int64_t n, const T *ids, std::size_t count, std::vector<int> &sc,
-             std::vector<int> &sd, std::vector<int> &rc, std::vector<int> &rd,
-             std::vector<int64_t> &asked) {
+const int64_t *sendIds(const SliceOf &of, const T *ids, std::size_t count,
+                       int32_t *holder, std::vector<int> &sc,
+                       std::vector<int> &sd, std::vector<int> &rc,
+                       std::vector<int> &rd) {
   const std::size_t np = std::size_t(ranks());
+  const int me = rank();
   sc.assign(np, 0);
   sd.assign(np + 1, 0);
   rc.assign(np, 0);
   rd.assign(np + 1, 0);
-  for (std::size_t k = 0; k < count; ++k)
-    ++sc[std::size_t(sliceRank(n, int64_t(ids[k])))];
+  for (std::size_t k = 0; k < count; ++k) {
+    const int q = of(int64_t(ids[k]));
+    holder[k] = q;
+    ++sc[std::size_t(q)];
+  }
+  sc[std::size_t(me)] = 0;
   MPI_Alltoall(sc.data(), 1, MPI_INT, rc.data(), 1, MPI_INT, MPI_COMM_WORLD);
   for (std::size_t q = 0; q < np; ++q) {
     sd[q + 1] = sd[q] + sc[q];
     rd[q + 1] = toInt(std::size_t(rd[q]) + std::size_t(rc[q]), "indices");
   }
-  std::vector<int64_t> flat(count);
+  int64_t *flat = idBuf.get(std::size_t(sd[np]));
   std::vector<int> cursor(sd.begin(), sd.end() - 1);
-  for (std::size_t k = 0; k < count; ++k) {
-    const int64_t g = int64_t(ids[k]);
-    flat[std::size_t(cursor[std::size_t(sliceRank(n, g))]++)] = g;
-  }
-  asked.resize(std::size_t(rd[np]));
-  MPI_Alltoallv(flat.data(), sc.data(), sd.data(), MPI_INT64_T, asked.data(),
-                rc.data(), rd.data(), MPI_INT64_T, MPI_COMM_WORLD);
+  for (std::size_t k = 0; k < count; ++k)
+    if (holder[k] != me)
+      flat[cursor[std::size_t(holder[k])]++] = int64_t(ids[k]);
+  int64_t *asked = askedBuf.get(std::size_t(rd[np]));
+  MPI_Alltoallv(flat, sc.data(), sd.data(), MPI_INT64_T, asked, rc.data(),
+                rd.data(), MPI_INT64_T, MPI_COMM_WORLD);
+  return asked;
 }
 
 template <class T>
 void fetchRound(int64_t n, const char *slice, std::size_t rowBytes,
                 const T *ids, std::size_t count, char *out) {
+  const SliceOf of(n);
+  const int me = rank();
+  const std::size_t np = std::size_t(ranks());
   std::vector<int> sc, sd, rc, rd;
-  std::vector<int64_t> asked;
-  sendIds(n, ids, count, sc, sd, rc, rd, asked);
+  int32_t *holder = holderBuf.get(count);
+  const int64_t *asked = sendIds(of, ids, count, holder, sc, sd, rc, rd);
   if (rowBytes == 0)
     return;
-  const int64_t lo = sliceLo(n, rank());
-  std::vector<char> reply(asked.size() * rowBytes);
-  for (std::size_t j = 0; j < asked.size(); ++j)
-    std::memcpy(reply.data() + j * rowBytes,
-                slice + std::size_t(asked[j] - lo) * rowBytes, rowBytes);
-  asked = std::vector<int64_t>();
-  std::vector<char> got(count * rowBytes);
+  const int64_t lo = sliceLo(n, me);
+  // This rank's own rows straight from its slice.
+  for (std::size_t k = 0; k < count; ++k)
+    if (holder[k] == me)
+      copyRow(out + k * rowBytes,
+              slice + std::size_t(int64_t(ids[k]) - lo) * rowBytes, rowBytes);
+  const std::size_t nAsked = std::size_t(rd[np]);
+  char *reply = sendBuf.get(nAsked * rowBytes);
+  for (std::size_t j = 0; j < nAsked; ++j)
+    copyRow(reply + j * rowBytes,
+            slice + std::size_t(asked[j] - lo) * rowBytes, rowBytes);
+  char *got = recvBuf.get(std::size_t(sd[np]) * rowBytes);
   MPI_Datatype t = rowType(rowBytes);
-  MPI_Alltoallv(reply.data(), rc.data(), rd.data(), t, got.data(), sc.data(),
-                sd.data(), t, MPI_COMM_WORLD);
+  MPI_Alltoallv(reply, rc.data(), rd.data(), t, got, sc.data(), sd.data(), t,
+                MPI_COMM_WORLD);
   MPI_Type_free(&t);
   std::vector<int> cursor(sd.begin(), sd.end() - 1);
-  for (std::size_t k = 0; k < count; ++k) {
-    const int q = sliceRank(n, int64_t(ids[k]));
-    std::memcpy(out + k * rowBytes,
-                got.data() + std::size_t(cursor[std::size_t(q)]++) * rowBytes,
-                rowBytes);
-  }
+  for (std::size_t k = 0; k < count; ++k)
+    if (holder[k] != me)
+      copyRow(out + k * rowBytes,
+              got + std::size_t(cursor[std::size_t(holder[k])]++) * rowBytes,
+              rowBytes);
 }
 
 template <class T>
@@ -200,7 +241,11 @@ void storeRows(int64_t n, const void *rows, std::size_t rowBytes,
                const std::vector<int64_t> &ids, void *slice) {
   int64_t batch = 0;
   const long long rounds = roundsOf(int64_t(ids.size()), Batch, batch);
-  const int64_t lo = sliceLo(n, rank());
+  const SliceOf of(n);
+  const int me = rank();
+  const std::size_t np = std::size_t(ranks());
+  const int64_t lo = sliceLo(n, me);
+  char *dst = static_cast<char *>(slice);
   for (long long r = 0; r < rounds; ++r) {
     const std::size_t begin = std::min(ids.size(), std::size_t(r * batch));
     const std::size_t count =
@@ -208,27 +253,39 @@ void storeRows(int64_t n, const void *rows, std::size_t rowBytes,
     const int64_t *id = ids.data() + begin;
     const char *src = static_cast<const char *>(rows) + begin * rowBytes;
     std::vector<int> sc, sd, rc, rd;
-    std::vector<int64_t> got;
-    sendIds(n, id, count, sc, sd, rc, rd, got);
+    int32_t *holder = holderBuf.get(count);
+    const int64_t *got = sendIds(of, id, count, holder, sc, sd, rc, rd);
     if (rowBytes == 0)
       continue;
-    std::vector<char> flat(count * rowBytes);
+    char *flat = sendBuf.get(std::size_t(sd[np]) * rowBytes);
     std::vector<int> cursor(sd.begin(), sd.end() - 1);
-    for (std::size_t k = 0; k < count; ++k)
-      std::memcpy(flat.data() +
-                      std::size_t(cursor[std::size_t(sliceRank(n, id[k]))]++) *
-                          rowBytes,
-                  src + k * rowBytes, rowBytes);
-    std::vector<char> in(got.size() * rowBytes);
+    for (std::size_t k = 0; k < count; ++k) {
+      if (holder[k] == me)
+        copyRow(dst + std::size_t(id[k] - lo) * rowBytes, src + k * rowBytes,
+                rowBytes);
+      else
+        copyRow(flat + std::size_t(cursor[std::size_t(holder[k])]++) *
+                           rowBytes,
+                src + k * rowBytes, rowBytes);
+    }
+    const std::size_t nGot = std::size_t(rd[np]);
+    char *in = recvBuf.get(nGot * rowBytes);
     MPI_Datatype t = rowType(rowBytes);
-    MPI_Alltoallv(flat.data(), sc.data(), sd.data(), t, in.data(), rc.data(),
-                  rd.data(), t, MPI_COMM_WORLD);
+    MPI_Alltoallv(flat, sc.data(), sd.data(), t, in, rc.data(), rd.data(), t,
+                  MPI_COMM_WORLD);
     MPI_Type_free(&t);
-    char *dst = static_cast<char *>(slice);
-    for (std::size_t j = 0; j < got.size(); ++j)
-      std::memcpy(dst + std::size_t(got[j] - lo) * rowBytes,
-                  in.data() + j * rowBytes, rowBytes);
+    for (std::size_t j = 0; j < nGot; ++j)
+      copyRow(dst + std::size_t(got[j] - lo) * rowBytes, in + j * rowBytes,
+              rowBytes);
   }
+}
+
+void releaseSliceBuffers() {
+  holderBuf.release();
+  idBuf.release();
+  askedBuf.release();
+  sendBuf.release();
+  recvBuf.release();
 }
 
 void fileRows(int64_t n, int64_t &first, int64_t &count) {
@@ -365,6 +422,19 @@ int64_t peakResidentBytes() {
   struct rusage u;
   getrusage(RUSAGE_SELF, &u);
   return int64_t(u.ru_maxrss) * 1024;
+}
+
+int64_t residentBytes() {
+  // Linux: the second field of /proc/self/statm, in pages; -1 elsewhere.
+  std::FILE *f = std::fopen("/proc/self/statm", "r");
+  if (!f)
+    return -1;
+  long long size = 0, resident = -1;
+  if (std::fscanf(f, "%lld %lld", &size, &resident) != 2)
+    resident = -1;
+  std::fclose(f);
+  const long page = sysconf(_SC_PAGESIZE);
+  return resident < 0 || page <= 0 ? -1 : int64_t(resident) * page;
 }
 
 } // namespace opdc::rt::dist
