@@ -103,13 +103,18 @@ constexpr int64_t RowBatch = int64_t(1) << 17;
 // Global to local indices of what one rank stores: its local order is a few
 // runs each in ascending global order (core, boundary, exec, non-exec), so
 // a lookup is a binary search per run. Sets that maps point into, whose
-// lookups are one per map entry, are also indexed by a hash table of local
-// indices (open addressing, at most half full: 8 bytes an element), which
-// is several times faster than the searches over runs.
+// lookups are one per map entry, are also indexed by a table: a direct
+// table over the span of the ids stored when they are dense (the span at
+// most 4 times as many: block partitions; lookups follow the mesh
+// numbering's locality), else a hash table of local indices (open
+// addressing, at most half full: 8 bytes an element). Either is several
+// times faster than the searches over runs.
 struct Lookup {
   const std::vector<int64_t> *ids = nullptr;
   std::vector<std::size_t> runs; ///< run starts, then the end
   std::vector<int32_t> slots;    ///< local index or -1; empty: no table
+  bool direct = false;           ///< slots[g - base] (else hashed)
+  int64_t base = 0;
   int shift = 64;
   std::size_t slot(int64_t g) const {
     return std::size_t((uint64_t(g) * 0x9E3779B97F4A7C15ull) >> shift);
@@ -117,6 +122,19 @@ struct Lookup {
   // (Re)builds the table over every id stored so far.
   void index() {
     const std::size_t count = runs.back();
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (std::size_t l = 0; l < count; ++l) {
+      lo = std::min(lo, (*ids)[l]);
+      hi = std::max(hi, (*ids)[l]);
+    }
+    direct = count > 0 && uint64_t(hi - lo) < 4 * uint64_t(count);
+    if (direct) {
+      base = lo;
+      slots.assign(std::size_t(hi - lo) + 1, -1);
+      for (std::size_t l = 0; l < count; ++l)
+        slots[std::size_t((*ids)[l] - lo)] = int32_t(l);
+      return;
+    }
     std::size_t cap = 16;
     while (cap < 2 * count)
       cap <<= 1;
@@ -131,6 +149,10 @@ struct Lookup {
     }
   }
   int32_t find(int64_t g) const {
+    if (direct)
+      return g >= base && uint64_t(g - base) < slots.size()
+                 ? slots[std::size_t(g - base)]
+                 : -1;
     if (!slots.empty()) {
       const std::size_t mask = slots.size() - 1;
       for (std::size_t h = slot(g);; h = (h + 1) & mask) {
