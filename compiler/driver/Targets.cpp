@@ -21,6 +21,8 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <unistd.h>
+
 namespace opdc {
 
 TargetSearchPath targetSearchPath(const DriverOptions &opts,
@@ -74,8 +76,14 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   cg.vecLibMvec = opts.vecLibMvec;
   cg.reproSum = opts.reproSum;
   cg.cpu = opts.cpu.empty() ? "native" : opts.cpu;
-  if (!profile)
+  if (!profile) {
+    // No --target: the program runs here, so the host's L2 (as `native`).
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    cg.l2CacheBytes = l2 > 0 ? int64_t(l2) : 0;
+#endif
     return cg;
+  }
   const TargetProfile &p = *profile;
   bool host = p.name == "native" && p.files.empty();
   if (!host) {
@@ -91,6 +99,7 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   }
   cg.preferVectorWidthBits = unsigned(p.cpu.vectorWidthBits);
   cg.defaultThreads = unsigned(p.defaultThreads());
+  cg.l2CacheBytes = p.cpu.l2CacheKiB * 1024;
   // Options the CPU backend accepts but does not implement yet.
   auto unimplemented = [&](const char *key, const std::string &value,
                            const char *implemented, const char *instead) {

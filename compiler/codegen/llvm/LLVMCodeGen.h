@@ -51,6 +51,9 @@ struct CPUCodeGenOptions {
   unsigned preferVectorWidthBits = 0;
   /// Passed to opd_rt_set_default_threads before opd_rt_init (0: none).
   unsigned defaultThreads = 0;
+  /// The L2 cache of one core in bytes (the target profile's
+  /// cpu.l2_cache_kib; 0: unknown): 3D loops' cache tiles are sized from it.
+  int64_t l2CacheBytes = 0;
   /// Embedded as the string "opdc-build:<stamp>" in the program, so the
   /// driver can tell whether an output was built with the same options.
   std::string buildStamp;

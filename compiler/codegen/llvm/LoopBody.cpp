@@ -71,6 +71,7 @@
 #include "llvm/IR/Constants.h"
 
 #include <functional>
+#include <set>
 #include <map>
 
 namespace opdc {
@@ -79,10 +80,41 @@ using namespace ir;
 
 namespace {
 
-/// Points per plane of one cache-blocking tile of a 3D loop: a 7-point
-/// sweep keeps three planes of the read dat and one of the written dat per
-/// tile, 4 x 16384 x 8 bytes = 512 KiB, well inside a 1-2 MiB L2.
-constexpr int64_t StencilTilePoints = 16384;
+/// Cache blocking of 3D loops: dimension 1 runs in tiles whose planes (the
+/// planes along dimension 2 that the loop's arguments touch: for a 7-point
+/// sweep three of the read dat and one of the written) take this share of
+/// the core's L2 (the target profile's cpu.l2_cache_kib, the host's for
+/// `native`), leaving the rest to the rows in flight and to associativity.
+/// heat3d 256^3 on a Zen 3 core (512 KiB L2, 32 bytes a point):
+/// bench/structured/README.md has the measured tile sizes.
+constexpr int64_t StencilTileL2Divisor = 2;
+/// The L2 assumed when the profile gives none (the planes of a 7-point
+/// sweep of doubles then take 512 KiB: 16384 points a plane).
+constexpr int64_t DefaultL2Bytes = int64_t(1) << 20;
+
+/// Points per plane of a tile of \p loop (3D): the L2's share divided by
+/// the bytes a point of all the planes the loop touches takes (each dat
+/// once per distinct offset along dimension 2).
+int64_t stencilTilePoints(const ParLoopStmt &loop, int64_t l2Bytes) {
+  std::set<std::pair<const Dat *, int64_t>> planes;
+  int64_t bytes = 0;
+  for (const AccessDescriptor &a : loop.args) {
+    if (a.kind != ArgKind::Direct && a.kind != ArgKind::Stencil)
+      continue;
+    std::vector<int64_t> ks{0};
+    if (a.kind == ArgKind::Stencil && a.stencil) {
+      ks.clear();
+      for (const std::vector<int64_t> &pt : a.stencil->points)
+        ks.push_back(pt.size() > 2 ? pt[2] : 0);
+    }
+    for (int64_t k : ks)
+      if (planes.insert({a.dat, k}).second)
+        bytes += int64_t(a.bytes);
+  }
+  const int64_t l2 = l2Bytes > 0 ? l2Bytes : DefaultL2Bytes;
+  return std::max<int64_t>(64, l2 / StencilTileL2Divisor /
+                                   std::max<int64_t>(bytes, 1));
+}
 
 /// Elements per strip of a loop with indirect increments. Airfoil's
 /// res_calc on OP2's 720K-cell grid, AVX2 (VF 4), ms per call, best of 3:
@@ -460,7 +492,7 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
 
   // The loop nest: the outermost dimension over [begin, end), the others
   // over their ranges, dimension 0 innermost. 3D loops are cache-blocked:
-  // dimension 1 runs in tiles of about StencilTilePoints points per plane,
+  // dimension 1 runs in tiles of about stencilTilePoints points per plane,
   // tiles outermost, so that while dimension 2 advances, the planes a
   // stencil reads (k-1, k, k+1 of the tile) stay in the L2 cache instead of
   // being fetched again from memory or L3 (whole 256^2 planes do not fit).
@@ -497,7 +529,8 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
     };
     llvm::Value *row = bb.CreateSub(rangeHi[0], rangeLo[0]);
     row = bb.CreateSelect(bb.CreateICmpSGT(row, i64(1)), row, i64(1));
-    llvm::Value *tile = bb.CreateSDiv(i64(StencilTilePoints), row);
+    llvm::Value *tile = bb.CreateSDiv(
+        i64(stencilTilePoints(loop, cgm.options.l2CacheBytes)), row);
     tile = bb.CreateSelect(bb.CreateICmpSGT(tile, i64(1)), tile, i64(1),
                            "tile");
     llvm::Value *span = bb.CreateSub(rangeHi[1], rangeLo[1]);
