@@ -85,8 +85,9 @@ namespace {
 /// sweep three of the read dat and one of the written) take this share of
 /// the core's L2 (the target profile's cpu.l2_cache_kib, the host's for
 /// `native`), leaving the rest to the rows in flight and to associativity.
-/// heat3d 256^3 on a Zen 3 core (512 KiB L2, 32 bytes a point):
-/// bench/structured/README.md has the measured tile sizes.
+/// heat3d 256^3 on a Zen 3 core (512 KiB L2, 32 bytes a point: 8192
+/// points a plane): tiles of 4096-16384 points measured alike within the
+/// runs' spread (docs/performance.md, "Tiles from the profile's L2").
 constexpr int64_t StencilTileL2Divisor = 2;
 /// The L2 assumed when the profile gives none (the planes of a 7-point
 /// sweep of doubles then take 512 KiB: 16384 points a plane).
