@@ -312,6 +312,7 @@ void placeRows(const opd_set *set, const void *rows, std::size_t rowBytes,
   }
   if (set->partitioned) {
     fetchRows(n, rows, rowBytes, set->globalIds, dest);
+    releaseSliceBuffers(); // a read after the partition: keep nothing
     return;
   }
   // A whole set (created by the program, not read): every rank all rows.
@@ -350,6 +351,7 @@ void rowsToWrite(const opd_dat *dat, std::vector<char> &rows) {
   std::vector<int64_t> owned(s->globalIds.begin(),
                              s->globalIds.begin() + s->owned);
   storeRows(s->globalSize, data, eb, owned, rows.data());
+  releaseSliceBuffers(); // a write: keep nothing between writes
 }
 
 void agreeOnFailure(const std::string &error) {
