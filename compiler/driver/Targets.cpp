@@ -21,8 +21,6 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
-#include <unistd.h>
-
 namespace opdc {
 
 TargetSearchPath targetSearchPath(const DriverOptions &opts,
@@ -78,10 +76,7 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   cg.cpu = opts.cpu.empty() ? "native" : opts.cpu;
   if (!profile) {
     // No --target: the program runs here, so the host's L2 (as `native`).
-#ifdef _SC_LEVEL2_CACHE_SIZE
-    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    cg.l2CacheBytes = l2 > 0 ? int64_t(l2) : 0;
-#endif
+    cg.l2CacheBytes = detectHostProfile().cpu.l2CacheKiB * 1024;
     return cg;
   }
   const TargetProfile &p = *profile;

@@ -76,8 +76,8 @@
 // which runs after this pass: the earlier unit then computes those points
 // itself), else as separate loops; the runtime checks it per run
 // (lib/exec/Skew.cpp). With --comm-avoid=off such a group is refused.
-// -fno-skew turns skewing off; the
-// CUDA backend, which runs a group's loops one by one, gets none.
+// -fno-skew turns skewing off; the CUDA backend, which runs a group's
+// loops one by one, gets none.
 #include "passes/Fuse.h"
 
 #include "passes/BodyUtils.h"

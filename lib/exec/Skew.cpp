@@ -39,8 +39,7 @@
 // runs there too (a communication-avoiding chain's extensions,
 // passes/CommAvoid.cpp); where it does not (a chain run plain), the loops
 // run one after the other (computedHere). Time and bytes go to the first
-// loop's profile
-// entry (the others count their calls and name the sweep).
+// loop's profile entry (the others count their calls and name the sweep).
 #include "exec/Loop.h"
 
 #include "core/Dist.h"

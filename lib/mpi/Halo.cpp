@@ -386,8 +386,6 @@ execLayersIn(const Owners &owners, int64_t layers) {
   return out;
 }
 
-}
-
 std::map<const opd_set *, std::vector<std::vector<int64_t>>>
 execLayers(const Owners &owners, int64_t layers) {
   const int p = ranks();
@@ -398,6 +396,8 @@ execLayers(const Owners &owners, int64_t layers) {
   if (p <= 32)
     return execLayersIn<uint32_t>(owners, layers);
   return execLayersIn<uint64_t>(owners, layers);
+}
+
 } // namespace
 
 const SetHalo &setHalo(const opd_set *set) { return halos()[set]; }

@@ -71,8 +71,8 @@
 #include "llvm/IR/Constants.h"
 
 #include <functional>
-#include <set>
 #include <map>
+#include <set>
 
 namespace opdc {
 
