@@ -5,7 +5,8 @@
 #
 # Builds examples/heat3d/heat3d.opd against target profiles that extend
 # x86_64-avx2 with an L2 of 256, 512 and 1024 KiB (tiles of 4096, 8192 and
-# 16384 points a plane for heat3d's 32 bytes a point), then runs each with
+# 16384 points a plane for heat3d's 32 bytes a point) and of 1 GiB (whole
+# planes: no tiling), then runs each with
 # the runtime's last-level cache taken as 32 MiB (OPD_LLC_BYTES: the
 # `step` loop's 250 MiB stream their output) and as 256 MiB (they do not),
 # alternating, for --rounds rounds at 1 and 2 threads; prints `step`'s
@@ -31,7 +32,7 @@ done
 work=$build/bench/structured/tiles
 mkdir -p "$work"
 cd "$work"
-sizes=(256 512 1024)
+sizes=(256 512 1024 1048576)
 for kb in "${sizes[@]}"; do
   cat >"l2-$kb.yaml" <<YAML
 name: l2-$kb
@@ -54,7 +55,7 @@ for ((round = 1; round <= rounds; ++round)); do
       for kb in "${sizes[@]}"; do
         OPD_LLC_BYTES=$llc "./heat3d-$kb" --n="$n" --tfinal="$tfinal" \
           --report=1000000 --threads="$t" --profile >out.txt
-        printf 'round %d, %d thread(s), LLC %3d MiB, L2 %4d KiB: step %s s, %s GB/s\n' \
+        printf 'round %d, %d thread(s), LLC %3d MiB, L2 %7d KiB: step %s s, %s GB/s\n' \
           "$round" "$t" $((llc >> 20)) "$kb" \
           "$(awk '$1 == "step" && $2 ~ /^[0-9]+$/ && NF == 5 {print $3}' out.txt)" \
           "$(awk '$1 == "step" && $2 ~ /^[0-9]+$/ && NF == 5 {print $5}' out.txt)"
