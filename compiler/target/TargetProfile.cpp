@@ -25,6 +25,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/TargetParser/Host.h"
@@ -442,6 +443,40 @@ bool Loader::loadFile(const std::string &file, TargetProfile &out,
   return restore(true);
 }
 
+// The data and unified caches of cpu0 as the kernel lists them
+// (/sys/devices/system/cpu/cpu0/cache/index*/{type,level,size}): bytes by
+// level, 0 where sysfs has none. Preferred to sysconf: in a virtual machine
+// the C library's figures come from CPUID, which can describe the host's
+// socket (a 256 MiB L3 on a VM given 32 MiB) rather than the guest's.
+std::map<int, int64_t> sysfsCacheBytes() {
+  std::map<int, int64_t> bytes;
+  auto read = [](const std::string &path) {
+    auto buffer = llvm::MemoryBuffer::getFileAsStream(path);
+    return buffer ? (*buffer)->getBuffer().trim().str() : std::string();
+  };
+  for (int i = 0;; ++i) {
+    const std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    const std::string type = read(dir + "type");
+    if (type.empty())
+      break;
+    if (type != "Data" && type != "Unified")
+      continue;
+    const std::string text = read(dir + "size");
+    llvm::StringRef size = text;
+    int64_t scale = 1;
+    if (size.consume_back("K"))
+      scale = int64_t(1) << 10;
+    else if (size.consume_back("M"))
+      scale = int64_t(1) << 20;
+    int level = 0;
+    int64_t count = 0;
+    if (!llvm::StringRef(read(dir + "level")).getAsInteger(10, level) &&
+        !size.getAsInteger(10, count) && count > 0)
+      bytes[level] = count * scale;
+  }
+  return bytes;
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -586,22 +621,25 @@ TargetProfile detectHostProfile() {
   p.cpu.cores = physical;
   p.cpu.threadsPerCore = std::max<long>(1, logical / physical);
   p.nodeSockets = 1;
+  std::map<int, int64_t> caches = sysfsCacheBytes();
 #ifdef _SC_LEVEL1_DCACHE_SIZE
-  long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE),
-       l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (l1 > 0) {
-    p.cpu.l1dCacheKiB = l1 / 1024;
+  if (caches.empty())
+    caches = {{1, sysconf(_SC_LEVEL1_DCACHE_SIZE)},
+              {2, sysconf(_SC_LEVEL2_CACHE_SIZE)},
+              {3, sysconf(_SC_LEVEL3_CACHE_SIZE)}};
+#endif
+  if (caches[1] > 0) {
+    p.cpu.l1dCacheKiB = caches[1] / 1024;
     p.given.insert("cpu.l1d_cache_kib");
   }
-  if (l2 > 0) {
-    p.cpu.l2CacheKiB = l2 / 1024;
+  if (caches[2] > 0) {
+    p.cpu.l2CacheKiB = caches[2] / 1024;
     p.given.insert("cpu.l2_cache_kib");
   }
-  if (l3 >= 1024 * 1024) {
-    p.cpu.l3CacheMiB = l3 / (1024 * 1024);
+  if (caches[3] >= 1024 * 1024) {
+    p.cpu.l3CacheMiB = caches[3] / (1024 * 1024);
     p.given.insert("cpu.l3_cache_mib");
   }
-#endif
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
   if (pages > 0 && pageSize > 0) {
     double gib = double(pages) * double(pageSize) / (1024.0 * 1024 * 1024);

@@ -25,6 +25,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace opdc::rt {
@@ -194,25 +195,82 @@ opd_loop *groupEntry(opd_loop **cache, const char *name) {
   return loop;
 }
 
+namespace {
+// One line of a sysfs cache attribute file, or "" if it cannot be read.
+std::string sysfsLine(const std::string &path) {
+  std::string line;
+  if (FILE *f = std::fopen(path.c_str(), "r")) {
+    char buf[256];
+    if (std::fgets(buf, sizeof buf, f)) {
+      line = buf;
+      while (!line.empty() && (line.back() == '\n' || line.back() == ' '))
+        line.pop_back();
+    }
+    std::fclose(f);
+  }
+  return line;
+}
+
+// The last-level cache as the kernel describes it: the highest-level data
+// or unified cache of cpu0 (/sys/devices/system/cpu/cpu0/cache/index*),
+// times the number of distinct instances of that level among the online
+// CPUs (one an L3 slice or socket: the threads of a loop spread over them).
+// 0 when sysfs does not say. Read before sysconf: in virtual machines the
+// C library's _SC_LEVEL3_CACHE_SIZE comes from CPUID, which describes the
+// host's socket (256 MiB on one of this project's 32 MiB-L3 VMs), while
+// the kernel reports the cache the VM is given.
+int64_t sysfsLastLevelCache() {
+  const std::string cpu = "/sys/devices/system/cpu/";
+  int level = 0;
+  int64_t bytes = 0;
+  std::string index;
+  for (int i = 0; i < 16; ++i) {
+    const std::string dir = cpu + "cpu0/cache/index" + std::to_string(i) + "/";
+    const std::string type = sysfsLine(dir + "type");
+    if (type.empty())
+      break;
+    if (type == "Instruction")
+      continue;
+    const int l = std::atoi(sysfsLine(dir + "level").c_str());
+    char unit = 'K';
+    long size = 0;
+    if (std::sscanf(sysfsLine(dir + "size").c_str(), "%ld%c", &size, &unit) < 1 ||
+        size <= 0 || l <= level)
+      continue;
+    level = l;
+    bytes = int64_t(size) * (unit == 'M' ? 1 << 20 : unit == 'G' ? 1 << 30
+                                                     : unit == 'K' ? 1 << 10
+                                                                   : 1);
+    index = "cache/index" + std::to_string(i) + "/shared_cpu_list";
+  }
+  if (bytes <= 0)
+    return 0;
+  std::vector<std::string> instances;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  for (long c = 0; c < std::max(1L, cpus); ++c) {
+    std::string list = sysfsLine(cpu + "cpu" + std::to_string(c) + "/" + index);
+    if (list.empty())
+      continue;
+    if (std::find(instances.begin(), instances.end(), list) == instances.end())
+      instances.push_back(std::move(list));
+  }
+  return bytes * int64_t(std::max<size_t>(1, instances.size()));
+}
+} // namespace
+
 int64_t lastLevelCacheBytes() {
   static const int64_t bytes = [] {
     // OPD_LLC_BYTES overrides (a smaller cache than this machine's, for
-    // measurements); else the L3 (or L2) the C library or sysfs reports;
-    // else 32 MiB.
+    // measurements); else what sysfs reports; else the C library's L3 (or
+    // L2); else 32 MiB.
     if (const int64_t set = envInteger("OPD_LLC_BYTES", 0, 1, INT64_MAX,
                                        "a positive number of bytes"))
       return set;
+    if (const int64_t kernel = sysfsLastLevelCache())
+      return kernel;
     long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
     if (v <= 0)
       v = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (v <= 0)
-      if (FILE *f = std::fopen("/sys/devices/system/cpu/cpu0/cache/index3/size",
-                               "r")) {
-        long kib = 0;
-        if (std::fscanf(f, "%ldK", &kib) == 1 && kib > 0)
-          v = kib * 1024;
-        std::fclose(f);
-      }
     return v > 0 ? int64_t(v) : int64_t(32) << 20;
   }();
   return bytes;
@@ -315,6 +373,18 @@ std::vector<ProfileRow> collectProfile() {
       it->plan = describePlan(*loop->plan, loop->partsUsed);
     if (!loop->note.empty() && it->plan.empty() && loop->calls > 0)
       it->plan = loop->note;
+    if (loop->streamedCalls > 0 &&
+        it->plan.find("streaming stores") == std::string::npos) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "%sstreaming stores in %lld of %lld calls (%.0f MiB a "
+                    "call, last-level cache %.0f MiB)",
+                    it->plan.empty() ? "" : "; ",
+                    (long long)loop->streamedCalls, (long long)loop->calls,
+                    loop->bytesPerCall / 1048576.0,
+                    double(lastLevelCacheBytes()) / 1048576.0);
+      it->plan += text;
+    }
     it->calls += loop->calls;
     it->seconds += loop->seconds;
     it->bytes += loop->bytesPerCall * double(loop->calls) + loop->bytesAdjust;
@@ -617,9 +687,10 @@ int opd_loop_streams(const opd_loop *loop) {
   // (docs/performance.md). Loops within the cache never stream: the data
   // would be evicted for the next loop to fetch again.
   static const bool enabled = envSwitch("OPD_STREAM_STORES", true);
-  return enabled && loop && loop->bytesPerCall > double(lastLevelCacheBytes())
-             ? 1
-             : 0;
+  if (!enabled || !loop || loop->bytesPerCall <= double(lastLevelCacheBytes()))
+    return 0;
+  ++loop->streamedCalls;
+  return 1;
 }
 
 void opd_loop_set_location(opd_loop *loop, const char *location) {

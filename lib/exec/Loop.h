@@ -93,6 +93,9 @@ struct opd_loop {
   /// colouring) itself, whatever the plan kind (the profile names what ran).
   mutable bool partsUsed = false;
   double bytesPerCall = 0;
+  /// Calls whose body was told to stream (opd_loop_streams said 1): the
+  /// profile's plan line names them.
+  mutable int64_t streamedCalls = 0;
   /// Skewed sweeps (exec/Skew.cpp): the first loop of a sweep carries the
   /// time and the bytes of all its loops (bytesAdjust adds the others'
   /// bytes to it and takes them from them), and `note` says so in the

@@ -279,7 +279,7 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
 /** 1 when streaming stores are enabled (the default; OPD_STREAM_STORES=0
  *  in the environment disables them) and the prepared loop's bytes (its
  *  access descriptors')
- *  exceed the last-level cache (OPD_LLC_BYTES, else detected):
+ *  exceed the last-level cache (OPD_LLC_BYTES, else sysfs, else sysconf):
  *  the CPU backend then runs the body variant with non-temporal stores for
  *  write-only arguments. 0 otherwise. */
 int opd_loop_streams(const opd_loop *loop);

@@ -290,6 +290,35 @@ TEST_F(LoopTest, SuperBlockIncrementIsThreadIndependentAndInScheduleOrder) {
             0);
 }
 
+TEST_F(LoopTest, ProfileNamesStreamingStores) {
+  // opd_loop_streams counts the calls it told to stream; the profile's plan
+  // line names them with the loop's bytes and the cache they exceed. The
+  // cache size is read once per process: skip if an earlier test in this
+  // process fixed it to something other than OPD_LLC_BYTES=1.
+  setenv("OPD_LLC_BYTES", "1", 1);
+  if (lastLevelCacheBytes() != 1)
+    GTEST_SKIP() << "the last-level cache was read before OPD_LLC_BYTES";
+  opd_set *s = opd_set_create("s", 10000);
+  opd_dat *d = opd_dat_create("d", s, OPD_F64, 1);
+  opd_arg args[] = {{d, nullptr, 0, OPD_ARG_DIRECT, OPD_WRITE, 8}};
+  opd_loop *streamSlot = nullptr, *plainSlot = nullptr;
+  opd_loop *streamed = opd_loop_prepare(&streamSlot, "streamed", s, 1, args);
+  Recorder r{std::vector<Range>(3), std::vector<int>(10000, 0)};
+  ASSERT_EQ(opd_loop_streams(streamed), 1);
+  opd_loop_run(streamed, recordBody, &r);
+  opd_loop_run(streamed, recordBody, &r);
+  opd_loop *plain = opd_loop_prepare(&plainSlot, "plain", s, 1, args);
+  opd_loop_run(plain, recordBody, &r);
+  std::map<std::string, std::string> plans;
+  for (const ProfileRow &row : collectProfile())
+    plans[row.name] = row.plan;
+  EXPECT_THAT(plans["streamed"],
+              ::testing::ContainsRegex("^streaming stores in 1 of 2 calls "
+                                       "\\([0-9]+ MiB a call, last-level "
+                                       "cache 0 MiB\\)$"));
+  EXPECT_EQ(plans["plain"], "");
+}
+
 TEST_F(LoopTest, ProfileNamesThePlanThatRan) {
   // Under --plan=super, opd_loop_run runs the super-blocks; a backend that
   // runs the plan parts itself (opd_loop_part_get) runs the colouring, and

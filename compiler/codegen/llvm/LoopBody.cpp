@@ -596,8 +596,17 @@ void LoopEmitter::emitAlignedRow(llvm::IRBuilder<> &bb,
   llvm::Value *toLine =
       bb.CreateAnd(bb.CreateSub(i64(0), misaligned(elementAt(lead, lo))),
                    i64(63));
+  // A row shorter than a line runs whole in the prologue; a longer one
+  // peels at most a line's elements (< count). Not min(peel, count): SCEV
+  // would fold that umin into every address of the aligned loop (umin(a, b)
+  // + i = umin(a + i, b + i), no longer an add recurrence), and loop
+  // strength reduction then rebuilt each of a 7-point stencil's addresses
+  // with a compare and cmov every iteration (heat3d's step ran 1.3-1.6x
+  // slower, docs/performance.md). This select's condition is not a
+  // comparison of its arms, so SCEV keeps it opaque.
   llvm::Value *peel = bb.CreateUDiv(toLine, i64(size));
-  peel = bb.CreateSelect(bb.CreateICmpULT(peel, count), peel, count, "peel");
+  peel = bb.CreateSelect(bb.CreateICmpSGE(count, i64(64 / size)), peel, count,
+                         "peel");
   llvm::Value *mid = bb.CreateAdd(lo, peel, "aligned.lo");
 
   // The prologue: scalar and not unrolled (fewer than 64 bytes of the
