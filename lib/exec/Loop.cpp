@@ -375,14 +375,20 @@ std::vector<ProfileRow> collectProfile() {
       it->plan = loop->note;
     if (loop->streamedCalls > 0 &&
         it->plan.find("streaming stores") == std::string::npos) {
-      char text[160];
-      std::snprintf(text, sizeof text,
-                    "%sstreaming stores in %lld of %lld calls (%.0f MiB a "
-                    "call, last-level cache %.0f MiB)",
-                    it->plan.empty() ? "" : "; ",
-                    (long long)loop->streamedCalls, (long long)loop->calls,
-                    loop->bytesPerCall / 1048576.0,
-                    double(lastLevelCacheBytes()) / 1048576.0);
+      char text[256];
+      int used = std::snprintf(
+          text, sizeof text,
+          "%sstreaming stores in %lld of %lld calls (%.0f MiB a call, "
+          "last-level cache %.0f MiB)",
+          it->plan.empty() ? "" : "; ", (long long)loop->streamedCalls,
+          (long long)loop->calls, loop->bytesPerCall / 1048576.0,
+          double(lastLevelCacheBytes()) / 1048576.0);
+      if (loop->streamChoice >= 0 && used > 0 && used < int(sizeof text))
+        std::snprintf(text + used, sizeof text - std::size_t(used),
+                      ", then %s by timing (best %.2f ms streaming, %.2f ms "
+                      "plain)",
+                      loop->streamChoice ? "streaming" : "plain",
+                      loop->streamBest[1] * 1e3, loop->streamBest[0] * 1e3);
       it->plan += text;
     }
     it->calls += loop->calls;
@@ -686,11 +692,30 @@ int opd_loop_streams(const opd_loop *loop) {
   // stores in every round on a quiet machine, at 1 and 2 threads
   // (docs/performance.md). Loops within the cache never stream: the data
   // would be evicted for the next loop to fetch again.
+  //
+  // Whether it pays is decided by timing: on an AMD EPYC (Zen 3) a 3D
+  // 7-point sweep with one output streams 1.1-1.3x faster, but one that
+  // also reads a second 7-point stencil, or writes a second output, ran
+  // 2-7x slower streaming (docs/performance.md). So after a first call
+  // (streaming, untimed: it also pays for cold TLBs and caches) the next
+  // StreamTrials calls alternate the plain and the streaming body, and the
+  // variant with the best of its times stays for the rest (endLoop records
+  // the times). Values are the same bits either way.
   static const bool enabled = envSwitch("OPD_STREAM_STORES", true);
-  if (!enabled || !loop || loop->bytesPerCall <= double(lastLevelCacheBytes()))
+  if (!loop)
     return 0;
-  ++loop->streamedCalls;
-  return 1;
+  loop->streamTrial = -1;
+  if (!enabled || loop->bytesPerCall <= double(lastLevelCacheBytes()))
+    return 0;
+  int streams = loop->streamChoice;
+  if (streams < 0) {
+    // Call 0 streams untimed; calls 1, 2, ... plain, streaming, ...
+    streams = loop->streamTrials % 2 == 0 ? 1 : 0;
+    loop->streamTrial = streams;
+  }
+  if (streams)
+    ++loop->streamedCalls;
+  return streams;
 }
 
 void opd_loop_set_location(opd_loop *loop, const char *location) {
@@ -801,8 +826,22 @@ void endLoop(opd_loop *loop) {
   dist::afterLoop(loop);
   loop->running = false;
   activeLoop = nullptr;
-  loop->seconds += opd_rt_wtime() - loop->startTime;
+  const double seconds = opd_rt_wtime() - loop->startTime;
+  loop->seconds += seconds;
   ++loop->calls;
+  if (loop->streamTrial >= 0) {
+    // A timed trial of opd_loop_streams: keep each variant's best time,
+    // and after StreamTrials calls the faster variant.
+    const int k = loop->streamTrials++; // 0: the untimed warm-up
+    double &best = loop->streamBest[loop->streamTrial];
+    if (k == 1 || k == 2)
+      best = seconds;
+    else if (k > 2)
+      best = std::min(best, seconds);
+    loop->streamTrial = -1;
+    if (k == StreamTrials)
+      loop->streamChoice = loop->streamBest[1] <= loop->streamBest[0] ? 1 : 0;
+  }
   chainLoopEnded(loop);
   // After the timer: the scan is not the loop's time.
   if (fpCheckEnabled())

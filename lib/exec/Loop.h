@@ -96,6 +96,16 @@ struct opd_loop {
   /// Calls whose body was told to stream (opd_loop_streams said 1): the
   /// profile's plan line names them.
   mutable int64_t streamedCalls = 0;
+  /// Streaming chosen by timing (opd_loop_streams): after a first
+  /// (untimed, streaming) call, StreamTrials calls beyond the cache
+  /// alternate plain and streaming bodies, then the faster (best time of
+  /// each) stays; `streamTrials` counts the calls so far, warm-up included. `streamChoice` -1
+  /// while undecided; `streamTrial` the variant the running call uses (-1:
+  /// not a trial).
+  mutable int streamTrials = 0;
+  mutable int streamChoice = -1;
+  mutable int streamTrial = -1;
+  mutable double streamBest[2] = {0, 0};
   /// Skewed sweeps (exec/Skew.cpp): the first loop of a sweep carries the
   /// time and the bytes of all its loops (bytesAdjust adds the others'
   /// bytes to it and takes them from them), and `note` says so in the
@@ -124,6 +134,11 @@ struct opd_loop {
 };
 
 namespace opdc::rt {
+/// Calls of a loop beyond the cache that opd_loop_streams times, streaming
+/// and plain alternately after one untimed streaming call (the first call
+/// of a loop also pays for cold TLBs and caches), before it keeps the
+/// faster body by the best time of each.
+constexpr int StreamTrials = 6;
 /// Bytes a call of a loop over `n` iterations moves, by the rule above.
 double loopBytes(int64_t n, int nargs, const opd_arg *args);
 /// The last-level cache's bytes (OPD_LLC_BYTES, else detected, else

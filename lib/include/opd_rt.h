@@ -279,9 +279,11 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
 /** 1 when streaming stores are enabled (the default; OPD_STREAM_STORES=0
  *  in the environment disables them) and the prepared loop's bytes (its
  *  access descriptors')
- *  exceed the last-level cache (OPD_LLC_BYTES, else sysfs, else sysconf):
- *  the CPU backend then runs the body variant with non-temporal stores for
- *  write-only arguments. 0 otherwise. */
+ *  exceed the last-level cache (OPD_LLC_BYTES, else sysfs, else sysconf)
+ *  and streaming is, or may be, the faster: the first call streams, the
+ *  next opdc::rt::StreamTrials alternate 0 and 1 (timed), then the faster
+ *  answer stays. The CPU backend runs the body variant with non-temporal
+ *  stores for write-only arguments when it says 1. 0 otherwise. */
 int opd_loop_streams(const opd_loop *loop);
 
 /** Runs the `n` prepared block loops of a skewed sweep (the compiler's

@@ -319,6 +319,54 @@ TEST_F(LoopTest, ProfileNamesStreamingStores) {
   EXPECT_EQ(plans["plain"], "");
 }
 
+struct SlowCtx {
+  int slow = 0; // milliseconds to wait when the call streams
+  int streaming = 0;
+};
+void slowBody(void *ctx, int64_t, int64_t, int64_t) {
+  auto *c = static_cast<SlowCtx *>(ctx);
+  if (c->streaming) {
+    const double until = opd_rt_wtime() + c->slow * 1e-3;
+    while (opd_rt_wtime() < until) {
+    }
+  }
+}
+
+TEST_F(LoopTest, StreamingIsKeptOnlyWhereItIsFaster) {
+  // After an untimed streaming call, StreamTrials calls alternate plain and
+  // streaming bodies; the faster stays. Here streaming calls are made
+  // slower, so plain stays and the profile says why.
+  setenv("OPD_LLC_BYTES", "1", 1);
+  if (lastLevelCacheBytes() != 1)
+    GTEST_SKIP() << "the last-level cache was read before OPD_LLC_BYTES";
+  omp_set_num_threads(1);
+  opd_set *s = opd_set_create("s", 100);
+  opd_dat *d = opd_dat_create("d", s, OPD_F64, 1);
+  opd_arg args[] = {{d, nullptr, 0, OPD_ARG_DIRECT, OPD_WRITE, 8}};
+  opd_loop *slot = nullptr;
+  opd_loop *l = opd_loop_prepare(&slot, "timed", s, 1, args);
+  SlowCtx ctx{20, 0};
+  std::vector<int> chosen;
+  for (int call = 0; call < StreamTrials + 4; ++call) {
+    ctx.streaming = opd_loop_streams(l);
+    chosen.push_back(ctx.streaming);
+    opd_loop_run(l, slowBody, &ctx);
+  }
+  // Warm-up streams, then plain and streaming alternate, then plain.
+  std::vector<int> expected{1};
+  for (int k = 0; k < StreamTrials; ++k)
+    expected.push_back(k % 2 == 0 ? 0 : 1);
+  expected.insert(expected.end(), 3, 0);
+  EXPECT_EQ(chosen, expected);
+  std::map<std::string, std::string> plans;
+  for (const ProfileRow &row : collectProfile())
+    plans[row.name] = row.plan;
+  EXPECT_THAT(plans["timed"],
+              ::testing::ContainsRegex(", then plain by timing \\(best "
+                                       "[0-9.]+ ms streaming, [0-9.]+ ms "
+                                       "plain\\)$"));
+}
+
 TEST_F(LoopTest, ProfileNamesThePlanThatRan) {
   // Under --plan=super, opd_loop_run runs the super-blocks; a backend that
   // runs the plan parts itself (opd_loop_part_get) runs the colouring, and
