@@ -290,13 +290,27 @@ TEST_F(LoopTest, SuperBlockIncrementIsThreadIndependentAndInScheduleOrder) {
             0);
 }
 
+// OPD_LLC_BYTES=1: every loop is beyond the cache. The size is read once
+// a process, so false if an earlier test in this process read it first.
+bool everyLoopBeyondTheCache() {
+  setenv("OPD_LLC_BYTES", "1", 1);
+  return lastLevelCacheBytes() == 1;
+}
+
+// The profile's plan line of every loop, by name.
+std::map<std::string, std::string> profilePlans() {
+  std::map<std::string, std::string> plans;
+  for (const ProfileRow &row : collectProfile())
+    plans[row.name] = row.plan;
+  return plans;
+}
+
 TEST_F(LoopTest, ProfileNamesStreamingStores) {
   // opd_loop_streams counts the calls it told to stream; the profile's plan
   // line names them with the loop's bytes and the cache they exceed. The
   // cache size is read once per process: skip if an earlier test in this
   // process fixed it to something other than OPD_LLC_BYTES=1.
-  setenv("OPD_LLC_BYTES", "1", 1);
-  if (lastLevelCacheBytes() != 1)
+  if (!everyLoopBeyondTheCache())
     GTEST_SKIP() << "the last-level cache was read before OPD_LLC_BYTES";
   opd_set *s = opd_set_create("s", 10000);
   opd_dat *d = opd_dat_create("d", s, OPD_F64, 1);
@@ -309,9 +323,7 @@ TEST_F(LoopTest, ProfileNamesStreamingStores) {
   opd_loop_run(streamed, recordBody, &r);
   opd_loop *plain = opd_loop_prepare(&plainSlot, "plain", s, 1, args);
   opd_loop_run(plain, recordBody, &r);
-  std::map<std::string, std::string> plans;
-  for (const ProfileRow &row : collectProfile())
-    plans[row.name] = row.plan;
+  std::map<std::string, std::string> plans = profilePlans();
   EXPECT_THAT(plans["streamed"],
               ::testing::ContainsRegex("^streaming stores in 1 of 2 calls "
                                        "\\([0-9]+ MiB a call, last-level "
@@ -336,8 +348,7 @@ TEST_F(LoopTest, StreamingIsKeptOnlyWhereItIsFaster) {
   // After an untimed streaming call, StreamTrials calls alternate plain and
   // streaming bodies; the faster stays. Here streaming calls are made
   // slower, so plain stays and the profile says why.
-  setenv("OPD_LLC_BYTES", "1", 1);
-  if (lastLevelCacheBytes() != 1)
+  if (!everyLoopBeyondTheCache())
     GTEST_SKIP() << "the last-level cache was read before OPD_LLC_BYTES";
   omp_set_num_threads(1);
   opd_set *s = opd_set_create("s", 100);
@@ -358,9 +369,7 @@ TEST_F(LoopTest, StreamingIsKeptOnlyWhereItIsFaster) {
     expected.push_back(k % 2 == 0 ? 0 : 1);
   expected.insert(expected.end(), 3, 0);
   EXPECT_EQ(chosen, expected);
-  std::map<std::string, std::string> plans;
-  for (const ProfileRow &row : collectProfile())
-    plans[row.name] = row.plan;
+  std::map<std::string, std::string> plans = profilePlans();
   EXPECT_THAT(plans["timed"],
               ::testing::ContainsRegex(", then plain by timing \\(best "
                                        "[0-9.]+ ms streaming, [0-9.]+ ms "
@@ -401,9 +410,7 @@ TEST_F(LoopTest, ProfileNamesThePlanThatRan) {
     }
   }
   opd_loop_end(parts);
-  std::map<std::string, std::string> plans;
-  for (const ProfileRow &r : collectProfile())
-    plans[r.name] = r.plan;
+  std::map<std::string, std::string> plans = profilePlans();
   EXPECT_THAT(plans["by_run"],
               ::testing::ContainsRegex("^super, [0-9]+ super-blocks, "));
   EXPECT_THAT(plans["by_parts"], ::testing::StartsWith("colour, "));
