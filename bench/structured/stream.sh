@@ -7,8 +7,8 @@
 # one after the other:
 #   dense   OPD_PAD_ROWS=0 OPD_STREAM_STORES=0  rows as before issue #14
 #   padded  OPD_PAD_ROWS=1 OPD_STREAM_STORES=0  rows padded to whole lines
-#   stream  OPD_PAD_ROWS=1 OPD_STREAM_STORES=1  padded, streaming stores for
-#                                               loops larger than the LLC
+#   stream  OPD_PAD_ROWS=1 OPD_STREAM_STORES=always  padded, streaming
+#                                       stores for loops larger than the LLC
 # Per run it prints the `step` loop's wall ms per call from --profile, its
 # GB/s (the profile's byte model: u read, u2 written, 16 B a point) and
 # that as a share of the round's triad; and an estimate of the CPU time of
@@ -67,7 +67,7 @@ for n in "${ns[@]}"; do
       case $run in
         dense) env=(OPD_PAD_ROWS=0 OPD_STREAM_STORES=0) ;;
         padded) env=(OPD_PAD_ROWS=1 OPD_STREAM_STORES=0) ;;
-        stream) env=(OPD_PAD_ROWS=1 OPD_STREAM_STORES=1) ;;
+        stream) env=(OPD_PAD_ROWS=1 OPD_STREAM_STORES=always) ;;
       esac
       args=(--n="$n" --report=1000000 --threads="$threads" --profile)
       full=$(cpu "stream-$n-$run.txt" "${env[@]}" ./heat3d "${args[@]}" \

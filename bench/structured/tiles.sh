@@ -7,8 +7,9 @@
 # x86_64-avx2 with an L2 of 256, 512 and 1024 KiB (tiles of 4096, 8192 and
 # 16384 points a plane for heat3d's 32 bytes a point) and of 1 GiB (whole
 # planes: no tiling), then runs each with
-# the runtime's last-level cache taken as 32 MiB (OPD_LLC_BYTES: the
-# `step` loop's 250 MiB stream their output) and as 256 MiB (they do not),
+# the runtime's last-level cache taken as 32 MiB (OPD_LLC_BYTES, with
+# OPD_STREAM_STORES=always: the `step` loop's 250 MiB stream their output
+# in every call, untimed) and as 256 MiB (they do not),
 # alternating, for --rounds rounds at 1 and 2 threads; prints `step`'s
 # seconds for 100 steps and GB/s, with a STREAM triad before and after.
 #
@@ -53,7 +54,8 @@ for ((round = 1; round <= rounds; ++round)); do
   for t in "${counts[@]}"; do
     for llc in 33554432 268435456; do
       for kb in "${sizes[@]}"; do
-        OPD_LLC_BYTES=$llc "./heat3d-$kb" --n="$n" --tfinal="$tfinal" \
+        OPD_STREAM_STORES=always OPD_LLC_BYTES=$llc "./heat3d-$kb" \
+          --n="$n" --tfinal="$tfinal" \
           --report=1000000 --threads="$t" --profile >out.txt
         printf 'round %d, %d thread(s), LLC %3d MiB, L2 %7d KiB: step %s s, %s GB/s\n' \
           "$round" "$t" $((llc >> 20)) "$kb" \

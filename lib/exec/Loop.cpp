@@ -700,14 +700,29 @@ int opd_loop_streams(const opd_loop *loop) {
   // (streaming, untimed: it also pays for cold TLBs and caches) the next
   // StreamTrials calls alternate the plain and the streaming body, and the
   // variant with the best of its times stays for the rest (endLoop records
-  // the times). Values are the same bits either way.
-  static const bool enabled = envSwitch("OPD_STREAM_STORES", true);
+  // the times). Values are the same bits either way. OPD_STREAM_STORES=0
+  // never streams, =always streams every call beyond the cache untimed
+  // (tests and measurements of the streaming bodies).
+  enum class Mode { Off, Timed, Always };
+  static const Mode mode = [] {
+    const char *env = std::getenv("OPD_STREAM_STORES");
+    if (!env || !*env || !std::strcmp(env, "1"))
+      return Mode::Timed;
+    if (!std::strcmp(env, "0"))
+      return Mode::Off;
+    if (!std::strcmp(env, "always"))
+      return Mode::Always;
+    failf("invalid value '%s' for environment variable OPD_STREAM_STORES: "
+          "expected 1 (streaming where timing says it is faster, the "
+          "default), 0 or always",
+          env);
+  }();
   if (!loop)
     return 0;
   loop->streamTrial = -1;
-  if (!enabled || loop->bytesPerCall <= double(lastLevelCacheBytes()))
+  if (mode == Mode::Off || loop->bytesPerCall <= double(lastLevelCacheBytes()))
     return 0;
-  int streams = loop->streamChoice;
+  int streams = mode == Mode::Always ? 1 : loop->streamChoice;
   if (streams < 0) {
     // Call 0 streams untimed; calls 1, 2, ... plain, streaming, ...
     streams = loop->streamTrials % 2 == 0 ? 1 : 0;

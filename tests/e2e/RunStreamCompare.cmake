@@ -4,7 +4,7 @@
 # cmake -DOPDC=opdc -DSOURCE=prog.opd -DWORK=dir [-DARGS="--n=5;..."]
 #       [-DIGNORE=regex] [-DOUTFILE=file.h5] -P RunStreamCompare.cmake
 #
-# Streaming is forced with OPD_STREAM_STORES=1 and OPD_LLC_BYTES=1 (every
+# Streaming is forced with OPD_STREAM_STORES=always and OPD_LLC_BYTES=1 (every
 # loop "exceeds the cache", so every loop with a write-only argument runs
 # its .nt body, compiler/codegen/llvm/LoopHost.cpp); the plain runs have
 # OPD_STREAM_STORES=0. The reference run has dense rows (OPD_PAD_ROWS=0,
@@ -43,7 +43,7 @@ endfunction()
 
 run_one("OPD_STREAM_STORES=0;OPD_PAD_ROWS=0" 1 reference)
 foreach(threads 1 2)
-  foreach(env "OPD_STREAM_STORES=0" "OPD_STREAM_STORES=1;OPD_LLC_BYTES=1")
+  foreach(env "OPD_STREAM_STORES=0" "OPD_STREAM_STORES=always;OPD_LLC_BYTES=1")
     run_one("${env}" ${threads} run)
     if(NOT run STREQUAL reference)
       message(FATAL_ERROR "${env} (padded rows), --threads=${threads}: "
