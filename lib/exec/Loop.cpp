@@ -849,9 +849,7 @@ void endLoop(opd_loop *loop) {
     // and after StreamTrials calls the faster variant.
     const int k = loop->streamTrials++; // 0: the untimed warm-up
     double &best = loop->streamBest[loop->streamTrial];
-    if (k == 1 || k == 2)
-      best = seconds;
-    else if (k > 2)
+    if (k > 0)
       best = std::min(best, seconds);
     loop->streamTrial = -1;
     if (k == StreamTrials)

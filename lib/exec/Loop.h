@@ -41,6 +41,7 @@
 #include "core/Objects.h"
 #include "exec/Plan.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -98,14 +99,15 @@ struct opd_loop {
   mutable int64_t streamedCalls = 0;
   /// Streaming chosen by timing (opd_loop_streams): after a first
   /// (untimed, streaming) call, StreamTrials calls beyond the cache
-  /// alternate plain and streaming bodies, then the faster (best time of
-  /// each) stays; `streamTrials` counts the calls so far, warm-up included. `streamChoice` -1
-  /// while undecided; `streamTrial` the variant the running call uses (-1:
-  /// not a trial).
+  /// alternate plain and streaming bodies, then the faster stays.
+  /// `streamTrials` counts those calls, warm-up included; `streamChoice` is
+  /// -1 while undecided; `streamTrial` the variant the running call uses
+  /// (-1: not a timed call); `streamBest` the best seconds of plain [0] and
+  /// streaming [1] calls.
   mutable int streamTrials = 0;
   mutable int streamChoice = -1;
   mutable int streamTrial = -1;
-  mutable double streamBest[2] = {0, 0};
+  mutable double streamBest[2] = {HUGE_VAL, HUGE_VAL};
   /// Skewed sweeps (exec/Skew.cpp): the first loop of a sweep carries the
   /// time and the bytes of all its loops (bytesAdjust adds the others'
   /// bytes to it and takes them from them), and `note` says so in the

@@ -277,9 +277,9 @@ int64_t opd_loop_chunks(const opd_loop *loop);
  *  below with OpenMP, opd_loop_wait_halos after the core, opd_loop_end. */
 void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
 /** 1 when streaming stores are enabled (the default; OPD_STREAM_STORES=0
- *  in the environment disables them) and the prepared loop's bytes (its
- *  access descriptors')
- *  exceed the last-level cache (OPD_LLC_BYTES, else sysfs, else sysconf)
+ *  in the environment disables them, =always skips the timing below) and
+ *  the prepared loop's bytes (its access descriptors') exceed the
+ *  last-level cache (OPD_LLC_BYTES, else sysfs, else sysconf)
  *  and streaming is, or may be, the faster: the first call streams, the
  *  next opdc::rt::StreamTrials alternate 0 and 1 (timed), then the faster
  *  answer stays. The CPU backend runs the body variant with non-temporal
