@@ -73,6 +73,7 @@ std::string buildStamp(const DriverOptions &opts, const TargetProfile *profile,
   add("cuda-indirect=" + opts.cudaIndirect);
   add("comm-avoid=" + opts.commAvoid);
   add(opts.reproSum ? "repro-sum" : "no-repro-sum");
+  add(opts.sumLanes ? "sum-lanes" : "no-sum-lanes");
   add(profile ? printTargetProfile(*profile) : "host");
   for (const auto &dir : opts.importPaths)
     add("-I" + dir);

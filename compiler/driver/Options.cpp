@@ -71,6 +71,12 @@ Code generation:
   -frepro-sum         float sum reductions exact and rounded once: the same
                       bits for any --threads, rank count and partition
                       (-fno-repro-sum, the default: summed per chunk)
+  -fsum-lanes         vectorise loops with float sums, each sum split into
+                      32 bytes of partial sums (4 doubles) in a fixed order:
+                      the same bits for any --threads and target, but a
+                      loop that does not vectorise (other -O, fusion,
+                      inlining) rounds its sum otherwise (-fno-sum-lanes,
+                      the default: summed in element order, scalar)
   --mpi               with build or run: link the MPI runtime; the program
                       runs under 'mpirun -np N' (or alone as one process)
   --comm-avoid=auto|on|off
@@ -341,6 +347,10 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.reproSum = true;
     } else if (a == "-fno-repro-sum") {
       o.reproSum = false;
+    } else if (a == "-fsum-lanes") {
+      o.sumLanes = true;
+    } else if (a == "-fno-sum-lanes") {
+      o.sumLanes = false;
     } else if (startsWith(a, "--passes=") || a == "--passes") {
       if (a == "--passes") {
         error = "option '--passes' needs a value: --passes=NAME,NAME "

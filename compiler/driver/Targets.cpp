@@ -73,6 +73,7 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   cg.fpContract = opts.fpContract;
   cg.vecLibMvec = opts.vecLibMvec;
   cg.reproSum = opts.reproSum;
+  cg.sumLanes = opts.sumLanes;
   cg.cpu = opts.cpu.empty() ? "native" : opts.cpu;
   if (!profile) {
     // No --target: the program runs here, so the host's L2 (as `native`).

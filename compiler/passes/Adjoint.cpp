@@ -96,48 +96,6 @@ StmtPtr assign(AssignOp op, ExprPtr t, ExprPtr v) {
 }
 ExprPtr zero(Type t) { return std::make_unique<ConstantExpr>(zeroOf(t)); }
 
-/// A loop bound plus a constant, folded when the bound is a constant.
-ExprPtr plusConst(const Expr &e, int64_t c) {
-  if (c == 0)
-    return e.clone();
-  if (auto *k = dyn_cast<ConstantExpr>(&e))
-    return std::make_unique<ConstantExpr>(
-        ConstValue::ofInt(e.type.scalar, k->value.asInt() + c));
-  return std::make_unique<BinaryExpr>(
-      BinaryOp::Add, e.clone(),
-      std::make_unique<ConstantExpr>(ConstValue::ofInt(e.type.scalar, c)));
-}
-
-/// min(a, b) or max(a, b) of two loop bounds, folded when both are
-/// constants or the same expression.
-ExprPtr minMax(Intrinsic id, ExprPtr a, ExprPtr b) {
-  auto *ka = dyn_cast<ConstantExpr>(a.get());
-  auto *kb = dyn_cast<ConstantExpr>(b.get());
-  if (ka && kb) {
-    int64_t x = ka->value.asInt(), y = kb->value.asInt();
-    return std::make_unique<ConstantExpr>(ConstValue::ofInt(
-        a->type.scalar, id == Intrinsic::Min ? std::min(x, y) : std::max(x, y)));
-  }
-  if (exprToString(*a) == exprToString(*b))
-    return a;
-  std::vector<ExprPtr> args;
-  args.push_back(std::move(a));
-  args.push_back(std::move(b));
-  return std::make_unique<IntrinsicExpr>(id, std::move(args));
-}
-
-/// Whether a range is empty whatever the run-time values: some dimension
-/// with constant bounds lo >= hi.
-bool provablyEmpty(const std::vector<LoopRange> &ranges) {
-  for (const LoopRange &r : ranges) {
-    auto *lo = dyn_cast<ConstantExpr>(r.lo.get());
-    auto *hi = dyn_cast<ConstantExpr>(r.hi.get());
-    if (lo && hi && lo->value.asInt() >= hi->value.asInt())
-      return true;
-  }
-  return false;
-}
-
 /// The variable an lvalue assigns (a variable or a component of one).
 unsigned rootSlot(const Expr &target) {
   const Expr *e = &target;

@@ -51,5 +51,14 @@ std::vector<bool> tapeOverwrites(const ir::ParLoopStmt &l,
 /// such as fusion, call it on the bodies they change).
 void fixTapeOverwrites(ir::Body &b);
 
+/// Loop bound \p e plus \p c, folded when the bound is a constant.
+ir::ExprPtr plusConst(const ir::Expr &e, int64_t c);
+/// min(a, b) or max(a, b) (\p id) of two loop bounds, folded when both are
+/// constants or the same expression.
+ir::ExprPtr minMax(ir::Intrinsic id, ir::ExprPtr a, ir::ExprPtr b);
+/// Whether a block range is empty whatever the run-time values: some
+/// dimension with constant bounds lo >= hi.
+bool provablyEmpty(const std::vector<ir::LoopRange> &ranges);
+
 } // namespace opdc
 #endif

@@ -7,6 +7,7 @@
 #include "passes/PassPipeline.h"
 
 #include "passes/Adjoint.h"
+#include "passes/AdjointZeros.h"
 #include "passes/ExpandCG.h"
 #include "passes/Chain.h"
 #include "passes/CommAvoid.h"
@@ -39,6 +40,11 @@ const std::vector<Registered> &registry() {
       {{"tangent", "build the tangents of procs (forward mode)", buildTangents},
        true},
       {{"adjoint", "build the adjoints of procs (reverse mode)", buildAdjoints},
+       true},
+      {{"adjoint-zeros",
+        "assign instead of zeroing then incrementing adjoints in reversed "
+        "time loops",
+        assignAdjointZeros},
        true},
       {{"expand-cg", "expand solve cg into loops and a while loop", expandCG},
        true},

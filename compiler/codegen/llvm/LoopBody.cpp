@@ -26,9 +26,33 @@
 // llvm.loop.parallel_accesses over an access group carried by every dat and
 // map access, so the vectoriser needs no run-time alias checks. Reduction
 // accumulators are private to the body and outside the group; float sums
-// stay in order (no reassociation) and therefore scalar. The race class of
-// analyzeLoopAccess() (analysis/LoopAccess.h) is the one place that
-// decides, with the reasons.
+// stay in order (no reassociation) and therefore scalar, unless
+// -fsum-lanes (below). The race class of analyzeLoopAccess()
+// (analysis/LoopAccess.h) is the one place that decides, with the reasons.
+//
+// Float sums: by default summed strictly in element order, so results do
+// not depend on the vector width, the -O level or whether loops are fused;
+// an accumulator is then one chain of dependent additions (4 cycles an
+// element on Zen 3) and keeps the whole element loop scalar (heat3d's
+// adjoint loop step.b ran at half the speed of its memory traffic). With
+// -fsum-lanes their element loops carry llvm.loop.vectorize.width =
+// sumLanes (32 bytes of partial sums: 4 doubles, 8 floats) and
+// interleave.count = 1, which lets the vectoriser reorder the sum in
+// exactly one way whatever the target's vector width: in each row (an
+// element loop run), element j of the vector part goes to partial sum
+// j mod sumLanes (partial 0 starts from the running value, the others from
+// -0.0), the partials are added in lane order at the end of the vector
+// part (an ordered llvm.vector.reduce.fadd), then the row's last elements
+// (fewer than sumLanes) in order. The order depends on the row's length
+// and the chunks only, which the runtime fixes independently of the thread
+// count: results stay bitwise the same for any number of threads, and
+// whether the loop streams or not (the .nt body is this body with its
+// stores marked). Rows are not peeled to an aligned element in such loops
+// (see alignArgs below), so padding does not change the order either. An
+// element loop the vectoriser cannot vectorise (calls without vector
+// variants, control flow it cannot flatten) still sums in element order:
+// the bits then differ between builds where that differs (-O0, fusing it
+// with such a kernel), hence the option. -frepro-sum keeps its exact sums.
 //
 // Indirect increments: two elements of one block may increment the same
 // target, so their element loop cannot be declared parallel. When a loop's
@@ -128,6 +152,11 @@ int64_t stencilTilePoints(const ParLoopStmt &loop, int64_t l2Bytes) {
 /// gained nothing measurable.
 constexpr int64_t IncStripSize = 16;
 
+/// Float sums: bytes of the partial sums an element loop keeps per
+/// accumulator (LoopEmitter::sumLanes = these bytes / the element size:
+/// 4 doubles, 8 floats), whatever the target's vector width.
+constexpr unsigned SumVectorBytes = 32;
+
 } // namespace
 
 void emitCountedLoop(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
@@ -156,16 +185,31 @@ void emitCountedLoop(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
   b.SetInsertPoint(exitBB);
 }
 
-llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group) {
+llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group,
+                         unsigned sumLanes) {
   std::vector<llvm::Metadata *> ops{nullptr};
   ops.push_back(
       llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.mustprogress")));
   if (group)
     ops.push_back(llvm::MDNode::get(
         c, {llvm::MDString::get(c, "llvm.loop.parallel_accesses"), group}));
+  auto hint = [&](const char *name, unsigned v) {
+    ops.push_back(llvm::MDNode::get(
+        c, {llvm::MDString::get(c, name),
+            llvm::ConstantAsMetadata::get(
+                llvm::ConstantInt::get(llvm::Type::getInt32Ty(c), v))}));
+  };
+  if (sumLanes) {
+    hint("llvm.loop.vectorize.width", sumLanes);
+    hint("llvm.loop.interleave.count", 1);
+  }
   llvm::MDNode *id = llvm::MDNode::getDistinct(c, ops);
   id->replaceOperandWith(0, id);
   return id;
+}
+
+llvm::MDNode *LoopEmitter::elementLoopID(llvm::MDNode *group) const {
+  return makeLoopID(cgm.context, group, group ? sumLanes : 0);
 }
 
 void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
@@ -383,6 +427,7 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   base.assign(n, nullptr);
   mapData.assign(n, nullptr);
   argPtr.assign(n, nullptr);
+  sumLanes = 0;
   incBuffer.assign(n, nullptr);
   exactSlot.assign(n, nullptr);
   gatherBase.assign(n, nullptr);
@@ -463,6 +508,13 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       bb.CreateStore(bb.CreateLoad(accTy, slot), acc);
       accumulators[i] = {acc, slot};
       argPtr[i] = acc;
+      if (cgm.options.sumLanes && isFloat(a.scalar) &&
+          a.mode == AccessMode::Sum) {
+        const llvm::DataLayout &layout = cgm.module.getDataLayout();
+        unsigned size =
+            unsigned(layout.getTypeStoreSize(cgm.memType(a.scalar)));
+        sumLanes = std::max(sumLanes, SumVectorBytes / size);
+      }
     }
   }
   // Rows are aligned for the arguments that may stream, when the element
@@ -470,8 +522,11 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   // are single scalars, so that every element lies a multiple of its size
   // from a 64-byte boundary and the prologue reaches one: the first (the
   // lead) decides the peel, the others of its scalar type follow it.
+  // Not with float sums: the peel would depend on the row's address, and
+  // with it which elements share a partial sum (padded and dense rows, or
+  // two allocations, would round differently).
   alignArgs.clear();
-  for (unsigned i = 0; loop.block && group && i < n; ++i)
+  for (unsigned i = 0; loop.block && group && !sumLanes && i < n; ++i)
     if (isStreamCandidate(loop, i) && loop.args[i].dim == 1 &&
         (alignArgs.empty() ||
          cgm.memType(loop.args[i].scalar) ==
@@ -512,7 +567,8 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       emitAlignedRow(bb, kernel, coords, lo, hi, group);
       return;
     }
-    llvm::MDNode *idMD = makeLoopID(cgm.context, inner ? group : nullptr);
+    llvm::MDNode *idMD = inner ? elementLoopID(group)
+                               : makeLoopID(cgm.context, nullptr);
     emitCountedLoop(bb, lo, hi, idMD, "dim" + std::to_string(d),
                     [&](llvm::Value *v) {
                       coords[d] = v;
@@ -645,7 +701,7 @@ void LoopEmitter::emitAlignedRow(llvm::IRBuilder<> &bb,
       alignedRows[n] = elementAt(n, mid);
       bb.CreateAlignmentAssumption(layout, alignedRows[n], 64);
     }
-    emitCountedLoop(bb, i64(0), bb.CreateSub(hi, mid), makeLoopID(c, group),
+    emitCountedLoop(bb, i64(0), bb.CreateSub(hi, mid), elementLoopID(group),
                     "dim0", [&](llvm::Value *t) {
                       coords[0] = bb.CreateAdd(mid, t, "", true, true);
                       alignedStep = t;
@@ -762,7 +818,7 @@ void LoopEmitter::emitIncStrips(llvm::IRBuilder<> &bb,
     llvm::Value *len =
         bb.CreateSelect(bb.CreateICmpSLT(left, i64(IncStripSize)), left,
                         i64(IncStripSize), "strip.len");
-    emitCountedLoop(bb, i64(0), len, makeLoopID(cgm.context, group),
+    emitCountedLoop(bb, i64(0), len, elementLoopID(group),
                     "strip.compute", [&](llvm::Value *j) { compute(s, j); });
     emitCountedLoop(bb, i64(0), len, makeLoopID(cgm.context, nullptr),
                     "strip.apply", [&](llvm::Value *j) { apply(s, j); });

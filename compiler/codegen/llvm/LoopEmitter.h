@@ -31,8 +31,11 @@ void emitCountedLoop(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
                      int64_t step = 1);
 
 /// A distinct loop ID: `!{self, !{"llvm.loop.mustprogress"}}`, plus
-/// `!{"llvm.loop.parallel_accesses", group}` when \p group is given.
-llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group);
+/// `!{"llvm.loop.parallel_accesses", group}` when \p group is given, plus,
+/// when \p sumLanes is not 0, the vectoriser's width fixed at \p sumLanes
+/// and its interleave count at 1 (see LoopEmitter::sumLanes).
+llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group,
+                         unsigned sumLanes = 0);
 
 /// \p v as a constant of \p t, the memory type of a scalar.
 llvm::Constant *identityConstant(IdentityValue v, llvm::Type *t);
@@ -146,6 +149,13 @@ private:
   /// element is at offset alignedStep from alignedRows[n] (when not null),
   /// a pointer LLVM knows to be 64-byte aligned.
   std::vector<unsigned> alignArgs;
+  /// Element loops of a loop with float sum reductions (not -frepro-sum):
+  /// the fixed number of partial sums each accumulator is split into, 0
+  /// when there are none (LoopBody.cpp, "Float sums").
+  unsigned sumLanes = 0;
+  /// makeLoopID for an element loop: \p group and, when it is given,
+  /// sumLanes.
+  llvm::MDNode *elementLoopID(llvm::MDNode *group) const;
   std::vector<llvm::Value *> alignedRows;
   llvm::Value *alignedStep = nullptr;
   std::vector<llvm::Value *> rangeLo, rangeHi;

@@ -1,0 +1,671 @@
+// AdjointZeros.cpp - Assign instead of zeroing then incrementing adjoints in
+// reversed time loops.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The adjoint of `loop step (u @ star7, v: out); swap(u, v)` in a time loop
+// is, per reversed step (passes/Adjoint.cpp):
+//
+//   swap(u.b, v.b)
+//   loop G over I: u.b += (transposed stencil of v.b)   interior gather
+//   frames over (R + t) \ I: u.b += ...                  thin slabs
+//   loop Z over R: reads v.b, then v.b = 0               out's adjoint
+//
+// Z zeroes v.b because the buffer's next reader, after the next step's
+// swap as u.b, increments it: G of the next step. So G adds to zeros on I,
+// and Z writes zeros there that only G reads: 16 of the sweep's 40 bytes a
+// point in heat3d (v.b written back, u.b read). This pass makes G assign
+// (`u.b = ...`: its first increment of u.b becomes `=`), drops the zeroing
+// from Z (v.b only read) and zeroes only R \ I after Z, in slabs (the
+// frames add to those points), and zeroes v.b over I after the time loop,
+// which restores the state the loop left.
+//
+// Legal when, with X the dat Z zeroes and Y the name its buffer has at G
+// (through the swaps before G in the body):
+//   * Z's kernel ends with `p = 0` at the centre, p's only other uses being
+//     reads, and no statement after Z in the body mentions X: at the end of
+//     every step X is zero on R (now: on R \ I, garbage on I);
+//   * the statements before G only swap X's buffer or leave it alone, and
+//     G is the first to touch it, incrementing it at the centre over I
+//     within R, as the first top-level statement of its kernel that uses
+//     the parameter: from the second step on, G read zeros on I and now
+//     overwrites whatever is there, with the same result;
+//   * before the time loop, X is zeroed over a range containing I, and
+//     nothing between that and the loop touches it: the first step's G
+//     read zeros too (the state after zero steps is unchanged by the zero
+//     loop after the time loop);
+//   * for a checkpoint reverse, both reverse bodies (re-run and taped
+//     steps alternate in one sweep) qualify with the same X, G and Z
+//     ranges, and neither the forward re-run body nor the snapshot state
+//     mentions X or Y.
+// Nothing else reads X on I between Z and the next G, so every value the
+// program reads is the one it read before.
+#include "passes/AdjointZeros.h"
+
+#include "passes/BodyUtils.h"
+#include "passes/DerivUtils.h"
+
+#include "ir/IRBuilder.h"
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
+
+namespace opdc {
+
+using namespace ir;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::isa;
+
+namespace {
+
+constexpr const char *PassName = "adjoint-zeros";
+
+//===----------------------------------------------------------------------===//
+// Bounds: `e + c` with e an expression compared as text.
+//===----------------------------------------------------------------------===//
+
+struct Linear {
+  std::string base; ///< "" for a constant
+  int64_t c = 0;
+};
+
+Linear linear(const Expr &e) {
+  if (auto *k = dyn_cast<ConstantExpr>(&e))
+    return {"", k->value.asInt()};
+  if (auto *b = dyn_cast<BinaryExpr>(&e)) {
+    auto *k = dyn_cast<ConstantExpr>(b->rhs.get());
+    if (k && (b->op == BinaryOp::Add || b->op == BinaryOp::Sub)) {
+      Linear l = linear(*b->lhs);
+      l.c += b->op == BinaryOp::Add ? k->value.asInt() : -k->value.asInt();
+      return l;
+    }
+  }
+  return {exprToString(e), 0};
+}
+
+/// a <= b whatever the run-time values (same base, smaller constant).
+bool provablyLE(const Expr &a, const Expr &b) {
+  if (auto *m = dyn_cast<IntrinsicExpr>(&b);
+      m && m->id == Intrinsic::Max && m->args.size() == 2)
+    if (provablyLE(a, *m->args[0]) || provablyLE(a, *m->args[1]))
+      return true;
+  if (auto *m = dyn_cast<IntrinsicExpr>(&a);
+      m && m->id == Intrinsic::Max && m->args.size() == 2)
+    return provablyLE(*m->args[0], b) && provablyLE(*m->args[1], b);
+  Linear x = linear(a), y = linear(b);
+  return x.base == y.base && x.c <= y.c;
+}
+
+/// Whether every point of \p s lies in \p r. A dimension of s whose upper
+/// bound is max(A, lo) is empty or ends at A.
+bool within(const std::vector<LoopRange> &s, const std::vector<LoopRange> &r) {
+  if (s.empty() || s.size() != r.size())
+    return false;
+  for (size_t d = 0; d < s.size(); ++d) {
+    if (!provablyLE(*r[d].lo, *s[d].lo))
+      return false;
+    const Expr *hi = s[d].hi.get();
+    if (auto *m = dyn_cast<IntrinsicExpr>(hi);
+        m && m->id == Intrinsic::Max && m->args.size() == 2 &&
+        exprToString(*m->args[1]) == exprToString(*s[d].lo))
+      hi = m->args[0].get();
+    if (!provablyLE(*hi, *r[d].hi))
+      return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// What statements and kernels touch.
+//===----------------------------------------------------------------------===//
+
+/// Whether \p s may touch dat \p d (any statement whose dats are not all
+/// named, such as a call, may).
+bool mentions(const Stmt &s, const Dat *d) {
+  auto inBody = [&](const Body &b) {
+    return std::any_of(b.stmts.begin(), b.stmts.end(),
+                       [&](const StmtPtr &x) { return x && mentions(*x, d); });
+  };
+  auto has = [&](const std::vector<Dat *> &v) {
+    return std::find(v.begin(), v.end(), d) != v.end();
+  };
+  switch (s.kind) {
+  case StmtKind::Decl:
+  case StmtKind::Assign:
+  case StmtKind::Print:
+  case StmtKind::Break:
+  case StmtKind::Continue:
+  case StmtKind::Return:
+    return false;
+  case StmtKind::ParLoop:
+    for (const AccessDescriptor &a : cast<ParLoopStmt>(s).args)
+      if (a.usesDat() && a.dat == d)
+        return true;
+    return false;
+  case StmtKind::Swap: {
+    const auto &w = cast<SwapStmt>(s);
+    return w.a == d || w.b == d;
+  }
+  case StmtKind::Tape:
+    return has(cast<TapeStmt>(s).dats);
+  case StmtKind::Write:
+  case StmtKind::Read:
+    return has(cast<DatIOStmt>(s).dats);
+  case StmtKind::If: {
+    const auto &i = cast<IfStmt>(s);
+    return inBody(i.thenBody) || inBody(i.elseBody);
+  }
+  case StmtKind::For:
+    return inBody(cast<ForStmt>(s).body);
+  case StmtKind::While:
+    return inBody(cast<WhileStmt>(s).body);
+  case StmtKind::Checkpoint: {
+    const auto &c = cast<CheckpointStmt>(s);
+    return has(c.dats) || inBody(c.body) || inBody(c.reverseBody) ||
+           inBody(c.tapedBody) || inBody(c.tapedReverseBody);
+  }
+  default:
+    return true; // calls, solves, derivative requests
+  }
+}
+
+/// Whether \p e uses kernel parameter \p p.
+bool usesParam(const Expr &e, unsigned p) {
+  struct Finder : IRVisitor {
+    unsigned p;
+    bool found = false;
+    void visitKernelArg(const KernelArgExpr &a) override {
+      found = found || a.index == p;
+    }
+  } f;
+  f.p = p;
+  f.visitExpr(e);
+  return f.found;
+}
+bool usesParam(const Stmt &s, unsigned p) {
+  struct Finder : IRVisitor {
+    unsigned p;
+    bool found = false;
+    void visitKernelArg(const KernelArgExpr &a) override {
+      found = found || a.index == p;
+    }
+  } f;
+  f.p = p;
+  f.visitStmt(s);
+  return f.found;
+}
+
+/// `param = value` or `param op= value` at the centre, whole element.
+const AssignStmt *centreAssign(const Stmt &s, unsigned p) {
+  const auto *a = dyn_cast<AssignStmt>(&s);
+  const auto *t = a ? dyn_cast<KernelArgExpr>(a->target.get()) : nullptr;
+  if (!t || t->index != p || usesParam(*a->value, p) ||
+      !std::all_of(t->offset.begin(), t->offset.end(),
+                   [](int64_t o) { return o == 0; }))
+    return nullptr;
+  return a;
+}
+
+bool isZero(const Expr &e) {
+  auto *k = dyn_cast<ConstantExpr>(&e);
+  return k && e.type.isScalar() && isFloat(e.type.scalar) &&
+         k->value.asDouble() == 0.0;
+}
+
+/// Whether \p v, read by top-level statement \p at of a kernel body, is
+/// zero: a zero constant, or a local variable whose last assignment
+/// before, at the top level, sets it to a zero constant (the adjoint
+/// kernels read an out parameter's adjoint into a local, zero the local,
+/// and store it back at the end).
+bool zeroAt(const std::vector<StmtPtr> &stmts, size_t at, const Expr &v) {
+  if (isZero(v))
+    return true;
+  const auto *r = dyn_cast<VarRefExpr>(&v);
+  if (!r)
+    return false;
+  struct Assigns : IRVisitor {
+    unsigned slot;
+    bool found = false;
+    void visitAssign(const AssignStmt &a) override {
+      const Expr *t = a.target.get();
+      while (auto *x = dyn_cast<IndexExpr>(t))
+        t = x->base.get();
+      if (auto *k = dyn_cast<VarRefExpr>(t))
+        found = found || k->slot == slot;
+      IRVisitor::visitAssign(a);
+    }
+  };
+  for (size_t k = at; k-- > 0;) {
+    const Stmt &s = *stmts[k];
+    if (const auto *d = dyn_cast<DeclStmt>(&s); d && d->slot == r->slot)
+      return d->init && isZero(*d->init);
+    Assigns w;
+    w.slot = r->slot;
+    w.visitStmt(s);
+    if (!w.found)
+      continue;
+    const auto *a = dyn_cast<AssignStmt>(&s);
+    const auto *t = a ? dyn_cast<VarRefExpr>(a->target.get()) : nullptr;
+    return t && t->slot == r->slot && a->op == AssignOp::Set &&
+           isZero(*a->value);
+  }
+  return false;
+}
+
+/// The one argument of \p l on \p d, or -1 when none or several.
+int argOn(const ParLoopStmt &l, const Dat *d) {
+  int found = -1;
+  for (size_t i = 0; i < l.args.size(); ++i)
+    if (l.args[i].usesDat() && l.args[i].dat == d) {
+      if (found >= 0)
+        return -1;
+      found = int(i);
+    }
+  return found;
+}
+
+/// A scalar float argument at the centre of a block loop with a range.
+bool centreScalar(const ParLoopStmt &l, int i) {
+  if (i < 0 || !l.block || l.ranges.empty() || l.extended())
+    return false;
+  const AccessDescriptor &a = l.args[size_t(i)];
+  if (a.dim != 1 || !isFloat(a.scalar) ||
+      !l.kernel->kernelParams[size_t(i)].type.isScalar())
+    return false;
+  if (a.kind == ArgKind::Direct)
+    return true;
+  return a.kind == ArgKind::Stencil && a.stencil && a.stencil->isCentreOnly();
+}
+
+/// Z: loop \p l ends by zeroing its argument on \p d, whose other uses in
+/// the kernel are reads. Returns the argument, or -1.
+int zeroingArg(const ParLoopStmt &l, const Dat *d) {
+  int i = argOn(l, d);
+  if (!centreScalar(l, i) || containsReturn(l.kernel->body))
+    return -1;
+  const AccessMode m = l.args[size_t(i)].mode;
+  if (m != AccessMode::Write && m != AccessMode::ReadWrite)
+    return -1;
+  const std::vector<StmtPtr> &stmts = l.kernel->body.stmts;
+  size_t last = stmts.size();
+  while (last > 0 && !usesParam(*stmts[last - 1], unsigned(i)))
+    --last;
+  if (last == 0)
+    return -1;
+  const AssignStmt *z = centreAssign(*stmts[last - 1], unsigned(i));
+  if (!z || z->op != AssignOp::Set || !zeroAt(stmts, last - 1, *z->value))
+    return -1;
+  // Every earlier use only reads: no statement assigns the parameter.
+  struct Writes : IRVisitor {
+    unsigned p;
+    bool found = false;
+    void visitAssign(const AssignStmt &a) override {
+      const Expr *t = a.target.get();
+      while (auto *x = dyn_cast<IndexExpr>(t))
+        t = x->base.get();
+      if (auto *k = dyn_cast<KernelArgExpr>(t))
+        found = found || k->index == p;
+      IRVisitor::visitAssign(a);
+    }
+  } w;
+  w.p = unsigned(i);
+  for (size_t k = 0; k + 1 < last; ++k)
+    w.visitStmt(*stmts[k]);
+  return w.found ? -1 : i;
+}
+
+/// A seed: loop \p l only zeroes \p d (a zero-fill kernel's one statement).
+bool zeroes(const ParLoopStmt &l, const Dat *d) {
+  int i = argOn(l, d);
+  if (!centreScalar(l, i) || l.args[size_t(i)].mode != AccessMode::Write)
+    return false;
+  for (const StmtPtr &s : l.kernel->body.stmts)
+    if (usesParam(*s, unsigned(i))) {
+      const AssignStmt *a = centreAssign(*s, unsigned(i));
+      if (!a || a->op != AssignOp::Set || !isZero(*a->value))
+        return false;
+    }
+  return true;
+}
+
+/// G: loop \p l increments its argument on \p d at the centre, first of all
+/// in a top-level statement of its kernel. Returns the argument, or -1.
+int incrementArg(const ParLoopStmt &l, const Dat *d) {
+  int i = argOn(l, d);
+  if (!centreScalar(l, i) || l.args[size_t(i)].mode != AccessMode::Inc ||
+      containsReturn(l.kernel->body))
+    return -1;
+  for (const StmtPtr &s : l.kernel->body.stmts)
+    if (usesParam(*s, unsigned(i))) {
+      const AssignStmt *a = centreAssign(*s, unsigned(i));
+      return a && (a->op == AssignOp::Add || a->op == AssignOp::Sub) ? i : -1;
+    }
+  return -1;
+}
+
+//===----------------------------------------------------------------------===//
+// The pass.
+//===----------------------------------------------------------------------===//
+
+/// One rewrite found in a reversed step's body.
+struct Plan {
+  Dat *x = nullptr; ///< the dat Z zeroes
+  Dat *y = nullptr; ///< its buffer's name at G
+  size_t g = 0, z = 0;
+  int gArg = -1, zArg = -1;
+};
+
+/// The rewrite of \p body, a reversed step, for the dat \p only (any when
+/// null), or nothing.
+std::optional<Plan> findPlan(const Body &body, const Dat *only) {
+  const std::vector<StmtPtr> &st = body.stmts;
+  for (size_t z = st.size(); z-- > 0;) {
+    const auto *zl = dyn_cast<ParLoopStmt>(st[z].get());
+    if (!zl)
+      continue;
+    for (const AccessDescriptor &a : zl->args) {
+      if (!a.usesDat() || (only && a.dat != only))
+        continue;
+      Plan p;
+      p.x = a.dat;
+      p.z = z;
+      p.zArg = zeroingArg(*zl, p.x);
+      if (p.zArg < 0)
+        continue;
+      bool later = false;
+      for (size_t k = z + 1; k < st.size(); ++k)
+        later = later || mentions(*st[k], p.x);
+      if (later)
+        continue;
+      // From the top of the next step: the buffer's name, to the first
+      // statement that touches it.
+      Dat *cur = p.x;
+      for (size_t k = 0; k < z; ++k) {
+        if (auto *w = dyn_cast<SwapStmt>(st[k].get())) {
+          if (w->a == cur)
+            cur = w->b;
+          else if (w->b == cur)
+            cur = w->a;
+          continue;
+        }
+        if (!mentions(*st[k], cur))
+          continue;
+        const auto *gl = dyn_cast<ParLoopStmt>(st[k].get());
+        int gi = gl ? incrementArg(*gl, cur) : -1;
+        if (gi >= 0 && within(gl->ranges, zl->ranges)) {
+          p.y = cur;
+          p.g = k;
+          p.gArg = gi;
+        }
+        break;
+      }
+      if (p.y)
+        return p;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Whether the statements before \p at in \p b zero the buffer named \p x
+/// at \p at over a range containing \p range, with nothing touching it
+/// in between.
+bool zeroBefore(const Body &b, size_t at, Dat *x,
+                const std::vector<LoopRange> &range) {
+  Dat *cur = x;
+  for (size_t k = at; k-- > 0;) {
+    const Stmt &s = *b.stmts[k];
+    if (auto *w = dyn_cast<SwapStmt>(&s)) {
+      if (w->a == cur)
+        cur = w->b;
+      else if (w->b == cur)
+        cur = w->a;
+      continue;
+    }
+    if (!mentions(s, cur))
+      continue;
+    const auto *l = dyn_cast<ParLoopStmt>(&s);
+    return l && zeroes(*l, cur) && within(range, l->ranges);
+  }
+  return false;
+}
+
+class Rewriter {
+public:
+  Rewriter(Program &p, PassContext &c) : program(p), ctx(c) {}
+
+  bool run(Body &b) {
+    bool changed = false;
+    for (size_t i = 0; i < b.stmts.size(); ++i) {
+      Stmt *s = b.stmts[i].get();
+      if (auto *f = dyn_cast<ForStmt>(s)) {
+        changed |= run(f->body);
+        changed |= rewrite(b, i, {&f->body}, nullptr);
+      } else if (auto *c = dyn_cast<CheckpointStmt>(s)) {
+        changed |= run(c->body) | run(c->reverseBody) | run(c->tapedBody) |
+                   run(c->tapedReverseBody);
+        if (c->reverse) {
+          std::vector<Body *> steps;
+          for (Body *r : {&c->reverseBody, &c->tapedReverseBody})
+            if (!r->empty())
+              steps.push_back(r);
+          changed |= rewrite(b, i, steps, c);
+        }
+      } else if (auto *f = dyn_cast<IfStmt>(s)) {
+        changed |= run(f->thenBody) | run(f->elseBody);
+      } else if (auto *w = dyn_cast<WhileStmt>(s)) {
+        changed |= run(w->body);
+      }
+    }
+    return changed;
+  }
+
+private:
+  /// Rewrites the reversed steps \p steps of the time loop at \p b.stmts[at]
+  /// (\p c when a checkpoint reverse) when they all qualify alike.
+  bool rewrite(Body &b, size_t at, const std::vector<Body *> &steps,
+               const CheckpointStmt *c) {
+    if (steps.empty())
+      return false;
+    std::vector<Plan> plans;
+    for (Body *s : steps) {
+      std::optional<Plan> p =
+          findPlan(*s, plans.empty() ? nullptr : plans.front().x);
+      if (!p)
+        return false;
+      plans.push_back(*p);
+    }
+    const Plan &first = plans.front();
+    auto loopAt = [](Body *s, size_t k) {
+      return cast<ParLoopStmt>(s->stmts[k].get());
+    };
+    const ParLoopStmt *g0 = loopAt(steps[0], first.g);
+    const ParLoopStmt *z0 = loopAt(steps[0], first.z);
+    for (size_t k = 1; k < plans.size(); ++k) {
+      const ParLoopStmt *g = loopAt(steps[k], plans[k].g);
+      const ParLoopStmt *z = loopAt(steps[k], plans[k].z);
+      if (plans[k].y != first.y || !within(g->ranges, g0->ranges) ||
+          !within(g0->ranges, g->ranges) || !within(z->ranges, z0->ranges) ||
+          !within(z0->ranges, z->ranges))
+        return false;
+    }
+    if (c) {
+      for (const Dat *d : {first.x, first.y}) {
+        bool inState =
+            std::find(c->dats.begin(), c->dats.end(), d) != c->dats.end();
+        bool inRerun = std::any_of(
+            c->body.stmts.begin(), c->body.stmts.end(),
+            [&](const StmtPtr &s) { return s && mentions(*s, d); });
+        if (inState || inRerun)
+          return false;
+      }
+    }
+    if (!zeroBefore(b, at, first.x, g0->ranges))
+      return false;
+
+    std::vector<LoopRange> inner;
+    for (const LoopRange &r : g0->ranges)
+      inner.push_back(r.clone());
+    for (size_t k = 0; k < steps.size(); ++k) {
+      Body &s = *steps[k];
+      const Plan &p = plans[k];
+      assignFirst(*loopAt(&s, p.g), unsigned(p.gArg));
+      ParLoopStmt &z = *loopAt(&s, p.z);
+      std::vector<StmtPtr> rest = shellZeros(z, p.x, inner);
+      keepValues(z, unsigned(p.zArg));
+      s.stmts.insert(s.stmts.begin() + std::ptrdiff_t(p.z + 1),
+                     std::make_move_iterator(rest.begin()),
+                     std::make_move_iterator(rest.end()));
+    }
+    b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(at + 1),
+                   zeroLoop(*g0, first.x, inner));
+    ctx.stats.add(PassName, "assigned",
+                  "adjoint increments made assignments");
+    return true;
+  }
+
+  /// G's kernel, copied: its first increment `p += e` of parameter \p p
+  /// becomes `p = 0.0 + e` (`p -= e`: `p = 0.0 - e`), the very operation
+  /// the increment did on the zero it read, so even a -0.0 rounds alike.
+  void assignFirst(ParLoopStmt &l, unsigned p) {
+    Function *&k = rewritten[{l.kernel, p, true}];
+    if (!k) {
+      std::unique_ptr<Function> c = l.kernel->clone();
+      c->name = uniqueName(l.kernel->name + ".set");
+      for (StmtPtr &s : c->body.stmts)
+        if (usesParam(*s, p)) {
+          auto &a = cast<AssignStmt>(*s);
+          BinaryOp op =
+              a.op == AssignOp::Sub ? BinaryOp::Sub : BinaryOp::Add;
+          Type t = a.value->type;
+          a.value = std::make_unique<BinaryExpr>(
+              op, std::make_unique<ConstantExpr>(zeroOf(t)),
+              std::move(a.value));
+          a.op = AssignOp::Set;
+          break;
+        }
+      c->kernelParams[p].mode = AccessMode::Write;
+      k = add(std::move(c));
+    }
+    l.args[p].mode = AccessMode::Write;
+    l.kernel = k;
+  }
+
+  /// Z's kernel, copied without its final zeroing of parameter \p p.
+  void keepValues(ParLoopStmt &l, unsigned p) {
+    Function *&k = rewritten[{l.kernel, p, false}];
+    if (!k) {
+      std::unique_ptr<Function> c = l.kernel->clone();
+      c->name = uniqueName(l.kernel->name + ".keep");
+      size_t last = c->body.stmts.size();
+      while (!usesParam(*c->body.stmts[last - 1], p))
+        --last;
+      c->body.stmts.erase(c->body.stmts.begin() + std::ptrdiff_t(last - 1));
+      c->kernelParams[p].mode = AccessMode::Read;
+      k = add(std::move(c));
+    }
+    l.args[p].mode = AccessMode::Read;
+    l.kernel = k;
+  }
+
+  /// Zero loops of \p x over Z's range minus \p inner, as disjoint slabs:
+  /// slab d is \p inner in the dimensions before d, below or above it in
+  /// d, all of Z's range after d.
+  std::vector<StmtPtr> shellZeros(const ParLoopStmt &z, Dat *x,
+                                  const std::vector<LoopRange> &inner) {
+    std::vector<StmtPtr> out;
+    const std::vector<LoopRange> &r = z.ranges;
+    for (size_t d = 0; d < r.size(); ++d)
+      for (int side = 0; side < 2; ++side) {
+        std::vector<LoopRange> slab;
+        for (size_t e = 0; e < r.size(); ++e) {
+          if (e < d)
+            slab.push_back(inner[e].clone());
+          else if (e > d)
+            slab.push_back(r[e].clone());
+          else if (side == 0)
+            slab.push_back({r[e].lo->clone(),
+                            minMax(Intrinsic::Min, r[e].hi->clone(),
+                                   inner[e].lo->clone())});
+          else
+            slab.push_back({minMax(Intrinsic::Max, r[e].lo->clone(),
+                                   inner[e].hi->clone()),
+                            r[e].hi->clone()});
+        }
+        if (!provablyEmpty(slab))
+          out.push_back(zeroLoop(z, x, slab));
+      }
+    return out;
+  }
+
+  /// `x = 0` over \p range, a loop at \p near's location.
+  StmtPtr zeroLoop(const ParLoopStmt &near, Dat *x,
+                   const std::vector<LoopRange> &range) {
+    auto l = std::make_unique<ParLoopStmt>(near.range);
+    l->kernel = zeroKernel(x->scalar());
+    l->block = near.block;
+    for (const LoopRange &r : range)
+      l->ranges.push_back(r.clone());
+    AccessDescriptor a;
+    a.kind = ArgKind::Direct;
+    a.mode = AccessMode::Write;
+    a.scalar = x->scalar();
+    a.dim = x->dim();
+    a.bytes = x->bytesPerElement();
+    a.dat = x;
+    a.range = near.range;
+    l->args.push_back(std::move(a));
+    ctx.stats.add(PassName, "zero-loops", "zero loops made");
+    return l;
+  }
+
+  Function *zeroKernel(ScalarKind k) {
+    std::string name = std::string("adjoint_zeros_") + scalarName(k);
+    if (Function *f = program.findKernel(name))
+      return f;
+    auto f = std::make_unique<Function>();
+    f->kind = FunctionKind::Kernel;
+    f->name = name;
+    Type t = Type::scalarOf(k);
+    f->kernelParams.push_back({"dst", AccessMode::Write, t, nullptr, {}});
+    f->body.stmts.push_back(std::make_unique<AssignStmt>(
+        AssignOp::Set, std::make_unique<KernelArgExpr>(0, t),
+        std::make_unique<ConstantExpr>(zeroOf(t))));
+    return add(std::move(f));
+  }
+
+  std::string uniqueName(const std::string &base) {
+    std::string name = base;
+    for (unsigned n = 1; program.findKernel(name); ++n)
+      name = base + std::to_string(n);
+    return name;
+  }
+
+  Function *add(std::unique_ptr<Function> k) {
+    Function *f = k.get();
+    program.kernels.push_back(std::move(k));
+    return f;
+  }
+
+  Program &program;
+  PassContext &ctx;
+  /// The copies made, per (kernel, parameter, assigning or keeping).
+  std::map<std::tuple<const Function *, unsigned, bool>, Function *> rewritten;
+};
+
+} // namespace
+
+bool assignAdjointZeros(Program &program, PassContext &ctx) {
+  Rewriter r(program, ctx);
+  bool changed = false;
+  for (Function *f : hostFunctions(program))
+    changed |= r.run(f->body);
+  return changed;
+}
+
+} // namespace opdc
