@@ -16,8 +16,12 @@
 # 720k-cell mesh (generated here), 100 steps, 10 snapshots: the shape
 # gradient's adjoint and tangent against the primal.
 #
+# With --sum-lanes every program is built with -fsum-lanes (float sums
+# vectorised in a fixed lane order: heat3d's and Poisson's adjoint loops
+# step.b and jacobi.b sum dJ/dlam and dJ/dw).
+#
 # usage: bench/adjoint/run.sh [--threads=1,2] [--n=2000000] [--sweeps=20]
-#        [--snapshots=0] [--reps=3] [--structured] [--airfoil]
+#        [--snapshots=0] [--reps=3] [--structured] [--airfoil] [--sum-lanes]
 #        (build/ must exist: scripts/build.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,19 +30,21 @@ threads=1,2
 airfoil=0
 structured=0
 args=()
+flags=()
 for a in "$@"; do
   case $a in
     --threads=*) threads=${a#--threads=} ;;
     --n=*|--sweeps=*|--snapshots=*|--reps=*) args+=("$a") ;;
     --airfoil) airfoil=1 ;;
     --structured) structured=1 ;;
+    --sum-lanes) flags+=(-fsum-lanes) ;;
     *) echo "run.sh: error: unknown argument '$a'" >&2; exit 2 ;;
   esac
 done
 work=$build/bench/adjoint
 mkdir -p "$work"
 cd "$work"
-"$build/bin/opdc" build "$root/bench/adjoint/ring_bench.opd" -o ring_bench
+"$build/bin/opdc" build "$root/bench/adjoint/ring_bench.opd" ${flags[@]+"${flags[@]}"} -o ring_bench
 echo "== $(lscpu | sed -n 's/^Model name: *//p'), L3 $(lscpu | sed -n 's/^L3 cache: *//p')"
 echo "== STREAM triad"
 "$build/bench/opd-stream" --threads="$threads" | tee stream.txt
@@ -50,9 +56,9 @@ for t in "${counts[@]}"; do
   python3 "$root/bench/report.py" stream.txt "ring-$t.txt" "$t"
 done
 if ((structured)); then
-  "$build/bin/opdc" build "$root/bench/adjoint/poisson_bench.opd" -o poisson_bench
-  "$build/bin/opdc" build "$root/bench/adjoint/heat3d_bench.opd" -o heat3d_bench
-  "$build/bin/opdc" build "$root/bench/adjoint/adi_bench.opd" -o adi_bench
+  "$build/bin/opdc" build "$root/bench/adjoint/poisson_bench.opd" ${flags[@]+"${flags[@]}"} -o poisson_bench
+  "$build/bin/opdc" build "$root/bench/adjoint/heat3d_bench.opd" ${flags[@]+"${flags[@]}"} -o heat3d_bench
+  "$build/bin/opdc" build "$root/bench/adjoint/adi_bench.opd" ${flags[@]+"${flags[@]}"} -o adi_bench
   for t in "${counts[@]}"; do
     echo "== poisson 2048^2, 50 sweeps, $t thread(s)"
     ./poisson_bench --nx=2048 --ny=2048 --sweeps=50 --threads="$t" --profile \
@@ -67,7 +73,7 @@ if ((structured)); then
   done
 fi
 if ((airfoil)); then
-  "$build/bin/opdc" build "$root/examples/airfoil/airfoil_shape.opd" -o airfoil_shape
+  "$build/bin/opdc" build "$root/examples/airfoil/airfoil_shape.opd" ${flags[@]+"${flags[@]}"} -o airfoil_shape
   [[ -f new_grid.h5 ]] || "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" --h5 new_grid.h5 >/dev/null
   for t in "${counts[@]}"; do
     echo "== airfoil_shape 720k cells, 100 steps, 10 snapshots, $t thread(s)"
