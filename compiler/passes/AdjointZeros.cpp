@@ -175,30 +175,56 @@ bool mentions(const Stmt &s, const Dat *d) {
   }
 }
 
+/// Finds uses of kernel parameter p in what it visits.
+struct ParamUse : IRVisitor {
+  explicit ParamUse(unsigned p) : p(p) {}
+  void visitKernelArg(const KernelArgExpr &a) override {
+    found = found || a.index == p;
+  }
+  unsigned p;
+  bool found = false;
+};
+
 /// Whether \p e uses kernel parameter \p p.
 bool usesParam(const Expr &e, unsigned p) {
-  struct Finder : IRVisitor {
-    unsigned p;
-    bool found = false;
-    void visitKernelArg(const KernelArgExpr &a) override {
-      found = found || a.index == p;
-    }
-  } f;
-  f.p = p;
+  ParamUse f(p);
   f.visitExpr(e);
   return f.found;
 }
 bool usesParam(const Stmt &s, unsigned p) {
-  struct Finder : IRVisitor {
-    unsigned p;
-    bool found = false;
-    void visitKernelArg(const KernelArgExpr &a) override {
-      found = found || a.index == p;
-    }
-  } f;
-  f.p = p;
+  ParamUse f(p);
   f.visitStmt(s);
   return f.found;
+}
+
+/// The variable or parameter an lvalue assigns (a component's root).
+const Expr &assignedRoot(const AssignStmt &a) {
+  const Expr *t = a.target.get();
+  while (auto *x = dyn_cast<IndexExpr>(t))
+    t = x->base.get();
+  return *t;
+}
+
+/// Whether \p s assigns (anywhere inside) variable slot \p slot, or kernel
+/// parameter \p param.
+bool assignsTo(const Stmt &s, std::optional<unsigned> slot,
+               std::optional<unsigned> param) {
+  struct Assigns : IRVisitor {
+    std::optional<unsigned> slot, param;
+    bool found = false;
+    void visitAssign(const AssignStmt &a) override {
+      const Expr &t = assignedRoot(a);
+      if (auto *v = dyn_cast<VarRefExpr>(&t))
+        found = found || (slot && v->slot == *slot);
+      if (auto *k = dyn_cast<KernelArgExpr>(&t))
+        found = found || (param && k->index == *param);
+      IRVisitor::visitAssign(a);
+    }
+  } w;
+  w.slot = slot;
+  w.param = param;
+  w.visitStmt(s);
+  return w.found;
 }
 
 /// `param = value` or `param op= value` at the centre, whole element.
@@ -229,26 +255,11 @@ bool zeroAt(const std::vector<StmtPtr> &stmts, size_t at, const Expr &v) {
   const auto *r = dyn_cast<VarRefExpr>(&v);
   if (!r)
     return false;
-  struct Assigns : IRVisitor {
-    unsigned slot;
-    bool found = false;
-    void visitAssign(const AssignStmt &a) override {
-      const Expr *t = a.target.get();
-      while (auto *x = dyn_cast<IndexExpr>(t))
-        t = x->base.get();
-      if (auto *k = dyn_cast<VarRefExpr>(t))
-        found = found || k->slot == slot;
-      IRVisitor::visitAssign(a);
-    }
-  };
   for (size_t k = at; k-- > 0;) {
     const Stmt &s = *stmts[k];
     if (const auto *d = dyn_cast<DeclStmt>(&s); d && d->slot == r->slot)
       return d->init && isZero(*d->init);
-    Assigns w;
-    w.slot = r->slot;
-    w.visitStmt(s);
-    if (!w.found)
+    if (!assignsTo(s, r->slot, std::nullopt))
       continue;
     const auto *a = dyn_cast<AssignStmt>(&s);
     const auto *t = a ? dyn_cast<VarRefExpr>(a->target.get()) : nullptr;
@@ -302,22 +313,10 @@ int zeroingArg(const ParLoopStmt &l, const Dat *d) {
   if (!z || z->op != AssignOp::Set || !zeroAt(stmts, last - 1, *z->value))
     return -1;
   // Every earlier use only reads: no statement assigns the parameter.
-  struct Writes : IRVisitor {
-    unsigned p;
-    bool found = false;
-    void visitAssign(const AssignStmt &a) override {
-      const Expr *t = a.target.get();
-      while (auto *x = dyn_cast<IndexExpr>(t))
-        t = x->base.get();
-      if (auto *k = dyn_cast<KernelArgExpr>(t))
-        found = found || k->index == p;
-      IRVisitor::visitAssign(a);
-    }
-  } w;
-  w.p = unsigned(i);
   for (size_t k = 0; k + 1 < last; ++k)
-    w.visitStmt(*stmts[k]);
-  return w.found ? -1 : i;
+    if (assignsTo(*stmts[k], std::nullopt, unsigned(i)))
+      return -1;
+  return i;
 }
 
 /// A seed: loop \p l only zeroes \p d (a zero-fill kernel's one statement).
