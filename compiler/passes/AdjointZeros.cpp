@@ -33,6 +33,8 @@
 //     nothing between that and the loop touches it: the first step's G
 //     read zeros too (the state after zero steps is unchanged by the zero
 //     loop after the time loop);
+//   * no break, continue or return in the step (every step that starts
+//     ends after Z, and the loop ends after a whole step);
 //   * for a checkpoint reverse, both reverse bodies (re-run and taped
 //     steps alternate in one sweep) qualify with the same X, G and Z
 //     ranges, and neither the forward re-run body nor the snapshot state
@@ -184,6 +186,23 @@ struct ParamUse : IRVisitor {
   unsigned p;
   bool found = false;
 };
+
+/// Whether \p b may leave a step early or skip its end: a break, continue
+/// or return anywhere in it (the state after the time loop, or at the next
+/// step's top, would no longer be the one after Z).
+bool jumps(const Body &b) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visitBreak(const BreakStmt &) override { found = true; }
+    void visitContinue(const ContinueStmt &) override { found = true; }
+    void visitReturn(const ReturnStmt &s) override {
+      found = true;
+      IRVisitor::visitReturn(s);
+    }
+  } f;
+  f.visitBody(b);
+  return f.found;
+}
 
 /// Whether \p e uses kernel parameter \p p.
 bool usesParam(const Expr &e, unsigned p) {
@@ -469,7 +488,9 @@ private:
   /// (\p c when a checkpoint reverse) when they all qualify alike.
   bool rewrite(Body &b, size_t at, const std::vector<Body *> &steps,
                const CheckpointStmt *c) {
-    if (steps.empty())
+    if (steps.empty() ||
+        std::any_of(steps.begin(), steps.end(),
+                    [](const Body *s) { return jumps(*s); }))
       return false;
     std::vector<Plan> plans;
     for (Body *s : steps) {
