@@ -53,6 +53,7 @@
 #include "llvm/Support/Casting.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -257,10 +258,12 @@ const AssignStmt *centreAssign(const Stmt &s, unsigned p) {
   return a;
 }
 
+/// A float +0.0 constant (not -0.0: the assignment `0.0 + e` stands for
+/// an increment of +0.0).
 bool isZero(const Expr &e) {
   auto *k = dyn_cast<ConstantExpr>(&e);
   return k && e.type.isScalar() && isFloat(e.type.scalar) &&
-         k->value.asDouble() == 0.0;
+         k->value.asDouble() == 0.0 && !std::signbit(k->value.asDouble());
 }
 
 /// Whether \p v, read by top-level statement \p at of a kernel body, is
