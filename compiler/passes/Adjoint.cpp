@@ -791,34 +791,16 @@ bool Expansion::transposedStencils(const ParLoopStmt &l,
       out.push_back(std::move(loop));
       continue;
     }
-    // (R + t) \ I as disjoint slabs: slab d is I in the dimensions before
-    // d, below or above I_d in d, all of R + t after d.
-    for (size_t d = 0; d < dims; ++d)
-      for (int side = 0; side < 2; ++side) {
-        auto frame = std::make_unique<ParLoopStmt>(l.range);
-        frame->kernel = kt;
-        frame->block = l.block;
-        for (const AccessDescriptor &a : loop->args)
-          frame->args.push_back(a.clone());
-        for (size_t e = 0; e < dims; ++e) {
-          if (e < d)
-            frame->ranges.push_back(interior[e].clone());
-          else if (e > d)
-            frame->ranges.push_back(moved[e].clone());
-          else if (side == 0) // [lo + t, min(hi + t, I_lo))
-            frame->ranges.push_back(
-                {moved[e].lo->clone(),
-                 minMax(Intrinsic::Min, moved[e].hi->clone(),
-                        interior[e].lo->clone())});
-          else // [max(lo + t, I_hi), hi + t)
-            frame->ranges.push_back(
-                {minMax(Intrinsic::Max, moved[e].lo->clone(),
-                        interior[e].hi->clone()),
-                 moved[e].hi->clone()});
-        }
-        if (!provablyEmpty(frame->ranges))
-          frames.push_back(std::move(frame));
-      }
+    // (R + t) \ I as disjoint slabs.
+    for (std::vector<LoopRange> &slab : slabsAround(moved, interior)) {
+      auto frame = std::make_unique<ParLoopStmt>(l.range);
+      frame->kernel = kt;
+      frame->block = l.block;
+      for (const AccessDescriptor &a : loop->args)
+        frame->args.push_back(a.clone());
+      frame->ranges = std::move(slab);
+      frames.push_back(std::move(frame));
+    }
     for (size_t d = 0; d < dims; ++d)
       loop->ranges.push_back(interior[d].clone());
     b.ctx.stats.add(PassName, "transposed", "transposed-stencil loops");

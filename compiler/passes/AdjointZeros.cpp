@@ -458,7 +458,8 @@ bool zeroBefore(const Body &b, size_t at, Dat *x,
 
 class Rewriter {
 public:
-  Rewriter(Program &p, PassContext &c) : program(p), ctx(c) {}
+  Rewriter(Program &p, PassContext &c)
+      : program(p), ctx(c), fill(p, "adjoint") {}
 
   bool run(Body &b) {
     bool changed = false;
@@ -546,7 +547,7 @@ private:
                      std::make_move_iterator(rest.end()));
     }
     b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(at + 1),
-                   zeroLoop(*g0, first.x, inner));
+                   zeroLoop(*g0, first.x, std::move(inner)));
     ctx.stats.add(PassName, "assigned",
                   "adjoint increments made assignments");
     return true;
@@ -559,7 +560,6 @@ private:
     Function *&k = rewritten[{l.kernel, p, true}];
     if (!k) {
       std::unique_ptr<Function> c = l.kernel->clone();
-      c->name = uniqueName(l.kernel->name + ".set");
       for (StmtPtr &s : c->body.stmts)
         if (usesParam(*s, p)) {
           auto &a = cast<AssignStmt>(*s);
@@ -573,7 +573,7 @@ private:
           break;
         }
       c->kernelParams[p].mode = AccessMode::Write;
-      k = add(std::move(c));
+      k = add(std::move(c), l.kernel->name + ".set");
     }
     l.args[p].mode = AccessMode::Write;
     l.kernel = k;
@@ -584,99 +584,46 @@ private:
     Function *&k = rewritten[{l.kernel, p, false}];
     if (!k) {
       std::unique_ptr<Function> c = l.kernel->clone();
-      c->name = uniqueName(l.kernel->name + ".keep");
       size_t last = c->body.stmts.size();
       while (!usesParam(*c->body.stmts[last - 1], p))
         --last;
       c->body.stmts.erase(c->body.stmts.begin() + std::ptrdiff_t(last - 1));
       c->kernelParams[p].mode = AccessMode::Read;
-      k = add(std::move(c));
+      k = add(std::move(c), l.kernel->name + ".keep");
     }
     l.args[p].mode = AccessMode::Read;
     l.kernel = k;
   }
 
-  /// Zero loops of \p x over Z's range minus \p inner, as disjoint slabs:
-  /// slab d is \p inner in the dimensions before d, below or above it in
-  /// d, all of Z's range after d.
+  /// Zero loops of \p x over Z's range minus \p inner, in slabs.
   std::vector<StmtPtr> shellZeros(const ParLoopStmt &z, Dat *x,
                                   const std::vector<LoopRange> &inner) {
     std::vector<StmtPtr> out;
-    const std::vector<LoopRange> &r = z.ranges;
-    for (size_t d = 0; d < r.size(); ++d)
-      for (int side = 0; side < 2; ++side) {
-        std::vector<LoopRange> slab;
-        for (size_t e = 0; e < r.size(); ++e) {
-          if (e < d)
-            slab.push_back(inner[e].clone());
-          else if (e > d)
-            slab.push_back(r[e].clone());
-          else if (side == 0)
-            slab.push_back({r[e].lo->clone(),
-                            minMax(Intrinsic::Min, r[e].hi->clone(),
-                                   inner[e].lo->clone())});
-          else
-            slab.push_back({minMax(Intrinsic::Max, r[e].lo->clone(),
-                                   inner[e].hi->clone()),
-                            r[e].hi->clone()});
-        }
-        if (!provablyEmpty(slab))
-          out.push_back(zeroLoop(z, x, slab));
-      }
+    for (std::vector<LoopRange> &slab : slabsAround(z.ranges, inner))
+      out.push_back(zeroLoop(z, x, std::move(slab)));
     return out;
   }
 
   /// `x = 0` over \p range, a loop at \p near's location.
   StmtPtr zeroLoop(const ParLoopStmt &near, Dat *x,
-                   const std::vector<LoopRange> &range) {
-    auto l = std::make_unique<ParLoopStmt>(near.range);
-    l->kernel = zeroKernel(x->scalar());
-    l->block = near.block;
-    for (const LoopRange &r : range)
-      l->ranges.push_back(r.clone());
-    AccessDescriptor a;
-    a.kind = ArgKind::Direct;
-    a.mode = AccessMode::Write;
-    a.scalar = x->scalar();
-    a.dim = x->dim();
-    a.bytes = x->bytesPerElement();
-    a.dat = x;
-    a.range = near.range;
-    l->args.push_back(std::move(a));
+                   std::vector<LoopRange> range) {
+    StmtPtr l = fill.loop(nullptr, x, near.range);
+    cast<ParLoopStmt>(*l).ranges = std::move(range);
     ctx.stats.add(PassName, "zero-loops", "zero loops made");
     return l;
   }
 
-  Function *zeroKernel(ScalarKind k) {
-    std::string name = std::string("adjoint_zeros_") + scalarName(k);
-    if (Function *f = program.findKernel(name))
-      return f;
-    auto f = std::make_unique<Function>();
-    f->kind = FunctionKind::Kernel;
-    f->name = name;
-    Type t = Type::scalarOf(k);
-    f->kernelParams.push_back({"dst", AccessMode::Write, t, nullptr, {}});
-    f->body.stmts.push_back(std::make_unique<AssignStmt>(
-        AssignOp::Set, std::make_unique<KernelArgExpr>(0, t),
-        std::make_unique<ConstantExpr>(zeroOf(t))));
-    return add(std::move(f));
-  }
-
-  std::string uniqueName(const std::string &base) {
-    std::string name = base;
-    for (unsigned n = 1; program.findKernel(name); ++n)
-      name = base + std::to_string(n);
-    return name;
-  }
-
-  Function *add(std::unique_ptr<Function> k) {
-    Function *f = k.get();
-    program.kernels.push_back(std::move(k));
+  /// \p k added to the program under \p name, or name_2, ... when taken.
+  Function *add(std::unique_ptr<Function> k, const std::string &name) {
+    Function *f = IRBuilder(program).addUniqueKernel(name, k->range);
+    k->name = f->name;
+    *f = std::move(*k);
     return f;
   }
 
   Program &program;
   PassContext &ctx;
+  FillLoops fill; ///< adjoint_zero_T, the adjoint pass's zero kernels
   /// The copies made, per (kernel, parameter, assigning or keeping).
   std::map<std::tuple<const Function *, unsigned, bool>, Function *> rewritten;
 };

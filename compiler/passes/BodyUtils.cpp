@@ -348,4 +348,31 @@ bool provablyEmpty(const std::vector<LoopRange> &ranges) {
   return false;
 }
 
+std::vector<std::vector<LoopRange>>
+slabsAround(const std::vector<LoopRange> &outer,
+            const std::vector<LoopRange> &inner) {
+  std::vector<std::vector<LoopRange>> slabs;
+  for (size_t d = 0; d < outer.size(); ++d)
+    for (int side = 0; side < 2; ++side) {
+      std::vector<LoopRange> slab;
+      for (size_t e = 0; e < outer.size(); ++e) {
+        if (e < d)
+          slab.push_back(inner[e].clone());
+        else if (e > d)
+          slab.push_back(outer[e].clone());
+        else if (side == 0) // [lo, min(hi, inner lo))
+          slab.push_back({outer[e].lo->clone(),
+                          minMax(Intrinsic::Min, outer[e].hi->clone(),
+                                 inner[e].lo->clone())});
+        else // [max(lo, inner hi), hi)
+          slab.push_back({minMax(Intrinsic::Max, outer[e].lo->clone(),
+                                 inner[e].hi->clone()),
+                          outer[e].hi->clone()});
+      }
+      if (!provablyEmpty(slab))
+        slabs.push_back(std::move(slab));
+    }
+  return slabs;
+}
+
 } // namespace opdc

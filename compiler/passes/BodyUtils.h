@@ -59,6 +59,13 @@ ir::ExprPtr minMax(ir::Intrinsic id, ir::ExprPtr a, ir::ExprPtr b);
 /// Whether a block range is empty whatever the run-time values: some
 /// dimension with constant bounds lo >= hi.
 bool provablyEmpty(const std::vector<ir::LoopRange> &ranges);
+/// \p outer minus \p inner (a block range inside it, or empty in some
+/// dimension) as disjoint slabs, 2 per dimension, those provably empty
+/// left out: slab (d, below/above) is \p inner in the dimensions before d,
+/// below or above it in d, all of \p outer after d.
+std::vector<std::vector<ir::LoopRange>>
+slabsAround(const std::vector<ir::LoopRange> &outer,
+            const std::vector<ir::LoopRange> &inner);
 
 } // namespace opdc
 #endif

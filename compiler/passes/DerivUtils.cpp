@@ -179,6 +179,8 @@ Function *FillLoops::kernel(Type elem, bool copy) {
   if (elem.isArray())
     name += "x" + std::to_string(elem.dim());
   Function *&k = kernels[name];
+  if (!k) // another pass's FillLoops of the same prefix may have made it
+    k = program.findKernel(name);
   if (k)
     return k;
   auto f = std::make_unique<Function>();

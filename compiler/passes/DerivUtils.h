@@ -73,7 +73,8 @@ protected:
 };
 
 /// Direct loops that zero a dat or copy one dat into another of the same
-/// shape, over kernels PREFIX_zero_T / PREFIX_copy_T made once per type.
+/// shape, over kernels PREFIX_zero_T / PREFIX_copy_T made once per type
+/// (or found in the program, made by an earlier pass).
 class FillLoops {
 public:
   FillLoops(ir::Program &p, std::string prefix)
