@@ -16,12 +16,13 @@
 # 720k-cell mesh (generated here), 100 steps, 10 snapshots: the shape
 # gradient's adjoint and tangent against the primal.
 #
-# With --sum-lanes every program is built with -fsum-lanes (float sums
-# vectorised in a fixed lane order: heat3d's and Poisson's adjoint loops
-# step.b and jacobi.b sum dJ/dlam and dJ/dw).
+# With --no-sum-lanes every program is built with -fno-sum-lanes (float
+# sums in element order, their loops scalar; the default splits them into
+# 4 partial sums: heat3d's and Poisson's adjoint loops step.b and jacobi.b
+# sum dJ/dlam and dJ/dw).
 #
 # usage: bench/adjoint/run.sh [--threads=1,2] [--n=2000000] [--sweeps=20]
-#        [--snapshots=0] [--reps=3] [--structured] [--airfoil] [--sum-lanes]
+#        [--snapshots=0] [--reps=3] [--structured] [--airfoil] [--no-sum-lanes]
 #        (build/ must exist: scripts/build.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,7 +38,7 @@ for a in "$@"; do
     --n=*|--sweeps=*|--snapshots=*|--reps=*) args+=("$a") ;;
     --airfoil) airfoil=1 ;;
     --structured) structured=1 ;;
-    --sum-lanes) flags+=(-fsum-lanes) ;;
+    --no-sum-lanes) flags+=(-fno-sum-lanes) ;;
     *) echo "run.sh: error: unknown argument '$a'" >&2; exit 2 ;;
   esac
 done

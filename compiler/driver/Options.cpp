@@ -71,12 +71,12 @@ Code generation:
   -frepro-sum         float sum reductions exact and rounded once: the same
                       bits for any --threads, rank count and partition
                       (-fno-repro-sum, the default: summed per chunk)
-  -fsum-lanes         vectorise loops with float sums, each sum split into
-                      32 bytes of partial sums (4 doubles) in a fixed order:
-                      the same bits for any --threads and target, but a
-                      loop that does not vectorise (other -O, fusion,
-                      inlining) rounds its sum otherwise (-fno-sum-lanes,
-                      the default: summed in element order, scalar)
+  -fno-sum-lanes      float sums strictly in element order (one chain of
+                      additions: the loop stays scalar); -fsum-lanes, the
+                      default: each row's elements go to 4 partial sums in
+                      turn, added in order at the row's end, so the loop
+                      vectorises with the same bits for any --threads,
+                      -O, target, fusion and inlining
   --mpi               with build or run: link the MPI runtime; the program
                       runs under 'mpirun -np N' (or alone as one process)
   --comm-avoid=auto|on|off

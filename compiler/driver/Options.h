@@ -59,7 +59,7 @@ struct DriverOptions {
   bool noFuse = false;                  ///< -fno-fuse: drop the fuse pass
   bool noSkew = false; ///< -fno-skew: the fuse pass makes no skewed groups
   bool reproSum = false; ///< -frepro-sum: float sums exact, rounded once
-  bool sumLanes = false; ///< -fsum-lanes: float sums in fixed partial sums
+  bool sumLanes = true; ///< -fno-sum-lanes: float sums in element order
 };
 
 /// Parses argv. On a bad command line returns nullopt and sets \p error to

@@ -41,9 +41,9 @@ struct CPUCodeGenOptions {
   /// Float sum reductions exact and rounded once (-frepro-sum; LoopBody.cpp,
   /// lib/exec/ReproSum.cpp): the same bits for any thread or rank count.
   bool reproSum = false;
-  /// Vectorise element loops with float sums, each split into fixed
-  /// partial sums (-fsum-lanes; LoopBody.cpp, "Float sums").
-  bool sumLanes = false;
+  /// Float sums split into 4 partial sums per row (-fsum-lanes, the
+  /// default; LoopBody.cpp, "Float sums"); false: in element order.
+  bool sumLanes = true;
   /// The LLVM target triple; empty: the host's.
   std::string triple;
   /// LLVM features added to the CPU's ("+avx512f,-avx512bw"); ignored for

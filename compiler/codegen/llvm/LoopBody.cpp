@@ -26,33 +26,36 @@
 // llvm.loop.parallel_accesses over an access group carried by every dat and
 // map access, so the vectoriser needs no run-time alias checks. Reduction
 // accumulators are private to the body and outside the group; float sums
-// stay in order (no reassociation) and therefore scalar, unless
-// -fsum-lanes (below). The race class of analyzeLoopAccess()
+// go to fixed partial sums (below). The race class of analyzeLoopAccess()
 // (analysis/LoopAccess.h) is the one place that decides, with the reasons.
 //
-// Float sums: by default summed strictly in element order, so results do
-// not depend on the vector width, the -O level or whether loops are fused;
-// an accumulator is then one chain of dependent additions (4 cycles an
-// element on Zen 3) and keeps the whole element loop scalar (heat3d's
-// adjoint loop step.b ran at half the speed of its memory traffic). With
-// -fsum-lanes their element loops carry llvm.loop.vectorize.width =
-// sumLanes (32 bytes of partial sums: 4 doubles, 8 floats) and
-// interleave.count = 1, which lets the vectoriser reorder the sum in
-// exactly one way whatever the target's vector width: in each row (an
-// element loop run), element j of the vector part goes to partial sum
-// j mod sumLanes (partial 0 starts from the running value, the others from
-// -0.0), the partials are added in lane order at the end of the vector
-// part (an ordered llvm.vector.reduce.fadd), then the row's last elements
-// (fewer than sumLanes) in order. The order depends on the row's length
-// and the chunks only, which the runtime fixes independently of the thread
-// count: results stay bitwise the same for any number of threads, and
-// whether the loop streams or not (the .nt body is this body with its
-// stores marked). Rows are not peeled to an aligned element in such loops
-// (see alignArgs below), so padding does not change the order either. An
-// element loop the vectoriser cannot vectorise (calls without vector
-// variants, control flow it cannot flatten) still sums in element order:
-// the bits then differ between builds where that differs (-O0, fusing it
-// with such a kernel), hence the option. -frepro-sum keeps its exact sums.
+// Float sums: each row (an element loop run: a row of a block loop, a
+// chunk of a set loop) splits every float sum into SumLanes = 4 partial
+// sums: element lo + 4g + l adds to partial l, partial 0 starting from the
+// running value and the others from -0.0 (the identity of addition); at
+// the end of the row's whole groups the partials are added in lane order,
+// ((p0 + p1) + p2) + p3, then the row's last (fewer than 4) elements in
+// order. The split is written out in the IR (emitLaneGroups): the row loop
+// steps by 4 with four copies of the kernel, each on a scalar accumulator
+// loaded from and stored back to its lane of one <4 x T> vector. LLVM never
+// reorders float additions without fast-math flags, so the bits do not
+// depend on whether or how the loop is vectorised: the vector-typed
+// partials keep the loop vectoriser off the loop (it would pick its own
+// split), and the SLP vectoriser packs the four copies when they are
+// independent (heat3d's adjoint loop step.b: one <4 x double> chain, as
+// fast as when the loop vectoriser split the sum; docs/performance.md,
+// "Float sums"); when it cannot
+// (calls without vector variants, branches), the loop runs scalar with
+// four independent chains instead of one. Same bits for any thread count
+// (the runtime fixes the chunks), -O level, target vector width, streaming
+// or not, fused or not (one SumLanes for every type and loop) and inlined
+// or not. Strips (below) hold whole groups and carry the partials from
+// strip to strip, so a loop that strips sums like one that does not. Rows
+// are not peeled to an aligned element in such loops (see alignArgs
+// below): the peel depends on the row's address, and with it which
+// elements would share a partial. -fno-sum-lanes sums in element order
+// (one chain of dependent additions, 4 cycles an element on Zen 3: the
+// whole element loop stays scalar); -frepro-sum keeps its exact sums.
 //
 // Indirect increments: two elements of one block may increment the same
 // target, so their element loop cannot be declared parallel. When a loop's
@@ -93,6 +96,7 @@
 #include "support/SourceManager.h"
 
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/MDBuilder.h"
 
 #include <functional>
 #include <map>
@@ -152,10 +156,10 @@ int64_t stencilTilePoints(const ParLoopStmt &loop, int64_t l2Bytes) {
 /// gained nothing measurable.
 constexpr int64_t IncStripSize = 16;
 
-/// Float sums: bytes of the partial sums an element loop keeps per
-/// accumulator (LoopEmitter::sumLanes = these bytes / the element size:
-/// 4 doubles, 8 floats), whatever the target's vector width.
-constexpr unsigned SumVectorBytes = 32;
+/// Float sums: the partial sums each accumulator is split into in an
+/// element loop, whatever the scalar type and the target's vector width
+/// (one number for every loop, so that fusing loops does not change it).
+constexpr unsigned SumLanes = 4;
 
 } // namespace
 
@@ -185,31 +189,169 @@ void emitCountedLoop(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
   b.SetInsertPoint(exitBB);
 }
 
-llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group,
-                         unsigned sumLanes) {
+llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group) {
   std::vector<llvm::Metadata *> ops{nullptr};
   ops.push_back(
       llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.mustprogress")));
   if (group)
     ops.push_back(llvm::MDNode::get(
         c, {llvm::MDString::get(c, "llvm.loop.parallel_accesses"), group}));
-  auto hint = [&](const char *name, unsigned v) {
-    ops.push_back(llvm::MDNode::get(
-        c, {llvm::MDString::get(c, name),
-            llvm::ConstantAsMetadata::get(
-                llvm::ConstantInt::get(llvm::Type::getInt32Ty(c), v))}));
-  };
-  if (sumLanes) {
-    hint("llvm.loop.vectorize.width", sumLanes);
-    hint("llvm.loop.interleave.count", 1);
-  }
   llvm::MDNode *id = llvm::MDNode::getDistinct(c, ops);
   id->replaceOperandWith(0, id);
   return id;
 }
 
-llvm::MDNode *LoopEmitter::elementLoopID(llvm::MDNode *group) const {
-  return makeLoopID(cgm.context, group, group ? sumLanes : 0);
+std::vector<std::pair<unsigned, unsigned>> LoopEmitter::laneSumList() const {
+  std::vector<std::pair<unsigned, unsigned>> sums;
+  for (unsigned n = 0; n < laneSums.size(); ++n)
+    for (unsigned k = 0; k < laneSums[n].size(); ++k)
+      sums.push_back({n, k});
+  return sums;
+}
+
+llvm::Value *LoopEmitter::accumulatorAt(llvm::IRBuilder<> &bb, unsigned n,
+                                        unsigned k) {
+  return bb.CreateConstInBoundsGEP1_32(cgm.memType(loop.args[n].scalar),
+                                       argPtr[n], k);
+}
+
+void LoopEmitter::startLanes(llvm::IRBuilder<> &bb) {
+  // Lane 0 starts from the running value, the others from -0.0 (the
+  // identity of addition).
+  for (auto [n, k] : laneSumList()) {
+    llvm::Type *t = cgm.memType(loop.args[n].scalar);
+    llvm::Value *v = llvm::ConstantVector::getSplat(
+        llvm::ElementCount::getFixed(sumLanes),
+        llvm::ConstantFP::getNegativeZero(t));
+    v = bb.CreateInsertElement(v, bb.CreateLoad(t, accumulatorAt(bb, n, k)),
+                               uint64_t(0));
+    bb.CreateStore(v, laneSums[n][k]);
+  }
+}
+
+void LoopEmitter::finishLanes(llvm::IRBuilder<> &bb) {
+  for (auto [n, k] : laneSumList()) {
+    llvm::Type *t = cgm.memType(loop.args[n].scalar);
+    llvm::Value *v = bb.CreateLoad(
+        llvm::FixedVectorType::get(t, sumLanes), laneSums[n][k]);
+    llvm::Value *r = bb.CreateExtractElement(v, uint64_t(0));
+    for (unsigned l = 1; l < sumLanes; ++l)
+      r = bb.CreateFAdd(r, bb.CreateExtractElement(v, uint64_t(l)));
+    bb.CreateStore(r, accumulatorAt(bb, n, k));
+  }
+}
+
+void LoopEmitter::emitLaneGroups(
+    llvm::IRBuilder<> &bb, llvm::Value *lo, llvm::Value *mid,
+    llvm::MDNode *group, const llvm::Twine &name,
+    llvm::function_ref<void(llvm::Value *)> element) {
+  // Element lo + g*sumLanes + l adds to partial l: its kernel runs on a
+  // scalar accumulator loaded from lane l and stored back there. The
+  // copies of the kernel are independent when the loop is parallel, and
+  // the partials are one vector each, which keeps the loop vectoriser off
+  // this loop (it would reorder the sums its own way) and gives the SLP
+  // vectoriser the copies to pack. Each copy works on its lane's own
+  // scalar accumulator (laneAccs).
+  //
+  // In a parallel loop (group given) no element touches data another
+  // element writes, so the copies' memory accesses are declared apart:
+  // each kernel call carries its lane's alias scope and the other lanes'
+  // as noalias, which the inliner adds to every access of the inlined
+  // copy (the kernel's own scopes are cloned per copy and say nothing
+  // across copies). Without it the SLP vectoriser could not move a copy's
+  // loads above the previous copy's stores. Each lane has its own
+  // accumulator, so the claim holds for those too; reads that two lanes
+  // share (stencil neighbours, private globals) are only reads. Not when
+  // the loop has other reductions (min, max, integer sums): the lanes
+  // share their accumulators.
+  auto i64 = [&](int64_t v) {
+    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
+  };
+  const auto sums = laneSumList();
+  std::vector<llvm::MDNode *> scope(sumLanes, nullptr), noalias(sumLanes,
+                                                               nullptr);
+  bool shared = false;
+  for (unsigned n = 0; n < loop.args.size(); ++n)
+    shared = shared || (loop.args[n].kind == ArgKind::Reduction &&
+                        laneSums[n].empty());
+  if (group && !shared) {
+    llvm::MDBuilder md(cgm.context);
+    llvm::MDNode *domain = md.createAnonymousAliasScopeDomain("lanes");
+    std::vector<llvm::MDNode *> lane;
+    for (unsigned l = 0; l < sumLanes; ++l)
+      lane.push_back(md.createAnonymousAliasScope(
+          domain, "lane" + std::to_string(l)));
+    for (unsigned l = 0; l < sumLanes; ++l) {
+      scope[l] = llvm::MDNode::get(cgm.context, {lane[l]});
+      std::vector<llvm::Metadata *> others;
+      for (unsigned m = 0; m < sumLanes; ++m)
+        if (m != l)
+          others.push_back(lane[m]);
+      noalias[l] = llvm::MDNode::get(cgm.context, others);
+    }
+  }
+  std::vector<llvm::Value *> saved = argPtr;
+  emitCountedLoop(
+      bb, lo, mid, makeLoopID(cgm.context, group), name + ".lanes",
+      [&](llvm::Value *g) {
+        for (unsigned l = 0; l < sumLanes; ++l) {
+          for (unsigned n = 0; n < laneSums.size(); ++n)
+            if (!laneSums[n].empty())
+              argPtr[n] = laneAccs[n][l];
+          for (auto [n, k] : sums) {
+            llvm::Type *t = cgm.memType(loop.args[n].scalar);
+            llvm::Value *v = bb.CreateLoad(
+                llvm::FixedVectorType::get(t, sumLanes), laneSums[n][k]);
+            bb.CreateStore(bb.CreateExtractElement(v, uint64_t(l)),
+                           accumulatorAt(bb, n, k));
+          }
+          callScope = scope[l];
+          callNoAlias = noalias[l];
+          element(l ? bb.CreateAdd(g, i64(l), "", true, true) : g);
+          callScope = callNoAlias = nullptr;
+          for (auto [n, k] : sums) {
+            llvm::Type *t = cgm.memType(loop.args[n].scalar);
+            llvm::Value *v = bb.CreateLoad(
+                llvm::FixedVectorType::get(t, sumLanes), laneSums[n][k]);
+            bb.CreateStore(
+                bb.CreateInsertElement(
+                    v, bb.CreateLoad(t, accumulatorAt(bb, n, k)), uint64_t(l)),
+                laneSums[n][k]);
+          }
+          argPtr = saved;
+        }
+      },
+      sumLanes);
+}
+
+llvm::Value *LoopEmitter::laneGroupsEnd(llvm::IRBuilder<> &bb, llvm::Value *lo,
+                                        llvm::Value *hi,
+                                        const llvm::Twine &name) {
+  auto i64 = [&](int64_t v) {
+    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
+  };
+  llvm::Value *count = bb.CreateSub(hi, lo);
+  count = bb.CreateSelect(bb.CreateICmpSGT(count, i64(0)), count, i64(0));
+  return bb.CreateAdd(lo, bb.CreateAnd(count, i64(-int64_t(sumLanes))),
+                      name + ".mid");
+}
+
+void LoopEmitter::emitElements(
+    llvm::IRBuilder<> &bb, llvm::Value *lo, llvm::Value *hi,
+    llvm::MDNode *group, const llvm::Twine &name,
+    llvm::function_ref<void(llvm::Value *)> element) {
+  if (!sumLanes) {
+    emitCountedLoop(bb, lo, hi, makeLoopID(cgm.context, group), name, element);
+    return;
+  }
+  // [lo, mid): whole groups of sumLanes elements; [mid, hi): the rest, in
+  // order after the partials are added up.
+  llvm::Value *mid = laneGroupsEnd(bb, lo, hi, name);
+  startLanes(bb);
+  emitLaneGroups(bb, lo, mid, group, name, element);
+  finishLanes(bb);
+  emitCountedLoop(bb, mid, hi, makeLoopID(cgm.context, group), name + ".rest",
+                  element);
 }
 
 void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
@@ -311,7 +453,11 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
       bb.CreateStore(llvm::ConstantFP::getNegativeZero(t),
                      bb.CreateConstInBoundsGEP1_32(t, argPtr[n], k));
   }
-  bb.CreateCall(kernel.function, args);
+  llvm::CallInst *call = bb.CreateCall(kernel.function, args);
+  if (callScope) {
+    call->setMetadata(llvm::LLVMContext::MD_alias_scope, callScope);
+    call->setMetadata(llvm::LLVMContext::MD_noalias, callNoAlias);
+  }
   for (unsigned n = 0; n < loop.args.size(); ++n) {
     if (!exactSlot[n])
       continue;
@@ -428,6 +574,8 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   mapData.assign(n, nullptr);
   argPtr.assign(n, nullptr);
   sumLanes = 0;
+  laneSums.assign(n, {});
+  laneAccs.assign(n, {});
   incBuffer.assign(n, nullptr);
   exactSlot.assign(n, nullptr);
   gatherBase.assign(n, nullptr);
@@ -510,10 +658,14 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       argPtr[i] = acc;
       if (cgm.options.sumLanes && isFloat(a.scalar) &&
           a.mode == AccessMode::Sum) {
-        const llvm::DataLayout &layout = cgm.module.getDataLayout();
-        unsigned size =
-            unsigned(layout.getTypeStoreSize(cgm.memType(a.scalar)));
-        sumLanes = std::max(sumLanes, SumVectorBytes / size);
+        // The partial sums of each component: one vector of SumLanes.
+        sumLanes = SumLanes;
+        auto *vecTy =
+            llvm::FixedVectorType::get(cgm.memType(a.scalar), SumLanes);
+        for (unsigned k = 0; k < a.dim; ++k)
+          laneSums[i].push_back(bb.CreateAlloca(vecTy, nullptr, "lanes"));
+        for (unsigned l = 0; l < SumLanes; ++l)
+          laneAccs[i].push_back(bb.CreateAlloca(accTy, nullptr, "lane.acc"));
       }
     }
   }
@@ -567,15 +719,17 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       emitAlignedRow(bb, kernel, coords, lo, hi, group);
       return;
     }
-    llvm::MDNode *idMD = inner ? elementLoopID(group)
-                               : makeLoopID(cgm.context, nullptr);
-    emitCountedLoop(bb, lo, hi, idMD, "dim" + std::to_string(d),
-                    [&](llvm::Value *v) {
+    if (inner) {
+      emitElements(bb, lo, hi, group, "dim0", [&](llvm::Value *v) {
+        coords[0] = v;
+        emitKernelCall(bb, kernel, coords, group);
+      });
+      return;
+    }
+    emitCountedLoop(bb, lo, hi, makeLoopID(cgm.context, nullptr),
+                    "dim" + std::to_string(d), [&](llvm::Value *v) {
                       coords[d] = v;
-                      if (inner)
-                        emitKernelCall(bb, kernel, coords, group);
-                      else
-                        level(d - 1);
+                      level(d - 1);
                     });
   };
   if (access.race == RaceClass::IncStrips && !gatherMode()) {
@@ -701,8 +855,8 @@ void LoopEmitter::emitAlignedRow(llvm::IRBuilder<> &bb,
       alignedRows[n] = elementAt(n, mid);
       bb.CreateAlignmentAssumption(layout, alignedRows[n], 64);
     }
-    emitCountedLoop(bb, i64(0), bb.CreateSub(hi, mid), elementLoopID(group),
-                    "dim0", [&](llvm::Value *t) {
+    emitCountedLoop(bb, i64(0), bb.CreateSub(hi, mid),
+                    makeLoopID(cgm.context, group), "dim0", [&](llvm::Value *t) {
                       coords[0] = bb.CreateAdd(mid, t, "", true, true);
                       alignedStep = t;
                       emitKernelCall(bb, kernel, coords, group);
@@ -818,13 +972,43 @@ void LoopEmitter::emitIncStrips(llvm::IRBuilder<> &bb,
     llvm::Value *len =
         bb.CreateSelect(bb.CreateICmpSLT(left, i64(IncStripSize)), left,
                         i64(IncStripSize), "strip.len");
-    emitCountedLoop(bb, i64(0), len, elementLoopID(group),
-                    "strip.compute", [&](llvm::Value *j) { compute(s, j); });
+    if (!sumLanes) {
+      emitCountedLoop(bb, i64(0), len, makeLoopID(cgm.context, group),
+                      "strip.compute", [&](llvm::Value *j) { compute(s, j); });
+    } else {
+      // The strips continue one row's partial sums (IncStripSize is a
+      // multiple of sumLanes): the same sums as the unstripped loop. Only
+      // the last strip can end in a part group; it adds up the partials
+      // and its last elements in order, and starts the partials again
+      // from the result (which adding them up after the strips keeps).
+      llvm::Value *mid = laneGroupsEnd(bb, i64(0), len, "strip.compute");
+      emitLaneGroups(bb, i64(0), mid, group, "strip.compute",
+                     [&](llvm::Value *j) { compute(s, j); });
+      llvm::Function *f = bb.GetInsertBlock()->getParent();
+      auto *restBB = llvm::BasicBlock::Create(cgm.context, "strip.rest", f);
+      auto *doneBB = llvm::BasicBlock::Create(cgm.context, "strip.rest.end", f);
+      bb.CreateCondBr(bb.CreateICmpSLT(mid, len), restBB, doneBB);
+      bb.SetInsertPoint(restBB);
+      finishLanes(bb);
+      emitCountedLoop(bb, mid, len, makeLoopID(cgm.context, group),
+                      "strip.compute.rest",
+                      [&](llvm::Value *j) { compute(s, j); });
+      startLanes(bb);
+      bb.CreateBr(doneBB);
+      doneBB->moveAfter(bb.GetInsertBlock());
+      bb.SetInsertPoint(doneBB);
+    }
     emitCountedLoop(bb, i64(0), len, makeLoopID(cgm.context, nullptr),
                     "strip.apply", [&](llvm::Value *j) { apply(s, j); });
   };
+  static_assert(IncStripSize % SumLanes == 0,
+                "strips must hold whole groups of partial sums");
+  if (sumLanes)
+    startLanes(bb);
   emitCountedLoop(bb, begin, end, makeLoopID(cgm.context, nullptr), "strip",
                   strip, IncStripSize);
+  if (sumLanes)
+    finishLanes(bb);
 }
 
 } // namespace opdc

@@ -31,11 +31,8 @@ void emitCountedLoop(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
                      int64_t step = 1);
 
 /// A distinct loop ID: `!{self, !{"llvm.loop.mustprogress"}}`, plus
-/// `!{"llvm.loop.parallel_accesses", group}` when \p group is given, plus,
-/// when \p sumLanes is not 0, the vectoriser's width fixed at \p sumLanes
-/// and its interleave count at 1 (see LoopEmitter::sumLanes).
-llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group,
-                         unsigned sumLanes = 0);
+/// `!{"llvm.loop.parallel_accesses", group}` when \p group is given.
+llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group);
 
 /// \p v as a constant of \p t, the memory type of a scalar.
 llvm::Constant *identityConstant(IdentityValue v, llvm::Type *t);
@@ -153,9 +150,37 @@ private:
   /// the fixed number of partial sums each accumulator is split into, 0
   /// when there are none (LoopBody.cpp, "Float sums").
   unsigned sumLanes = 0;
-  /// makeLoopID for an element loop: \p group and, when it is given,
-  /// sumLanes.
-  llvm::MDNode *elementLoopID(llvm::MDNode *group) const;
+  /// Per argument, float sums: the partial sums of each component (a
+  /// vector of sumLanes), or empty.
+  std::vector<std::vector<llvm::AllocaInst *>> laneSums;
+  /// Per argument with laneSums: the accumulator of each lane's kernel.
+  std::vector<std::vector<llvm::AllocaInst *>> laneAccs;
+  /// Alias scope and noalias lists for the kernel calls being emitted
+  /// (emitLaneGroups), or null.
+  llvm::MDNode *callScope = nullptr, *callNoAlias = nullptr;
+  /// The element loop over [lo, hi), \p element emitting one element at
+  /// its coordinate: one loop (declared parallel over \p group when given),
+  /// or, with float sums, groups of sumLanes elements each adding to its
+  /// own partial sum, then the rest in order (LoopBody.cpp, "Float sums").
+  void emitElements(llvm::IRBuilder<> &bb, llvm::Value *lo, llvm::Value *hi,
+                    llvm::MDNode *group, const llvm::Twine &name,
+                    llvm::function_ref<void(llvm::Value *)> element);
+  /// The (argument, component) pairs of laneSums.
+  std::vector<std::pair<unsigned, unsigned>> laneSumList() const;
+  /// Component \p k of argument \p n's accumulator (the kernel's).
+  llvm::Value *accumulatorAt(llvm::IRBuilder<> &bb, unsigned n, unsigned k);
+  /// The partial sums from the accumulators: lane 0 the running value, the
+  /// others -0.0.
+  void startLanes(llvm::IRBuilder<> &bb);
+  /// The accumulators from the partial sums, added in lane order.
+  void finishLanes(llvm::IRBuilder<> &bb);
+  /// lo + (max(hi - lo, 0) rounded down to a multiple of sumLanes).
+  llvm::Value *laneGroupsEnd(llvm::IRBuilder<> &bb, llvm::Value *lo,
+                             llvm::Value *hi, const llvm::Twine &name);
+  /// The elements [lo, mid) (whole groups), each adding to its partial.
+  void emitLaneGroups(llvm::IRBuilder<> &bb, llvm::Value *lo, llvm::Value *mid,
+                      llvm::MDNode *group, const llvm::Twine &name,
+                      llvm::function_ref<void(llvm::Value *)> element);
   std::vector<llvm::Value *> alignedRows;
   llvm::Value *alignedStep = nullptr;
   std::vector<llvm::Value *> rangeLo, rangeHi;

@@ -27,8 +27,6 @@
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
-#include "llvm/IR/DiagnosticHandler.h"
-#include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -173,24 +171,7 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
   llvm::ModulePassManager mpm = optLevel == 0
                                     ? pb.buildO0DefaultPipeline(level)
                                     : pb.buildPerModuleDefaultPipeline(level);
-  // Loops with a fixed vectorisation width (-fsum-lanes) that the
-  // vectoriser cannot vectorise make it print "loop not vectorized"
-  // remarks whatever is asked for; the reason is -Rpass=vectorize's to
-  // tell (Remarks.cpp). Without such a handler installed, none print.
-  struct Quiet : llvm::DiagnosticHandler {
-    bool handleDiagnostics(const llvm::DiagnosticInfo &info) override {
-      return llvm::isa<llvm::DiagnosticInfoOptimizationBase>(info);
-    }
-  };
-  llvm::LLVMContext &context = module.getContext();
-  std::unique_ptr<llvm::DiagnosticHandler> saved;
-  if (!context.getDiagHandlerPtr()->isAnyRemarkEnabled()) {
-    saved = context.getDiagnosticHandler();
-    context.setDiagnosticHandler(std::make_unique<Quiet>());
-  }
   mpm.run(module, mam);
-  if (saved)
-    context.setDiagnosticHandler(std::move(saved));
   markStreamingStores(module);
 }
 

@@ -55,6 +55,21 @@ def c_g(x, digits):
     return "%.*g" % (digits, x)
 
 
+def lane_sum(values):
+    """A float sum over one row starting from the identity 0.0: element
+    4g + l of the whole groups adds to partial l (partial 0 starts from the
+    running value, the others from -0.0), the partials added in lane order,
+    then the rest in order; the chunk's result added to the variable's 0.0."""
+    groups = len(values) - len(values) % 4
+    p = [0.0, -0.0, -0.0, -0.0]
+    for j in range(groups):
+        p[j % 4] += values[j]
+    r = ((p[0] + p[1]) + p[2]) + p[3]
+    for v in values[groups:]:
+        r += v
+    return 0.0 + r
+
+
 def run(n):
     nedges = 3 * n + 5
     # scramble over edges: both ends of each edge, and its weight.
@@ -104,20 +119,21 @@ def run(n):
             deg[a] = i32(deg[a] + 1)
             deg[b] = i32(deg[b] - 2)
 
-    # stats over nodes: sums, a max, in node order.
-    s = [0.0] * 4
-    t = [0.0] * 3
-    zs = 0.0
+    # stats over nodes: float sums in 4 partial sums per row (the runtime's
+    # one chunk of n < 4096 nodes; compiler/codegen/llvm/LoopBody.cpp,
+    # "Float sums"), a max and an integer sum in node order.
+    s = [lane_sum([res[i][k] * float(i + 1) for i in range(n)])
+         for k in range(4)]
+    t = [lane_sum([acc[i][k] * float(trunc_mod(i, 7) + 1) for i in range(n)])
+         for k in range(3)]
+    # 1 / -0.0 is -inf (Python raises instead of dividing by zero).
+    zs = lane_sum([math.copysign(math.inf, z[i]) if z[i] == 0.0
+                   else 1.0 / z[i] for i in range(n)])
     ds = 0
     rmax = 0.0
     for i in range(n):
         for k in range(4):
-            s[k] += res[i][k] * float(i + 1)
             rmax = fmax(rmax, abs(res[i][k]))
-        for k in range(3):
-            t[k] += acc[i][k] * float(trunc_mod(i, 7) + 1)
-        # 1 / -0.0 is -inf (Python raises instead of dividing by zero).
-        zs += math.copysign(math.inf, z[i]) if z[i] == 0.0 else 1.0 / z[i]
         ds = i32(ds + i32(deg[i] * (trunc_mod(i, 5) + 1)))
 
     return ("s = %s\n" % " ".join(c_g(v, 17) for v in s) +
