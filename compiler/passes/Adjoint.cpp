@@ -19,7 +19,8 @@
 //                   loops backwards; top-level for loops as `checkpoint
 //                   reverse`, whose reverse body is one step's forward
 //                   sweep with tape and its reverse sweep
-//   results         the dats restored to P's final state; dJ.alpha =
+//   results         the dats given P's final state back (swapped with
+//                   the copies aside); dJ.alpha =
 //                   %P.alpha.b; J = %P.result. dJ.x is x's adjoint dat.
 //
 // Loop-level transposition (design §5), per argument whose value the
@@ -943,8 +944,11 @@ std::vector<StmtPtr> Expansion::run() {
                            ConstValue::ofFloat(rt.scalar, 1.0))));
   for (StmtPtr &s : rev.stmts)
     out.push_back(std::move(s));
+  // P's final state back: the storage exchanged, not copied (the aside
+  // dat's contents are dead until the next save overwrites them; swap
+  // takes the halo state along).
   for (Dat *d : w.dats)
-    out.push_back(b.fill.loop(b.finalDats[d], d, req.range, true));
+    out.push_back(std::make_unique<SwapStmt>(d, b.finalDats[d], req.range));
   for (const DerivEntry &e : req.entries)
     if (!e.of.dat) {
       unsigned s = slots[p.params[unsigned(e.of.param)]];

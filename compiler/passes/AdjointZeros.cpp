@@ -17,7 +17,8 @@
 // (`u.b = ...`: its first increment of u.b becomes `=`), drops the zeroing
 // from Z (v.b only read) and zeroes only R \ I after Z, in slabs (the
 // frames add to those points), and zeroes v.b over I after the time loop,
-// which restores the state the loop left.
+// which restores the state the loop left, unless nothing reads v.b there
+// before zeros overwrite it (the next adjoint call's seed) or main ends.
 //
 // Legal when, with X the dat Z zeroes and Y the name its buffer has at G
 // (through the swaps before G in the body):
@@ -456,21 +457,72 @@ bool zeroBefore(const Body &b, size_t at, Dat *x,
   return false;
 }
 
+/// What becomes of the values of the buffer \p cur (renamed by swaps) along
+/// the statements [from, to) of \p b: overwritten with zeros over a range
+/// containing \p range before anything reads them (Dead), possibly read
+/// (Live), or neither (Open: \p cur is the buffer's name after them).
+enum class Fate { Dead, Live, Open };
+Fate fateAlong(const Body &b, size_t from, size_t to, Dat *&cur,
+               const std::vector<LoopRange> &range) {
+  for (size_t k = from; k < to; ++k) {
+    const Stmt &s = *b.stmts[k];
+    if (isa<BreakStmt>(s) || isa<ContinueStmt>(s) || isa<ReturnStmt>(s))
+      return Fate::Live; // the path goes elsewhere: not followed
+    if (auto *w = dyn_cast<SwapStmt>(&s)) {
+      if (w->a == cur)
+        cur = w->b;
+      else if (w->b == cur)
+        cur = w->a;
+      continue;
+    }
+    if (auto *i = dyn_cast<IfStmt>(&s)) {
+      Dat *t = cur, *e = cur;
+      Fate ft = fateAlong(i->thenBody, 0, i->thenBody.stmts.size(), t, range);
+      Fate fe = fateAlong(i->elseBody, 0, i->elseBody.stmts.size(), e, range);
+      if (ft == Fate::Live || fe == Fate::Live)
+        return Fate::Live;
+      if (ft == Fate::Dead && fe == Fate::Dead)
+        return Fate::Dead;
+      if (ft == Fate::Open && fe == Fate::Open && t != e)
+        return Fate::Live;
+      cur = ft == Fate::Open ? t : e;
+      continue;
+    }
+    if (isa<ForStmt>(s) || isa<WhileStmt>(s)) {
+      const Body &body = isa<ForStmt>(s) ? cast<ForStmt>(s).body
+                                         : cast<WhileStmt>(s).body;
+      if (mentions(s, cur) || jumps(body))
+        return Fate::Live; // not followed
+      continue;
+    }
+    if (!mentions(s, cur))
+      continue;
+    const auto *l = dyn_cast<ParLoopStmt>(&s);
+    return l && zeroes(*l, cur) && within(range, l->ranges) ? Fate::Dead
+                                                            : Fate::Live;
+  }
+  return Fate::Open;
+}
+
 class Rewriter {
 public:
   Rewriter(Program &p, PassContext &c)
       : program(p), ctx(c), fill(p, "adjoint") {}
 
-  bool run(Body &b) {
+  /// Rewrites the time loops in \p b, the body of \p owner (null: of the
+  /// function, \p isMain when it is main's).
+  bool run(Body &b, const Stmt *owner, bool isMain = false) {
     bool changed = false;
+    frames.push_back({&b, 0, owner, isMain});
     for (size_t i = 0; i < b.stmts.size(); ++i) {
+      frames.back().index = i;
       Stmt *s = b.stmts[i].get();
       if (auto *f = dyn_cast<ForStmt>(s)) {
-        changed |= run(f->body);
+        changed |= run(f->body, s);
         changed |= rewrite(b, i, {&f->body}, nullptr);
       } else if (auto *c = dyn_cast<CheckpointStmt>(s)) {
-        changed |= run(c->body) | run(c->reverseBody) | run(c->tapedBody) |
-                   run(c->tapedReverseBody);
+        changed |= run(c->body, s) | run(c->reverseBody, s) |
+                   run(c->tapedBody, s) | run(c->tapedReverseBody, s);
         if (c->reverse) {
           std::vector<Body *> steps;
           for (Body *r : {&c->reverseBody, &c->tapedReverseBody})
@@ -479,11 +531,12 @@ public:
           changed |= rewrite(b, i, steps, c);
         }
       } else if (auto *f = dyn_cast<IfStmt>(s)) {
-        changed |= run(f->thenBody) | run(f->elseBody);
+        changed |= run(f->thenBody, s) | run(f->elseBody, s);
       } else if (auto *w = dyn_cast<WhileStmt>(s)) {
-        changed |= run(w->body);
+        changed |= run(w->body, s);
       }
     }
+    frames.pop_back();
     return changed;
   }
 
@@ -546,12 +599,57 @@ private:
                      std::make_move_iterator(rest.begin()),
                      std::make_move_iterator(rest.end()));
     }
-    b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(at + 1),
-                   zeroLoop(*g0, first.x, std::move(inner)));
+    if (readAfter(first.x, inner))
+      b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(at + 1),
+                     zeroLoop(*g0, first.x, std::move(inner)));
+    else
+      ctx.stats.add(PassName, "dead-zeros",
+                    "zero loops after a time loop not made (never read)");
     ctx.stats.add(PassName, "assigned",
                   "adjoint increments made assignments");
     return true;
   }
+
+  /// Whether the values of \p x on \p range after the statement the
+  /// innermost frame is at (a time loop) may be read: unless on every path
+  /// from there zeros overwrite them first, or main ends. The paths
+  /// followed: on through the enclosing bodies, through both branches of
+  /// an if, around an enclosing for or while loop (whose body must then
+  /// overwrite them before it reaches the statement again) and out of it;
+  /// anything else (a jump, a loop that mentions x, the end of a proc,
+  /// whose caller may read x) counts as a read.
+  bool readAfter(Dat *x, const std::vector<LoopRange> &range) const {
+    Dat *cur = x;
+    for (size_t f = frames.size(); f-- > 0;) {
+      const Frame &fr = frames[f];
+      const size_t n = fr.body->stmts.size();
+      Fate r = fateAlong(*fr.body, fr.index + 1, n, cur, range);
+      if (r != Fate::Open)
+        return r == Fate::Live;
+      if (!fr.owner)
+        return !fr.isMain;
+      if (isa<ForStmt>(fr.owner) || isa<WhileStmt>(fr.owner)) {
+        // The next iteration, up to and into the statement the path
+        // started from (which reads x when entered on the same path).
+        Dat *again = cur;
+        if (fateAlong(*fr.body, 0, fr.index + 1, again, range) != Fate::Dead)
+          return true;
+      } else if (!isa<IfStmt>(fr.owner)) {
+        return true; // a checkpoint's body: not followed
+      }
+    }
+    return true;
+  }
+
+  /// A body being walked, the statement reached in it and the statement
+  /// it is the body of (null: a function's).
+  struct Frame {
+    Body *body;
+    size_t index;
+    const Stmt *owner;
+    bool isMain;
+  };
+  std::vector<Frame> frames;
 
   /// G's kernel, copied: its first increment `p += e` of parameter \p p
   /// becomes `p = 0.0 + e` (`p -= e`: `p = 0.0 - e`), the very operation
@@ -634,7 +732,7 @@ bool assignAdjointZeros(Program &program, PassContext &ctx) {
   Rewriter r(program, ctx);
   bool changed = false;
   for (Function *f : hostFunctions(program))
-    changed |= r.run(f->body);
+    changed |= r.run(f->body, nullptr, f == program.main.get());
   return changed;
 }
 
