@@ -383,6 +383,14 @@ struct Plan {
   int gArg = -1, zArg = -1;
 };
 
+/// The name the buffer called \p cur has after \p w.
+void followSwap(const SwapStmt &w, Dat *&cur) {
+  if (w.a == cur)
+    cur = w.b;
+  else if (w.b == cur)
+    cur = w.a;
+}
+
 /// The rewrite of \p body, a reversed step, for the dat \p only (any when
 /// null), or nothing.
 std::optional<Plan> findPlan(const Body &body, const Dat *only) {
@@ -410,10 +418,7 @@ std::optional<Plan> findPlan(const Body &body, const Dat *only) {
       Dat *cur = p.x;
       for (size_t k = 0; k < z; ++k) {
         if (auto *w = dyn_cast<SwapStmt>(st[k].get())) {
-          if (w->a == cur)
-            cur = w->b;
-          else if (w->b == cur)
-            cur = w->a;
+          followSwap(*w, cur);
           continue;
         }
         if (!mentions(*st[k], cur))
@@ -443,10 +448,7 @@ bool zeroBefore(const Body &b, size_t at, Dat *x,
   for (size_t k = at; k-- > 0;) {
     const Stmt &s = *b.stmts[k];
     if (auto *w = dyn_cast<SwapStmt>(&s)) {
-      if (w->a == cur)
-        cur = w->b;
-      else if (w->b == cur)
-        cur = w->a;
+      followSwap(*w, cur);
       continue;
     }
     if (!mentions(s, cur))
@@ -469,10 +471,7 @@ Fate fateAlong(const Body &b, size_t from, size_t to, Dat *&cur,
     if (isa<BreakStmt>(s) || isa<ContinueStmt>(s) || isa<ReturnStmt>(s))
       return Fate::Live; // the path goes elsewhere: not followed
     if (auto *w = dyn_cast<SwapStmt>(&s)) {
-      if (w->a == cur)
-        cur = w->b;
-      else if (w->b == cur)
-        cur = w->a;
+      followSwap(*w, cur);
       continue;
     }
     if (auto *i = dyn_cast<IfStmt>(&s)) {
