@@ -42,6 +42,14 @@
 //     mentions X or Y.
 // Nothing else reads X on I between Z and the next G, so every value the
 // program reads is the one it read before.
+//
+// Z, once it only reads, also moves before G on a 3D block when it sums
+// (a derivative with respect to a parameter) and commutes with every loop
+// from G to it (leadWithKept): the fuse pass then makes it the first loop
+// of the step's skewed sweep, whose reductions run beside the sweep's rows
+// rather than whole chunks behind. Loops that commute give the same values
+// in either order, and a leading reduction sums the same chunks in the
+// same order (lib/exec/Skew.cpp), so the bits are unchanged.
 #include "passes/AdjointZeros.h"
 
 #include "passes/BodyUtils.h"
@@ -57,6 +65,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 namespace opdc {
@@ -391,6 +400,27 @@ void followSwap(const SwapStmt &w, Dat *&cur) {
     cur = w.a;
 }
 
+/// Whether the loops \p a and \p b may run in either order: neither
+/// writes a dat the other touches, nor reduces into a host variable the
+/// other reads or reduces into.
+bool commute(const ParLoopStmt &a, const ParLoopStmt &b) {
+  auto clash = [](const AccessDescriptor &x, const AccessDescriptor &y) {
+    if (x.usesDat() && y.usesDat())
+      return x.dat == y.dat &&
+             (x.mode != AccessMode::Read || y.mode != AccessMode::Read);
+    if (x.kind != ArgKind::Reduction)
+      return false;
+    if (y.kind == ArgKind::Reduction)
+      return x.var == y.var;
+    return y.value && refsSlot(*y.value, {unsigned(x.var)});
+  };
+  for (const AccessDescriptor &x : a.args)
+    for (const AccessDescriptor &y : b.args)
+      if (clash(x, y) || clash(y, x))
+        return false;
+  return true;
+}
+
 /// The rewrite of \p body, a reversed step, for the dat \p only (any when
 /// null), or nothing.
 std::optional<Plan> findPlan(const Body &body, const Dat *only) {
@@ -597,6 +627,7 @@ private:
       s.stmts.insert(s.stmts.begin() + std::ptrdiff_t(p.z + 1),
                      std::make_move_iterator(rest.begin()),
                      std::make_move_iterator(rest.end()));
+      leadWithKept(s, p.g, p.z);
     }
     if (readAfter(first.x, inner))
       b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(at + 1),
@@ -674,6 +705,46 @@ private:
     }
     l.args[p].mode = AccessMode::Write;
     l.kernel = k;
+  }
+
+  /// Z, now only reading, moved before G with the assignments just
+  /// before it that start its reductions (`%P.gbl.b = 0.0`), when it
+  /// reduces, runs over a 3D block and commutes with every loop from G
+  /// on: Z reads X and the primal state that G and the frames read too.
+  /// A reduction (heat3d's dJ/dlam) leading the skewed sweep that the fuse
+  /// pass makes of them runs beside G's rows; after them it runs whole
+  /// chunks up to a chunk behind (lib/exec/Skew.cpp), up to 16 planes of a
+  /// 3D block: rows read twice, from memory at 2 threads (heat3d 256^3:
+  /// the sweep 45-49 -> 36 ms a step). A 2D chunk is about a row, and
+  /// there leading lost 3-6 ms of Poisson 4096^2's 44-53 (bench/adjoint).
+  void leadWithKept(Body &s, size_t g, size_t z) {
+    const auto &zl = cast<ParLoopStmt>(*s.stmts[z]);
+    if (zl.ranges.size() != 3)
+      return;
+    std::set<unsigned> sums;
+    for (const AccessDescriptor &a : zl.args)
+      if (a.kind == ArgKind::Reduction)
+        sums.insert(unsigned(a.var));
+    if (sums.empty())
+      return;
+    size_t h = z;
+    while (h > g) {
+      const auto *a = dyn_cast<AssignStmt>(s.stmts[h - 1].get());
+      const auto *t = a ? dyn_cast<VarRefExpr>(a->target.get()) : nullptr;
+      if (!t || !sums.count(t->slot) || refsSlot(*a->value, sums))
+        break;
+      --h;
+    }
+    for (size_t k = g; k < h; ++k) {
+      const auto *l = dyn_cast<ParLoopStmt>(s.stmts[k].get());
+      if (!l || !commute(*l, zl))
+        return;
+    }
+    std::rotate(s.stmts.begin() + std::ptrdiff_t(g),
+                s.stmts.begin() + std::ptrdiff_t(h),
+                s.stmts.begin() + std::ptrdiff_t(z + 1));
+    ctx.stats.add(PassName, "kept-first",
+                  "reading adjoint loops moved before the gather");
   }
 
   /// Z's kernel, copied without its final zeroing of parameter \p p.
