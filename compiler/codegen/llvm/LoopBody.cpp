@@ -201,6 +201,10 @@ llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group) {
   return id;
 }
 
+llvm::ConstantInt *LoopEmitter::i64(int64_t v) const {
+  return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
+}
+
 std::vector<std::pair<unsigned, unsigned>> LoopEmitter::laneSumList() const {
   std::vector<std::pair<unsigned, unsigned>> sums;
   for (unsigned n = 0; n < laneSums.size(); ++n)
@@ -264,9 +268,6 @@ void LoopEmitter::emitLaneGroups(
   // share (stencil neighbours, private globals) are only reads. Not when
   // the loop has other reductions (min, max, integer sums): the lanes
   // share their accumulators.
-  auto i64 = [&](int64_t v) {
-    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
-  };
   const auto sums = laneSumList();
   std::vector<llvm::MDNode *> scope(sumLanes, nullptr), noalias(sumLanes,
                                                                nullptr);
@@ -327,9 +328,6 @@ void LoopEmitter::emitLaneGroups(
 llvm::Value *LoopEmitter::laneGroupsEnd(llvm::IRBuilder<> &bb, llvm::Value *lo,
                                         llvm::Value *hi,
                                         const llvm::Twine &name) {
-  auto i64 = [&](int64_t v) {
-    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
-  };
   llvm::Value *count = bb.CreateSub(hi, lo);
   count = bb.CreateSelect(bb.CreateICmpSGT(count, i64(0)), count, i64(0));
   return bb.CreateAdd(lo, bb.CreateAnd(count, i64(-int64_t(sumLanes))),
@@ -358,9 +356,6 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
                                  const KernelInterface &kernel,
                                  const std::vector<llvm::Value *> &coords,
                                  llvm::MDNode *group) {
-  auto i64 = [&](int64_t v) {
-    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
-  };
   std::vector<llvm::Value *> args;
   llvm::Value *i = coords[0];
   for (unsigned n = 0; n < loop.args.size(); ++n) {
@@ -735,9 +730,6 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   if (access.race == RaceClass::IncStrips && !gatherMode()) {
     emitIncStrips(bb, kernel, group, begin, end);
   } else if (dims == 3) {
-    auto i64 = [&](int64_t v) {
-      return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
-    };
     llvm::Value *row = bb.CreateSub(rangeHi[0], rangeLo[0]);
     row = bb.CreateSelect(bb.CreateICmpSGT(row, i64(1)), row, i64(1));
     llvm::Value *tile = bb.CreateSDiv(
@@ -781,9 +773,6 @@ void LoopEmitter::emitAlignedRow(llvm::IRBuilder<> &bb,
   // the row's alignment known, the vectoriser's stores of the argument are
   // aligned, and the streaming variant (.nt) writes whole lines with
   // aligned non-temporal vector stores instead of 8-byte pieces.
-  auto i64 = [&](int64_t v) {
-    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
-  };
   const unsigned lead = alignArgs.front();
   const llvm::DataLayout &layout = cgm.module.getDataLayout();
   const int64_t size = int64_t(
@@ -892,9 +881,6 @@ void LoopEmitter::emitIncStrips(llvm::IRBuilder<> &bb,
                                 llvm::MDNode *group, llvm::Value *begin,
                                 llvm::Value *end) {
   OPDC_ASSERT(!loop.block, "indirect increments in a block loop");
-  auto i64 = [&](int64_t v) {
-    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
-  };
   // One buffer [IncStripSize][dim] per indirect increment, allocated in the
   // entry block (where bb still is).
   std::vector<unsigned> incs;

@@ -73,6 +73,8 @@ private:
   llvm::Value *hostElement(const ir::AccessDescriptor &a, unsigned k);
 
   // LoopBody.cpp
+  /// The i64 constant \p v (LoopHost.cpp uses it too).
+  llvm::ConstantInt *i64(int64_t v) const;
   void tagWithLoop(llvm::Function &f);
   llvm::Function *emitBody(const KernelInterface &kernel, llvm::MDNode *group);
   /// The elements [begin, end) as strips (RaceClass::IncStrips).

@@ -186,9 +186,6 @@ void LoopEmitter::emitHaloChecks() {
   // A range computed at run time may reach beyond a dat's halo; stop with
   // the loop's location instead of reading or writing outside its storage.
   auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims);
-  auto i64 = [&](int64_t v) {
-    return llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true);
-  };
   for (unsigned i = 0; i < loop.args.size(); ++i) {
     const AccessDescriptor &a = loop.args[i];
     if (!a.usesDat())
