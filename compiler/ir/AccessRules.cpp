@@ -3,6 +3,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ir/AccessRules.h"
 
+#include "ir/IRVisitor.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <algorithm>
+
 namespace opdc::ir {
 
 namespace {
@@ -125,6 +131,27 @@ std::vector<unsigned> centreOnlyWrites(const ParLoopStmt &l, const Dat *d) {
     writes.push_back(i);
   }
   return writes;
+}
+
+bool assignsWhole(const Function &k, unsigned index) {
+  struct Returns : IRVisitor {
+    bool found = false;
+    void visitReturn(const ReturnStmt &) override { found = true; }
+  } returns;
+  returns.visitBody(k.body);
+  if (returns.found)
+    return false;
+  for (const StmtPtr &s : k.body.stmts) {
+    const auto *a = llvm::dyn_cast<AssignStmt>(s.get());
+    const auto *t = a && a->op == AssignOp::Set
+                        ? llvm::dyn_cast<KernelArgExpr>(a->target.get())
+                        : nullptr;
+    if (t && t->index == index &&
+        std::all_of(t->offset.begin(), t->offset.end(),
+                    [](int64_t o) { return o == 0; }))
+      return true;
+  }
+  return false;
 }
 
 } // namespace opdc::ir

@@ -54,5 +54,10 @@ std::vector<std::string> placementRules(const AccessDescriptor &a,
 /// overwritten); empty otherwise.
 std::vector<unsigned> centreOnlyWrites(const ParLoopStmt &l, const Dat *d);
 
+/// Whether kernel \p k assigns its parameter \p index whole, at the centre,
+/// in a top-level statement: one that every run of the kernel reaches
+/// (kernels have no return, sema forbids it; checked all the same).
+bool assignsWhole(const Function &k, unsigned index);
+
 } // namespace opdc::ir
 #endif

@@ -303,6 +303,7 @@ StmtPtr TangentStmt::clone() const {
 StmtPtr TapeStmt::clone() const {
   auto t = std::make_unique<TapeStmt>(push, dats, vars, range);
   t->overwritten = overwritten;
+  t->pair = pair;
   return t;
 }
 

@@ -626,6 +626,11 @@ struct TapeStmt : Stmt {
   /// copy only the rest (opd_tape_push_dat_overwritten). Set by the
   /// adjoint pass; the verifier checks the loop.
   std::vector<bool> overwritten;
+  /// The push and the pop the adjoint pass made together share a nonzero
+  /// number (copies of a body keep it); 0: not paired. The adjoint-tape
+  /// pass drops a dat from every statement of a pair when no pop of the
+  /// pair restores a value that is read.
+  unsigned pair = 0;
   TapeStmt(bool p, std::vector<Dat *> d, std::vector<unsigned> v,
            SourceRange r = {})
       : Stmt(StmtKind::Tape, r), push(p), dats(std::move(d)),
@@ -647,6 +652,13 @@ struct TapeStmt : Stmt {
 /// `body`, saves new snapshots, and for every step from the last to the
 /// first runs `reverseBody` with %i set to that step and the state as it
 /// was before the step; closes the plan. lo, hi and snapshots are null.
+///
+/// After `reverseBody` the runtime never runs `body` on the state it left:
+/// it restores a snapshot first, or runs `tapedReverseBody` (step 0 taped
+/// by the forward sweep), or the plan ends. So `reverseBody` only has to
+/// leave the state from before its step in the dats that the reversal of
+/// the earlier steps or the statements after this one read (the
+/// adjoint-tape pass drops the other restores).
 ///
 /// With as many snapshots as steps the plan stores every step on the tape
 /// instead: the forward statement runs `tapedBody` (the step with its tape
@@ -742,6 +754,10 @@ struct Dat {
   /// adjoint pass): the primal dat they belong to.
   bool isDerivative = false;
   Dat *primal = nullptr;
+  /// Made by a pass to hold values that only that pass's statements read
+  /// (the adjoint's copies of P's final state): whatever it holds after
+  /// the last of them is dead (passes/AdjointTape.cpp relies on it).
+  bool scratch = false;
   SourceRange range;
 
   bool structured() const { return block != nullptr; }

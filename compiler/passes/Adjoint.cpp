@@ -174,6 +174,7 @@ public:
   std::map<Dat *, Dat *> adjointDats, finalDats;
   std::map<std::pair<const Function *, std::vector<bool>>, Function *>
       adjointKernels;
+  unsigned tapePairs = 0; ///< the last TapeStmt::pair given out
 };
 
 /// One request being expanded.
@@ -218,6 +219,16 @@ private:
   static StmtPtr tape(bool push, std::vector<Dat *> d,
                       std::vector<unsigned> v, SourceRange r) {
     return std::make_unique<TapeStmt>(push, std::move(d), std::move(v), r);
+  }
+  /// The push of \p d and \p v before a statement that overwrites them,
+  /// into \p fwd, and its pop into \p rev, as one pair (TapeStmt::pair).
+  void tapePair(std::vector<Dat *> d, std::vector<unsigned> v, SourceRange r,
+                std::vector<StmtPtr> &fwd, std::vector<StmtPtr> &rev) {
+    unsigned pair = ++b.tapePairs;
+    fwd.push_back(tape(true, d, v, r));
+    cast<TapeStmt>(*fwd.back()).pair = pair;
+    rev.push_back(tape(false, std::move(d), std::move(v), r));
+    cast<TapeStmt>(*rev.back()).pair = pair;
   }
 
   AdjointBuilder &b;
@@ -518,10 +529,9 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
     for (unsigned v : w.vars)
       if (caller.vars[v].type.isScalar())
         vars.push_back(v);
-    fwd.push_back(tape(true, w.dats, vars, at));
+    tapePair(w.dats, vars, at, fwd, rev);
     cast<TapeStmt>(*fwd.back()).overwritten = tapeOverwrites(l, w.dats);
     fwd.push_back(s.clone());
-    rev.push_back(tape(false, w.dats, vars, at));
     adjointLoop(l, rev);
     undoLen = 1;
     return;
@@ -548,9 +558,8 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
     }
     Writes w;
     w.visitSolve(v);
-    fwd.push_back(tape(true, w.dats, w.vars, at));
+    tapePair(w.dats, w.vars, at, fwd, rev);
     fwd.push_back(assigningSolve(v));
-    rev.push_back(tape(false, w.dats, w.vars, at));
     for (unsigned r : w.vars)
       if (activeVars.count(r)) {
         Type t = caller.vars[r].type;
@@ -930,6 +939,7 @@ std::vector<StmtPtr> Expansion::run() {
       f = makeDerivativeDat(b.program, *d, d->name + ".final");
       f->isDerivative = false;
       f->primal = nullptr;
+      f->scratch = true;
     }
     out.push_back(b.fill.loop(d, f, req.range, true));
   }

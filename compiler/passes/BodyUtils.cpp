@@ -260,25 +260,6 @@ void replaceTailReturns(Body &b, int result) {
   }
 }
 
-/// Whether kernel \p k assigns its parameter \p index whole, at the centre,
-/// in a top-level statement: one that every run of the kernel reaches
-/// (kernels have no return, sema forbids it; checked all the same).
-static bool assignsEverywhere(const Function &k, unsigned index) {
-  if (containsReturn(k.body))
-    return false;
-  for (const StmtPtr &s : k.body.stmts) {
-    const auto *a = dyn_cast<AssignStmt>(s.get());
-    const auto *t =
-        a && a->op == AssignOp::Set ? dyn_cast<KernelArgExpr>(a->target.get())
-                                    : nullptr;
-    if (t && t->index == index &&
-        std::all_of(t->offset.begin(), t->offset.end(),
-                    [](int64_t o) { return o == 0; }))
-      return true;
-  }
-  return false;
-}
-
 std::vector<bool> tapeOverwrites(const ParLoopStmt &l,
                                  const std::vector<Dat *> &dats) {
   std::vector<bool> out(dats.size(), false);
@@ -287,7 +268,7 @@ std::vector<bool> tapeOverwrites(const ParLoopStmt &l,
     const std::vector<unsigned> writes = centreOnlyWrites(l, dats[k]);
     out[k] = !writes.empty() &&
              std::all_of(writes.begin(), writes.end(), [&](unsigned i) {
-               return assignsEverywhere(*l.kernel, i);
+               return assignsWhole(*l.kernel, i);
              });
     any = any || out[k];
   }

@@ -7,6 +7,7 @@
 #include "passes/PassPipeline.h"
 
 #include "passes/Adjoint.h"
+#include "passes/AdjointTape.h"
 #include "passes/AdjointZeros.h"
 #include "passes/ExpandCG.h"
 #include "passes/Chain.h"
@@ -45,6 +46,10 @@ const std::vector<Registered> &registry() {
         "assign instead of zeroing then incrementing adjoints in reversed "
         "time loops",
         assignAdjointZeros},
+       true},
+      {{"adjoint-tape",
+        "tape only the values the reverse sweep reads (drop dead restores)",
+        tapeOnlyWhatIsRead},
        true},
       {{"expand-cg", "expand solve cg into loops and a while loop", expandCG},
        true},

@@ -418,7 +418,10 @@ private:
   }
   void reverseStep(int64_t k) {
     out->push_back({ScheduleAction::Reverse, k, -1});
-    pos = k; // the reversed step leaves the state from before it
+    // A reversed step leaves only what the reverse sweep reads from before
+    // it (the adjoint-tape pass drops the other restores): the next step
+    // run or reversed starts from a restore (ir::CheckpointStmt).
+    pos = -1;
   }
   /// Reverses [a, b) from the snapshot of a in \p slotA with \p s free slots.
   void reverseRange(int64_t a, int64_t b, int64_t s, int slotA) {
@@ -447,7 +450,7 @@ private:
   int64_t steps;
   std::vector<int64_t> slotStep; ///< the step a slot holds, -1 free
   std::vector<ScheduleAction> *out = nullptr;
-  int64_t pos = 0; ///< the step whose state is current
+  int64_t pos = 0; ///< the step whose state is current (-1: none, after a reversal)
 };
 
 Plan &topPlan(const char *what) {
