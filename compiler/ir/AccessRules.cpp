@@ -133,22 +133,59 @@ std::vector<unsigned> centreOnlyWrites(const ParLoopStmt &l, const Dat *d) {
   return writes;
 }
 
+namespace {
+/// Parameter \p index at the centre (no offset, or all zeros).
+bool centreParam(const Expr *e, unsigned index) {
+  const auto *t = e ? llvm::dyn_cast<KernelArgExpr>(e) : nullptr;
+  return t && t->index == index &&
+         std::all_of(t->offset.begin(), t->offset.end(),
+                     [](int64_t o) { return o == 0; });
+}
+/// `target = value` assigning parameter \p index at the centre whole, or
+/// its component `[slot]` when \p slot >= 0.
+bool assigns(const Stmt &s, unsigned index, int slot) {
+  const auto *a = llvm::dyn_cast<AssignStmt>(&s);
+  if (!a || a->op != AssignOp::Set)
+    return false;
+  if (slot < 0)
+    return centreParam(a->target.get(), index);
+  const auto *x = llvm::dyn_cast<IndexExpr>(a->target.get());
+  const auto *v = x ? llvm::dyn_cast<VarRefExpr>(x->index.get()) : nullptr;
+  return v && v->slot == unsigned(slot) && centreParam(x->base.get(), index);
+}
+int64_t constant(const Expr *e, int64_t otherwise) {
+  const auto *c = e ? llvm::dyn_cast<ConstantExpr>(e) : nullptr;
+  return c ? c->value.asInt() : otherwise;
+}
+} // namespace
+
 bool assignsWhole(const Function &k, unsigned index) {
-  struct Returns : IRVisitor {
+  // Every statement at the top level runs (no return, break or continue
+  // anywhere), so does every iteration of a top-level for loop's body.
+  struct Jumps : IRVisitor {
     bool found = false;
     void visitReturn(const ReturnStmt &) override { found = true; }
-  } returns;
-  returns.visitBody(k.body);
-  if (returns.found)
+    void visitBreak(const BreakStmt &) override { found = true; }
+    void visitContinue(const ContinueStmt &) override { found = true; }
+  } jumps;
+  jumps.visitBody(k.body);
+  if (jumps.found || index >= k.kernelParams.size())
     return false;
+  const unsigned dim = k.kernelParams[index].type.dim();
   for (const StmtPtr &s : k.body.stmts) {
-    const auto *a = llvm::dyn_cast<AssignStmt>(s.get());
-    const auto *t = a && a->op == AssignOp::Set
-                        ? llvm::dyn_cast<KernelArgExpr>(a->target.get())
-                        : nullptr;
-    if (t && t->index == index &&
-        std::all_of(t->offset.begin(), t->offset.end(),
-                    [](int64_t o) { return o == 0; }))
+    if (!s)
+      continue;
+    if (assigns(*s, index, -1))
+      return true;
+    // `for i in 0 .. dim { p[i] = ... }`: every component (the copy and
+    // zero kernels of array dats).
+    const auto *f = llvm::dyn_cast<ForStmt>(s.get());
+    if (f && dim > 1 && constant(f->lo.get(), -1) == 0 &&
+        constant(f->hi.get(), -1) == int64_t(dim) &&
+        std::any_of(f->body.stmts.begin(), f->body.stmts.end(),
+                    [&](const StmtPtr &b) {
+                      return b && assigns(*b, index, int(f->slot));
+                    }))
       return true;
   }
   return false;

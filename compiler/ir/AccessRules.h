@@ -55,8 +55,9 @@ std::vector<std::string> placementRules(const AccessDescriptor &a,
 std::vector<unsigned> centreOnlyWrites(const ParLoopStmt &l, const Dat *d);
 
 /// Whether kernel \p k assigns its parameter \p index whole, at the centre,
-/// in a top-level statement: one that every run of the kernel reaches
-/// (kernels have no return, sema forbids it; checked all the same).
+/// in a top-level statement (or, an array, component by component in a
+/// top-level `for i in 0 .. dim`): one that every run of the kernel reaches
+/// (no return, break or continue in the kernel).
 bool assignsWhole(const Function &k, unsigned index);
 
 } // namespace opdc::ir
