@@ -8,7 +8,6 @@
 
 #include "llvm/Support/Casting.h"
 
-#include <set>
 #include <vector>
 
 namespace opdc {
