@@ -117,7 +117,9 @@ std::vector<std::string> placementRules(const AccessDescriptor &a,
 
 std::vector<unsigned> centreOnlyWrites(const ParLoopStmt &l, const Dat *d) {
   std::vector<unsigned> writes;
-  if (!l.block || !d->block)
+  // A block loop and a block dat, or a set loop and a set dat (a direct
+  // argument is of the loop's own set).
+  if ((l.block == nullptr) != (d->block == nullptr))
     return writes;
   for (unsigned i = 0; i < l.args.size(); ++i) {
     const AccessDescriptor &a = l.args[i];

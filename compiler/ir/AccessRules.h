@@ -47,11 +47,12 @@ std::vector<std::string> placementRules(const AccessDescriptor &a,
                                         const KernelParam &p,
                                         const ParLoopStmt &l);
 
-/// The arguments through which block loop \p l writes block dat \p d, when
-/// those writes are `out` at the centre and nothing else of \p l touches
-/// \p d (so \p l writes d at every point of its range, if its kernel
-/// assigns them; a tape push may then hand d's storage over, TapeStmt::
-/// overwritten); empty otherwise.
+/// The arguments through which loop \p l writes dat \p d, when those
+/// writes are `out` at the centre (a block loop's stencil of one point at
+/// (0, ...), or a direct argument of a block or a set loop) and nothing else
+/// of \p l touches \p d (so \p l writes d at every point or element of its
+/// range, if its kernel assigns them; a tape push may then hand d's storage
+/// over, TapeStmt::overwritten); empty otherwise.
 std::vector<unsigned> centreOnlyWrites(const ParLoopStmt &l, const Dat *d);
 
 /// Whether kernel \p k assigns its parameter \p index whole, at the centre,

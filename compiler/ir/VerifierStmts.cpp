@@ -91,10 +91,10 @@ void Verifier::checkBody(const Body &b, Scope &sc) {
 }
 
 // A tape push of dats the next loop overwrites (TapeStmt::overwritten): the
-// next statement is a block loop that writes each such dat at the centre
-// and touches it no other way (the runtime hands the dat's storage to the
-// tape at that loop's prepare and copies only the points it does not
-// write).
+// next statement is a loop that writes each such dat at the centre (a
+// block loop) or directly (a set loop) and touches it no other way (the
+// runtime hands the dat's storage to the tape at that loop's prepare and
+// copies only the points or elements it does not write).
 void Verifier::checkTapeOverwrites(const Body &b) {
   for (size_t i = 0; i < b.stmts.size(); ++i) {
     const auto *t = b.stmts[i] ? llvm::dyn_cast<TapeStmt>(b.stmts[i].get())
@@ -112,14 +112,16 @@ void Verifier::checkTapeOverwrites(const Body &b) {
       if (!t->overwritten[k])
         continue;
       const Dat *d = t->dats[k];
-      if (!l || !l->block || !d->block) {
+      if (!l || (l->block == nullptr) != (d->block == nullptr)) {
         problem("tape push of '" + d->name + "' as overwritten, but the "
-                "next statement is not a block loop");
+                "next statement is not a loop over its " +
+                (d->block ? "block" : "set"));
         continue;
       }
       if (centreOnlyWrites(*l, d).empty())
         problem("tape push of '" + d->name + "' as overwritten, but loop '" +
-                l->kernel->name + "' does not only write it at the centre");
+                l->kernel->name + "' does not only write it " +
+                (d->block ? "at the centre" : "directly"));
     }
   }
 }

@@ -51,13 +51,14 @@
 // the winner; break and continue become flags first (structureJumps). Host
 // arrays are taped and checkpointed element by element.
 //
-// A block dat that the loop after its push writes at every point of the
-// loop's range (an `out` argument at the centre that the kernel assigns
-// before anything can return, and no other argument of that dat) is pushed
-// as `overwritten`: the runtime hands its storage to the tape at the loop's
-// prepare and copies only the points the loop does not write, instead of
-// copying every point (opd_tape_push_dat_overwritten); with the pop that
-// hands the taped storage back, a taped step copies no whole dat.
+// A dat that the loop after its push writes at every point or element of
+// the loop's range (an `out` argument at the centre, or a set loop's direct
+// one, that the kernel assigns before anything can return, and no other
+// argument of that dat) is pushed as `overwritten`: the runtime hands its
+// storage to the tape at the loop's prepare and copies only the points or
+// elements the loop does not write (halos), instead of copying every one
+// (opd_tape_push_dat_overwritten); with the pop that hands the taped
+// storage back, a taped step copies no whole dat.
 #include "passes/Adjoint.h"
 
 #include "passes/BodyUtils.h"

@@ -41,9 +41,9 @@ void structureJumps(ir::Body &b,
 /// becomes map[s].
 void remapSlots(ir::Body &b, const std::vector<unsigned> &map);
 /// Per dat of \p dats: whether loop \p l overwrites it (TapeStmt::
-/// overwritten): a block dat written only through `out` arguments at the
-/// centre that the kernel assigns whole before anything can return. Empty
-/// when none is.
+/// overwritten): a dat written only through `out` arguments at the centre
+/// (ir::centreOnlyWrites) that the kernel assigns whole before anything can
+/// return. Empty when none is.
 std::vector<bool> tapeOverwrites(const ir::ParLoopStmt &l,
                                  const std::vector<ir::Dat *> &dats);
 /// Recomputes the overwritten flags of the tape pushes in \p b (not in

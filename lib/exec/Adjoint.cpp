@@ -144,10 +144,11 @@ struct DatCopy {
     return old;
   }
 
-  /// Saves \p d by taking its storage, for a block loop about to write
-  /// every point of [lo, hi) (the loop's part on this rank, per block
-  /// dimension): d gets a buffer from the pool with the same lead, and only
-  /// the points outside that box are copied into it.
+  /// Saves \p d by taking its storage, for a loop about to write every
+  /// point of [lo, hi) (a block loop's part on this rank, per block
+  /// dimension; a set loop's elements [lo[0], hi[0])): d gets a buffer from
+  /// the pool with the same lead, and only the points or elements outside
+  /// that range (halos) are copied into it.
   void takeFrom(opd_dat *d, const int64_t *lo, const int64_t *hi) {
     dist::settleExchanges();
     dat = d;
@@ -161,6 +162,13 @@ struct DatCopy {
     const char *from = static_cast<const char *>(values());
     d->data = to;
     const int64_t eb = d->elementBytes();
+    if (!d->block) {
+      const int64_t a = std::clamp<int64_t>(lo[0], 0, d->elements);
+      const int64_t z = std::clamp<int64_t>(hi[0], a, d->elements);
+      std::memcpy(to, from, std::size_t(a * eb));
+      copyElements(to + z * eb, from + z * eb, d->elements - z, eb);
+      return;
+    }
     int64_t wlo[3] = {0, 0, 0}, whi[3] = {1, 1, 1};
     bool empty = false;
     for (int k = 0; k < d->ndims; ++k) {
@@ -229,7 +237,7 @@ void noteTape(int64_t delta) {
   stats.tapePeakBytes = std::max(stats.tapePeakBytes, t.bytes);
 }
 
-// Pushes of block dats that the next loop overwrites
+// Pushes of dats that the next loop overwrites
 // (opd_tape_push_dat_overwritten): their entries (indices into the tape)
 // wait for that loop's prepare, which knows the points it writes on this
 // rank, and take the dat's storage then. A prepare of another loop, a pop
@@ -281,7 +289,7 @@ void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
       else
         other = true;
     }
-    if (block && writes && !other)
+    if (block == (c.dat->block != nullptr) && writes && !other)
       c.takeFrom(c.dat, lo, hi);
     else
       c.save(c.dat);
@@ -542,10 +550,6 @@ void opd_tape_push_dat(opd_dat *dat) {
 void opd_tape_push_dat_overwritten(opd_dat *dat) {
   if (!dat)
     failf("internal error: tape push of a dat that does not exist");
-  if (!dat->block) {
-    opd_tape_push_dat(dat);
-    return;
-  }
   DatCopy c;
   c.dat = dat;
   tape().dats.push_back(c);

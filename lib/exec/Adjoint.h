@@ -53,7 +53,8 @@ struct AdjointMemory {
 const AdjointMemory &adjointMemory();
 
 /// Called by every loop's prepare (block loops: `block`, with the range
-/// [lo, hi) the loop runs on this rank): tape pushes waiting for the loop
+/// [lo, hi) the loop runs on this rank; set loops: the elements [lo[0],
+/// hi[0]) it runs on this rank): tape pushes waiting for the loop
 /// (opd_tape_push_dat_overwritten) take the storage of the dats it
 /// overwrites, copying only the points it does not write; the others are
 /// saved by copy.

@@ -558,7 +558,9 @@ static opd_loop *prepareSetLoop(opd_loop **cache, const char *name,
 opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
                            int nargs, const opd_arg *args) {
   opd_loop *loop = prepareSetLoop(cache, name, set, nargs, args);
-  tapeLoopPrepared(false, loop->lo, loop->hi, nargs, args);
+  // Its direct writes reach the elements it runs: [0, count).
+  const int64_t lo[3] = {0, 0, 0}, hi[3] = {loop->count, 1, 1};
+  tapeLoopPrepared(false, lo, hi, nargs, args);
   return loop;
 }
 

@@ -526,10 +526,11 @@ void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
  *  CUDA backend's device copies). Values are any host scalar as 64 bits.
  *  Pops must mirror pushes (the generated code guarantees it). */
 void opd_tape_push_dat(opd_dat *dat);
-/** As opd_tape_push_dat, for a block dat that the next loop prepared
- *  writes at every point of its range (and reads nowhere): the push waits
+/** As opd_tape_push_dat, for a dat that the next loop prepared writes at
+ *  every point or element of its range (and reads nowhere): the push waits
  *  for that loop's prepare, then takes the dat's storage and copies only the
- *  points the loop does not write into the dat's new storage. Nothing may
+ *  points or elements the loop does not write (halos) into the dat's new
+ *  storage. Nothing may
  *  change the dat before that prepare (the generated code runs the loop
  *  next). If the loop does not overwrite it, or a tape pop or checkpoint
  *  call comes first, the push is a copy made then. */

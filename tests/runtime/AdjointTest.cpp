@@ -245,6 +245,57 @@ TEST_F(AdjointRuntimeTest, PushOfAnOverwrittenDatCopiesOnlyTheRest) {
   EXPECT_EQ(same(true, lo, hi), 0);
 }
 
+// The same for a set dat: a set loop with a direct `out` argument writes
+// elements [0, count) on this rank; the tape takes the storage and the dat
+// gets a pooled buffer holding the elements past the count (halos: none in
+// one process); the pop hands the taped storage back. A loop that also
+// reads the dat, or a set loop's indirect write, leaves it to a copy.
+TEST_F(AdjointRuntimeTest, PushOfAnOverwrittenSetDatHandsItsStorageOver) {
+  opd_set *s = opd_set_create("cells", 1000);
+  opd_dat *q = opd_dat_create("q", s, OPD_F64, 4);
+  auto *p = static_cast<double *>(opd_dat_data(q));
+  for (int i = 0; i < 4000; ++i)
+    p[i] = 0.25 * i;
+  auto same = [&] {
+    auto *now = static_cast<const double *>(opd_dat_data(q));
+    int bad = 0;
+    for (int i = 0; i < 4000; ++i)
+      bad += now[i] != 0.25 * i;
+    return bad;
+  };
+  q->haloValid = 1;
+  opd_arg w{};
+  w.dat = q;
+  w.kind = OPD_ARG_DIRECT;
+  w.mode = OPD_WRITE;
+  w.bytes = 32;
+  void *before = opd_dat_data(q);
+  opd_tape_push_dat_overwritten(q);
+  opd_loop *slot = nullptr;
+  opd_loop_prepare(&slot, "writes_q", s, 1, &w);
+  EXPECT_NE(opd_dat_data(q), before);
+  auto *fresh = static_cast<double *>(opd_dat_data(q));
+  for (int i = 0; i < 4000; ++i)
+    fresh[i] = -1.0;
+  q->haloValid = 0;
+  opd_tape_pop_dat(q);
+  EXPECT_EQ(opd_dat_data(q), before);
+  EXPECT_EQ(same(), 0) << "after the pop";
+  EXPECT_EQ(q->haloValid, 1);
+  // A loop that also reads it: saved by copy, the storage stays.
+  opd_arg r = w;
+  r.mode = OPD_READ;
+  opd_arg both[2] = {w, r};
+  opd_tape_push_dat_overwritten(q);
+  opd_loop *slot2 = nullptr;
+  opd_loop_prepare(&slot2, "reads_q", s, 2, both);
+  EXPECT_EQ(opd_dat_data(q), before);
+  for (int i = 0; i < 4000; ++i)
+    p[i] = 7.0;
+  opd_tape_pop_dat(q);
+  EXPECT_EQ(same(), 0) << "a push the loop did not take";
+}
+
 TEST_F(AdjointRuntimeTest, PlanFollowsTheSchedule) {
   opd_set *s = opd_set_create("cells", 100);
   opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);

@@ -255,7 +255,19 @@ TEST(Verifier, RejectsOverwrittenTapePushWithoutItsLoop) {
   d.main->body.stmts.insert(d.main->body.stmts.begin() + 1, std::move(t));
   std::string why = verifyError(d.p);
   EXPECT_NE(why.find("tape push of 'res' as overwritten, but the next "
-                     "statement is not a block loop"),
+                     "statement is not a loop over its set"),
+            std::string::npos)
+      << why;
+  // Before a set loop that increments it through a map.
+  Demo e;
+  auto u = std::make_unique<TapeStmt>(true, std::vector<Dat *>{e.res},
+                                      std::vector<unsigned>{});
+  u->overwritten = {true};
+  auto &loopBody = static_cast<ForStmt &>(*e.main->body.stmts[1]).body;
+  loopBody.stmts.insert(loopBody.stmts.begin(), std::move(u));
+  why = verifyError(e.p);
+  EXPECT_NE(why.find("tape push of 'res' as overwritten, but loop 'flux' "
+                     "does not only write it directly"),
             std::string::npos)
       << why;
 }
