@@ -37,6 +37,7 @@
 // state it left (ir::CheckpointStmt).
 #include "passes/AdjointTape.h"
 
+#include "passes/BodyUtils.h"
 #include "passes/DerivUtils.h"
 
 #include "analysis/DatLiveness.h"
@@ -63,32 +64,9 @@ constexpr const char *PassName = "adjoint-tape";
 /// Calls \p f on \p b and on every body nested in it.
 void forEachBody(Body &b, const std::function<void(Body &)> &f) {
   f(b);
-  for (StmtPtr &s : b.stmts) {
-    if (!s)
-      continue;
-    switch (s->kind) {
-    case StmtKind::If:
-      forEachBody(cast<IfStmt>(*s).thenBody, f);
-      forEachBody(cast<IfStmt>(*s).elseBody, f);
-      break;
-    case StmtKind::For:
-      forEachBody(cast<ForStmt>(*s).body, f);
-      break;
-    case StmtKind::While:
-      forEachBody(cast<WhileStmt>(*s).body, f);
-      break;
-    case StmtKind::Checkpoint: {
-      auto &c = cast<CheckpointStmt>(*s);
-      forEachBody(c.body, f);
-      forEachBody(c.reverseBody, f);
-      forEachBody(c.tapedBody, f);
-      forEachBody(c.tapedReverseBody, f);
-      break;
-    }
-    default:
-      break;
-    }
-  }
+  for (StmtPtr &s : b.stmts)
+    if (s)
+      forEachNestedBody(*s, [&](Body &n) { forEachBody(n, f); });
 }
 
 struct Pair {

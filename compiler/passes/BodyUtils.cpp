@@ -18,6 +18,22 @@ using llvm::cast;
 using llvm::dyn_cast;
 using llvm::isa;
 
+void forEachNestedBody(Stmt &s, const std::function<void(Body &)> &f) {
+  if (auto *i = dyn_cast<IfStmt>(&s)) {
+    f(i->thenBody);
+    f(i->elseBody);
+  } else if (auto *l = dyn_cast<ForStmt>(&s)) {
+    f(l->body);
+  } else if (auto *w = dyn_cast<WhileStmt>(&s)) {
+    f(w->body);
+  } else if (auto *c = dyn_cast<CheckpointStmt>(&s)) {
+    f(c->body);
+    f(c->reverseBody);
+    f(c->tapedBody);
+    f(c->tapedReverseBody);
+  }
+}
+
 bool containsReturn(const Body &b) {
   struct Finder : IRVisitor {
     bool found = false;

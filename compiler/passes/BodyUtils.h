@@ -12,6 +12,12 @@
 
 namespace opdc {
 
+/// Calls \p f on each body directly nested in \p s: an if's two, a for's
+/// or a while's, a checkpoint's four (body, reverse, taped, taped reverse);
+/// none for other statements. Passes that rewrite every body of a function
+/// recurse through it.
+void forEachNestedBody(ir::Stmt &s, const std::function<void(ir::Body &)> &f);
+
 /// True when a return statement occurs anywhere in \p b.
 bool containsReturn(const ir::Body &b);
 /// True when every path through \p b ends in a return.

@@ -60,6 +60,7 @@
 #include "analysis/LoopChain.h"
 
 #include "ir/IR.h"
+#include "passes/BodyUtils.h"
 #include "support/Diagnostics.h"
 #include "target/TargetProfile.h"
 
@@ -462,21 +463,9 @@ void CommAvoider::commit(const LoopChain &c,
 void CommAvoider::body(Body &b) {
   for (const LoopChain &c : findLoopChains(b))
     chain(c);
-  for (StmtPtr &s : b.stmts) {
-    if (auto *i = dyn_cast<IfStmt>(s.get())) {
-      body(i->thenBody);
-      body(i->elseBody);
-    } else if (auto *f = dyn_cast<ForStmt>(s.get())) {
-      body(f->body);
-    } else if (auto *w = dyn_cast<WhileStmt>(s.get())) {
-      body(w->body);
-    } else if (auto *c = dyn_cast<CheckpointStmt>(s.get())) {
-      body(c->body);
-      body(c->reverseBody);
-      body(c->tapedBody);
-      body(c->tapedReverseBody);
-    }
-  }
+  for (StmtPtr &s : b.stmts)
+    if (s)
+      forEachNestedBody(*s, [&](Body &n) { body(n); });
 }
 
 bool CommAvoider::run() {

@@ -887,21 +887,9 @@ void Fuser::fuseBody(Function &host, Body &body) {
     body.stmts = std::move(out);
     fixTapeOverwrites(body);
   }
-  for (StmtPtr &s : body.stmts) {
-    if (auto *i = dyn_cast<IfStmt>(s.get())) {
-      fuseBody(host, i->thenBody);
-      fuseBody(host, i->elseBody);
-    } else if (auto *f = dyn_cast<ForStmt>(s.get())) {
-      fuseBody(host, f->body);
-    } else if (auto *w = dyn_cast<WhileStmt>(s.get())) {
-      fuseBody(host, w->body);
-    } else if (auto *c = dyn_cast<CheckpointStmt>(s.get())) {
-      fuseBody(host, c->body);
-      fuseBody(host, c->reverseBody);
-      fuseBody(host, c->tapedBody);
-      fuseBody(host, c->tapedReverseBody);
-    }
-  }
+  for (StmtPtr &s : body.stmts)
+    if (s)
+      forEachNestedBody(*s, [&](Body &b) { fuseBody(host, b); });
 }
 
 bool Fuser::run() {
