@@ -324,6 +324,8 @@ struct Snapshot {
   std::vector<DatCopy> dats;
   std::vector<uint64_t> values;
   bool allocated = false;
+  /// Its storage went to the dats (a last restore): empty until saved again.
+  bool moved = false;
 };
 
 struct Plan {
@@ -483,6 +485,7 @@ void saveSlot(Plan &p, int slot, const uint64_t *vals) {
   }
   for (size_t i = 0; i < p.dats.size(); ++i)
     s.dats[i].save(p.dats[i]);
+  s.moved = false;
   s.values.assign(vals, vals + p.nvals);
   ++stats.snapshotsTaken;
 }
@@ -494,6 +497,17 @@ std::vector<ScheduleAction> checkpointSchedule(int64_t steps, int64_t snapshots,
   std::vector<ScheduleAction> fwd, rev;
   int snaps = int(std::clamp<int64_t>(snapshots, 1, std::max<int64_t>(steps, 1)));
   Scheduler(steps, snaps).build(fwd, rev);
+  // A slot's last restore before it is saved again (or the end) may move
+  // the snapshot into the dats.
+  std::vector<bool> restoredLater(size_t(snaps), false);
+  for (auto a = rev.rbegin(); a != rev.rend(); ++a) {
+    if (a->kind == ScheduleAction::Save)
+      restoredLater[size_t(a->slot)] = false;
+    if (a->kind != ScheduleAction::Restore)
+      continue;
+    a->last = !restoredLater[size_t(a->slot)];
+    restoredLater[size_t(a->slot)] = true;
+  }
   if (forward)
     *forward = std::move(fwd);
   return rev;
@@ -659,7 +673,32 @@ void opd_ckpt_save(int32_t slot, const uint64_t *vals) {
 void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
   settlePending();
   Plan &p = topPlan("a restore");
-  if (slot < 0 || slot >= p.snaps || !p.slots[size_t(slot)].allocated)
+  if (slot < 0 || slot >= p.snaps || !p.slots[size_t(slot)].allocated ||
+      p.slots[size_t(slot)].moved)
+    failf("internal error: restore of checkpoint slot %d, never saved", slot);
+  Snapshot &s = p.slots[size_t(slot)];
+  // The schedule's last restore of the slot before it is saved again hands
+  // the snapshot's storage to the dats (their old storage goes to the
+  // pool, for the next save): no copy.
+  const bool move = p.reverseNext > 0 && p.reverseNext <= p.reverse.size() &&
+                    p.reverse[p.reverseNext - 1].kind == ScheduleAction::Restore &&
+                    p.reverse[p.reverseNext - 1].slot == slot &&
+                    p.reverse[p.reverseNext - 1].last;
+  for (size_t i = 0; i < p.dats.size(); ++i) {
+    if (move)
+      pool().put(s.dats[i].moveInto(p.dats[i]));
+    else
+      s.dats[i].restore(p.dats[i]);
+  }
+  s.moved = move;
+  std::copy(s.values.begin(), s.values.end(), vals);
+}
+
+void opd_ckpt_restore_copy(int32_t slot, uint64_t *vals) {
+  settlePending();
+  Plan &p = topPlan("a restore");
+  if (slot < 0 || slot >= p.snaps || !p.slots[size_t(slot)].allocated ||
+      p.slots[size_t(slot)].moved)
     failf("internal error: restore of checkpoint slot %d, never saved", slot);
   const Snapshot &s = p.slots[size_t(slot)];
   for (size_t i = 0; i < p.dats.size(); ++i)
@@ -708,7 +747,8 @@ void opd_ckpt_end(void) {
   Plan &p = topPlan("the end of a checkpointed loop");
   for (Snapshot &s : p.slots)
     for (DatCopy &c : s.dats)
-      pool().put(c.buf);
+      if (c.buf.data)
+        pool().put(c.buf);
   checkpointBytesNow -= p.bytes;
   plans().pop_back();
 }

@@ -17,6 +17,10 @@ struct ScheduleAction {
   enum Kind { Advance, Save, Restore, Reverse } kind;
   int64_t step; ///< Advance/Reverse: the step; Save/Restore: the state's step
   int slot;     ///< Save/Restore: the snapshot slot
+  /// Restore: no later action restores this slot before a Save overwrites
+  /// it or the schedule ends, so the snapshot's storage may be handed to
+  /// the dats instead of copied (opd_ckpt_restore).
+  bool last = false;
 };
 
 /// The binomial checkpoint schedule of \p steps steps with \p snapshots

@@ -568,6 +568,11 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
 int32_t opd_ckpt_forward(int64_t step);
 void opd_ckpt_save(int32_t slot, const uint64_t *values);
 void opd_ckpt_restore(int32_t slot, uint64_t *values);
+/** As opd_ckpt_restore, always by copy into the dats' storage (their
+ *  addresses stay: the CUDA backend's device copies are keyed by them).
+ *  opd_ckpt_restore hands a snapshot's storage to the dats, without a copy,
+ *  at the schedule's last restore of that slot before it is saved again. */
+void opd_ckpt_restore_copy(int32_t slot, uint64_t *values);
 int32_t opd_ckpt_next(int64_t *step, int32_t *slot);
 void opd_ckpt_end(void);
 

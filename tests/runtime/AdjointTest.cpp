@@ -3,8 +3,8 @@
 // its snapshots and with binomial re-run counts; the tape and snapshots
 // restore dats (halos and halo state included) and host values.
 // SPDX-License-Identifier: Apache-2.0
-#include "core/Objects.h"
 #include "exec/Adjoint.h"
+#include "core/Objects.h"
 
 #include <gtest/gtest.h>
 
@@ -20,6 +20,7 @@ using opdc::rt::ScheduleAction;
 struct Simulation {
   int64_t rerun = 0;
   int maxSlots = 0;
+  int64_t restores = 0, moves = 0; ///< restores, and those marked last
 };
 
 // Runs the schedule on a model: the state is a step number; the forward
@@ -53,8 +54,15 @@ Simulation simulate(int64_t n, int64_t snaps) {
       slot.at(size_t(a.slot)) = state;
       break;
     case ScheduleAction::Restore:
-      EXPECT_GE(slot.at(size_t(a.slot)), 0);
+      EXPECT_GE(slot.at(size_t(a.slot)), 0) << "restore of an empty slot";
       state = slot.at(size_t(a.slot));
+      ++sim.restores;
+      // A last restore moves the snapshot out: the slot is empty until a
+      // save (a later restore of it would fail above).
+      if (a.last) {
+        slot.at(size_t(a.slot)) = -1;
+        ++sim.moves;
+      }
       break;
     case ScheduleAction::Reverse:
       EXPECT_EQ(a.step, next) << "steps reversed out of order";
@@ -79,6 +87,22 @@ TEST(CheckpointSchedule, ReversesEveryStepFromItsState) {
       Simulation s = simulate(n, c);
       EXPECT_LE(s.maxSlots, std::min(c, n));
     }
+}
+
+TEST(CheckpointSchedule, LastRestoresMoveAndNeverFeedAnother) {
+  // Every slot saved in the reverse sweep or the forward one is restored
+  // last once: as many moves as distinct (slot, save) pairs restored.
+  Simulation s = simulate(100, 46);
+  EXPECT_GT(s.moves, 0);
+  EXPECT_LE(s.moves, s.restores);
+  // One snapshot: the start, restored before every step, moved only at the
+  // last.
+  Simulation one = simulate(10, 1);
+  EXPECT_EQ(one.restores, 10);
+  EXPECT_EQ(one.moves, 1);
+  // A snapshot a step: each restored once, and moved.
+  Simulation all = simulate(50, 50);
+  EXPECT_EQ(all.moves, all.restores);
 }
 
 TEST(CheckpointSchedule, SnapshotOfEveryStepNeedsNoRerun) {
@@ -193,8 +217,8 @@ TEST_F(AdjointRuntimeTest, PushOfAnOverwrittenDatCopiesOnlyTheRest) {
     for (int64_t k = -1; k < 6; ++k)
       for (int64_t j = -2; j < 7; ++j)
         for (int64_t i = -1; i < 11; ++i) {
-          const bool in = i >= lo[0] && i < hi[0] && j >= lo[1] &&
-                          j < hi[1] && k >= lo[2] && k < hi[2];
+          const bool in = i >= lo[0] && i < hi[0] && j >= lo[1] && j < hi[1] &&
+                          k >= lo[2] && k < hi[2];
           for (int c = 0; c < 2; ++c)
             if ((inside || !in) && at(i, j, k, c) != value(i, j, k, c))
               ++bad;
@@ -296,53 +320,69 @@ TEST_F(AdjointRuntimeTest, PushOfAnOverwrittenSetDatHandsItsStorageOver) {
   EXPECT_EQ(same(), 0) << "a push the loop did not take";
 }
 
+// opd_ckpt_restore moves a slot's snapshot into the dats at its last
+// restore (the dat's address changes); opd_ckpt_restore_copy never does.
 TEST_F(AdjointRuntimeTest, PlanFollowsTheSchedule) {
-  opd_set *s = opd_set_create("cells", 100);
-  opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);
-  auto *pu = static_cast<double *>(opd_dat_data(u));
-  // The state after step k: u = k + 1 everywhere, one value k + 1.
-  auto run = [&](int64_t k, uint64_t &v) {
+  for (bool copies : {false, true}) {
+    SCOPED_TRACE(copies ? "opd_ckpt_restore_copy" : "opd_ckpt_restore");
+    opd_set *s = opd_set_create("cells", 100);
+    opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);
+    auto *pu = static_cast<double *>(opd_dat_data(u));
+    // The state after step k: u = k + 1 everywhere, one value k + 1.
+    auto run = [&](int64_t k, uint64_t &v) {
+      for (int i = 0; i < 100; ++i)
+        pu[i] = double(k + 1);
+      v = uint64_t(k + 1);
+    };
+    opd_dat *dats[] = {u};
+    const int64_t first = 3, n = 12;
+    opd_ckpt_begin(first, n, 3, dats, 1, 1);
+    uint64_t v = 0;
     for (int i = 0; i < 100; ++i)
-      pu[i] = double(k + 1);
-    v = uint64_t(k + 1);
-  };
-  opd_dat *dats[] = {u};
-  const int64_t first = 3, n = 12;
-  opd_ckpt_begin(first, n, 3, dats, 1, 1);
-  uint64_t v = 0;
-  for (int i = 0; i < 100; ++i)
-    pu[i] = double(first);
-  v = uint64_t(first);
-  for (int64_t k = first; k < first + n; ++k) {
-    int32_t slot = opd_ckpt_forward(k);
-    if (slot >= 0)
-      opd_ckpt_save(slot, &v);
-    run(k, v);
-  }
-  int64_t step = 0;
-  int32_t slot = 0, act;
-  int64_t expect = first + n - 1;
-  while ((act = opd_ckpt_next(&step, &slot)) != OPD_CKPT_DONE) {
-    switch (act) {
-    case OPD_CKPT_ADVANCE:
-      run(step, v);
-      break;
-    case OPD_CKPT_SAVE:
-      opd_ckpt_save(slot, &v);
-      break;
-    case OPD_CKPT_RESTORE:
-      opd_ckpt_restore(slot, &v);
-      break;
-    case OPD_CKPT_REVERSE:
-      ASSERT_EQ(step, expect);
-      ASSERT_EQ(v, uint64_t(step));
-      ASSERT_EQ(pu[57], double(step));
-      --expect;
-      break;
+      pu[i] = double(first);
+    v = uint64_t(first);
+    for (int64_t k = first; k < first + n; ++k) {
+      int32_t slot = opd_ckpt_forward(k);
+      if (slot >= 0)
+        opd_ckpt_save(slot, &v);
+      run(k, v);
     }
+    int64_t step = 0;
+    int32_t slot = 0, act;
+    int64_t expect = first + n - 1;
+    int moved = 0;
+    while ((act = opd_ckpt_next(&step, &slot)) != OPD_CKPT_DONE) {
+      switch (act) {
+      case OPD_CKPT_ADVANCE:
+        run(step, v);
+        break;
+      case OPD_CKPT_SAVE:
+        opd_ckpt_save(slot, &v);
+        break;
+      case OPD_CKPT_RESTORE:
+        // The slot's last restore hands its storage to u.
+        if (copies)
+          opd_ckpt_restore_copy(slot, &v);
+        else
+          opd_ckpt_restore(slot, &v);
+        moved += opd_dat_data(u) != pu;
+        pu = static_cast<double *>(opd_dat_data(u));
+        break;
+      case OPD_CKPT_REVERSE:
+        ASSERT_EQ(step, expect);
+        ASSERT_EQ(v, uint64_t(step));
+        ASSERT_EQ(pu[57], double(step));
+        --expect;
+        break;
+      }
+    }
+    opd_ckpt_end();
+    EXPECT_EQ(expect, first - 1);
+    if (copies)
+      EXPECT_EQ(moved, 0);
+    else
+      EXPECT_GT(moved, 0);
   }
-  opd_ckpt_end();
-  EXPECT_EQ(expect, first - 1);
 }
 
 // A snapshot per step (snapshots >= steps) puts every step on the tape,
@@ -393,6 +433,7 @@ TEST_F(AdjointRuntimeTest, TapeBeyondTheSnapshotBoundFallsBackToSchedule) {
         break;
       case OPD_CKPT_RESTORE:
         opd_ckpt_restore(slot, &v);
+        pu = static_cast<double *>(opd_dat_data(u));
         break;
       case OPD_CKPT_REVERSE:
         ASSERT_EQ(step, expect);

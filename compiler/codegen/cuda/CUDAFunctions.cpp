@@ -382,7 +382,8 @@ void CUDAFunctionWriter::checkpoint(const ir::CheckpointStmt &s, int indent) {
   line(in + 1, "} else if (opd_act == OPD_CKPT_SAVE) {");
   save("opd_slot", in + 2);
   line(in + 1, "} else if (opd_act == OPD_CKPT_RESTORE) {");
-  line(in + 2, "opd_ckpt_restore(opd_slot, " + vals + ");");
+  // By copy: the device copies are keyed by the host storage's address.
+  line(in + 2, "opd_ckpt_restore_copy(opd_slot, " + vals + ");");
   for (const Dat *d : s.dats)
     line(in + 2, "opd::dat_host_changed(" + CUDAModule::handle(d) + ");");
   unsigned w = 0;
