@@ -98,11 +98,16 @@ void printProfile(std::FILE *out) {
   if (adj.tapePeakBytes || adj.snapshotsTaken)
     appendf(text,
             "adjoint: tape peak %.1f MiB, checkpoints peak %.1f MiB, %lld "
-            "snapshots, %lld steps reversed, %lld re-run\n",
+            "snapshots, %lld steps reversed, %lld re-run\n"
+            "adjoint: copies %.3f s onto and off the tape, %.3f s into "
+            "snapshots, %.3f s back from them (%lld restores, %lld moved "
+            "without a copy)\n",
             double(adj.tapePeakBytes) / 1048576.0,
             double(adj.checkpointPeakBytes) / 1048576.0,
             (long long)adj.snapshotsTaken, (long long)adj.stepsReversed,
-            (long long)adj.stepsRerun);
+            (long long)adj.stepsRerun, adj.tapeSeconds, adj.saveSeconds,
+            adj.restoreSeconds, (long long)adj.restores,
+            (long long)adj.restoresMoved);
   if (dist::printer())
     std::fputs(text.c_str(), out);
 }

@@ -220,6 +220,14 @@ private:
 
 AdjointMemory stats;
 
+/// Adds the seconds from its construction to its end to \p into.
+struct Timed {
+  explicit Timed(double &into) : into(into), start(opd_rt_wtime()) {}
+  ~Timed() { into += opd_rt_wtime() - start; }
+  double &into;
+  double start;
+};
+
 struct Tape {
   std::vector<DatCopy> dats;
   std::vector<uint64_t> values;
@@ -247,6 +255,9 @@ void noteTape(int64_t delta) {
 std::vector<std::size_t> pendingTakes;
 
 void settlePending() {
+  if (pendingTakes.empty())
+    return;
+  Timed timed(stats.tapeSeconds);
   Tape &t = tape();
   for (std::size_t i : pendingTakes)
     t.dats[i].save(t.dats[i].dat);
@@ -270,6 +281,7 @@ void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
                       int nargs, const opd_arg *args) {
   if (pendingTakes.empty())
     return;
+  Timed timed(stats.tapeSeconds);
   Tape &t = tape();
   for (std::size_t i : pendingTakes) {
     DatCopy &c = t.dats[i];
@@ -472,6 +484,7 @@ Plan &topPlan(const char *what) {
 void saveSlot(Plan &p, int slot, const uint64_t *vals) {
   if (slot < 0 || slot >= p.snaps)
     failf("internal error: checkpoint slot %d of %d", slot, p.snaps);
+  Timed timed(stats.saveSeconds);
   Snapshot &s = p.slots[size_t(slot)];
   if (!s.allocated) {
     s.dats.resize(p.dats.size());
@@ -555,6 +568,7 @@ extern "C" {
 void opd_tape_push_dat(opd_dat *dat) {
   if (!dat)
     failf("internal error: tape push of a dat that does not exist");
+  Timed timed(stats.tapeSeconds);
   DatCopy c;
   c.save(dat);
   tape().dats.push_back(c);
@@ -578,6 +592,7 @@ void opd_tape_pop_dat(opd_dat *dat) {
 
 void opd_tape_pop_dat_copy(opd_dat *dat) {
   DatCopy c = popDat(dat);
+  Timed timed(stats.tapeSeconds);
   c.restore(dat);
   pool().put(c.buf);
 }
@@ -684,6 +699,7 @@ void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
                     p.reverse[p.reverseNext - 1].kind == ScheduleAction::Restore &&
                     p.reverse[p.reverseNext - 1].slot == slot &&
                     p.reverse[p.reverseNext - 1].last;
+  Timed timed(stats.restoreSeconds);
   for (size_t i = 0; i < p.dats.size(); ++i) {
     if (move)
       pool().put(s.dats[i].moveInto(p.dats[i]));
@@ -691,6 +707,8 @@ void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
       s.dats[i].restore(p.dats[i]);
   }
   s.moved = move;
+  ++stats.restores;
+  stats.restoresMoved += move;
   std::copy(s.values.begin(), s.values.end(), vals);
 }
 
@@ -700,9 +718,11 @@ void opd_ckpt_restore_copy(int32_t slot, uint64_t *vals) {
   if (slot < 0 || slot >= p.snaps || !p.slots[size_t(slot)].allocated ||
       p.slots[size_t(slot)].moved)
     failf("internal error: restore of checkpoint slot %d, never saved", slot);
+  Timed timed(stats.restoreSeconds);
   const Snapshot &s = p.slots[size_t(slot)];
   for (size_t i = 0; i < p.dats.size(); ++i)
     s.dats[i].restore(p.dats[i]);
+  ++stats.restores;
   std::copy(s.values.begin(), s.values.end(), vals);
 }
 

@@ -53,6 +53,11 @@ struct AdjointMemory {
   int64_t snapshotsTaken = 0;
   int64_t stepsRerun = 0;
   int64_t stepsReversed = 0;
+  int64_t restores = 0, restoresMoved = 0; ///< moved: no copy
+  /// Seconds copying dats: into snapshots, back from them, onto the tape
+  /// and off it (handovers' copies of the points a loop does not write
+  /// included).
+  double saveSeconds = 0, restoreSeconds = 0, tapeSeconds = 0;
 };
 const AdjointMemory &adjointMemory();
 
