@@ -135,6 +135,21 @@ std::vector<unsigned> centreOnlyWrites(const ParLoopStmt &l, const Dat *d) {
   return writes;
 }
 
+std::vector<bool> loopOverwrites(const ParLoopStmt &l,
+                                 const std::vector<Dat *> &dats) {
+  std::vector<bool> out(dats.size(), false);
+  bool any = false;
+  for (size_t k = 0; k < dats.size(); ++k) {
+    const std::vector<unsigned> writes = centreOnlyWrites(l, dats[k]);
+    out[k] = !writes.empty() &&
+             std::all_of(writes.begin(), writes.end(), [&](unsigned i) {
+               return assignsWhole(*l.kernel, i);
+             });
+    any = any || out[k];
+  }
+  return any ? out : std::vector<bool>();
+}
+
 namespace {
 /// Parameter \p index at the centre (no offset, or all zeros).
 bool centreParam(const Expr *e, unsigned index) {

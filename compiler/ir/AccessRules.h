@@ -55,6 +55,14 @@ std::vector<std::string> placementRules(const AccessDescriptor &a,
 /// over, TapeStmt::overwritten); empty otherwise.
 std::vector<unsigned> centreOnlyWrites(const ParLoopStmt &l, const Dat *d);
 
+/// Per dat of \p dats: whether loop \p l overwrites it at every point or
+/// element of its range (TapeStmt::overwritten, a checkpoint's snapshot
+/// handed over): written only through `out` arguments at the centre
+/// (centreOnlyWrites) that the kernel assigns whole before anything can
+/// return. Empty when none is.
+std::vector<bool> loopOverwrites(const ParLoopStmt &l,
+                                 const std::vector<Dat *> &dats);
+
 /// Whether kernel \p k assigns its parameter \p index whole, at the centre,
 /// in a top-level statement (or, an array, component by component in a
 /// top-level `for i in 0 .. dim`): one that every run of the kernel reaches

@@ -68,6 +68,7 @@
 #include "passes/ReverseDiff.h"
 #include "passes/SolveDiff.h"
 
+#include "ir/AccessRules.h"
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
@@ -531,7 +532,7 @@ void Expansion::sweepStmt(const Stmt &s, std::vector<StmtPtr> &fwd,
       if (caller.vars[v].type.isScalar())
         vars.push_back(v);
     tapePair(w.dats, vars, at, fwd, rev);
-    cast<TapeStmt>(*fwd.back()).overwritten = tapeOverwrites(l, w.dats);
+    cast<TapeStmt>(*fwd.back()).overwritten = ir::loopOverwrites(l, w.dats);
     fwd.push_back(s.clone());
     adjointLoop(l, rev);
     undoLen = 1;

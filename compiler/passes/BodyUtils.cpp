@@ -276,21 +276,6 @@ void replaceTailReturns(Body &b, int result) {
   }
 }
 
-std::vector<bool> tapeOverwrites(const ParLoopStmt &l,
-                                 const std::vector<Dat *> &dats) {
-  std::vector<bool> out(dats.size(), false);
-  bool any = false;
-  for (size_t k = 0; k < dats.size(); ++k) {
-    const std::vector<unsigned> writes = centreOnlyWrites(l, dats[k]);
-    out[k] = !writes.empty() &&
-             std::all_of(writes.begin(), writes.end(), [&](unsigned i) {
-               return assignsWhole(*l.kernel, i);
-             });
-    any = any || out[k];
-  }
-  return any ? out : std::vector<bool>();
-}
-
 void fixTapeOverwrites(Body &b) {
   for (size_t i = 0; i < b.stmts.size(); ++i) {
     auto *t = b.stmts[i] ? dyn_cast<TapeStmt>(b.stmts[i].get()) : nullptr;
@@ -299,7 +284,7 @@ void fixTapeOverwrites(Body &b) {
     const auto *l = i + 1 < b.stmts.size() && b.stmts[i + 1]
                         ? dyn_cast<ParLoopStmt>(b.stmts[i + 1].get())
                         : nullptr;
-    t->overwritten = l ? tapeOverwrites(*l, t->dats) : std::vector<bool>();
+    t->overwritten = l ? loopOverwrites(*l, t->dats) : std::vector<bool>();
   }
 }
 

@@ -46,12 +46,6 @@ void structureJumps(ir::Body &b,
 /// references and reduction arguments of loops) through \p map: slot s
 /// becomes map[s].
 void remapSlots(ir::Body &b, const std::vector<unsigned> &map);
-/// Per dat of \p dats: whether loop \p l overwrites it (TapeStmt::
-/// overwritten): a dat written only through `out` arguments at the centre
-/// (ir::centreOnlyWrites) that the kernel assigns whole before anything can
-/// return. Empty when none is.
-std::vector<bool> tapeOverwrites(const ir::ParLoopStmt &l,
-                                 const std::vector<ir::Dat *> &dats);
 /// Recomputes the overwritten flags of the tape pushes in \p b (not in
 /// nested bodies) from the statement after each (passes that rewrite loops,
 /// such as fusion, call it on the bodies they change).

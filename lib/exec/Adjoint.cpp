@@ -151,6 +151,8 @@ struct DatCopy {
   /// that range (halos) are copied into it.
   void takeFrom(opd_dat *d, const int64_t *lo, const int64_t *hi) {
     dist::settleExchanges();
+    if (buf.data) // a snapshot's earlier storage
+      pool().put(buf);
     dat = d;
     lead = leadOf(d);
     buf.data = static_cast<char *>(d->data) - lead;
@@ -246,21 +248,31 @@ void noteTape(int64_t delta) {
 }
 
 // Pushes of dats that the next loop overwrites
-// (opd_tape_push_dat_overwritten): their entries (indices into the tape)
-// wait for that loop's prepare, which knows the points it writes on this
-// rank, and take the dat's storage then. A prepare of another loop, a pop
-// or a checkpoint call first saves them by copy (settlePending), so a
-// pending push is never lost; nothing may change the dat before (the
-// generated code runs the loop right after the push: the verifier checks).
-std::vector<std::size_t> pendingTakes;
+// (opd_tape_push_dat_overwritten), and snapshots of state dats that the
+// step's first loop overwrites (opd_ckpt_save_overwritten): they wait for
+// that loop's prepare, which knows the points it writes on this rank, and
+// take the dat's storage then. A prepare of another loop, a pop or a
+// checkpoint call first saves them by copy (settlePending), so a pending
+// copy is never lost; nothing may change the dat before (the generated
+// code runs the loop next: for the tape the verifier checks, for a
+// snapshot the code generator asks only for the first loop of the step's
+// body, and the runtime only when that body runs next).
+struct PendingTake {
+  std::size_t tapeIndex = 0; ///< an entry of the tape (it may grow) ...
+  DatCopy *snapshot = nullptr; ///< ... or a snapshot's copy of a dat
+};
+std::vector<PendingTake> pendingTakes;
+
+DatCopy &pendingCopy(const PendingTake &p) {
+  return p.snapshot ? *p.snapshot : tape().dats[p.tapeIndex];
+}
 
 void settlePending() {
-  if (pendingTakes.empty())
-    return;
-  Timed timed(stats.tapeSeconds);
-  Tape &t = tape();
-  for (std::size_t i : pendingTakes)
-    t.dats[i].save(t.dats[i].dat);
+  for (const PendingTake &p : pendingTakes) {
+    Timed timed(p.snapshot ? stats.saveSeconds : stats.tapeSeconds);
+    DatCopy &c = pendingCopy(p);
+    c.save(c.dat);
+  }
   pendingTakes.clear();
 }
 /// The tape's last dat copy, taken off the tape (to restore into \p dat).
@@ -279,12 +291,9 @@ DatCopy popDat(opd_dat *dat) {
 
 void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
                       int nargs, const opd_arg *args) {
-  if (pendingTakes.empty())
-    return;
-  Timed timed(stats.tapeSeconds);
-  Tape &t = tape();
-  for (std::size_t i : pendingTakes) {
-    DatCopy &c = t.dats[i];
+  for (const PendingTake &p : pendingTakes) {
+    Timed timed(p.snapshot ? stats.saveSeconds : stats.tapeSeconds);
+    DatCopy &c = pendingCopy(p);
     // Only a loop that writes the dat at the centre of each point of its
     // range, and touches it no other way, overwrites all of it there.
     bool writes = false, other = false;
@@ -350,6 +359,7 @@ struct Plan {
   size_t forwardNext = 0;
   std::vector<ScheduleAction> reverse;
   size_t reverseNext = 0;
+  bool reversing = false; ///< opd_ckpt_next was called
   int64_t bytes = 0;
   /// Snapshots for every step: the steps go on the tape instead.
   bool storeAll = false;
@@ -481,9 +491,17 @@ Plan &topPlan(const char *what) {
   return *plans().back();
 }
 
-void saveSlot(Plan &p, int slot, const uint64_t *vals) {
+/// Saves the state into \p slot. A state dat flagged in \p overwritten
+/// (the first loop of the step's body overwrites it) waits for that loop's
+/// prepare to hand its storage over, when the body runs next: always in
+/// the forward sweep, after an ADVANCE in the reverse one.
+void saveSlot(Plan &p, int slot, const uint64_t *vals,
+              const uint8_t *overwritten = nullptr) {
   if (slot < 0 || slot >= p.snaps)
     failf("internal error: checkpoint slot %d of %d", slot, p.snaps);
+  const bool bodyNext =
+      !p.reversing || (p.reverseNext < p.reverse.size() &&
+                       p.reverse[p.reverseNext].kind == ScheduleAction::Advance);
   Timed timed(stats.saveSeconds);
   Snapshot &s = p.slots[size_t(slot)];
   if (!s.allocated) {
@@ -496,8 +514,14 @@ void saveSlot(Plan &p, int slot, const uint64_t *vals) {
     stats.checkpointPeakBytes =
         std::max(stats.checkpointPeakBytes, checkpointBytesNow);
   }
-  for (size_t i = 0; i < p.dats.size(); ++i)
-    s.dats[i].save(p.dats[i]);
+  for (size_t i = 0; i < p.dats.size(); ++i) {
+    if (overwritten && overwritten[i] && bodyNext) {
+      s.dats[i].dat = p.dats[i];
+      pendingTakes.push_back({0, &s.dats[i]});
+    } else {
+      s.dats[i].save(p.dats[i]);
+    }
+  }
   s.moved = false;
   s.values.assign(vals, vals + p.nvals);
   ++stats.snapshotsTaken;
@@ -581,7 +605,7 @@ void opd_tape_push_dat_overwritten(opd_dat *dat) {
   DatCopy c;
   c.dat = dat;
   tape().dats.push_back(c);
-  pendingTakes.push_back(tape().dats.size() - 1);
+  pendingTakes.push_back({tape().dats.size() - 1, nullptr});
   noteTape(storageBytes(dat));
 }
 
@@ -645,6 +669,7 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
 }
 
 int32_t opd_ckpt_forward(int64_t step) {
+  settlePending();
   Plan &p = topPlan("a checkpointed step");
   if (p.storeAll && step - p.first == 1 && p.count > 1) {
     // Taping every step is only right while the tape stays within the
@@ -683,6 +708,12 @@ int32_t opd_ckpt_forward(int64_t step) {
 void opd_ckpt_save(int32_t slot, const uint64_t *vals) {
   settlePending();
   saveSlot(topPlan("a snapshot"), slot, vals);
+}
+
+void opd_ckpt_save_overwritten(int32_t slot, const uint64_t *vals,
+                               const uint8_t *overwritten) {
+  settlePending();
+  saveSlot(topPlan("a snapshot"), slot, vals, overwritten);
 }
 
 void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
@@ -727,7 +758,10 @@ void opd_ckpt_restore_copy(int32_t slot, uint64_t *vals) {
 }
 
 int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
+  // No settlePending: a SAVE's pending takes wait through the ADVANCE
+  // that runs the body whose first loop takes them.
   Plan &p = topPlan("the reverse of a checkpointed loop");
+  p.reversing = true;
   if (p.storeAll) {
     if (p.storeAllNext == 0)
       return OPD_CKPT_DONE;
@@ -764,6 +798,7 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
 }
 
 void opd_ckpt_end(void) {
+  settlePending();
   Plan &p = topPlan("the end of a checkpointed loop");
   for (Snapshot &s : p.slots)
     for (DatCopy &c : s.dats)

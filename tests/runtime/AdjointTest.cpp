@@ -385,6 +385,72 @@ TEST_F(AdjointRuntimeTest, PlanFollowsTheSchedule) {
   }
 }
 
+// opd_ckpt_save_overwritten: a state dat that the step's first loop
+// overwrites goes into the snapshot by handing its storage over at that
+// loop's prepare (when the step runs next), not by a copy; the schedule's
+// states are the same.
+TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheStepOverwrites) {
+  opd_set *s = opd_set_create("cells", 100);
+  opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);
+  opd_arg w{};
+  w.dat = u;
+  w.kind = OPD_ARG_DIRECT;
+  w.mode = OPD_WRITE;
+  w.bytes = 8;
+  opd_loop *cache = nullptr;
+  int taken = 0;
+  // A step: the loop that overwrites u (its prepare first, as the
+  // generated code runs it), u = k + 1 everywhere.
+  auto run = [&](int64_t k, uint64_t &v) {
+    void *before = opd_dat_data(u);
+    opd_loop_prepare(&cache, "writes_u", s, 1, &w);
+    taken += opd_dat_data(u) != before;
+    auto *pu = static_cast<double *>(opd_dat_data(u));
+    for (int i = 0; i < 100; ++i)
+      pu[i] = double(k + 1);
+    v = uint64_t(k + 1);
+  };
+  auto at57 = [&] { return static_cast<double *>(opd_dat_data(u))[57]; };
+  const uint8_t overwritten[] = {1};
+  opd_dat *dats[] = {u};
+  const int64_t first = 3, n = 12;
+  opd_ckpt_begin(first, n, 3, dats, 1, 1);
+  uint64_t v = uint64_t(first);
+  for (int i = 0; i < 100; ++i)
+    static_cast<double *>(opd_dat_data(u))[i] = double(first);
+  for (int64_t k = first; k < first + n; ++k) {
+    int32_t slot = opd_ckpt_forward(k);
+    if (slot >= 0)
+      opd_ckpt_save_overwritten(slot, &v, overwritten);
+    run(k, v);
+  }
+  EXPECT_EQ(taken, 3) << "the forward sweep's saves took u";
+  int64_t step = 0, expect = first + n - 1;
+  int32_t slot = 0, act;
+  while ((act = opd_ckpt_next(&step, &slot)) != OPD_CKPT_DONE) {
+    switch (act) {
+    case OPD_CKPT_ADVANCE:
+      run(step, v);
+      break;
+    case OPD_CKPT_SAVE:
+      opd_ckpt_save_overwritten(slot, &v, overwritten);
+      break;
+    case OPD_CKPT_RESTORE:
+      opd_ckpt_restore(slot, &v);
+      break;
+    case OPD_CKPT_REVERSE:
+      ASSERT_EQ(step, expect);
+      ASSERT_EQ(v, uint64_t(step));
+      ASSERT_EQ(at57(), double(step));
+      --expect;
+      break;
+    }
+  }
+  opd_ckpt_end();
+  EXPECT_EQ(expect, first - 1);
+  EXPECT_GT(taken, 3) << "a reverse save before a re-run step took u too";
+}
+
 // A snapshot per step (snapshots >= steps) puts every step on the tape,
 // unless one step's tape times the steps would pass the snapshots' bytes:
 // then step 0 stays taped and the rest follows a binomial schedule. Here

@@ -13,11 +13,13 @@
 
 #include "codegen/common/RuntimeMapping.h"
 #include "codegen/llvm/LoopCodeGen.h"
+#include "ir/AccessRules.h"
 
 #include "support/Assert.h"
 #include "support/Diagnostics.h"
 
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/Support/Casting.h"
 
 namespace opdc {
@@ -310,9 +312,27 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
   llvm::Value *vals = createTemp(
       llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(varWords(s.vars), 1)),
       "ckpt.vals");
+  // State dats the step's first loop overwrites: a snapshot may take their
+  // storage at that loop's prepare when the body runs next (the runtime
+  // knows whether it does) instead of copying them.
+  std::vector<bool> overwritten;
+  if (!s.body.stmts.empty() && s.body.stmts.front())
+    if (const auto *l = llvm::dyn_cast<ir::ParLoopStmt>(s.body.stmts.front().get()))
+      overwritten = ir::loopOverwrites(*l, s.dats);
+  llvm::Value *overwrittenFlags = nullptr;
+  if (!overwritten.empty()) {
+    std::vector<uint8_t> bytes(overwritten.begin(), overwritten.end());
+    auto *init = llvm::ConstantDataArray::get(cgm.context, bytes);
+    overwrittenFlags = new llvm::GlobalVariable(
+        cgm.module, init->getType(), true, llvm::GlobalValue::PrivateLinkage,
+        init, "ckpt.overwritten");
+  }
   auto save = [&](llvm::Value *slotNo) {
     packVars(s.vars, vals);
-    b.CreateCall(cgm.rt.ckptSave, {slotNo, vals});
+    if (overwrittenFlags)
+      b.CreateCall(cgm.rt.ckptSaveOverwritten, {slotNo, vals, overwrittenFlags});
+    else
+      b.CreateCall(cgm.rt.ckptSave, {slotNo, vals});
   };
   if (!s.reverse) {
     llvm::Value *lo = b.CreateSExt(emitExpr(*s.lo), cgm.i64Ty);

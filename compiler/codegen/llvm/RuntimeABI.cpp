@@ -102,6 +102,8 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
       declare("opd_ckpt_begin", voidTy, {i64, i64, i64, ptr, i32, i32});
   ckptForward = declare("opd_ckpt_forward", i32, {i64});
   ckptSave = declare("opd_ckpt_save", voidTy, {i32, ptr});
+  ckptSaveOverwritten =
+      declare("opd_ckpt_save_overwritten", voidTy, {i32, ptr, ptr});
   ckptRestore = declare("opd_ckpt_restore", voidTy, {i32, ptr});
   ckptNext = declare("opd_ckpt_next", i32, {ptr, ptr});
   ckptEnd = declare("opd_ckpt_end", voidTy, {});

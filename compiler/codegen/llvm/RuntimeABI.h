@@ -55,8 +55,8 @@ struct RuntimeABI {
   llvm::FunctionCallee solveTridiagonal;
   llvm::FunctionCallee tapePushDat, tapePushDatOverwritten, tapePopDat,
       tapePushValue, tapePopValue;
-  llvm::FunctionCallee ckptBegin, ckptForward, ckptSave, ckptRestore, ckptNext,
-      ckptEnd;
+  llvm::FunctionCallee ckptBegin, ckptForward, ckptSave, ckptSaveOverwritten,
+      ckptRestore, ckptNext, ckptEnd;
   llvm::FunctionCallee printf, printI64, printF64, printF32, printBool,
       printStr, printEnd;
 
