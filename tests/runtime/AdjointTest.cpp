@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 namespace {
@@ -188,6 +189,16 @@ TEST_F(AdjointRuntimeTest, TapeRestoresDatsAndValuesInReverse) {
   }
 }
 
+/// An `out` argument of a loop: \p d at the centre, \p bytes a point.
+opd_arg writes(opd_dat *d, opd_arg_kind kind, int bytes) {
+  opd_arg w{};
+  w.dat = d;
+  w.kind = kind;
+  w.mode = OPD_WRITE;
+  w.bytes = bytes;
+  return w;
+}
+
 // opd_tape_push_dat_overwritten: the next loop's prepare takes the dat's
 // storage for the tape and copies only the points outside the loop's range
 // (halos included) into the dat's new storage; the pop hands it back.
@@ -227,11 +238,7 @@ TEST_F(AdjointRuntimeTest, PushOfAnOverwrittenDatCopiesOnlyTheRest) {
   };
   fill();
   u->haloValid = 2;
-  opd_arg w{};
-  w.dat = u;
-  w.kind = OPD_ARG_STENCIL;
-  w.mode = OPD_WRITE;
-  w.bytes = 16;
+  opd_arg w = writes(u, OPD_ARG_STENCIL, 16);
   void *before = opd_dat_data(u);
   opd_tape_push_dat_overwritten(u);
   int64_t lo[3] = {1, 0, 1}, hi[3] = {8, 6, 4};
@@ -288,11 +295,7 @@ TEST_F(AdjointRuntimeTest, PushOfAnOverwrittenSetDatHandsItsStorageOver) {
     return bad;
   };
   q->haloValid = 1;
-  opd_arg w{};
-  w.dat = q;
-  w.kind = OPD_ARG_DIRECT;
-  w.mode = OPD_WRITE;
-  w.bytes = 32;
+  opd_arg w = writes(q, OPD_ARG_DIRECT, 32);
   void *before = opd_dat_data(q);
   opd_tape_push_dat_overwritten(q);
   opd_loop *slot = nullptr;
@@ -320,20 +323,64 @@ TEST_F(AdjointRuntimeTest, PushOfAnOverwrittenSetDatHandsItsStorageOver) {
   EXPECT_EQ(same(), 0) << "a push the loop did not take";
 }
 
+/// The reverse sweep of the open checkpoint plan, then its end: ADVANCE
+/// calls \p run, SAVE \p save and RESTORE \p restore with the slot,
+/// REVERSE and REVERSE_TAPED \p reversed with the step (and whether it was
+/// taped). Returns the steps reversed, in order.
+std::vector<int64_t>
+followPlan(const std::function<void(int64_t)> &run,
+           const std::function<void(int32_t)> &save,
+           const std::function<void(int32_t)> &restore,
+           const std::function<void(int64_t, bool)> &reversed) {
+  std::vector<int64_t> order;
+  int64_t step = 0;
+  int32_t slot = 0, act;
+  while ((act = opd_ckpt_next(&step, &slot)) != OPD_CKPT_DONE) {
+    switch (act) {
+    case OPD_CKPT_ADVANCE:
+      run(step);
+      break;
+    case OPD_CKPT_SAVE:
+      save(slot);
+      break;
+    case OPD_CKPT_RESTORE:
+      restore(slot);
+      break;
+    case OPD_CKPT_REVERSE:
+    case OPD_CKPT_REVERSE_TAPED:
+      order.push_back(step);
+      reversed(step, act == OPD_CKPT_REVERSE_TAPED);
+      break;
+    }
+  }
+  opd_ckpt_end();
+  return order;
+}
+
+/// The state after step k of the plan tests: u = k + 1 at its 100 cells,
+/// one host value k + 1 (\p value = k + 1).
+void setState(double *u, int64_t value, uint64_t &v) {
+  for (int i = 0; i < 100; ++i)
+    u[i] = double(value);
+  v = uint64_t(value);
+}
+
+/// first + n - 1 down to first.
+std::vector<int64_t> lastToFirst(int64_t first, int64_t n) {
+  std::vector<int64_t> v;
+  for (int64_t k = first + n - 1; k >= first; --k)
+    v.push_back(k);
+  return v;
+}
+
 // opd_ckpt_restore moves a slot's snapshot into the dats at its last
 // restore (the dat's address changes); opd_ckpt_restore_copy never does.
 TEST_F(AdjointRuntimeTest, PlanFollowsTheSchedule) {
   for (bool copies : {false, true}) {
     SCOPED_TRACE(copies ? "opd_ckpt_restore_copy" : "opd_ckpt_restore");
-    opd_set *s = opd_set_create("cells", 100);
-    opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);
+    opd_dat *u = opd_dat_create("u", opd_set_create("cells", 100), OPD_F64, 1);
     auto *pu = static_cast<double *>(opd_dat_data(u));
-    // The state after step k: u = k + 1 everywhere, one value k + 1.
-    auto run = [&](int64_t k, uint64_t &v) {
-      for (int i = 0; i < 100; ++i)
-        pu[i] = double(k + 1);
-      v = uint64_t(k + 1);
-    };
+    auto run = [&](int64_t k, uint64_t &v) { setState(pu, k + 1, v); };
     opd_dat *dats[] = {u};
     const int64_t first = 3, n = 12;
     opd_ckpt_begin(first, n, 3, dats, 1, 1);
@@ -347,37 +394,24 @@ TEST_F(AdjointRuntimeTest, PlanFollowsTheSchedule) {
         opd_ckpt_save(slot, &v);
       run(k, v);
     }
-    int64_t step = 0;
-    int32_t slot = 0, act;
-    int64_t expect = first + n - 1;
     int moved = 0;
-    while ((act = opd_ckpt_next(&step, &slot)) != OPD_CKPT_DONE) {
-      switch (act) {
-      case OPD_CKPT_ADVANCE:
-        run(step, v);
-        break;
-      case OPD_CKPT_SAVE:
-        opd_ckpt_save(slot, &v);
-        break;
-      case OPD_CKPT_RESTORE:
-        // The slot's last restore hands its storage to u.
-        if (copies)
-          opd_ckpt_restore_copy(slot, &v);
-        else
-          opd_ckpt_restore(slot, &v);
-        moved += opd_dat_data(u) != pu;
-        pu = static_cast<double *>(opd_dat_data(u));
-        break;
-      case OPD_CKPT_REVERSE:
-        ASSERT_EQ(step, expect);
-        ASSERT_EQ(v, uint64_t(step));
-        ASSERT_EQ(pu[57], double(step));
-        --expect;
-        break;
-      }
-    }
-    opd_ckpt_end();
-    EXPECT_EQ(expect, first - 1);
+    const std::vector<int64_t> order =
+        followPlan([&](int64_t k) { run(k, v); },
+                   [&](int32_t slot) { opd_ckpt_save(slot, &v); },
+                   [&](int32_t slot) {
+                     // The slot's last restore hands its storage to u.
+                     if (copies)
+                       opd_ckpt_restore_copy(slot, &v);
+                     else
+                       opd_ckpt_restore(slot, &v);
+                     moved += opd_dat_data(u) != pu;
+                     pu = static_cast<double *>(opd_dat_data(u));
+                   },
+                   [&](int64_t k, bool) {
+                     EXPECT_EQ(v, uint64_t(k));
+                     EXPECT_EQ(pu[57], double(k));
+                   });
+    EXPECT_EQ(order, lastToFirst(first, n));
     if (copies)
       EXPECT_EQ(moved, 0);
     else
@@ -392,11 +426,7 @@ TEST_F(AdjointRuntimeTest, PlanFollowsTheSchedule) {
 TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheStepOverwrites) {
   opd_set *s = opd_set_create("cells", 100);
   opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);
-  opd_arg w{};
-  w.dat = u;
-  w.kind = OPD_ARG_DIRECT;
-  w.mode = OPD_WRITE;
-  w.bytes = 8;
+  opd_arg w = writes(u, OPD_ARG_DIRECT, 8);
   opd_loop *cache = nullptr;
   int taken = 0;
   // A step: the loop that overwrites u (its prepare first, as the
@@ -425,29 +455,15 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheStepOverwrites) {
     run(k, v);
   }
   EXPECT_EQ(taken, 3) << "the forward sweep's saves took u";
-  int64_t step = 0, expect = first + n - 1;
-  int32_t slot = 0, act;
-  while ((act = opd_ckpt_next(&step, &slot)) != OPD_CKPT_DONE) {
-    switch (act) {
-    case OPD_CKPT_ADVANCE:
-      run(step, v);
-      break;
-    case OPD_CKPT_SAVE:
-      opd_ckpt_save_overwritten(slot, &v, overwritten);
-      break;
-    case OPD_CKPT_RESTORE:
-      opd_ckpt_restore(slot, &v);
-      break;
-    case OPD_CKPT_REVERSE:
-      ASSERT_EQ(step, expect);
-      ASSERT_EQ(v, uint64_t(step));
-      ASSERT_EQ(at57(), double(step));
-      --expect;
-      break;
-    }
-  }
-  opd_ckpt_end();
-  EXPECT_EQ(expect, first - 1);
+  const std::vector<int64_t> order = followPlan(
+      [&](int64_t k) { run(k, v); },
+      [&](int32_t slot) { opd_ckpt_save_overwritten(slot, &v, overwritten); },
+      [&](int32_t slot) { opd_ckpt_restore(slot, &v); },
+      [&](int64_t k, bool) {
+        EXPECT_EQ(v, uint64_t(k));
+        EXPECT_EQ(at57(), double(k));
+      });
+  EXPECT_EQ(order, lastToFirst(first, n));
   EXPECT_GT(taken, 3) << "a reverse save before a re-run step took u too";
 }
 
@@ -460,14 +476,9 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheStepOverwrites) {
 // the tape fits and every step is taped.
 TEST_F(AdjointRuntimeTest, TapeBeyondTheSnapshotBoundFallsBackToSchedule) {
   for (int pushes : {3, 1}) {
-    opd_set *s = opd_set_create("cells", 100);
-    opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);
+    opd_dat *u = opd_dat_create("u", opd_set_create("cells", 100), OPD_F64, 1);
     auto *pu = static_cast<double *>(opd_dat_data(u));
-    auto run = [&](int64_t k, uint64_t &v) {
-      for (int i = 0; i < 100; ++i)
-        pu[i] = double(k + 1);
-      v = uint64_t(k + 1);
-    };
+    auto run = [&](int64_t k, uint64_t &v) { setState(pu, k + 1, v); };
     opd_dat *dats[] = {u};
     const int64_t first = 3, n = 12;
     opd_ckpt_begin(first, n, n, dats, 1, 0);
@@ -487,37 +498,22 @@ TEST_F(AdjointRuntimeTest, TapeBeyondTheSnapshotBoundFallsBackToSchedule) {
       run(k, v);
     }
     EXPECT_EQ(taped, pushes == 3 ? 1 : int(n)) << pushes << " pushes a step";
-    int64_t step = 0, expect = first + n - 1;
-    int32_t slot = 0, act;
-    while ((act = opd_ckpt_next(&step, &slot)) != OPD_CKPT_DONE) {
-      switch (act) {
-      case OPD_CKPT_ADVANCE:
-        run(step, v);
-        break;
-      case OPD_CKPT_SAVE:
-        opd_ckpt_save(slot, &v);
-        break;
-      case OPD_CKPT_RESTORE:
-        opd_ckpt_restore(slot, &v);
-        pu = static_cast<double *>(opd_dat_data(u));
-        break;
-      case OPD_CKPT_REVERSE:
-        ASSERT_EQ(step, expect);
-        ASSERT_EQ(pu[57], double(step));
-        --expect;
-        break;
-      case OPD_CKPT_REVERSE_TAPED:
-        ASSERT_EQ(step, expect);
-        for (int j = 0; j < pushes; ++j)
-          opd_tape_pop_dat(u); // hands the taped storage to u
-        pu = static_cast<double *>(opd_dat_data(u));
-        ASSERT_EQ(pu[57], double(step)); // the state before the step
-        --expect;
-        break;
-      }
-    }
-    opd_ckpt_end();
-    EXPECT_EQ(expect, first - 1) << pushes << " pushes a step";
+    const std::vector<int64_t> order =
+        followPlan([&](int64_t k) { run(k, v); },
+                   [&](int32_t slot) { opd_ckpt_save(slot, &v); },
+                   [&](int32_t slot) {
+                     opd_ckpt_restore(slot, &v);
+                     pu = static_cast<double *>(opd_dat_data(u));
+                   },
+                   [&](int64_t k, bool taped) {
+                     if (taped) {
+                       for (int j = 0; j < pushes; ++j)
+                         opd_tape_pop_dat(u); // hands the taped storage to u
+                       pu = static_cast<double *>(opd_dat_data(u));
+                     }
+                     EXPECT_EQ(pu[57], double(k)); // the state before the step
+                   });
+    EXPECT_EQ(order, lastToFirst(first, n)) << pushes << " pushes a step";
     opd_rt_finalize();
   }
 }
