@@ -716,20 +716,23 @@ void opd_ckpt_save_overwritten(int32_t slot, const uint64_t *vals,
   saveSlot(topPlan("a snapshot"), slot, vals, overwritten);
 }
 
-void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
+/// Restores the state from \p slot; by handing the snapshot's storage to
+/// the dats (their old storage goes to the pool, for the next save) when
+/// \p mayMove and this is the schedule's last restore of the slot before it
+/// is saved again, else by copy.
+static void restoreSlot(int32_t slot, uint64_t *vals, bool mayMove) {
   settlePending();
   Plan &p = topPlan("a restore");
   if (slot < 0 || slot >= p.snaps || !p.slots[size_t(slot)].allocated ||
       p.slots[size_t(slot)].moved)
     failf("internal error: restore of checkpoint slot %d, never saved", slot);
   Snapshot &s = p.slots[size_t(slot)];
-  // The schedule's last restore of the slot before it is saved again hands
-  // the snapshot's storage to the dats (their old storage goes to the
-  // pool, for the next save): no copy.
-  const bool move = p.reverseNext > 0 && p.reverseNext <= p.reverse.size() &&
-                    p.reverse[p.reverseNext - 1].kind == ScheduleAction::Restore &&
-                    p.reverse[p.reverseNext - 1].slot == slot &&
-                    p.reverse[p.reverseNext - 1].last;
+  const ScheduleAction *a =
+      p.reverseNext > 0 && p.reverseNext <= p.reverse.size()
+          ? &p.reverse[p.reverseNext - 1]
+          : nullptr;
+  const bool move = mayMove && a && a->kind == ScheduleAction::Restore &&
+                    a->slot == slot && a->last;
   Timed timed(stats.restoreSeconds);
   for (size_t i = 0; i < p.dats.size(); ++i) {
     if (move)
@@ -743,18 +746,12 @@ void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
   std::copy(s.values.begin(), s.values.end(), vals);
 }
 
+void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
+  restoreSlot(slot, vals, true);
+}
+
 void opd_ckpt_restore_copy(int32_t slot, uint64_t *vals) {
-  settlePending();
-  Plan &p = topPlan("a restore");
-  if (slot < 0 || slot >= p.snaps || !p.slots[size_t(slot)].allocated ||
-      p.slots[size_t(slot)].moved)
-    failf("internal error: restore of checkpoint slot %d, never saved", slot);
-  Timed timed(stats.restoreSeconds);
-  const Snapshot &s = p.slots[size_t(slot)];
-  for (size_t i = 0; i < p.dats.size(); ++i)
-    s.dats[i].restore(p.dats[i]);
-  ++stats.restores;
-  std::copy(s.values.begin(), s.values.end(), vals);
+  restoreSlot(slot, vals, false);
 }
 
 int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
