@@ -8,8 +8,9 @@
 # per-loop profile with each loop's GB/s as a share of the STREAM triad
 # measured in this same run (bench/stream).
 #
-# With --structured it also runs poisson_bench.opd (2048^2, 50 sweeps) and
-# heat3d_bench.opd (256^3, 100 steps): the transposed stencil; and
+# With --structured it also runs poisson_bench.opd (4096^2, 100 sweeps, the
+# issue's figure) and heat3d_bench.opd (256^3, 100 steps): the transposed
+# stencil, under the default memory budget (binomial checkpoints); and
 # adi_bench.opd (2048^2, 20 ADI steps): derivatives through tridiagonal
 # solves.
 # With --airfoil it also runs examples/airfoil/airfoil_shape.opd on OP2's
@@ -61,8 +62,8 @@ if ((structured)); then
   "$build/bin/opdc" build "$root/bench/adjoint/heat3d_bench.opd" ${flags[@]+"${flags[@]}"} -o heat3d_bench
   "$build/bin/opdc" build "$root/bench/adjoint/adi_bench.opd" ${flags[@]+"${flags[@]}"} -o adi_bench
   for t in "${counts[@]}"; do
-    echo "== poisson 2048^2, 50 sweeps, $t thread(s)"
-    ./poisson_bench --nx=2048 --ny=2048 --sweeps=50 --threads="$t" --profile \
+    echo "== poisson 4096^2, 100 sweeps, $t thread(s)"
+    ./poisson_bench --nx=4096 --ny=4096 --sweeps=100 --threads="$t" --profile \
       >"poisson-$t.txt"
     grep -E "^(poisson|primal|tangent|adjoint)" "poisson-$t.txt"
     echo "== heat3d 256^3, 100 steps, $t thread(s)"

@@ -151,6 +151,85 @@ std::vector<bool> loopOverwrites(const ParLoopStmt &l,
 }
 
 namespace {
+/// Whether expression \p e calls a function (which might be a proc).
+bool hasCall(const Expr *e) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visitCall(const CallExpr &) override { found = true; }
+  } f;
+  if (e)
+    f.visitExpr(*e);
+  return f.found;
+}
+} // namespace
+
+std::vector<uint8_t> stateTakes(const Body &body,
+                                const std::vector<Dat *> &dats) {
+  std::vector<uint8_t> out(dats.size(), 0);
+  const auto *first = body.stmts.empty() || !body.stmts.front()
+                          ? nullptr
+                          : llvm::dyn_cast<ParLoopStmt>(body.stmts.front().get());
+  if (!first)
+    return {};
+  const std::vector<bool> now = loopOverwrites(*first, dats);
+  bool any = false;
+  for (size_t k = 0; k < dats.size(); ++k)
+    if (k < now.size() && now[k])
+      out[k] = 1, any = true;
+  // The body's statements: loops (the storages they write), top-level
+  // swaps (where each storage goes), nothing else that could touch a dat.
+  bool simple = true;
+  for (const StmtPtr &sp : body.stmts) {
+    const Stmt *st = sp.get();
+    if (!st)
+      continue;
+    switch (st->kind) {
+    case StmtKind::ParLoop:
+    case StmtKind::Swap:
+      break;
+    case StmtKind::Decl:
+      simple = simple && !hasCall(llvm::cast<DeclStmt>(st)->init.get());
+      break;
+    case StmtKind::Assign: {
+      const auto *a = llvm::cast<AssignStmt>(st);
+      simple = simple && !hasCall(a->target.get()) && !hasCall(a->value.get());
+      break;
+    }
+    default:
+      simple = false;
+    }
+  }
+  if (!simple)
+    return any ? out : std::vector<uint8_t>();
+  for (size_t k = 0; k < dats.size(); ++k) {
+    if (out[k] || !dats[k])
+      continue;
+    // Follow dats[k]'s storage through the body: no loop may write it.
+    const Dat *at = dats[k];
+    bool written = false;
+    for (const StmtPtr &sp : body.stmts) {
+      if (const auto *sw = llvm::dyn_cast_or_null<SwapStmt>(sp.get())) {
+        if (sw->a == at)
+          at = sw->b;
+        else if (sw->b == at)
+          at = sw->a;
+      } else if (const auto *l = llvm::dyn_cast_or_null<ParLoopStmt>(sp.get())) {
+        for (const AccessDescriptor &a : l->args)
+          written = written || (a.usesDat() && a.dat == at &&
+                                a.mode != AccessMode::Read);
+      }
+    }
+    if (written || at == dats[k])
+      continue;
+    const std::vector<bool> next =
+        loopOverwrites(*first, std::vector<Dat *>{const_cast<Dat *>(at)});
+    if (!next.empty() && next[0])
+      out[k] = 2, any = true;
+  }
+  return any ? out : std::vector<uint8_t>();
+}
+
+namespace {
 /// Parameter \p index at the centre (no offset, or all zeros).
 bool centreParam(const Expr *e, unsigned index) {
   const auto *t = e ? llvm::dyn_cast<KernelArgExpr>(e) : nullptr;

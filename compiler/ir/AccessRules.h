@@ -63,6 +63,20 @@ std::vector<unsigned> centreOnlyWrites(const ParLoopStmt &l, const Dat *d);
 std::vector<bool> loopOverwrites(const ParLoopStmt &l,
                                  const std::vector<Dat *> &dats);
 
+/// How a checkpoint's snapshot may save each of the state dats \p dats of a
+/// step whose body is \p body (the runtime's opd_ckpt_save_overwritten
+/// flags): 0 by copy; 1 by taking its storage at the prepare of the body's
+/// first loop, which overwrites it (loopOverwrites); 2 by taking its
+/// storage one step later: the body only reads the dat, its swaps hand the
+/// storage to a dat that the body's first loop overwrites, so the next
+/// step's first loop overwrites the values the snapshot needs, untouched
+/// until then (Poisson's `jacobi(p -> q); swap(p, q)`: p). Only a body of
+/// loops, swaps and host declarations and assignments without calls
+/// qualifies for 2 (nothing else may write a dat or swap conditionally).
+/// Empty when every dat is 0.
+std::vector<uint8_t> stateTakes(const Body &body,
+                                const std::vector<Dat *> &dats);
+
 /// Whether kernel \p k assigns its parameter \p index whole, at the centre,
 /// in a top-level statement (or, an array, component by component in a
 /// top-level `for i in 0 .. dim`): one that every run of the kernel reaches

@@ -111,17 +111,22 @@ struct DatCopy {
   /// Copies \p d into this copy's buffer (taken from the pool the first
   /// time).
   void save(opd_dat *d) {
+    dat = d;
+    copyFrom(d->data, d->haloValid, d->cornersValid);
+  }
+  /// Copies the values at \p from, storage of `dat`'s shape (a dat
+  /// swapped with it may hold it now), and their halo state.
+  void copyFrom(const void *from, int64_t valid, bool corners) {
     dist::settleExchanges();
-    if (!buf.data || lead != leadOf(d)) {
+    if (!buf.data || lead != leadOf(dat)) {
       if (buf.data)
         pool().put(buf);
-      lead = leadOf(d);
-      buf = pool().get(lead + storageBytes(d));
+      lead = leadOf(dat);
+      buf = pool().get(lead + storageBytes(dat));
     }
-    dat = d;
-    copyElements(values(), d->data, d->elements, d->elementBytes());
-    haloValid = d->haloValid;
-    cornersValid = d->cornersValid;
+    copyElements(values(), from, dat->elements, dat->elementBytes());
+    haloValid = valid;
+    cornersValid = corners;
   }
   /// Puts the saved values and halo state back into \p d.
   void restore(opd_dat *d) const {
@@ -144,16 +149,16 @@ struct DatCopy {
     return old;
   }
 
-  /// Saves \p d by taking its storage, for a loop about to write every
-  /// point of [lo, hi) (a block loop's part on this rank, per block
-  /// dimension; a set loop's elements [lo[0], hi[0])): d gets a buffer from
-  /// the pool with the same lead, and only the points or elements outside
-  /// that range (halos) are copied into it.
+  /// Saves `dat`'s values by taking the storage of \p d (`dat` itself, or
+  /// a dat of its shape that a swap gave its storage), for a loop about to
+  /// write every point of [lo, hi) (a block loop's part on this rank, per
+  /// block dimension; a set loop's elements [lo[0], hi[0])): d gets a
+  /// buffer from the pool with the same lead, and only the points or
+  /// elements outside that range (halos) are copied into it.
   void takeFrom(opd_dat *d, const int64_t *lo, const int64_t *hi) {
     dist::settleExchanges();
     if (buf.data) // a snapshot's earlier storage
       pool().put(buf);
-    dat = d;
     lead = leadOf(d);
     buf.data = static_cast<char *>(d->data) - lead;
     buf.bytes = lead + storageBytes(d);
@@ -249,17 +254,29 @@ void noteTape(int64_t delta) {
 
 // Pushes of dats that the next loop overwrites
 // (opd_tape_push_dat_overwritten), and snapshots of state dats that the
-// step's first loop overwrites (opd_ckpt_save_overwritten): they wait for
-// that loop's prepare, which knows the points it writes on this rank, and
-// take the dat's storage then. A prepare of another loop, a pop or a
-// checkpoint call first saves them by copy (settlePending), so a pending
-// copy is never lost; nothing may change the dat before (the generated
-// code runs the loop next: for the tape the verifier checks, for a
-// snapshot the code generator asks only for the first loop of the step's
-// body, and the runtime only when that body runs next).
+// step's first loop overwrites, or the next step's (opd_ckpt_save_overwritten
+// flags 1 and 2): they wait for that loop's prepare, which knows the points
+// it writes on this rank, and take the storage then. Another loop's prepare
+// (a loop that writes the storage, for one still waiting for its body to
+// pass), a pop or a checkpoint call first saves them by copy
+// (settlePending), so a pending copy is never lost; nothing may change the
+// storage before (the generated code runs the loop next: for the tape the
+// verifier checks; for a snapshot the code generator asks only for the
+// first loop of the step's body, with flag 2 only where the body only
+// reads the dat and swaps it to what that loop overwrites (ir::stateTakes),
+// and the runtime only when that body runs next, for flag 2 twice).
 struct PendingTake {
   std::size_t tapeIndex = 0; ///< an entry of the tape (it may grow) ...
   DatCopy *snapshot = nullptr; ///< ... or a snapshot's copy of a dat
+  /// The storage to take (the values' address when saved: the dat's, or
+  /// after the step's swaps another's) and its halo state then.
+  void *storage = nullptr;
+  int64_t haloValid = 0;
+  bool cornersValid = true;
+  /// Body starts (opd_ckpt_forward, opd_ckpt_next's ADVANCE) still to
+  /// come before the loop that takes it: 0 for a push or a snapshot that
+  /// the next loop takes; one more per body the take waits through.
+  int wait = 0;
 };
 std::vector<PendingTake> pendingTakes;
 
@@ -267,14 +284,50 @@ DatCopy &pendingCopy(const PendingTake &p) {
   return p.snapshot ? *p.snapshot : tape().dats[p.tapeIndex];
 }
 
+PendingTake pendingFor(DatCopy *snapshot, std::size_t tapeIndex,
+                       const opd_dat *d, int wait) {
+  PendingTake p;
+  p.tapeIndex = tapeIndex;
+  p.snapshot = snapshot;
+  p.storage = d->data;
+  p.haloValid = d->haloValid;
+  p.cornersValid = d->cornersValid;
+  p.wait = wait;
+  return p;
+}
+
+/// Saves \p p by copying its storage (unchanged since it was registered;
+/// the halo state as then, which only exchanges could have improved).
+void settle(const PendingTake &p) {
+  Timed timed(p.snapshot ? stats.saveSeconds : stats.tapeSeconds);
+  DatCopy &c = pendingCopy(p);
+  if (c.dat->data == p.storage)
+    c.copyFrom(p.storage, c.dat->haloValid, c.dat->cornersValid);
+  else
+    c.copyFrom(p.storage, p.haloValid, p.cornersValid);
+}
+
 void settlePending() {
-  for (const PendingTake &p : pendingTakes) {
-    Timed timed(p.snapshot ? stats.saveSeconds : stats.tapeSeconds);
-    DatCopy &c = pendingCopy(p);
-    c.save(c.dat);
-  }
+  for (const PendingTake &p : pendingTakes)
+    settle(p);
   pendingTakes.clear();
 }
+
+/// A step's body starts: the pending takes waiting for it count it; one
+/// that waited for nothing more (its loop did not come) is saved by copy.
+void bodyStarts() {
+  std::vector<PendingTake> keep;
+  for (PendingTake p : pendingTakes) {
+    if (p.wait == 0) {
+      settle(p);
+      continue;
+    }
+    --p.wait;
+    keep.push_back(p);
+  }
+  pendingTakes = std::move(keep);
+}
+
 /// The tape's last dat copy, taken off the tape (to restore into \p dat).
 DatCopy popDat(opd_dat *dat) {
   settlePending();
@@ -291,16 +344,25 @@ DatCopy popDat(opd_dat *dat) {
 
 void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
                       int nargs, const opd_arg *args) {
+  if (pendingTakes.empty())
+    return;
+  // Takes still waiting for their step's body to pass stay, unless this
+  // loop writes their storage (the compiler rules that out; a copy keeps
+  // the values if it did not). The rest: the loop takes a storage it
+  // overwrites, once; every other is copied, first.
+  std::vector<PendingTake> keep, takes;
+  std::vector<opd_dat *> takers;
+  std::vector<const void *> taken;
   for (const PendingTake &p : pendingTakes) {
-    Timed timed(p.snapshot ? stats.saveSeconds : stats.tapeSeconds);
-    DatCopy &c = pendingCopy(p);
-    // Only a loop that writes the dat at the centre of each point of its
-    // range, and touches it no other way, overwrites all of it there.
     bool writes = false, other = false;
+    opd_dat *holder = nullptr;
     for (int n = 0; n < nargs; ++n) {
       const opd_arg &a = args[n];
-      if (a.dat != c.dat)
+      if (!a.dat || a.dat->data != p.storage)
         continue;
+      holder = a.dat;
+      // Only a loop that writes the dat at the centre of each point of its
+      // range, and touches it no other way, overwrites all of it there.
       const bool centre = a.kind == OPD_ARG_DIRECT ||
                           (a.kind == OPD_ARG_STENCIL && a.lo[0] == 0 &&
                            a.lo[1] == 0 && a.lo[2] == 0 && a.hi[0] == 0 &&
@@ -310,12 +372,31 @@ void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
       else
         other = true;
     }
-    if (block == (c.dat->block != nullptr) && writes && !other)
-      c.takeFrom(c.dat, lo, hi);
-    else
-      c.save(c.dat);
+    if (p.wait > 0) {
+      bool touches = false;
+      for (int n = 0; n < nargs; ++n)
+        touches = touches || (args[n].dat && args[n].dat->data == p.storage &&
+                              args[n].mode != OPD_READ);
+      if (touches)
+        settle(p);
+      else
+        keep.push_back(p);
+      continue;
+    }
+    if (holder && block == (holder->block != nullptr) && writes && !other &&
+        std::find(taken.begin(), taken.end(), p.storage) == taken.end()) {
+      takes.push_back(p);
+      takers.push_back(holder);
+      taken.push_back(p.storage);
+    } else {
+      settle(p);
+    }
   }
-  pendingTakes.clear();
+  for (size_t i = 0; i < takes.size(); ++i) {
+    Timed timed(takes[i].snapshot ? stats.saveSeconds : stats.tapeSeconds);
+    pendingCopy(takes[i]).takeFrom(takers[i], lo, hi);
+  }
+  pendingTakes = std::move(keep);
 }
 
 namespace {
@@ -357,6 +438,7 @@ struct Plan {
   std::vector<Snapshot> slots;
   std::vector<ScheduleAction> forward; ///< SAVE actions of the spine
   size_t forwardNext = 0;
+  int64_t forwardStep = 0; ///< the forward sweep's step (from `first`)
   std::vector<ScheduleAction> reverse;
   size_t reverseNext = 0;
   bool reversing = false; ///< opd_ckpt_next was called
@@ -473,9 +555,15 @@ private:
     int64_t m = split(b - a, s);
     restore(slotA);
     advanceTo(a + m);
-    int right = take(a + m);
-    reverseRange(a + m, b, s - 1, right);
-    slotStep[size_t(right)] = -1;
+    if (b - (a + m) == 1) {
+      // The right part is one step: reversed from the state at hand, so a
+      // snapshot of it would never be restored.
+      reverseStep(a + m);
+    } else {
+      int right = take(a + m);
+      reverseRange(a + m, b, s - 1, right);
+      slotStep[size_t(right)] = -1;
+    }
     reverseRange(a, a + m, s, slotA);
   }
 
@@ -499,9 +587,17 @@ void saveSlot(Plan &p, int slot, const uint64_t *vals,
               const uint8_t *overwritten = nullptr) {
   if (slot < 0 || slot >= p.snaps)
     failf("internal error: checkpoint slot %d of %d", slot, p.snaps);
-  const bool bodyNext =
-      !p.reversing || (p.reverseNext < p.reverse.size() &&
-                       p.reverse[p.reverseNext].kind == ScheduleAction::Advance);
+  // Whether the body runs next (a forward step; a reverse SAVE followed by
+  // ADVANCE), and the next step's body after it (flag 2's take).
+  auto advanceAt = [&](std::size_t i) {
+    return i < p.reverse.size() && p.reverse[i].kind == ScheduleAction::Advance;
+  };
+  const bool bodyNext = !p.reversing || advanceAt(p.reverseNext);
+  const bool nextBodyNext =
+      p.reversing ? advanceAt(p.reverseNext) && advanceAt(p.reverseNext + 1) &&
+                        p.reverse[p.reverseNext + 1].step ==
+                            p.reverse[p.reverseNext].step + 1
+                  : p.forwardStep + 1 < p.count;
   Timed timed(stats.saveSeconds);
   Snapshot &s = p.slots[size_t(slot)];
   if (!s.allocated) {
@@ -514,10 +610,13 @@ void saveSlot(Plan &p, int slot, const uint64_t *vals,
     stats.checkpointPeakBytes =
         std::max(stats.checkpointPeakBytes, checkpointBytesNow);
   }
+  const int bodies = p.reversing ? 1 : 0; // the reverse's ADVANCE to come
   for (size_t i = 0; i < p.dats.size(); ++i) {
-    if (overwritten && overwritten[i] && bodyNext) {
+    const uint8_t flag = overwritten ? overwritten[i] : 0;
+    if ((flag == 1 && bodyNext) || (flag == 2 && bodyNext && nextBodyNext)) {
       s.dats[i].dat = p.dats[i];
-      pendingTakes.push_back({0, &s.dats[i]});
+      pendingTakes.push_back(
+          pendingFor(&s.dats[i], 0, p.dats[i], bodies + (flag == 2 ? 1 : 0)));
     } else {
       s.dats[i].save(p.dats[i]);
     }
@@ -605,7 +704,15 @@ void opd_tape_push_dat_overwritten(opd_dat *dat) {
   DatCopy c;
   c.dat = dat;
   tape().dats.push_back(c);
-  pendingTakes.push_back({tape().dats.size() - 1, nullptr});
+  // A snapshot waiting to take the same storage copies it now.
+  std::vector<PendingTake> keep;
+  for (const PendingTake &p : pendingTakes)
+    if (p.storage == dat->data)
+      settle(p);
+    else
+      keep.push_back(p);
+  pendingTakes = std::move(keep);
+  pendingTakes.push_back(pendingFor(nullptr, tape().dats.size() - 1, dat, 0));
   noteTape(storageBytes(dat));
 }
 
@@ -669,8 +776,9 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
 }
 
 int32_t opd_ckpt_forward(int64_t step) {
-  settlePending();
+  bodyStarts();
   Plan &p = topPlan("a checkpointed step");
+  p.forwardStep = step - p.first;
   if (p.storeAll && step - p.first == 1 && p.count > 1) {
     // Taping every step is only right while the tape stays within the
     // plan's bound: one step's tape can hold more than a snapshot (every
@@ -755,10 +863,18 @@ void opd_ckpt_restore_copy(int32_t slot, uint64_t *vals) {
 }
 
 int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
-  // No settlePending: a SAVE's pending takes wait through the ADVANCE
-  // that runs the body whose first loop takes them.
+  // A SAVE's pending takes wait through the ADVANCEs that run the bodies
+  // whose first loop takes them (bodyStarts); any other action saves what
+  // still waits by copy.
   Plan &p = topPlan("the reverse of a checkpointed loop");
   p.reversing = true;
+  const bool advance =
+      !p.storeAll && p.reverseNext < p.reverse.size() &&
+      p.reverse[p.reverseNext].kind == ScheduleAction::Advance;
+  if (advance)
+    bodyStarts();
+  else
+    settlePending();
   if (p.storeAll) {
     if (p.storeAllNext == 0)
       return OPD_CKPT_DONE;

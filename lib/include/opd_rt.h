@@ -567,12 +567,17 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
                     opd_dat *const *dats, int32_t ndats, int32_t nvals);
 int32_t opd_ckpt_forward(int64_t step);
 void opd_ckpt_save(int32_t slot, const uint64_t *values);
-/** As opd_ckpt_save; `overwritten[i]` says that the first statement of the
- *  step's body is a loop that writes state dat i at every point of its
+/** As opd_ckpt_save; `overwritten[i]` 1 says that the first statement of
+ *  the step's body is a loop that writes state dat i at every point of its
  *  range and touches it no other way: when that body runs next, the
  *  snapshot takes the dat's storage at the loop's prepare and the dat gets
  *  a copy of only the points the loop does not write (as
- *  opd_tape_push_dat_overwritten). */
+ *  opd_tape_push_dat_overwritten). 2 says that the body only reads dat i
+ *  and its swaps hand i's storage to a dat that the body's first loop
+ *  overwrites: when the body runs next and then again (the next step), the
+ *  snapshot takes the storage at that second run's first loop. Until then,
+ *  or where that does not happen, the values stay in the storage, and any
+ *  other loop's prepare, checkpoint call or pop saves them by copy. */
 void opd_ckpt_save_overwritten(int32_t slot, const uint64_t *values,
                                const uint8_t *overwritten);
 void opd_ckpt_restore(int32_t slot, uint64_t *values);

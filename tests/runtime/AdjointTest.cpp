@@ -22,6 +22,7 @@ struct Simulation {
   int64_t rerun = 0;
   int maxSlots = 0;
   int64_t restores = 0, moves = 0; ///< restores, and those marked last
+  int64_t saves = 0, unused = 0; ///< saves, and those never restored
 };
 
 // Runs the schedule on a model: the state is a step number; the forward
@@ -30,13 +31,20 @@ Simulation simulate(int64_t n, int64_t snaps) {
   std::vector<ScheduleAction> fwd;
   std::vector<ScheduleAction> rev = checkpointSchedule(n, snaps, &fwd);
   std::vector<int64_t> slot(size_t(std::max<int64_t>(snaps, 1)), -1);
+  std::vector<bool> restored(slot.size(), true);
   Simulation sim;
+  auto saved = [&](int s) {
+    sim.unused += !restored.at(size_t(s));
+    restored.at(size_t(s)) = false;
+    ++sim.saves;
+  };
   int64_t state = 0;
   size_t f = 0;
   for (int64_t k = 0; k <= n; ++k) {
     while (f < fwd.size() && fwd[f].step == k) {
       EXPECT_EQ(fwd[f].kind, ScheduleAction::Save);
       slot.at(size_t(fwd[f].slot)) = k;
+      saved(fwd[f].slot);
       ++f;
     }
     state = k;
@@ -53,10 +61,12 @@ Simulation simulate(int64_t n, int64_t snaps) {
     case ScheduleAction::Save:
       EXPECT_EQ(a.step, state);
       slot.at(size_t(a.slot)) = state;
+      saved(a.slot);
       break;
     case ScheduleAction::Restore:
       EXPECT_GE(slot.at(size_t(a.slot)), 0) << "restore of an empty slot";
       state = slot.at(size_t(a.slot));
+      restored.at(size_t(a.slot)) = true;
       ++sim.restores;
       // A last restore moves the snapshot out: the slot is empty until a
       // save (a later restore of it would fail above).
@@ -77,6 +87,8 @@ Simulation simulate(int64_t n, int64_t snaps) {
     sim.maxSlots = std::max(sim.maxSlots, used);
   }
   EXPECT_EQ(next, -1) << "not every step was reversed";
+  for (bool r : restored)
+    sim.unused += !r;
   return sim;
 }
 
@@ -87,6 +99,9 @@ TEST(CheckpointSchedule, ReversesEveryStepFromItsState) {
                    std::to_string(c));
       Simulation s = simulate(n, c);
       EXPECT_LE(s.maxSlots, std::min(c, n));
+      // Every snapshot is restored: none is saved for a step reversed
+      // from the state at hand.
+      EXPECT_EQ(s.unused, 0);
     }
 }
 
@@ -465,6 +480,67 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheStepOverwrites) {
       });
   EXPECT_EQ(order, lastToFirst(first, n));
   EXPECT_GT(taken, 3) << "a reverse save before a re-run step took u too";
+}
+
+// opd_ckpt_save_overwritten flag 2: a state dat that the step only reads,
+// and whose storage the step's swap hands to the dat its first loop
+// overwrites (u in `loop (u -> v); swap(u, v)`), goes into the snapshot at
+// the next step's first loop, when both steps run in a row; where they do
+// not (a save before a reversal, two saves in a row) it is copied. The
+// reversed steps see the states of the forward sweep.
+TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheNextStepOverwrites) {
+  opd_set *s = opd_set_create("cells", 100);
+  opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);
+  opd_dat *v = opd_dat_create("v", s, OPD_F64, 1);
+  opd_loop *cache = nullptr;
+  int taken = 0;
+  auto at57 = [](opd_dat *d) { return static_cast<double *>(opd_dat_data(d))[57]; };
+  // A step: v = u + 1 (the loop reads u, overwrites v), then swap(u, v):
+  // after step k, u = k + 1 and v = k.
+  auto run = [&](int64_t k, uint64_t &val) {
+    opd_arg r = writes(u, OPD_ARG_DIRECT, 8);
+    r.mode = OPD_READ;
+    opd_arg args[2] = {r, writes(v, OPD_ARG_DIRECT, 8)};
+    void *before = opd_dat_data(v);
+    opd_loop_prepare(&cache, "step", s, 2, args);
+    taken += opd_dat_data(v) != before;
+    const auto *pu = static_cast<const double *>(opd_dat_data(u));
+    auto *pv = static_cast<double *>(opd_dat_data(v));
+    for (int i = 0; i < 100; ++i)
+      pv[i] = pu[i] + 1.0;
+    opd_dat_swap(u, v);
+    val = uint64_t(k + 1);
+  };
+  const uint8_t flags[] = {2, 1}; // (u, v)
+  opd_dat *dats[] = {u, v};
+  const int64_t first = 3, n = 12;
+  opd_ckpt_begin(first, n, 3, dats, 2, 1);
+  uint64_t val = uint64_t(first);
+  for (int i = 0; i < 100; ++i) {
+    static_cast<double *>(opd_dat_data(u))[i] = double(first);
+    static_cast<double *>(opd_dat_data(v))[i] = double(first - 1);
+  }
+  int saves = 0;
+  for (int64_t k = first; k < first + n; ++k) {
+    int32_t slot = opd_ckpt_forward(k);
+    if (slot >= 0) {
+      opd_ckpt_save_overwritten(slot, &val, flags);
+      ++saves;
+    }
+    run(k, val);
+  }
+  EXPECT_EQ(saves, 3);
+  EXPECT_GT(taken, saves) << "u's storage went into a snapshot a step later";
+  const std::vector<int64_t> order = followPlan(
+      [&](int64_t k) { run(k, val); },
+      [&](int32_t slot) { opd_ckpt_save_overwritten(slot, &val, flags); },
+      [&](int32_t slot) { opd_ckpt_restore(slot, &val); },
+      [&](int64_t k, bool) {
+        EXPECT_EQ(val, uint64_t(k));
+        EXPECT_EQ(at57(u), double(k)) << "step " << k;
+        EXPECT_EQ(at57(v), double(k - 1)) << "step " << k;
+      });
+  EXPECT_EQ(order, lastToFirst(first, n));
 }
 
 // A snapshot per step (snapshots >= steps) puts every step on the tape,

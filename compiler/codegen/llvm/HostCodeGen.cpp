@@ -312,17 +312,14 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
   llvm::Value *vals = createTemp(
       llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(varWords(s.vars), 1)),
       "ckpt.vals");
-  // State dats the step's first loop overwrites: a snapshot may take their
-  // storage at that loop's prepare when the body runs next (the runtime
-  // knows whether it does) instead of copying them.
-  std::vector<bool> overwritten;
-  if (!s.body.stmts.empty() && s.body.stmts.front())
-    if (const auto *l = llvm::dyn_cast<ir::ParLoopStmt>(s.body.stmts.front().get()))
-      overwritten = ir::loopOverwrites(*l, s.dats);
+  // State dats the step's first loop overwrites (1), or the next step's
+  // first loop (2: the step only reads them and swaps them there): a
+  // snapshot may take their storage at that loop's prepare when that body
+  // runs (the runtime knows whether it does) instead of copying them.
+  const std::vector<uint8_t> overwritten = ir::stateTakes(s.body, s.dats);
   llvm::Value *overwrittenFlags = nullptr;
   if (!overwritten.empty()) {
-    std::vector<uint8_t> bytes(overwritten.begin(), overwritten.end());
-    auto *init = llvm::ConstantDataArray::get(cgm.context, bytes);
+    auto *init = llvm::ConstantDataArray::get(cgm.context, overwritten);
     overwrittenFlags = new llvm::GlobalVariable(
         cgm.module, init->getType(), true, llvm::GlobalValue::PrivateLinkage,
         init, "ckpt.overwritten");
