@@ -48,6 +48,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace opdc::rt {
@@ -350,17 +351,17 @@ void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
   // loop writes their storage (the compiler rules that out; a copy keeps
   // the values if it did not). The rest: the loop takes a storage it
   // overwrites, once; every other is copied, first.
-  std::vector<PendingTake> keep, takes;
-  std::vector<opd_dat *> takers;
-  std::vector<const void *> taken;
+  std::vector<PendingTake> keep;
+  std::vector<std::pair<PendingTake, opd_dat *>> takes; // and the holder
   for (const PendingTake &p : pendingTakes) {
-    bool writes = false, other = false;
+    bool writes = false, other = false, touches = false;
     opd_dat *holder = nullptr;
     for (int n = 0; n < nargs; ++n) {
       const opd_arg &a = args[n];
       if (!a.dat || a.dat->data != p.storage)
         continue;
       holder = a.dat;
+      touches = touches || a.mode != OPD_READ;
       // Only a loop that writes the dat at the centre of each point of its
       // range, and touches it no other way, overwrites all of it there.
       const bool centre = a.kind == OPD_ARG_DIRECT ||
@@ -373,28 +374,24 @@ void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
         other = true;
     }
     if (p.wait > 0) {
-      bool touches = false;
-      for (int n = 0; n < nargs; ++n)
-        touches = touches || (args[n].dat && args[n].dat->data == p.storage &&
-                              args[n].mode != OPD_READ);
       if (touches)
         settle(p);
       else
         keep.push_back(p);
       continue;
     }
+    const bool takenAlready =
+        std::any_of(takes.begin(), takes.end(),
+                    [&](const auto &t) { return t.first.storage == p.storage; });
     if (holder && block == (holder->block != nullptr) && writes && !other &&
-        std::find(taken.begin(), taken.end(), p.storage) == taken.end()) {
-      takes.push_back(p);
-      takers.push_back(holder);
-      taken.push_back(p.storage);
-    } else {
+        !takenAlready)
+      takes.push_back({p, holder});
+    else
       settle(p);
-    }
   }
-  for (size_t i = 0; i < takes.size(); ++i) {
-    Timed timed(takes[i].snapshot ? stats.saveSeconds : stats.tapeSeconds);
-    pendingCopy(takes[i]).takeFrom(takers[i], lo, hi);
+  for (const auto &[p, holder] : takes) {
+    Timed timed(p.snapshot ? stats.saveSeconds : stats.tapeSeconds);
+    pendingCopy(p).takeFrom(holder, lo, hi);
   }
   pendingTakes = std::move(keep);
 }
@@ -442,6 +439,10 @@ struct Plan {
   std::vector<ScheduleAction> reverse;
   size_t reverseNext = 0;
   bool reversing = false; ///< opd_ckpt_next was called
+  /// Whether reverse action \p i is an ADVANCE (a body run).
+  bool advanceAt(std::size_t i) const {
+    return i < reverse.size() && reverse[i].kind == ScheduleAction::Advance;
+  }
   int64_t bytes = 0;
   /// Snapshots for every step: the steps go on the tape instead.
   bool storeAll = false;
@@ -588,15 +589,11 @@ void saveSlot(Plan &p, int slot, const uint64_t *vals,
   if (slot < 0 || slot >= p.snaps)
     failf("internal error: checkpoint slot %d of %d", slot, p.snaps);
   // Whether the body runs next (a forward step; a reverse SAVE followed by
-  // ADVANCE), and the next step's body after it (flag 2's take).
-  auto advanceAt = [&](std::size_t i) {
-    return i < p.reverse.size() && p.reverse[i].kind == ScheduleAction::Advance;
-  };
-  const bool bodyNext = !p.reversing || advanceAt(p.reverseNext);
+  // ADVANCE), and the next step's body after it (flag 2's take; ADVANCEs
+  // in a row run consecutive steps).
+  const bool bodyNext = !p.reversing || p.advanceAt(p.reverseNext);
   const bool nextBodyNext =
-      p.reversing ? advanceAt(p.reverseNext) && advanceAt(p.reverseNext + 1) &&
-                        p.reverse[p.reverseNext + 1].step ==
-                            p.reverse[p.reverseNext].step + 1
+      p.reversing ? p.advanceAt(p.reverseNext) && p.advanceAt(p.reverseNext + 1)
                   : p.forwardStep + 1 < p.count;
   Timed timed(stats.saveSeconds);
   Snapshot &s = p.slots[size_t(slot)];
@@ -868,10 +865,7 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
   // still waits by copy.
   Plan &p = topPlan("the reverse of a checkpointed loop");
   p.reversing = true;
-  const bool advance =
-      !p.storeAll && p.reverseNext < p.reverse.size() &&
-      p.reverse[p.reverseNext].kind == ScheduleAction::Advance;
-  if (advance)
+  if (!p.storeAll && p.advanceAt(p.reverseNext))
     bodyStarts();
   else
     settlePending();
