@@ -74,6 +74,7 @@ std::string buildStamp(const DriverOptions &opts, const TargetProfile *profile,
   add("comm-avoid=" + opts.commAvoid);
   add(opts.reproSum ? "repro-sum" : "no-repro-sum");
   add(opts.sumLanes ? "sum-lanes" : "no-sum-lanes");
+  add(opts.scalarBodies ? "scalar-bodies" : "no-scalar-bodies");
   add(profile ? printTargetProfile(*profile) : "host");
   for (const auto &dir : opts.importPaths)
     add("-I" + dir);

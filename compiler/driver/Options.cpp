@@ -77,6 +77,11 @@ Code generation:
                       turn, added in order at the row's end, so the loop
                       vectorises with the same bits for any --threads,
                       -O, target, fusion and inlining
+  -fno-scalar-bodies  no second, scalar body for loops whose kernels branch
+                      around divisions, square roots or math calls
+                      (-fscalar-bodies, the default: the runtime times it
+                      against the vectorised body and keeps the faster;
+                      the same bits either way)
   --mpi               with build or run: link the MPI runtime; the program
                       runs under 'mpirun -np N' (or alone as one process)
   --comm-avoid=auto|on|off
@@ -351,6 +356,10 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.sumLanes = true;
     } else if (a == "-fno-sum-lanes") {
       o.sumLanes = false;
+    } else if (a == "-fscalar-bodies") {
+      o.scalarBodies = true;
+    } else if (a == "-fno-scalar-bodies") {
+      o.scalarBodies = false;
     } else if (startsWith(a, "--passes=") || a == "--passes") {
       if (a == "--passes") {
         error = "option '--passes' needs a value: --passes=NAME,NAME "

@@ -60,6 +60,9 @@ struct DriverOptions {
   bool noSkew = false; ///< -fno-skew: the fuse pass makes no skewed groups
   bool reproSum = false; ///< -frepro-sum: float sums exact, rounded once
   bool sumLanes = true; ///< -fno-sum-lanes: float sums in element order
+  /// -fno-scalar-bodies: no scalar body beside the vectorised one for loops
+  /// whose kernels branch around costly work (analysis/BranchWork.h).
+  bool scalarBodies = true;
 };
 
 /// Parses argv. On a bad command line returns nullopt and sets \p error to

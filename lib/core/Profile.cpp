@@ -40,9 +40,12 @@ void appendRow(std::string &out, int width, const ProfileRow &r, int ranks) {
   double gbs = r.seconds > 0 ? r.bytes / r.seconds * 1e-9 : 0.0;
   appendf(out, "%-*s %10" PRId64 " %12.6f %12.4f %10.2f", width,
           r.name.c_str(), r.calls, r.seconds, avgMs, gbs);
-  if (ranks > 1)
-    appendf(out, " %12.6f %10" PRId64 " %10.3f %10.6f", r.secondsAvg,
-            r.messages, r.exchangeBytes * 1e-6, r.exchangeSeconds);
+  if (ranks > 1) {
+    double kernelGbs =
+        r.kernelSeconds > 0 ? r.bytes / r.kernelSeconds * 1e-9 : 0.0;
+    appendf(out, " %12.6f %10" PRId64 " %10.3f %10.6f %10.2f", r.secondsAvg,
+            r.messages, r.exchangeBytes * 1e-6, r.exchangeSeconds, kernelGbs);
+  }
   appendf(out, "\n");
 }
 } // namespace
@@ -62,8 +65,8 @@ std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
   appendf(out, "%-*s %10s %12s %12s %10s", width, "loop", "calls", "total s",
           "avg ms", "GB/s");
   if (ranks > 1)
-    appendf(out, " %12s %10s %10s %10s", "avg s", "msgs", "MB sent",
-            "exch s");
+    appendf(out, " %12s %10s %10s %10s %10s", "avg s", "msgs", "MB sent",
+            "exch s", "kern GB/s");
   appendf(out, "\n");
   ProfileRow total{"total", 0, 0, 0};
   for (const ProfileRow &r : rows) {
@@ -75,9 +78,10 @@ std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
     total.messages += r.messages;
     total.exchangeBytes += r.exchangeBytes;
     total.exchangeSeconds += r.exchangeSeconds;
+    total.kernelSeconds += r.kernelSeconds;
   }
   appendf(out, "%s\n",
-          std::string(std::size_t(width) + (ranks > 1 ? 92 : 48), '-').c_str());
+          std::string(std::size_t(width) + (ranks > 1 ? 103 : 48), '-').c_str());
   appendRow(out, width, total, ranks);
   for (const ProfileRow &r : rows)
     if (!r.plan.empty())

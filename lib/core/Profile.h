@@ -21,6 +21,10 @@ struct ProfileRow {
   int64_t messages = 0;       ///< halo exchange messages sent
   double exchangeBytes = 0;   ///< bytes those messages carried
   double exchangeSeconds = 0; ///< time in exchanges (part of `seconds`)
+  /// Time outside halo exchanges: the max over ranks of each rank's
+  /// `seconds - exchangeSeconds` (not the difference of the two maxima:
+  /// the rank that waits longest in an exchange is rarely the slowest).
+  double kernelSeconds = 0;
   /// Loops with indirect writes: the schedule that ran (exec/Plan.h), e.g.
   /// "colour, 4 colours"; "" for other loops.
   std::string plan = {};
@@ -34,7 +38,9 @@ std::vector<ProfileRow> collectProfile();
 /// average milliseconds, GB/s), then the total, in fixed columns. With more
 /// than one rank, total seconds are the max over ranks, and the columns
 /// "avg s" (average over ranks), "msgs", "MB sent" and "exch s" (time in
-/// halo exchanges, max over ranks) follow. After the total, one line
+/// halo exchanges, max over ranks) and "kern GB/s" (the bytes over the
+/// time outside halo exchanges, `kernelSeconds`: what OPS's profile calls
+/// a kernel's bandwidth, its MPI time apart) follow. After the total, one line
 /// "plan: NAME: DESCRIPTION" per row with a plan (on several ranks, rank
 /// 0's).
 std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,

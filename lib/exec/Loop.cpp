@@ -391,6 +391,21 @@ std::vector<ProfileRow> collectProfile() {
                       loop->streamBest[1] * 1e3, loop->streamBest[0] * 1e3);
       it->plan += text;
     }
+    if (loop->hasScalar && (loop->scalarCalls > 0 || loop->scalarChoice >= 0) &&
+        it->plan.find("scalar body") == std::string::npos) {
+      char text[256];
+      int used = std::snprintf(
+          text, sizeof text, "%sscalar body (branches kept) in %lld of %lld calls",
+          it->plan.empty() ? "" : "; ", (long long)loop->scalarCalls,
+          (long long)loop->calls);
+      if (loop->scalarChoice >= 0 && used > 0 && used < int(sizeof text))
+        std::snprintf(text + used, sizeof text - std::size_t(used),
+                      ", then %s by timing (best %.2f ms scalar, %.2f ms "
+                      "vectorised)",
+                      loop->scalarChoice ? "scalar" : "vectorised",
+                      loop->scalarBest[1] * 1e3, loop->scalarBest[0] * 1e3);
+      it->plan += text;
+    }
     it->calls += loop->calls;
     it->seconds += loop->seconds;
     it->bytes += loop->bytesPerCall * double(loop->calls) + loop->bytesAdjust;
@@ -399,23 +414,27 @@ std::vector<ProfileRow> collectProfile() {
     it->exchangeSeconds += loop->exchangeSeconds;
   }
   // Over ranks (every rank prepared the same loops in the same order):
-  // times as max and average, bytes and messages summed.
+  // times as max and average (the time outside exchanges: max of each
+  // rank's), bytes and messages summed.
   if (dist::ranks() > 1) {
     const std::size_t n = rows.size();
-    std::vector<double> in(4 * n), mx(4 * n), sum(4 * n);
+    constexpr std::size_t k = 5;
+    std::vector<double> in(k * n), mx(k * n), sum(k * n);
     for (std::size_t i = 0; i < n; ++i) {
-      in[4 * i] = rows[i].seconds;
-      in[4 * i + 1] = rows[i].bytes;
-      in[4 * i + 2] = double(rows[i].messages);
-      in[4 * i + 3] = rows[i].exchangeSeconds;
+      in[k * i] = rows[i].seconds;
+      in[k * i + 1] = rows[i].bytes;
+      in[k * i + 2] = double(rows[i].messages);
+      in[k * i + 3] = rows[i].exchangeSeconds;
+      in[k * i + 4] = rows[i].seconds - rows[i].exchangeSeconds;
     }
-    dist::maxAndSum(in.data(), mx.data(), sum.data(), int(4 * n));
+    dist::maxAndSum(in.data(), mx.data(), sum.data(), int(k * n));
     for (std::size_t i = 0; i < n; ++i) {
-      rows[i].seconds = mx[4 * i];
-      rows[i].secondsAvg = sum[4 * i] / dist::ranks();
-      rows[i].bytes = sum[4 * i + 1];
-      rows[i].messages = int64_t(sum[4 * i + 2]);
-      rows[i].exchangeSeconds = mx[4 * i + 3];
+      rows[i].seconds = mx[k * i];
+      rows[i].secondsAvg = sum[k * i] / dist::ranks();
+      rows[i].bytes = sum[k * i + 1];
+      rows[i].messages = int64_t(sum[k * i + 2]);
+      rows[i].exchangeSeconds = mx[k * i + 3];
+      rows[i].kernelSeconds = mx[k * i + 4];
     }
     std::vector<double> eb(n), ebMax(n), ebSum(n);
     for (std::size_t i = 0; i < n; ++i)
@@ -424,8 +443,10 @@ std::vector<ProfileRow> collectProfile() {
     for (std::size_t i = 0; i < n; ++i)
       rows[i].exchangeBytes = ebSum[i];
   } else {
-    for (ProfileRow &r : rows)
+    for (ProfileRow &r : rows) {
       r.secondsAvg = r.seconds;
+      r.kernelSeconds = r.seconds - r.exchangeSeconds;
+    }
   }
   rows.erase(std::remove_if(rows.begin(), rows.end(),
                             [](const ProfileRow &r) { return r.calls == 0; }),
@@ -724,6 +745,10 @@ int opd_loop_streams(const opd_loop *loop) {
   loop->streamTrial = -1;
   if (mode == Mode::Off || loop->bytesPerCall <= double(lastLevelCacheBytes()))
     return 0;
+  // The scalar body is timed first, and never streams (its stores are
+  // scalar: streaming them would write partial lines).
+  if (loop->hasScalar && loop->scalarChoice != 0)
+    return 0;
   int streams = mode == Mode::Always ? 1 : loop->streamChoice;
   if (streams < 0) {
     // Call 0 streams untimed; calls 1, 2, ... plain, streaming, ...
@@ -733,6 +758,44 @@ int opd_loop_streams(const opd_loop *loop) {
   if (streams)
     ++loop->streamedCalls;
   return streams;
+}
+
+int opd_loop_scalar(const opd_loop *loop) {
+  // Whether a kernel's branch pays as a branch or as selects over both arms
+  // depends on how often the elements take the costly arm, so it is timed
+  // as streaming is (opd_loop_streams): CloverLeaf's viscosity kernel ran
+  // its scalar body 2.2x faster than the vectorised one on the benchmark
+  // deck, where most cells skip the costly arm (docs/performance.md).
+  enum class Mode { Off, Timed, Always };
+  static const Mode mode = [] {
+    const char *env = std::getenv("OPD_SCALAR_BODIES");
+    if (!env || !*env || !std::strcmp(env, "1"))
+      return Mode::Timed;
+    if (!std::strcmp(env, "0"))
+      return Mode::Off;
+    if (!std::strcmp(env, "always"))
+      return Mode::Always;
+    failf("invalid value '%s' for environment variable OPD_SCALAR_BODIES: "
+          "expected 1 (the scalar body where timing says it is faster, the "
+          "default), 0 or always",
+          env);
+  }();
+  if (!loop)
+    return 0;
+  loop->hasScalar = true;
+  loop->scalarTrial = -1;
+  if (mode == Mode::Off)
+    return 0;
+  int scalar = mode == Mode::Always ? 1 : loop->scalarChoice;
+  if (scalar < 0) {
+    // Call 0 vectorised, untimed; calls 1, 2, ... scalar, vectorised, ...
+    scalar = loop->scalarTrials % 2;
+    loop->scalarTrial = scalar;
+    loop->scalarExchange0 = loop->exchangeSeconds;
+  }
+  if (scalar)
+    ++loop->scalarCalls;
+  return scalar;
 }
 
 void opd_loop_set_location(opd_loop *loop, const char *location) {
@@ -856,6 +919,17 @@ void endLoop(opd_loop *loop) {
     loop->streamTrial = -1;
     if (k == StreamTrials)
       loop->streamChoice = loop->streamBest[1] <= loop->streamBest[0] ? 1 : 0;
+  }
+  if (loop->scalarTrial >= 0) {
+    // A timed trial of opd_loop_scalar, as above.
+    const int k = loop->scalarTrials++; // 0: the untimed warm-up
+    double &best = loop->scalarBest[loop->scalarTrial];
+    if (k > 0)
+      best = std::min(best, seconds - (loop->exchangeSeconds -
+                                       loop->scalarExchange0));
+    loop->scalarTrial = -1;
+    if (k == ScalarTrials)
+      loop->scalarChoice = loop->scalarBest[1] < loop->scalarBest[0] ? 1 : 0;
   }
   chainLoopEnded(loop);
   // After the timer: the scan is not the loop's time.

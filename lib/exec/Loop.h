@@ -108,6 +108,20 @@ struct opd_loop {
   mutable int streamChoice = -1;
   mutable int streamTrial = -1;
   mutable double streamBest[2] = {HUGE_VAL, HUGE_VAL};
+  /// The scalar body (opd_loop_scalar), chosen by timing like streaming:
+  /// `hasScalar` once the generated code asked; `scalarCalls` the calls
+  /// that ran it; `scalarTrials`, `scalarChoice` (-1 undecided, 0 the
+  /// vectorised body, 1 the scalar one), `scalarTrial` and `scalarBest`
+  /// (vectorised [0], scalar [1]) as for streaming; `scalarExchange0` the
+  /// loop's exchange seconds when the running trial began (a trial's time
+  /// leaves its halo exchanges out).
+  mutable bool hasScalar = false;
+  mutable int64_t scalarCalls = 0;
+  mutable int scalarTrials = 0;
+  mutable int scalarChoice = -1;
+  mutable int scalarTrial = -1;
+  mutable double scalarBest[2] = {HUGE_VAL, HUGE_VAL};
+  mutable double scalarExchange0 = 0;
   /// Skewed sweeps (exec/Skew.cpp): the first loop of a sweep carries the
   /// time and the bytes of all its loops (bytesAdjust adds the others'
   /// bytes to it and takes them from them), and `note` says so in the
@@ -141,6 +155,9 @@ namespace opdc::rt {
 /// of a loop also pays for cold TLBs and caches), before it keeps the
 /// faster body by the best time of each.
 constexpr int StreamTrials = 6;
+/// Calls of a loop with a scalar body that opd_loop_scalar times, scalar
+/// and vectorised alternately after one untimed vectorised call.
+constexpr int ScalarTrials = 6;
 /// Bytes a call of a loop over `n` iterations moves, by the rule above.
 double loopBytes(int64_t n, int nargs, const opd_arg *args);
 /// The last-level cache's bytes (OPD_LLC_BYTES, else detected, else

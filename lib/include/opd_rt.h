@@ -285,6 +285,16 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx);
  *  answer stays. The CPU backend runs the body variant with non-temporal
  *  stores for write-only arguments when it says 1. 0 otherwise. */
 int opd_loop_streams(const opd_loop *loop);
+/** For a loop whose kernel branches around costly work, which the CPU
+ *  backend compiled twice (vectorised, every lane computing both arms of
+ *  the branch; and scalar, keeping the branch): 1 when this call should
+ *  run the scalar body. By timing: the first call runs the vectorised body
+ *  untimed, the next opdc::rt::ScalarTrials alternate 1 and 0 (timed,
+ *  halo exchanges left out), then the faster answer stays. While it is
+ *  undecided, and when the scalar body stays, opd_loop_streams says 0.
+ *  OPD_SCALAR_BODIES=0 in the environment always says 0, =always always
+ *  1. Both bodies give the same bits. */
+int opd_loop_scalar(const opd_loop *loop);
 
 /** Runs the `n` prepared block loops of a skewed sweep (the compiler's
  *  fuse pass: loops over one block that reach each other's data at stencil

@@ -376,6 +376,66 @@ TEST_F(LoopTest, StreamingIsKeptOnlyWhereItIsFaster) {
                                        "plain\\)$"));
 }
 
+struct BodyCtx {
+  int slowScalar = 0, slowVector = 0; // milliseconds a call of each body
+  int scalar = 0;
+};
+void variantBody(void *ctx, int64_t, int64_t, int64_t) {
+  auto *c = static_cast<BodyCtx *>(ctx);
+  const double until =
+      opd_rt_wtime() + (c->scalar ? c->slowScalar : c->slowVector) * 1e-3;
+  while (opd_rt_wtime() < until) {
+  }
+}
+
+TEST_F(LoopTest, ScalarBodyIsTimedBeforeStreaming) {
+  // A loop with a scalar body: after an untimed vectorised call,
+  // ScalarTrials calls alternate the scalar and the vectorised bodies and
+  // the faster stays; meanwhile, and while the scalar body stays, the loop
+  // does not stream. Once the vectorised body stays, streaming is timed.
+  if (!everyLoopBeyondTheCache())
+    GTEST_SKIP() << "the last-level cache was read before OPD_LLC_BYTES";
+  omp_set_num_threads(1);
+  opd_set *s = opd_set_create("s", 100);
+  opd_dat *d = opd_dat_create("d", s, OPD_F64, 1);
+  opd_arg args[] = {{d, nullptr, 0, OPD_ARG_DIRECT, OPD_WRITE, 8}};
+  std::vector<int> alternate{0};
+  for (int k = 0; k < ScalarTrials; ++k)
+    alternate.push_back(k % 2 == 0 ? 1 : 0);
+  for (bool scalarWins : {true, false}) {
+    SCOPED_TRACE(scalarWins ? "scalar faster" : "vectorised faster");
+    opd_loop *slot = nullptr;
+    opd_loop *l = opd_loop_prepare(&slot, scalarWins ? "scalar" : "vector",
+                                   s, 1, args);
+    BodyCtx ctx{scalarWins ? 0 : 20, scalarWins ? 20 : 0, 0};
+    std::vector<int> chosen, streamed;
+    for (int call = 0; call < ScalarTrials + 4; ++call) {
+      ctx.scalar = opd_loop_scalar(l);
+      streamed.push_back(opd_loop_streams(l));
+      chosen.push_back(ctx.scalar);
+      opd_loop_run(l, variantBody, &ctx);
+    }
+    std::vector<int> expected = alternate;
+    expected.insert(expected.end(), 3, scalarWins ? 1 : 0);
+    EXPECT_EQ(chosen, expected);
+    // Streaming's untimed first call comes after the decision, and only
+    // when the vectorised body stays.
+    std::vector<int> expectedStreams(std::size_t(ScalarTrials) + 4, 0);
+    if (!scalarWins) // untimed streaming, plain, streaming
+      expectedStreams[std::size_t(ScalarTrials) + 1] =
+          expectedStreams[std::size_t(ScalarTrials) + 3] = 1;
+    EXPECT_EQ(streamed, expectedStreams);
+  }
+  std::map<std::string, std::string> plans = profilePlans();
+  EXPECT_THAT(plans["scalar"],
+              ::testing::ContainsRegex(
+                  "^scalar body \\(branches kept\\) in 6 of 10 calls, then "
+                  "scalar by timing \\(best [0-9.]+ ms scalar, [0-9.]+ ms "
+                  "vectorised\\)$"));
+  EXPECT_THAT(plans["vector"],
+              ::testing::HasSubstr(", then vectorised by timing (best "));
+}
+
 TEST_F(LoopTest, ProfileNamesThePlanThatRan) {
   // Under --plan=super, opd_loop_run runs the super-blocks; a backend that
   // runs the plan parts itself (opd_loop_part_get) runs the colouring, and

@@ -33,21 +33,23 @@ TEST(Profile, RanksColumns) {
   a.messages = 398;
   a.exchangeBytes = 2.5e6;
   a.exchangeSeconds = 0.25;
+  a.kernelSeconds = 1.6; // not 2.0 - 0.25: another rank waited less
   ProfileRow b{"update", 100, 1.0, 1.0e9};
   b.secondsAvg = 1.0;
+  b.kernelSeconds = 1.0;
   std::string text = formatProfile({a, b}, 1, 2);
   EXPECT_EQ(text,
             "\nprofile (2 ranks x 1 thread; total s: max over ranks)\n"
             "loop          calls      total s       avg ms       GB/s"
-            "        avg s       msgs    MB sent     exch s\n"
+            "        avg s       msgs    MB sent     exch s  kern GB/s\n"
             "res_calc        100     2.000000      20.0000       2.00"
-            "     1.500000        398      2.500   0.250000\n"
+            "     1.500000        398      2.500   0.250000       2.50\n"
             "update          100     1.000000      10.0000       1.00"
-            "     1.000000          0      0.000   0.000000\n" +
-                std::string(100, '-') +
+            "     1.000000          0      0.000   0.000000       1.00\n" +
+                std::string(111, '-') +
                 "\n"
                 "total           200     3.000000      15.0000       1.67"
-                "     2.500000        398      2.500   0.250000\n");
+                "     2.500000        398      2.500   0.250000       1.92\n");
 }
 
 TEST(Profile, ProgramPrintsTableAfterItsOutput) {

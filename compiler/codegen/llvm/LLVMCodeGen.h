@@ -44,6 +44,10 @@ struct CPUCodeGenOptions {
   /// Float sums split into 4 partial sums per row (-fsum-lanes, the
   /// default; LoopBody.cpp, "Float sums"); false: in element order.
   bool sumLanes = true;
+  /// Loops whose kernels branch around costly work get a scalar body too,
+  /// which the runtime times against the vectorised one (-fscalar-bodies,
+  /// the default; analysis/BranchWork.h, LoopHost.cpp).
+  bool scalarBodies = true;
   /// The LLVM target triple; empty: the host's.
   std::string triple;
   /// LLVM features added to the CPU's ("+avx512f,-avx512bw"); ignored for

@@ -18,6 +18,13 @@
 //     cache, @opd_body_K.N.nt: the same body whose stores through those
 //     arguments are non-temporal (markStreamingStores, Target.cpp), ending
 //     in a fence so that the streamed data are visible after the loop
+//   or, when the kernel branches around costly work (BranchWork.h) and
+//     opd_loop_scalar(loop) says so, @opd_body_K.N.scalar: the same body
+//     with its element loops marked not to vectorise, so that the branches
+//     stay branches instead of selects over both arms; the runtime times it
+//     against the vectorised body and keeps the faster (the same bits:
+//     every element's arithmetic is the same, the sums' lanes are written
+//     out in the IR)
 //   opd_reduce_local(&v, ...)                  (MPI: a sum counts v once)
 //   v = v (+|min|max) partial[c] for c = 0, 1, ... in order
 //   opd_reduce_global(&v, ...)                 (MPI_Allreduce; else nothing)
@@ -43,6 +50,7 @@
 // and identities from codegen/common.
 
 #include "codegen/llvm/LoopCodeGen.h"
+#include "analysis/BranchWork.h"
 #include "codegen/llvm/LoopEmitter.h"
 #include "codegen/llvm/KernelCodeGen.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -528,6 +536,41 @@ void LoopEmitter::combinePartials() {
   }
 }
 
+namespace {
+/// A copy of \p body named BODY.scalar whose loops carry
+/// llvm.loop.vectorize.enable false (the other hints of each loop kept).
+llvm::Function *cloneScalarBody(llvm::LLVMContext &c, llvm::Function *body) {
+  llvm::ValueToValueMapTy vmap;
+  llvm::Function *s = llvm::CloneFunction(body, vmap);
+  s->setName(body->getName() + ".scalar");
+  llvm::Metadata *noVector = llvm::MDNode::get(
+      c, {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
+          llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))});
+  for (llvm::BasicBlock &bb : *s) {
+    llvm::Instruction *term = bb.getTerminator();
+    llvm::MDNode *id =
+        term ? term->getMetadata(llvm::LLVMContext::MD_loop) : nullptr;
+    if (!id)
+      continue;
+    std::vector<llvm::Metadata *> ops{nullptr};
+    for (unsigned i = 1; i < id->getNumOperands(); ++i) {
+      auto *hint = llvm::dyn_cast<llvm::MDNode>(id->getOperand(i));
+      auto *key = hint && hint->getNumOperands() > 0
+                      ? llvm::dyn_cast<llvm::MDString>(hint->getOperand(0))
+                      : nullptr;
+      if (key && key->getString().starts_with("llvm.loop.vectorize."))
+        continue;
+      ops.push_back(id->getOperand(i));
+    }
+    ops.push_back(noVector);
+    llvm::MDNode *scalarID = llvm::MDNode::getDistinct(c, ops);
+    scalarID->replaceOperandWith(0, scalarID);
+    term->setMetadata(llvm::LLVMContext::MD_loop, scalarID);
+  }
+  return s;
+}
+} // namespace
+
 void LoopEmitter::emit() {
   Prepared p = emitBeforeRun();
   b.CreateCall(cgm.rt.loopRun, {p.handle, p.body, p.ctx});
@@ -552,6 +595,16 @@ LoopEmitter::Prepared LoopEmitter::emitBeforeRun() {
     emitHaloChecks();
   llvm::Value *handle = emitPrepare();
   emitContext(handle);
+  // The scalar body's question comes first: while the runtime times it,
+  // the loop does not stream (opd_loop_streams).
+  llvm::Function *scalarFn = nullptr;
+  llvm::Value *scalarOn = nullptr;
+  if (scalarBody && cgm.options.scalarBodies && cgm.options.optLevel >= 2 &&
+      branchesAroundCostlyWork(*loop.kernel)) {
+    scalarFn = cloneScalarBody(cgm.context, body);
+    scalarOn = b.CreateICmpNE(b.CreateCall(cgm.rt.loopScalar, {handle}),
+                              llvm::ConstantInt::get(cgm.i32Ty, 0));
+  }
   bool streams = false;
   for (unsigned i = 0; i < loop.args.size(); ++i)
     streams = streams || isStreamCandidate(loop, i);
@@ -572,6 +625,8 @@ LoopEmitter::Prepared LoopEmitter::emitBeforeRun() {
                                       llvm::ConstantInt::get(cgm.i32Ty, 0));
     run = b.CreateSelect(big, nt, body, "body");
   }
+  if (scalarOn)
+    run = b.CreateSelect(scalarOn, scalarFn, run, "body");
   return {handle, run, ctx};
 }
 
@@ -589,6 +644,7 @@ void emitSkewedLoops(FunctionEmitter &host, const ParLoopStmt *const *first,
   for (unsigned k = 0; k < n; ++k) {
     loops.push_back(std::make_unique<LoopEmitter>(host, *first[k]));
     loops.back()->scratchSlot = k;
+    loops.back()->scalarBody = false;
     runs.push_back(loops.back()->emitBeforeRun());
     for (int64_t v : {first[k]->skew.lag, first[k]->skew.lead,
                       first[k]->skew.trail})

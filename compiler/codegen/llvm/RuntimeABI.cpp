@@ -80,6 +80,7 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   loopChunks = declare("opd_loop_chunks", i64, {ptr});
   loopRun = declare("opd_loop_run", voidTy, {ptr, ptr, ptr});
   loopStreams = declare("opd_loop_streams", i32, {ptr});
+  loopScalar = declare("opd_loop_scalar", i32, {ptr});
   scratch = declare("opd_rt_scratch", ptr, {i64});
   scratchSlot = declare("opd_rt_scratch_slot", ptr, {i64, i32});
   reduceLocal = declare("opd_reduce_local", voidTy, {ptr, i32, i32, i32});
