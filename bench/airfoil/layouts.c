@@ -39,14 +39,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "../stream/triad.h"
+
 enum { STRIP = 64, STAGE_EDGES = 2048 };
 static const double gm1 = 0.4, eps = 0.05;
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void *alloc(size_t bytes) {
   void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
@@ -237,32 +233,6 @@ static void res_staged(const Stage *st, int nedge, const double *restrict x,
   }
 }
 
-static double triad(void) {
-  const size_t n = 32UL << 20;
-  double *a = alloc(n * 8), *b = alloc(n * 8), *c = alloc(n * 8);
-  for (size_t i = 0; i < n; ++i) {
-    a[i] = 1;
-    b[i] = 2;
-    c[i] = 0;
-  }
-  double best = 1e30;
-  for (int r = 0; r < 4; ++r) {
-    double t0 = now();
-    for (size_t i = 0; i < n; ++i)
-      a[i] = b[i] + 3.0 * c[i];
-    double t = now() - t0;
-    if (t < best)
-      best = t;
-  }
-  double gbs = 3.0 * 8.0 * (double)n / best * 1e-9;
-  if (a[n / 2] != 2.0) // keeps the stores
-    gbs = 0;
-  free(a);
-  free(b);
-  free(c);
-  return gbs;
-}
-
 static void relayout(const double *aos, double *out, size_t n, int D, int B) {
   for (size_t i = 0; i < n; ++i)
     for (int k = 0; k < D; ++k)
@@ -305,7 +275,7 @@ int main(int argc, char **argv) {
          (unsigned long long)nedge);
   const double bytes = 16.0 * (double)nnode + (32.0 + 8.0 + 64.0) * ncell +
                        16.0 * (double)nedge;
-  double tri = triad();
+  double tri = opd_bench_triad();
   printf("triad %.2f GB/s (1 thread, same run); compulsory %.1f MB a call\n",
          tri, bytes * 1e-6);
 
@@ -338,7 +308,7 @@ int main(int argc, char **argv) {
   for (int r = 0; r < rounds; ++r)
     for (int v = 0; v < NV; ++v)
       for (int c = 0; c < calls; ++c) {
-        double t0 = now();
+        double t0 = opd_bench_now();
         switch (v) {
         case AOS:
           res_aos(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v], nnode, ncell);
@@ -359,7 +329,7 @@ int main(int argc, char **argv) {
           res_prefetch(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v], nnode, ncell);
           break;
         }
-        times[v][r * calls + c] = now() - t0;
+        times[v][r * calls + c] = opd_bench_now() - t0;
       }
 
   // Every variant made the same increments in the same order.

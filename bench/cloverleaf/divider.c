@@ -22,11 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "../stream/triad.h"
 
 enum { CHAINS = 12 };
 
@@ -42,7 +38,7 @@ static double per_instruction(int sqrt, long reps) {
             v6 = _mm256_set1_pd(7.5), v7 = _mm256_set1_pd(8.5),
             v8 = _mm256_set1_pd(9.5), v9 = _mm256_set1_pd(10.5),
             v10 = _mm256_set1_pd(11.5), v11 = _mm256_set1_pd(12.5);
-    double t0 = now();
+    double t0 = opd_bench_now();
 #define STEP(x) x = sqrt ? _mm256_sqrt_pd(x) : _mm256_div_pd(x, d)
     for (long r = 0; r < reps; ++r) {
       STEP(v0);
@@ -59,7 +55,7 @@ static double per_instruction(int sqrt, long reps) {
       STEP(v11);
     }
 #undef STEP
-    double t = now() - t0;
+    double t = opd_bench_now() - t0;
     __m256d all = _mm256_add_pd(
         _mm256_add_pd(_mm256_add_pd(v0, v1), _mm256_add_pd(v2, v3)),
         _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(v4, v5), _mm256_add_pd(v6, v7)),
@@ -74,41 +70,10 @@ static double per_instruction(int sqrt, long reps) {
   return best / (double)(reps * CHAINS) * 1e9;
 }
 
-static double triad(void) {
-  const size_t n = 32UL << 20;
-  double *a = aligned_alloc(64, n * 8), *b = aligned_alloc(64, n * 8),
-         *c = aligned_alloc(64, n * 8);
-  if (!a || !b || !c) {
-    fprintf(stderr, "divider: out of memory\n");
-    exit(1);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    a[i] = 0;
-    b[i] = 1;
-    c[i] = 2;
-  }
-  double best = 1e30;
-  for (int r = 0; r < 4; ++r) {
-    double t0 = now();
-    for (size_t i = 0; i < n; ++i)
-      a[i] = b[i] + 3.0 * c[i];
-    double t = now() - t0;
-    if (t < best)
-      best = t;
-  }
-  double gbs = 24.0 * (double)n / best * 1e-9;
-  if (a[n / 3] != 7.0)
-    gbs = 0;
-  free(a);
-  free(b);
-  free(c);
-  return gbs;
-}
-
 int main(int argc, char **argv) {
   const long reps = 2000000;
   double div = per_instruction(0, reps), sq = per_instruction(1, reps / 2);
-  double tri = triad();
+  double tri = opd_bench_triad();
   printf("vdivpd ymm %.3f ns, vsqrtpd ymm %.3f ns (throughput, 1 thread); "
          "triad %.2f GB/s (1 thread, same run)\n",
          div, sq, tri);

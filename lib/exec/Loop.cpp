@@ -383,27 +383,27 @@ std::vector<ProfileRow> collectProfile() {
           it->plan.empty() ? "" : "; ", (long long)loop->streamedCalls,
           (long long)loop->calls, loop->bytesPerCall / 1048576.0,
           double(lastLevelCacheBytes()) / 1048576.0);
-      if (loop->streamChoice >= 0 && used > 0 && used < int(sizeof text))
+      if (loop->stream.choice >= 0 && used > 0 && used < int(sizeof text))
         std::snprintf(text + used, sizeof text - std::size_t(used),
                       ", then %s by timing (best %.2f ms streaming, %.2f ms "
                       "plain)",
-                      loop->streamChoice ? "streaming" : "plain",
-                      loop->streamBest[1] * 1e3, loop->streamBest[0] * 1e3);
+                      loop->stream.choice ? "streaming" : "plain",
+                      loop->stream.best[1] * 1e3, loop->stream.best[0] * 1e3);
       it->plan += text;
     }
-    if (loop->hasScalar && (loop->scalarCalls > 0 || loop->scalarChoice >= 0) &&
+    if (loop->hasScalar && (loop->scalarCalls > 0 || loop->scalar.choice >= 0) &&
         it->plan.find("scalar body") == std::string::npos) {
       char text[256];
       int used = std::snprintf(
           text, sizeof text, "%sscalar body (branches kept) in %lld of %lld calls",
           it->plan.empty() ? "" : "; ", (long long)loop->scalarCalls,
           (long long)loop->calls);
-      if (loop->scalarChoice >= 0 && used > 0 && used < int(sizeof text))
+      if (loop->scalar.choice >= 0 && used > 0 && used < int(sizeof text))
         std::snprintf(text + used, sizeof text - std::size_t(used),
                       ", then %s by timing (best %.2f ms scalar, %.2f ms "
                       "vectorised)",
-                      loop->scalarChoice ? "scalar" : "vectorised",
-                      loop->scalarBest[1] * 1e3, loop->scalarBest[0] * 1e3);
+                      loop->scalar.choice ? "scalar" : "vectorised",
+                      loop->scalar.best[1] * 1e3, loop->scalar.best[0] * 1e3);
       it->plan += text;
     }
     it->calls += loop->calls;
@@ -706,6 +706,47 @@ static opd_loop *prepareBlockLoop(opd_loop **cache, const char *name,
   return loop;
 }
 
+namespace opdc::rt {
+int TimedChoice::pick(int warmup, double exchangeSeconds) {
+  if (choice >= 0)
+    return choice;
+  // Call 0 runs `warmup` untimed; calls 1, 2, ... the other, `warmup`, ...
+  trial = trials % 2 == 0 ? warmup : 1 - warmup;
+  exchange0 = exchangeSeconds;
+  return trial;
+}
+
+void TimedChoice::record(double seconds, double exchangeSeconds, int warmup,
+                         int trialsNeeded) {
+  if (trial < 0)
+    return;
+  const int k = trials++; // 0: the untimed warm-up
+  if (k > 0)
+    best[trial] = std::min(best[trial], seconds - (exchangeSeconds - exchange0));
+  trial = -1;
+  if (k == trialsNeeded)
+    choice = best[1 - warmup] < best[warmup] ? 1 - warmup : warmup;
+}
+} // namespace opdc::rt
+
+namespace {
+enum class VariantMode { Off, Timed, Always };
+/// The environment variable `var` that forces or forbids a timed variant
+/// (`what`): unset, empty or 1 times it, 0 never runs it, always always.
+VariantMode variantMode(const char *var, const char *what) {
+  const char *env = std::getenv(var);
+  if (!env || !*env || !std::strcmp(env, "1"))
+    return VariantMode::Timed;
+  if (!std::strcmp(env, "0"))
+    return VariantMode::Off;
+  if (!std::strcmp(env, "always"))
+    return VariantMode::Always;
+  failf("invalid value '%s' for environment variable %s: expected 1 (%s "
+        "where timing says it is faster, the default), 0 or always",
+        env, var, what);
+}
+} // namespace
+
 int64_t opd_loop_chunks(const opd_loop *loop) { return loop->nchunks; }
 
 int opd_loop_streams(const opd_loop *loop) {
@@ -726,35 +767,20 @@ int opd_loop_streams(const opd_loop *loop) {
   // the times). Values are the same bits either way. OPD_STREAM_STORES=0
   // never streams, =always streams every call beyond the cache untimed
   // (tests and measurements of the streaming bodies).
-  enum class Mode { Off, Timed, Always };
-  static const Mode mode = [] {
-    const char *env = std::getenv("OPD_STREAM_STORES");
-    if (!env || !*env || !std::strcmp(env, "1"))
-      return Mode::Timed;
-    if (!std::strcmp(env, "0"))
-      return Mode::Off;
-    if (!std::strcmp(env, "always"))
-      return Mode::Always;
-    failf("invalid value '%s' for environment variable OPD_STREAM_STORES: "
-          "expected 1 (streaming where timing says it is faster, the "
-          "default), 0 or always",
-          env);
-  }();
+  static const VariantMode mode = variantMode("OPD_STREAM_STORES", "streaming");
   if (!loop)
     return 0;
-  loop->streamTrial = -1;
-  if (mode == Mode::Off || loop->bytesPerCall <= double(lastLevelCacheBytes()))
+  loop->stream.trial = -1;
+  if (mode == VariantMode::Off ||
+      loop->bytesPerCall <= double(lastLevelCacheBytes()))
     return 0;
   // The scalar body is timed first, and never streams (its stores are
   // scalar: streaming them would write partial lines).
-  if (loop->hasScalar && loop->scalarChoice != 0)
+  if (loop->hasScalar && loop->scalar.choice != 0)
     return 0;
-  int streams = mode == Mode::Always ? 1 : loop->streamChoice;
-  if (streams < 0) {
-    // Call 0 streams untimed; calls 1, 2, ... plain, streaming, ...
-    streams = loop->streamTrials % 2 == 0 ? 1 : 0;
-    loop->streamTrial = streams;
-  }
+  const int streams = mode == VariantMode::Always
+                          ? 1
+                          : loop->stream.pick(1, loop->exchangeSeconds);
   if (streams)
     ++loop->streamedCalls;
   return streams;
@@ -766,33 +792,17 @@ int opd_loop_scalar(const opd_loop *loop) {
   // as streaming is (opd_loop_streams): CloverLeaf's viscosity kernel ran
   // its scalar body 2.2x faster than the vectorised one on the benchmark
   // deck, where most cells skip the costly arm (docs/performance.md).
-  enum class Mode { Off, Timed, Always };
-  static const Mode mode = [] {
-    const char *env = std::getenv("OPD_SCALAR_BODIES");
-    if (!env || !*env || !std::strcmp(env, "1"))
-      return Mode::Timed;
-    if (!std::strcmp(env, "0"))
-      return Mode::Off;
-    if (!std::strcmp(env, "always"))
-      return Mode::Always;
-    failf("invalid value '%s' for environment variable OPD_SCALAR_BODIES: "
-          "expected 1 (the scalar body where timing says it is faster, the "
-          "default), 0 or always",
-          env);
-  }();
+  static const VariantMode mode =
+      variantMode("OPD_SCALAR_BODIES", "the scalar body");
   if (!loop)
     return 0;
   loop->hasScalar = true;
-  loop->scalarTrial = -1;
-  if (mode == Mode::Off)
+  loop->scalar.trial = -1;
+  if (mode == VariantMode::Off)
     return 0;
-  int scalar = mode == Mode::Always ? 1 : loop->scalarChoice;
-  if (scalar < 0) {
-    // Call 0 vectorised, untimed; calls 1, 2, ... scalar, vectorised, ...
-    scalar = loop->scalarTrials % 2;
-    loop->scalarTrial = scalar;
-    loop->scalarExchange0 = loop->exchangeSeconds;
-  }
+  const int scalar = mode == VariantMode::Always
+                         ? 1
+                         : loop->scalar.pick(0, loop->exchangeSeconds);
   if (scalar)
     ++loop->scalarCalls;
   return scalar;
@@ -909,28 +919,8 @@ void endLoop(opd_loop *loop) {
   const double seconds = opd_rt_wtime() - loop->startTime;
   loop->seconds += seconds;
   ++loop->calls;
-  if (loop->streamTrial >= 0) {
-    // A timed trial of opd_loop_streams: keep each variant's best time,
-    // and after StreamTrials calls the faster variant.
-    const int k = loop->streamTrials++; // 0: the untimed warm-up
-    double &best = loop->streamBest[loop->streamTrial];
-    if (k > 0)
-      best = std::min(best, seconds);
-    loop->streamTrial = -1;
-    if (k == StreamTrials)
-      loop->streamChoice = loop->streamBest[1] <= loop->streamBest[0] ? 1 : 0;
-  }
-  if (loop->scalarTrial >= 0) {
-    // A timed trial of opd_loop_scalar, as above.
-    const int k = loop->scalarTrials++; // 0: the untimed warm-up
-    double &best = loop->scalarBest[loop->scalarTrial];
-    if (k > 0)
-      best = std::min(best, seconds - (loop->exchangeSeconds -
-                                       loop->scalarExchange0));
-    loop->scalarTrial = -1;
-    if (k == ScalarTrials)
-      loop->scalarChoice = loop->scalarBest[1] < loop->scalarBest[0] ? 1 : 0;
-  }
+  loop->stream.record(seconds, loop->exchangeSeconds, 1, StreamTrials);
+  loop->scalar.record(seconds, loop->exchangeSeconds, 0, ScalarTrials);
   chainLoopEnded(loop);
   // After the timer: the scan is not the loop's time.
   if (fpCheckEnabled())

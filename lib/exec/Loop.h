@@ -45,6 +45,26 @@
 #include <string>
 #include <vector>
 
+namespace opdc::rt {
+/// Two bodies of one loop, chosen by timing (opd_loop_streams,
+/// opd_loop_scalar): the first call runs the `warmup` variant untimed (it
+/// also pays for cold TLBs and caches), the next `trialsNeeded` alternate
+/// the other variant and `warmup`, timed without their halo exchanges, and
+/// the variant with the better best time stays (a tie keeps `warmup`).
+struct TimedChoice {
+  int trials = 0;  ///< trial calls so far, the warm-up included
+  int choice = -1; ///< the variant that stays; -1 while undecided
+  int trial = -1;  ///< the variant the running call times; -1: none
+  double best[2] = {HUGE_VAL, HUGE_VAL}; ///< best seconds of variants 0, 1
+  double exchange0 = 0; ///< the loop's exchange seconds when it began
+  /// The variant this call runs: the choice, or the next trial's.
+  int pick(int warmup, double exchangeSeconds);
+  /// After a call that pick() made a trial of: records its time.
+  void record(double seconds, double exchangeSeconds, int warmup,
+              int trialsNeeded);
+};
+} // namespace opdc::rt
+
 struct opd_loop {
   std::string name;
   /// "file.opd:12:3" from opd_loop_set_location ("" when never given), and
@@ -97,31 +117,14 @@ struct opd_loop {
   /// Calls whose body was told to stream (opd_loop_streams said 1): the
   /// profile's plan line names them.
   mutable int64_t streamedCalls = 0;
-  /// Streaming chosen by timing (opd_loop_streams): after a first
-  /// (untimed, streaming) call, StreamTrials calls beyond the cache
-  /// alternate plain and streaming bodies, then the faster stays.
-  /// `streamTrials` counts those calls, warm-up included; `streamChoice` is
-  /// -1 while undecided; `streamTrial` the variant the running call uses
-  /// (-1: not a timed call); `streamBest` the best seconds of plain [0] and
-  /// streaming [1] calls.
-  mutable int streamTrials = 0;
-  mutable int streamChoice = -1;
-  mutable int streamTrial = -1;
-  mutable double streamBest[2] = {HUGE_VAL, HUGE_VAL};
-  /// The scalar body (opd_loop_scalar), chosen by timing like streaming:
-  /// `hasScalar` once the generated code asked; `scalarCalls` the calls
-  /// that ran it; `scalarTrials`, `scalarChoice` (-1 undecided, 0 the
-  /// vectorised body, 1 the scalar one), `scalarTrial` and `scalarBest`
-  /// (vectorised [0], scalar [1]) as for streaming; `scalarExchange0` the
-  /// loop's exchange seconds when the running trial began (a trial's time
-  /// leaves its halo exchanges out).
+  /// Streaming chosen by timing (opd_loop_streams; variant 1 streams).
+  mutable opdc::rt::TimedChoice stream;
+  /// The scalar body (opd_loop_scalar; variant 1 is the scalar body):
+  /// `hasScalar` once the generated code asked, `scalarCalls` the calls
+  /// that ran it.
   mutable bool hasScalar = false;
   mutable int64_t scalarCalls = 0;
-  mutable int scalarTrials = 0;
-  mutable int scalarChoice = -1;
-  mutable int scalarTrial = -1;
-  mutable double scalarBest[2] = {HUGE_VAL, HUGE_VAL};
-  mutable double scalarExchange0 = 0;
+  mutable opdc::rt::TimedChoice scalar;
   /// Skewed sweeps (exec/Skew.cpp): the first loop of a sweep carries the
   /// time and the bytes of all its loops (bytesAdjust adds the others'
   /// bytes to it and takes them from them), and `note` says so in the
