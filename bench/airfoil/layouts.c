@@ -93,16 +93,17 @@ static inline void flux(double x10, double x11, double x20, double x21,
          mu * (q1[1] - q2[1]);
   f[2] = 0.5 * (vol1 * q1[2] - p1 * dx + vol2 * q2[2] - p2 * dx) +
          mu * (q1[2] - q2[2]);
-  f[3] = 0.5 * (vol1 * (q1[3] + p1) + vol2 * (q2[3] + p2)) +
-         mu * (q1[3] - q2[3]);
+  f[3] =
+      0.5 * (vol1 * (q1[3] + p1) + vol2 * (q2[3] + p2)) + mu * (q1[3] - q2[3]);
 }
 
 // Where component k of element i lives, for blocks of B elements (B = 1:
 // AoS with D components; B = 0: SoA over n elements).
 #define AT(i, k, D, B, n)                                                      \
-  ((B) == 0   ? (size_t)(k) * (n) + (i)                                        \
-   : (B) == 1 ? (size_t)(i) * (D) + (k)                                        \
-              : ((size_t)(i) / (B)) * (D) * (B) + (size_t)(k) * (B) + (i) % (B))
+  ((B) == 0 ? (size_t)(k) * (n) + (i)                                          \
+   : (B) == 1                                                                  \
+       ? (size_t)(i) * (D) + (k)                                               \
+       : ((size_t)(i) / (B)) * (D) * (B) + (size_t)(k) * (B) + (i) % (B))
 
 // One call of res_calc over edges [e0, e1) with element layout B; with PF,
 // each strip first prefetches what the strip PF strips ahead gathers.
@@ -162,8 +163,8 @@ typedef struct {
   int maxCells, maxNodes;
 } Stage;
 
-static void stage_plan(Stage *st, int nedge, const int *edge,
-                       const int *ecell, int nnode, int ncell) {
+static void stage_plan(Stage *st, int nedge, const int *edge, const int *ecell,
+                       int nnode, int ncell) {
   st->nblocks = (nedge + STAGE_EDGES - 1) / STAGE_EDGES;
   st->cellStart = alloc(sizeof(int) * (size_t)(st->nblocks + 1));
   st->nodeStart = alloc(sizeof(int) * (size_t)(st->nblocks + 1));
@@ -273,15 +274,15 @@ int main(int argc, char **argv) {
   printf("mesh %s: %llu nodes, %llu cells, %llu edges\n", argv[1],
          (unsigned long long)nnode, (unsigned long long)ncell,
          (unsigned long long)nedge);
-  const double bytes = 16.0 * (double)nnode + (32.0 + 8.0 + 64.0) * ncell +
-                       16.0 * (double)nedge;
+  const double bytes =
+      16.0 * (double)nnode + (32.0 + 8.0 + 64.0) * ncell + 16.0 * (double)nedge;
   double tri = opd_bench_triad();
   printf("triad %.2f GB/s (1 thread, same run); compulsory %.1f MB a call\n",
          tri, bytes * 1e-6);
 
   enum { AOS, SOA, AOSOA4, AOSOA8, STAGED, PREFETCH, NV };
-  const char *names[NV] = {"aos", "soa", "aosoa4", "aosoa8", "staged",
-                           "prefetch"};
+  const char *names[NV] = {"aos",    "soa",    "aosoa4",
+                           "aosoa8", "staged", "prefetch"};
   const int layout[NV] = {1, 0, 4, 8, 1, 1};
   double *vx[NV], *vq[NV], *vres[NV];
   for (int v = 0; v < NV; ++v) {
@@ -299,8 +300,10 @@ int main(int argc, char **argv) {
          st.nblocks, STAGE_EDGES, (double)st.cellStart[st.nblocks] / st.nblocks,
          (double)st.nodeStart[st.nblocks] / st.nblocks, st.maxCells,
          st.maxNodes);
-  double *lx = alloc(16 * (size_t)st.maxNodes), *lq = alloc(32 * (size_t)st.maxCells);
-  double *ladt = alloc(8 * (size_t)st.maxCells), *lres = alloc(32 * (size_t)st.maxCells);
+  double *lx = alloc(16 * (size_t)st.maxNodes),
+         *lq = alloc(32 * (size_t)st.maxCells);
+  double *ladt = alloc(8 * (size_t)st.maxCells),
+         *lres = alloc(32 * (size_t)st.maxCells);
 
   double *times[NV];
   for (int v = 0; v < NV; ++v)
@@ -311,22 +314,28 @@ int main(int argc, char **argv) {
         double t0 = opd_bench_now();
         switch (v) {
         case AOS:
-          res_aos(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v], nnode, ncell);
+          res_aos(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v], nnode,
+                  ncell);
           break;
         case SOA:
-          res_soa(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v], nnode, ncell);
+          res_soa(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v], nnode,
+                  ncell);
           break;
         case AOSOA4:
-          res_aosoa4(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v], nnode, ncell);
+          res_aosoa4(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v],
+                     nnode, ncell);
           break;
         case AOSOA8:
-          res_aosoa8(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v], nnode, ncell);
+          res_aosoa8(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v],
+                     nnode, ncell);
           break;
         case STAGED:
-          res_staged(&st, (int)nedge, vx[v], vq[v], adt, vres[v], lx, lq, ladt, lres);
+          res_staged(&st, (int)nedge, vx[v], vq[v], adt, vres[v], lx, lq, ladt,
+                     lres);
           break;
         case PREFETCH:
-          res_prefetch(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v], nnode, ncell);
+          res_prefetch(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v],
+                       nnode, ncell);
           break;
         }
         times[v][r * calls + c] = opd_bench_now() - t0;
@@ -337,7 +346,8 @@ int main(int argc, char **argv) {
   for (int v = 1; v < NV; ++v)
     for (size_t c = 0; c < ncell && ok; ++c)
       for (int k = 0; k < 4; ++k)
-        if (vres[v][AT(c, k, 4, layout[v], ncell)] != vres[AOS][4 * c + (size_t)k]) {
+        if (vres[v][AT(c, k, 4, layout[v], ncell)] !=
+            vres[AOS][4 * c + (size_t)k]) {
           printf("layouts: %s differs from aos at cell %zu\n", names[v], c);
           ok = 0;
           break;

@@ -58,8 +58,9 @@ static double per_instruction(int sqrt, long reps) {
     double t = opd_bench_now() - t0;
     __m256d all = _mm256_add_pd(
         _mm256_add_pd(_mm256_add_pd(v0, v1), _mm256_add_pd(v2, v3)),
-        _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(v4, v5), _mm256_add_pd(v6, v7)),
-                      _mm256_add_pd(_mm256_add_pd(v8, v9), _mm256_add_pd(v10, v11))));
+        _mm256_add_pd(
+            _mm256_add_pd(_mm256_add_pd(v4, v5), _mm256_add_pd(v6, v7)),
+            _mm256_add_pd(_mm256_add_pd(v8, v9), _mm256_add_pd(v10, v11))));
     double lane[4];
     _mm256_storeu_pd(lane, all);
     if (lane[0] == 42.0) // keeps the chains
@@ -80,8 +81,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     char name[64];
     int ndiv, nsqrt, bytes;
-    if (sscanf(argv[i], "%63[^:]:%d:%d:%d", name, &ndiv, &nsqrt, &bytes) !=
-            4 ||
+    if (sscanf(argv[i], "%63[^:]:%d:%d:%d", name, &ndiv, &nsqrt, &bytes) != 4 ||
         ndiv < 0 || nsqrt < 0 || bytes <= 0) {
       fprintf(stderr,
               "divider: '%s': expected NAME:DIVISIONS:SQRTS:BYTES a cell\n",

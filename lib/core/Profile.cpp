@@ -80,8 +80,9 @@ std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
     total.exchangeSeconds += r.exchangeSeconds;
     total.kernelSeconds += r.kernelSeconds;
   }
-  appendf(out, "%s\n",
-          std::string(std::size_t(width) + (ranks > 1 ? 103 : 48), '-').c_str());
+  appendf(
+      out, "%s\n",
+      std::string(std::size_t(width) + (ranks > 1 ? 103 : 48), '-').c_str());
   appendRow(out, width, total, ranks);
   for (const ProfileRow &r : rows)
     if (!r.plan.empty())

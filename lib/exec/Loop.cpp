@@ -391,13 +391,15 @@ std::vector<ProfileRow> collectProfile() {
                       loop->stream.best[1] * 1e3, loop->stream.best[0] * 1e3);
       it->plan += text;
     }
-    if (loop->hasScalar && (loop->scalarCalls > 0 || loop->scalar.choice >= 0) &&
+    if (loop->hasScalar &&
+        (loop->scalarCalls > 0 || loop->scalar.choice >= 0) &&
         it->plan.find("scalar body") == std::string::npos) {
       char text[256];
-      int used = std::snprintf(
-          text, sizeof text, "%sscalar body (branches kept) in %lld of %lld calls",
-          it->plan.empty() ? "" : "; ", (long long)loop->scalarCalls,
-          (long long)loop->calls);
+      int used =
+          std::snprintf(text, sizeof text,
+                        "%sscalar body (branches kept) in %lld of %lld calls",
+                        it->plan.empty() ? "" : "; ",
+                        (long long)loop->scalarCalls, (long long)loop->calls);
       if (loop->scalar.choice >= 0 && used > 0 && used < int(sizeof text))
         std::snprintf(text + used, sizeof text - std::size_t(used),
                       ", then %s by timing (best %.2f ms scalar, %.2f ms "
@@ -722,7 +724,8 @@ void TimedChoice::record(double seconds, double exchangeSeconds, int warmup,
     return;
   const int k = trials++; // 0: the untimed warm-up
   if (k > 0)
-    best[trial] = std::min(best[trial], seconds - (exchangeSeconds - exchange0));
+    best[trial] =
+        std::min(best[trial], seconds - (exchangeSeconds - exchange0));
   trial = -1;
   if (k == trialsNeeded)
     choice = best[1 - warmup] < best[warmup] ? 1 - warmup : warmup;
@@ -790,7 +793,7 @@ int opd_loop_scalar(const opd_loop *loop) {
   // Whether a kernel's branch pays as a branch or as selects over both arms
   // depends on how often the elements take the costly arm, so it is timed
   // as streaming is (opd_loop_streams): CloverLeaf's viscosity kernel ran
-  // its scalar body 2.2x faster than the vectorised one on the benchmark
+  // its scalar body 2.2-2.8x faster than the vectorised one on the benchmark
   // deck, where most cells skip the costly arm (docs/performance.md).
   static const VariantMode mode =
       variantMode("OPD_SCALAR_BODIES", "the scalar body");

@@ -405,8 +405,8 @@ TEST_F(LoopTest, ScalarBodyIsTimedBeforeStreaming) {
   for (bool scalarWins : {true, false}) {
     SCOPED_TRACE(scalarWins ? "scalar faster" : "vectorised faster");
     opd_loop *slot = nullptr;
-    opd_loop *l = opd_loop_prepare(&slot, scalarWins ? "scalar" : "vector",
-                                   s, 1, args);
+    opd_loop *l =
+        opd_loop_prepare(&slot, scalarWins ? "scalar" : "vector", s, 1, args);
     BodyCtx ctx{scalarWins ? 0 : 20, scalarWins ? 20 : 0, 0};
     std::vector<int> chosen, streamed;
     for (int call = 0; call < ScalarTrials + 4; ++call) {

@@ -50,11 +50,11 @@
 // and identities from codegen/common.
 
 #include "codegen/llvm/LoopCodeGen.h"
-#include "analysis/BranchWork.h"
 #include "codegen/llvm/LoopEmitter.h"
 #include "codegen/llvm/KernelCodeGen.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
+#include "analysis/BranchWork.h"
 #include "codegen/common/Identities.h"
 #include "codegen/common/RuntimeMapping.h"
 #include "codegen/llvm/LLVMCodeGen.h"
