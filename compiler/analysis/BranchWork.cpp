@@ -50,12 +50,23 @@ bool costlyIntrinsic(Intrinsic id) {
   }
 }
 
-/// Finds costly work in what it walks, through calls of fns.
-struct CostlyWork : IRVisitor {
-  bool found = false;
-  std::set<const Function *> *seen;
-  explicit CostlyWork(std::set<const Function *> &s) : seen(&s) {}
+/// Walks into the body of every fn called, once each (`seen` guards
+/// against walking one twice, and against recursion).
+struct FollowCalls : IRVisitor {
+  std::set<const Function *> seen;
+  void visitCall(const CallExpr &e) override {
+    IRVisitor::visitCall(e);
+    if (e.callee && seen.insert(e.callee).second) {
+      const Function *saved = currentFunction;
+      visitBody(e.callee->body);
+      currentFunction = saved;
+    }
+  }
+};
 
+/// Finds costly work in what it walks, through calls of fns.
+struct CostlyWork : FollowCalls {
+  bool found = false;
   void visitBinary(const BinaryExpr &e) override {
     if (e.op == BinaryOp::Div || e.op == BinaryOp::Rem)
       found = true;
@@ -73,14 +84,6 @@ struct CostlyWork : IRVisitor {
   void visitWhile(const WhileStmt &s) override {
     found = true;
     IRVisitor::visitWhile(s);
-  }
-  void visitCall(const CallExpr &e) override {
-    IRVisitor::visitCall(e);
-    if (e.callee && seen->insert(e.callee).second) {
-      const Function *saved = currentFunction;
-      visitBody(e.callee->body);
-      currentFunction = saved;
-    }
   }
 };
 
@@ -100,32 +103,23 @@ struct Varies : IRVisitor {
   }
 };
 
-bool costly(const Body &b, std::set<const Function *> &seen) {
-  std::set<const Function *> local = seen; // each arm from the same start
-  CostlyWork w(local);
+/// Whether an arm holds costly work: a walk of its own, so that a fn that
+/// the search already walked outside the arm is walked again from here.
+bool costly(const Body &b) {
+  CostlyWork w;
   w.visitBody(b);
   return w.found;
 }
 
 /// Finds an `if` with a varying condition and a costly arm, through calls.
-struct FindBranch : IRVisitor {
+struct FindBranch : FollowCalls {
   bool found = false;
-  std::set<const Function *> seen;
-
   void visitIf(const IfStmt &s) override {
     Varies v;
     v.visitExpr(*s.cond);
-    if (v.found && (costly(s.thenBody, seen) || costly(s.elseBody, seen)))
+    if (v.found && (costly(s.thenBody) || costly(s.elseBody)))
       found = true;
     IRVisitor::visitIf(s);
-  }
-  void visitCall(const CallExpr &e) override {
-    IRVisitor::visitCall(e);
-    if (e.callee && seen.insert(e.callee).second) {
-      const Function *saved = currentFunction;
-      visitBody(e.callee->body);
-      currentFunction = saved;
-    }
   }
 };
 } // namespace

@@ -27,8 +27,9 @@ namespace opdc {
 /// function (exp, log, pow, the trigonometric and hyperbolic functions and
 /// their inverses, cbrt, hypot, erf, fmod, ...), a random number, a for or
 /// while loop, or a call of a function that holds any of these. An `if`
-/// whose condition reads nothing that varies by element (only constants,
-/// params and global reads) is not counted: every lane takes the same arm.
+/// whose condition reads only constants and params is not counted: every
+/// lane takes the same arm (a condition on a local, an argument or a call
+/// counts as varying, even where it happens not to).
 bool branchesAroundCostlyWork(const ir::Function &kernel);
 
 } // namespace opdc
