@@ -373,41 +373,37 @@ std::vector<ProfileRow> collectProfile() {
       it->plan = describePlan(*loop->plan, loop->partsUsed);
     if (!loop->note.empty() && it->plan.empty() && loop->calls > 0)
       it->plan = loop->note;
-    if (loop->streamedCalls > 0 &&
-        it->plan.find("streaming stores") == std::string::npos) {
+    // The bodies chosen by timing (rank 0's, as the plans).
+    auto addTimed = [&](const char *what, int64_t ran, const std::string &detail,
+                        const TimedChoice &c, const char *one,
+                        const char *zero) {
+      if (it->plan.find(what) != std::string::npos)
+        return;
       char text[256];
-      int used = std::snprintf(
-          text, sizeof text,
-          "%sstreaming stores in %lld of %lld calls (%.0f MiB a call, "
-          "last-level cache %.0f MiB)",
-          it->plan.empty() ? "" : "; ", (long long)loop->streamedCalls,
-          (long long)loop->calls, loop->bytesPerCall / 1048576.0,
-          double(lastLevelCacheBytes()) / 1048576.0);
-      if (loop->stream.choice >= 0 && used > 0 && used < int(sizeof text))
-        std::snprintf(text + used, sizeof text - std::size_t(used),
-                      ", then %s by timing (best %.2f ms streaming, %.2f ms "
-                      "plain)",
-                      loop->stream.choice ? "streaming" : "plain",
-                      loop->stream.best[1] * 1e3, loop->stream.best[0] * 1e3);
+      std::snprintf(text, sizeof text, "%s%s in %lld of %lld calls%s",
+                    it->plan.empty() ? "" : "; ", what, (long long)ran,
+                    (long long)loop->calls, detail.c_str());
       it->plan += text;
-    }
-    if (loop->hasScalar &&
-        (loop->scalarCalls > 0 || loop->scalar.choice >= 0) &&
-        it->plan.find("scalar body") == std::string::npos) {
-      char text[256];
-      int used =
-          std::snprintf(text, sizeof text,
-                        "%sscalar body (branches kept) in %lld of %lld calls",
-                        it->plan.empty() ? "" : "; ",
-                        (long long)loop->scalarCalls, (long long)loop->calls);
-      if (loop->scalar.choice >= 0 && used > 0 && used < int(sizeof text))
-        std::snprintf(text + used, sizeof text - std::size_t(used),
-                      ", then %s by timing (best %.2f ms scalar, %.2f ms "
-                      "vectorised)",
-                      loop->scalar.choice ? "scalar" : "vectorised",
-                      loop->scalar.best[1] * 1e3, loop->scalar.best[0] * 1e3);
+      if (c.choice < 0)
+        return;
+      std::snprintf(text, sizeof text,
+                    ", then %s by timing (best %.2f ms %s, %.2f ms %s)",
+                    c.choice ? one : zero, c.best[1] * 1e3, one,
+                    c.best[0] * 1e3, zero);
       it->plan += text;
+    };
+    if (loop->streamedCalls > 0) {
+      char detail[96];
+      std::snprintf(detail, sizeof detail,
+                    " (%.0f MiB a call, last-level cache %.0f MiB)",
+                    loop->bytesPerCall / 1048576.0,
+                    double(lastLevelCacheBytes()) / 1048576.0);
+      addTimed("streaming stores", loop->streamedCalls, detail, loop->stream,
+               "streaming", "plain");
     }
+    if (loop->hasScalar && (loop->scalarCalls > 0 || loop->scalar.choice >= 0))
+      addTimed("scalar body (branches kept)", loop->scalarCalls, "",
+               loop->scalar, "scalar", "vectorised");
     it->calls += loop->calls;
     it->seconds += loop->seconds;
     it->bytes += loop->bytesPerCall * double(loop->calls) + loop->bytesAdjust;
