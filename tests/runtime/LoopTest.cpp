@@ -331,17 +331,21 @@ TEST_F(LoopTest, ProfileNamesStreamingStores) {
   EXPECT_EQ(plans["plain"], "");
 }
 
+/// Busy for \p ms milliseconds (a body that takes time without work).
+void spinFor(int ms) {
+  const double until = opd_rt_wtime() + ms * 1e-3;
+  while (opd_rt_wtime() < until) {
+  }
+}
+
 struct SlowCtx {
   int slow = 0; // milliseconds to wait when the call streams
   int streaming = 0;
 };
 void slowBody(void *ctx, int64_t, int64_t, int64_t) {
   auto *c = static_cast<SlowCtx *>(ctx);
-  if (c->streaming) {
-    const double until = opd_rt_wtime() + c->slow * 1e-3;
-    while (opd_rt_wtime() < until) {
-    }
-  }
+  if (c->streaming)
+    spinFor(c->slow);
 }
 
 TEST_F(LoopTest, StreamingIsKeptOnlyWhereItIsFaster) {
@@ -382,10 +386,7 @@ struct BodyCtx {
 };
 void variantBody(void *ctx, int64_t, int64_t, int64_t) {
   auto *c = static_cast<BodyCtx *>(ctx);
-  const double until =
-      opd_rt_wtime() + (c->scalar ? c->slowScalar : c->slowVector) * 1e-3;
-  while (opd_rt_wtime() < until) {
-  }
+  spinFor(c->scalar ? c->slowScalar : c->slowVector);
 }
 
 TEST_F(LoopTest, ScalarBodyIsTimedBeforeStreaming) {
