@@ -72,6 +72,12 @@ struct PassContext {
   /// -fno-skew; the CUDA backend runs a skewed group's loops one by one and
   /// gets none.
   bool skew = true;
+  /// The CPU backend may give a loop whose kernel branches around costly
+  /// work a second, scalar body chosen by timing (analysis/BranchWork.h,
+  /// codegen/llvm/LoopHost.cpp): -O2 and up unless -fno-scalar-bodies, not
+  /// for the CUDA backend. The fuse pass then keeps such a loop apart from
+  /// one without (one fused body would serve both).
+  bool scalarBodies = false;
 };
 
 /// A pass's entry point: rewrites \p program, returns true when it changed

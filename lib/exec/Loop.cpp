@@ -918,8 +918,17 @@ void endLoop(opd_loop *loop) {
   const double seconds = opd_rt_wtime() - loop->startTime;
   loop->seconds += seconds;
   ++loop->calls;
-  loop->stream.record(seconds, loop->exchangeSeconds, 1, StreamTrials);
-  loop->scalar.record(seconds, loop->exchangeSeconds, 0, ScalarTrials);
+  if (loop->choiceSeconds >= 0) {
+    // A skewed sweep's loop: its body calls' seconds, no exchange in them.
+    loop->stream.record(loop->choiceSeconds, loop->stream.exchange0, 1,
+                        StreamTrials);
+    loop->scalar.record(loop->choiceSeconds, loop->scalar.exchange0, 0,
+                        ScalarTrials);
+    loop->choiceSeconds = -1;
+  } else {
+    loop->stream.record(seconds, loop->exchangeSeconds, 1, StreamTrials);
+    loop->scalar.record(seconds, loop->exchangeSeconds, 0, ScalarTrials);
+  }
   chainLoopEnded(loop);
   // After the timer: the scan is not the loop's time.
   if (fpCheckEnabled())

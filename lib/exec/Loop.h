@@ -125,6 +125,11 @@ struct opd_loop {
   mutable bool hasScalar = false;
   mutable int64_t scalarCalls = 0;
   mutable opdc::rt::TimedChoice scalar;
+  /// When >= 0 at opd_loop_end, the seconds the two choices above record
+  /// for this call instead of the loop's own time: a skewed sweep's loop
+  /// (exec/Skew.cpp), whose time is the first loop's, gives the seconds
+  /// its body calls took (summed over the threads; no exchange in them).
+  double choiceSeconds = -1;
   /// Skewed sweeps (exec/Skew.cpp): the first loop of a sweep carries the
   /// time and the bytes of all its loops (bytesAdjust adds the others'
   /// bytes to it and takes them from them), and `note` says so in the

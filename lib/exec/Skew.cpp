@@ -39,7 +39,9 @@
 // runs there too (a communication-avoiding chain's extensions,
 // passes/CommAvoid.cpp); where it does not (a chain run plain), the loops
 // run one after the other (computedHere). Time and bytes go to the first
-// loop's profile entry (the others count their calls and name the sweep).
+// loop's profile entry (the others count their calls and name the sweep);
+// each loop's choices of body (streaming stores, the scalar body: Loop.cpp)
+// are made on the seconds its own body calls took.
 #include "exec/Loop.h"
 
 #include "core/Dist.h"
@@ -80,16 +82,22 @@ struct Member {
   }
 };
 
-/// Rows [a, b) of member m, split on its chunk grid.
-void runRows(const Member &m, int64_t a, int64_t b) {
+/// Rows [a, b) of member m, split on its chunk grid; adds the seconds the
+/// body calls took to \p spent (the member's time for the choices of its
+/// bodies, opd_loop::choiceSeconds).
+void runRows(const Member &m, int64_t a, int64_t b, double &spent) {
   a = std::max(a, m.begin);
   b = std::min(b, m.end);
+  if (a >= b)
+    return;
+  const double t0 = opd_rt_wtime();
   while (a < b) {
     const int64_t c = (a - m.begin) / m.chunkSize;
     const int64_t e = std::min(b, m.begin + (c + 1) * m.chunkSize);
     m.body(m.ctx, a, e, c);
     a = e;
   }
+  spent += opd_rt_wtime() - t0;
 }
 
 /// The first loop's profile note while its sweep ran only as separate
@@ -282,9 +290,14 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
     inner *= std::max<int64_t>(1, first.loop->hi[d] - first.loop->lo[d]);
   const int64_t step = std::max<int64_t>(1, SkewStepPoints / inner);
 
+  // Each loop's body seconds, summed over the threads (the choices of its
+  // bodies: streaming, scalar; opd_loop::choiceSeconds).
+  std::vector<double> spent(ms.size() * size_t(parts), 0.0);
+
   // Phase 1: each part swept, loop k lag_k rows behind the first.
 #pragma omp parallel for schedule(static, 1) num_threads(int(parts)) if (parts > 1)
   for (int64_t t = 0; t < parts; ++t) {
+    double *mine = &spent[ms.size() * size_t(t)];
     std::vector<int64_t> lo(ms.size()), hi(ms.size()), next(ms.size());
     int64_t from = LLONG_MAX, to = LLONG_MIN;
     for (size_t k = 0; k < ms.size(); ++k) {
@@ -307,13 +320,13 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
         const Member &m = ms[k];
         const int64_t until = std::min(hi[k], i - m.lag + step);
         if (!m.whole) {
-          runRows(m, std::max(lo[k], i - m.lag), until);
+          runRows(m, std::max(lo[k], i - m.lag), until, mine[k]);
           continue;
         }
         // Whole chunks whose last row the sweep has passed.
         const int64_t e = until == hi[k] ? hi[k] : m.down(until);
         if (e > next[k]) {
-          runRows(m, next[k], e);
+          runRows(m, next[k], e, mine[k]);
           next[k] = e;
         }
       }
@@ -328,7 +341,7 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
         a = m.down(a);
         z = m.up(z);
       }
-      runRows(m, a, z);
+      runRows(m, a, z, spent[ms.size() * size_t(t) + k]);
     }
 
   // The profile: the sweep's time and bytes on the first loop, and so the
@@ -341,6 +354,9 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
   }
   for (size_t k = 0; k < ms.size(); ++k) {
     opd_loop *l = ms[k].loop;
+    l->choiceSeconds = 0;
+    for (int64_t t = 0; t < parts; ++t)
+      l->choiceSeconds += spent[ms.size() * size_t(t) + k];
     if (k > 0) {
       l->startTime = opd_rt_wtime(); // its time is the first loop's
       ms[0].loop->bytesAdjust += l->bytesPerCall;

@@ -2,17 +2,22 @@
 // every loop runs once, each after the rows of earlier loops it conflicts
 // with (the offsets the lags, leads and trails were chosen for), the first
 // loop's chunks whole and in order on one thread, later loops that reduce
-// in whole chunks (one call each), at any thread count.
+// in whole chunks (one call each), at any thread count; each loop's
+// choice of body timed on its own body calls.
 // SPDX-License-Identifier: Apache-2.0
+#include "core/Profile.h"
 #include "core/Runtime.h"
 #include "exec/Loop.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <omp.h>
 
 #include <array>
 #include <atomic>
+#include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -182,6 +187,85 @@ TEST_F(SkewTest, RowsOutsideTheFirstLoopsAndEmptyLoops) {
   conflicts[0][1] = {0, 1, 2}; // reads rows 0..2 ahead that the first wrote
   for (int threads : {1, 2, 4})
     checkSchedule(members, conflicts, threads);
+}
+
+// A body whose first call of a sweep (its first row) takes `slowScalar`
+// or `slowVector` milliseconds, as the scalar body or the vectorised one.
+struct VariantRows {
+  int64_t first;
+  int slowScalar = 0, slowVector = 0;
+  int scalar = 0;
+};
+void variantRows(void *ctx, int64_t begin, int64_t, int64_t) {
+  auto *c = static_cast<VariantRows *>(ctx);
+  if (begin != c->first)
+    return;
+  const double until =
+      opd_rt_wtime() + (c->scalar ? c->slowScalar : c->slowVector) * 1e-3;
+  while (opd_rt_wtime() < until) {
+  }
+}
+
+// A later loop of a sweep asks for its scalar body (opd_loop_scalar) as
+// opd_loop_run's loops do: the trials alternate, and the body that stays
+// is the one whose own calls were faster. The sweep's time is the first
+// loop's, so before each loop timed its own calls the later loop's trials
+// measured nothing (its best times 0.00 ms) and the choice was noise.
+TEST_F(SkewTest, EachLoopsBodyIsChosenOnItsOwnTime) {
+  omp_set_num_threads(1);
+  opd_block *b = opd_block_create("grid", 2);
+  const int64_t size[2] = {8, 64}, halo[2] = {1, 1}, base[2] = {0, 0};
+  opd_dat *u = opd_block_dat_create("u", b, OPD_F64, 1, size, halo, halo, base);
+  opd_arg args[1] = {
+      {u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8, {0, -1, 0}, {0, 1, 0}, 0}};
+  const int64_t schedule[6] = {0, 0, 0, 0, 0, 0};
+  std::vector<int> alternate{0};
+  for (int k = 0; k < opdc::rt::ScalarTrials; ++k)
+    alternate.push_back(k % 2 == 0 ? 1 : 0);
+  for (bool scalarWins : {true, false}) {
+    SCOPED_TRACE(scalarWins ? "scalar faster" : "vectorised faster");
+    const std::string name = scalarWins ? "scalarwins" : "vectorwins";
+    // (opd_loop_prepare_block clips the ranges in place.)
+    int64_t lo0[2] = {0, 0}, hi0[2] = {8, 64}, lo1[2] = {0, 0}, hi1[2] = {8, 64};
+    opd_loop *first =
+        opd_loop_prepare_block(nullptr, "first", b, lo0, hi0, 1, args);
+    opd_loop *later =
+        opd_loop_prepare_block(nullptr, name.c_str(), b, lo1, hi1, 1, args);
+    VariantRows c0{first->begin};
+    VariantRows c1{later->begin, scalarWins ? 0 : 20, scalarWins ? 20 : 0};
+    opd_loop *loops[2] = {first, later};
+    const opd_body bodies[2] = {variantRows, variantRows};
+    void *ctxs[2] = {&c0, &c1};
+    std::vector<int> chosen;
+    for (int call = 0; call < opdc::rt::ScalarTrials + 4; ++call) {
+      c1.scalar = opd_loop_scalar(later);
+      chosen.push_back(c1.scalar);
+      opd_skew_run(2, loops, bodies, ctxs, schedule);
+    }
+    std::vector<int> expected = alternate;
+    expected.insert(expected.end(), 3, scalarWins ? 1 : 0);
+    EXPECT_EQ(chosen, expected);
+  }
+  std::map<std::string, std::string> plans;
+  for (const opdc::rt::ProfileRow &row : opdc::rt::collectProfile())
+    plans[row.name] = row.plan;
+  // The slower body's best time is its own 20 ms, not the sweep's share.
+  for (const char *name : {"scalarwins", "vectorwins"}) {
+    SCOPED_TRACE(name);
+    const bool scalarWins = std::string(name) == "scalarwins";
+    EXPECT_THAT(plans[name], ::testing::HasSubstr(
+                                 scalarWins ? ", then scalar by timing (best "
+                                            : ", then vectorised by timing "
+                                              "(best "));
+    const std::string &plan = plans[name];
+    const size_t at = plan.find("(best ");
+    ASSERT_NE(at, std::string::npos) << plan;
+    const double scalarMs = std::strtod(plan.c_str() + at + 6, nullptr);
+    const size_t comma = plan.find(", ", at);
+    ASSERT_NE(comma, std::string::npos) << plan;
+    const double vectorMs = std::strtod(plan.c_str() + comma + 2, nullptr);
+    EXPECT_GE(scalarWins ? vectorMs : scalarMs, 15.0) << plan;
+  }
 }
 
 } // namespace

@@ -58,10 +58,6 @@ public:
   /// group uses slot k, so the partials of its loops that reduce live side
   /// by side while the sweep runs them all.
   unsigned scratchSlot = 0;
-  /// Whether the loop may get a scalar body beside the vectorised one
-  /// (LoopHost.cpp); not in a skewed sweep, whose later loops' times are
-  /// the first loop's (the runtime could not time their bodies).
-  bool scalarBody = true;
 
 private:
   // LoopHost.cpp

@@ -599,7 +599,7 @@ LoopEmitter::Prepared LoopEmitter::emitBeforeRun() {
   // the loop does not stream (opd_loop_streams).
   llvm::Function *scalarFn = nullptr;
   llvm::Value *scalarOn = nullptr;
-  if (scalarBody && cgm.options.scalarBodies && cgm.options.optLevel >= 2 &&
+  if (cgm.options.scalarBodies && cgm.options.optLevel >= 2 &&
       branchesAroundCostlyWork(*loop.kernel)) {
     scalarFn = cloneScalarBody(cgm.context, body);
     scalarOn = b.CreateICmpNE(b.CreateCall(cgm.rt.loopScalar, {handle}),
@@ -644,7 +644,6 @@ void emitSkewedLoops(FunctionEmitter &host, const ParLoopStmt *const *first,
   for (unsigned k = 0; k < n; ++k) {
     loops.push_back(std::make_unique<LoopEmitter>(host, *first[k]));
     loops.back()->scratchSlot = k;
-    loops.back()->scalarBody = false;
     runs.push_back(loops.back()->emitBeforeRun());
     for (int64_t v : {first[k]->skew.lag, first[k]->skew.lead,
                       first[k]->skew.trail})
