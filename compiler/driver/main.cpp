@@ -361,8 +361,8 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   ctx.mpi = opts.mpi;
   // The CUDA backend (a GPU target) runs skewed loops one by one: no skew.
   ctx.skew = !opts.noSkew && !cuda && !isGPUTarget(target);
-  ctx.scalarBodies = opts.scalarBodies && opts.optLevel >= 2 && !cuda &&
-                     !isGPUTarget(target);
+  ctx.scalarBodies =
+      opts.scalarBodies && opts.optLevel >= 2 && !cuda && !isGPUTarget(target);
   const std::string ca =
       opts.commAvoid.empty() ? (opts.mpi ? "auto" : "off") : opts.commAvoid;
   ctx.commAvoid = ca == "on"     ? CommAvoidMode::On

@@ -39,13 +39,13 @@
 // dat both loops reach at the element as one parameter, so B reads A's
 // store. A block dat the group only reads, through different stencils,
 // is one parameter too, through the union of the stencils (one base
-// pointer: the loads of common points can be shared). Reductions keep one accumulator per argument and the runtime's
-// chunks depend only on the set or range, so every partial sum and the
-// order of combining them are unchanged, for any number of threads. Under
-// MPI the fused loop's arguments describe every access (read-only dats
-// through maps and stencils are exchanged before it, as before A; written
-// dats marked dirty after it). Not with -ffp-contract=fast, which may
-// contract a multiply of A with an add of B.
+// pointer: the loads of common points can be shared). Reductions keep one
+// accumulator per argument and the runtime's chunks depend only on the set or
+// range, so every partial sum and the order of combining them are unchanged,
+// for any number of threads. Under MPI the fused loop's arguments describe
+// every access (read-only dats through maps and stencils are exchanged before
+// it, as before A; written dats marked dirty after it). Not with
+// -ffp-contract=fast, which may contract a multiply of A with an add of B.
 //
 // Skewed sweeps. Loops over one block that the rules above keep apart
 // because one reads at stencil offsets what the other writes (or by rule

@@ -226,7 +226,8 @@ TEST_F(SkewTest, EachLoopsBodyIsChosenOnItsOwnTime) {
     SCOPED_TRACE(scalarWins ? "scalar faster" : "vectorised faster");
     const std::string name = scalarWins ? "scalarwins" : "vectorwins";
     // (opd_loop_prepare_block clips the ranges in place.)
-    int64_t lo0[2] = {0, 0}, hi0[2] = {8, 64}, lo1[2] = {0, 0}, hi1[2] = {8, 64};
+    int64_t lo0[2] = {0, 0}, hi0[2] = {8, 64}, lo1[2] = {0, 0},
+            hi1[2] = {8, 64};
     opd_loop *first =
         opd_loop_prepare_block(nullptr, "first", b, lo0, hi0, 1, args);
     opd_loop *later =
