@@ -164,7 +164,12 @@ void VectorizationRemarks::report(const llvm::Module &module, unsigned optLevel,
     auto *name = llvm::dyn_cast<llvm::MDString>(md->getOperand(0));
     Site s{num(2), num(3), num(1), name ? name->getString().str() : "?", ""};
     auto it = state->outcomes.find(f.getName().str());
-    if (it != state->outcomes.end() && !it->second.vectorized.empty())
+    if (f.getName().ends_with(".scalar"))
+      // LoopHost.cpp's second body of a loop that branches around costly
+      // work: kept scalar on purpose.
+      s.message = "scalar body (branches kept), timed at run time against "
+                  "the vectorised one";
+    else if (it != state->outcomes.end() && !it->second.vectorized.empty())
       s.message = describeVectorized(it->second.vectorized);
     else
       s.message = describeMissed(
