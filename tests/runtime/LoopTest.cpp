@@ -6,6 +6,8 @@
 #include "core/Runtime.h"
 #include "exec/Plan.h"
 
+#include "TestUtil.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 #include <random>
 
 using namespace opdc::rt;
+using opdc::rt::test::spinFor;
 
 namespace {
 
@@ -329,13 +332,6 @@ TEST_F(LoopTest, ProfileNamesStreamingStores) {
                                        "\\([0-9]+ MiB a call, last-level "
                                        "cache 0 MiB\\)$"));
   EXPECT_EQ(plans["plain"], "");
-}
-
-/// Busy for \p ms milliseconds (a body that takes time without work).
-void spinFor(int ms) {
-  const double until = opd_rt_wtime() + ms * 1e-3;
-  while (opd_rt_wtime() < until) {
-  }
 }
 
 struct SlowCtx {

@@ -9,6 +9,8 @@
 #include "core/Runtime.h"
 #include "exec/Loop.h"
 
+#include "TestUtil.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -198,12 +200,8 @@ struct VariantRows {
 };
 void variantRows(void *ctx, int64_t begin, int64_t, int64_t) {
   auto *c = static_cast<VariantRows *>(ctx);
-  if (begin != c->first)
-    return;
-  const double until =
-      opd_rt_wtime() + (c->scalar ? c->slowScalar : c->slowVector) * 1e-3;
-  while (opd_rt_wtime() < until) {
-  }
+  if (begin == c->first)
+    opdc::rt::test::spinFor(c->scalar ? c->slowScalar : c->slowVector);
 }
 
 // A later loop of a sweep asks for its scalar body (opd_loop_scalar) as

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "TestUtil.h"
 
+#include "opd_rt.h"
+
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -70,6 +72,12 @@ RunResult runProgram(const std::string &program,
 
 RunResult runTestProgram(const std::vector<std::string> &args) {
   return runProgram(OPD_RT_TEST_PROGRAM, args);
+}
+
+void spinFor(int ms) {
+  const double until = opd_rt_wtime() + ms * 1e-3;
+  while (opd_rt_wtime() < until) {
+  }
 }
 
 } // namespace opdc::rt::test

@@ -23,5 +23,8 @@ RunResult runTestProgram(const std::vector<std::string> &args);
 /// A fresh path in the test's temporary directory.
 std::string tempPath(const std::string &name);
 
+/// Busy for \p ms milliseconds (a loop body that takes time without work).
+void spinFor(int ms);
+
 } // namespace opdc::rt::test
 #endif

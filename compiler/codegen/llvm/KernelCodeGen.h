@@ -50,6 +50,9 @@ bool isStreamCandidate(const ir::ParLoopStmt &loop, unsigned i);
 inline constexpr const char *StreamScopePrefix = "opd.stream.";
 /// The attribute of a body variant whose candidate stores are to stream.
 inline constexpr const char *StreamFnAttr = "opd-stream";
+/// The attribute of a loop's scalar body (LoopHost.cpp cloneScalarBody):
+/// -Rpass=vectorize names it for what it is (Remarks.cpp).
+inline constexpr const char *ScalarFnAttr = "opd-scalar-body";
 
 /// Emits the kernel of \p loop as an internal, always-inlined function.
 /// Accesses through dat and map arguments carry the TBAA tag of their

@@ -543,6 +543,7 @@ llvm::Function *cloneScalarBody(llvm::LLVMContext &c, llvm::Function *body) {
   llvm::ValueToValueMapTy vmap;
   llvm::Function *s = llvm::CloneFunction(body, vmap);
   s->setName(body->getName() + ".scalar");
+  s->addFnAttr(ScalarFnAttr);
   llvm::Metadata *noVector = llvm::MDNode::get(
       c, {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
           llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))});

@@ -15,6 +15,7 @@
 // each tagged body gets one remark: "vectorized" when any loop in it was
 // (a body with indirect increments has a vectorised compute strip and a
 // scalar in-order apply loop), otherwise the vectoriser's first reason.
+#include "codegen/llvm/KernelCodeGen.h"
 #include "codegen/llvm/LLVMCodeGen.h"
 
 #include "support/Diagnostics.h"
@@ -164,7 +165,7 @@ void VectorizationRemarks::report(const llvm::Module &module, unsigned optLevel,
     auto *name = llvm::dyn_cast<llvm::MDString>(md->getOperand(0));
     Site s{num(2), num(3), num(1), name ? name->getString().str() : "?", ""};
     auto it = state->outcomes.find(f.getName().str());
-    if (f.getName().ends_with(".scalar"))
+    if (f.hasFnAttribute(ScalarFnAttr))
       // LoopHost.cpp's second body of a loop that branches around costly
       // work: kept scalar on purpose.
       s.message = "scalar body (branches kept), timed at run time against "
