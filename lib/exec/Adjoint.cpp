@@ -34,6 +34,11 @@
 //   memory bound (the snapshots' bytes, or the budget); when step 0's tape
 //   shows that it would not, step 0 stays taped and the other steps follow
 //   a binomial schedule with what the bound still holds (opd_ckpt_forward).
+//   Snapshots after the schedule's first keep of a dat that the step's
+//   first loop overwrites only its points outside that loop's range: the
+//   others are dead when the step starts (saveSlot); a plan sized by the
+//   memory budget then re-plans for the smaller snapshots at its second
+//   step (replanSmallerSnapshots).
 #include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Objects.h"
@@ -119,9 +124,10 @@ struct DatCopy {
   /// swapped with it may hold it now), and their halo state.
   void copyFrom(const void *from, int64_t valid, bool corners) {
     dist::settleExchanges();
-    if (!buf.data || lead != leadOf(dat)) {
+    if (!buf.data || partial || lead != leadOf(dat)) {
       if (buf.data)
         pool().put(buf);
+      partial = false;
       lead = leadOf(dat);
       buf = pool().get(lead + storageBytes(dat));
     }
@@ -129,17 +135,26 @@ struct DatCopy {
     haloValid = valid;
     cornersValid = corners;
   }
-  /// Puts the saved values and halo state back into \p d.
+  /// Puts the saved values and halo state back into \p d (a partial
+  /// copy: the points it holds; the others keep what they are).
   void restore(opd_dat *d) const {
     check(d);
-    copyElements(d->data, values(), d->elements, d->elementBytes());
+    if (partial)
+      restoreOutside(d);
+    else
+      copyElements(d->data, values(), d->elements, d->elementBytes());
     d->haloValid = haloValid;
     d->cornersValid = cornersValid;
   }
   /// As restore, by giving \p d this copy's buffer; returns d's old
-  /// storage's allocation (at least lead + storageBytes(d)).
+  /// storage's allocation (at least lead + storageBytes(d)). Not for a
+  /// partial copy.
   Buffer moveInto(opd_dat *d) {
     check(d);
+    if (partial)
+      failf("internal error: the adjoint tape moves a partial copy of dat "
+            "'%s' into it",
+            d->name.c_str());
     Buffer old;
     old.data = static_cast<char *>(d->data) - lead;
     old.bytes = lead + storageBytes(d);
@@ -160,6 +175,7 @@ struct DatCopy {
     dist::settleExchanges();
     if (buf.data) // a snapshot's earlier storage
       pool().put(buf);
+    partial = false;
     lead = leadOf(d);
     buf.data = static_cast<char *>(d->data) - lead;
     buf.bytes = lead + storageBytes(d);
@@ -169,12 +185,68 @@ struct DatCopy {
     char *to = static_cast<char *>(fresh.data) + lead;
     const char *from = static_cast<const char *>(values());
     d->data = to;
+    forEachOutside(d, lo, hi, [&](int64_t at, int64_t n) {
+      std::memcpy(to + at, from + at, std::size_t(n));
+    });
+  }
+
+  /// Saves only the points or elements of \p d (holding `dat`'s values)
+  /// outside [lo, hi), which a loop is about to overwrite before anything
+  /// reads them, into a buffer of their size: the values inside are dead,
+  /// so a snapshot needs only these (Poisson's `q` in `jacobi(p -> q)`:
+  /// its boundary ring). restore() puts them back into the dat's storage
+  /// and leaves the rest as it finds it.
+  void saveOutside(opd_dat *d, const int64_t *lo, const int64_t *hi) {
+    dist::settleExchanges();
+    const int64_t n = bytesOutside(d, lo, hi);
+    if (buf.data && (partial ? buf.bytes < n || buf.bytes > 2 * n + 64 : true)) {
+      pool().put(buf);
+      buf = Buffer();
+    }
+    if (!buf.data)
+      buf = pool().get(std::max<int64_t>(n, 1));
+    partial = true;
+    lead = 0;
+    for (int k = 0; k < 3; ++k)
+      plo[k] = lo[k], phi[k] = hi[k];
+    haloValid = d->haloValid;
+    cornersValid = d->cornersValid;
+    char *to = static_cast<char *>(buf.data);
+    const char *from = static_cast<const char *>(d->data);
+    int64_t done = 0;
+    forEachOutside(d, lo, hi, [&](int64_t at, int64_t len) {
+      std::memcpy(to + done, from + at, std::size_t(len));
+      done += len;
+    });
+  }
+
+  /// The bytes of \p d's points or elements outside [lo, hi).
+  static int64_t bytesOutside(const opd_dat *d, const int64_t *lo,
+                              const int64_t *hi) {
+    int64_t n = 0;
+    forEachOutside(d, lo, hi, [&](int64_t, int64_t len) { n += len; });
+    return n;
+  }
+
+  /// Whether this copy holds only the points outside a loop's range.
+  bool isPartial() const { return partial; }
+  /// Its buffer's bytes.
+  int64_t bytes() const { return buf.data ? buf.bytes : 0; }
+
+private:
+  /// Calls \p f(offset, bytes) for each contiguous run of \p d's storage
+  /// outside [lo, hi) (see takeFrom), in storage order.
+  template <class F>
+  static void forEachOutside(const opd_dat *d, const int64_t *lo,
+                             const int64_t *hi, F &&f) {
     const int64_t eb = d->elementBytes();
     if (!d->block) {
       const int64_t a = std::clamp<int64_t>(lo[0], 0, d->elements);
       const int64_t z = std::clamp<int64_t>(hi[0], a, d->elements);
-      std::memcpy(to, from, std::size_t(a * eb));
-      copyElements(to + z * eb, from + z * eb, d->elements - z, eb);
+      if (a > 0)
+        f(0, a * eb);
+      if (z < d->elements)
+        f(z * eb, (d->elements - z) * eb);
       return;
     }
     int64_t wlo[3] = {0, 0, 0}, whi[3] = {1, 1, 1};
@@ -185,7 +257,7 @@ struct DatCopy {
       empty = empty || wlo[k] >= whi[k];
     }
     if (empty) {
-      copyElements(to, from, d->elements, eb);
+      f(0, d->elements * eb);
       return;
     }
     // Row by row (dimension 0 contiguous; the rows' padding is never read).
@@ -202,16 +274,30 @@ struct DatCopy {
             (d->ndims < 3 || (k + d->first[2] >= wlo[2] &&
                               k + d->first[2] < whi[2]));
         if (!inside) {
-          std::memcpy(to + at, from + at, std::size_t(n0 * eb));
+          f(at, n0 * eb);
           continue;
         }
-        std::memcpy(to + at, from + at, std::size_t(a * eb));
-        std::memcpy(to + at + z * eb, from + at + z * eb,
-                    std::size_t((n0 - z) * eb));
+        if (a > 0)
+          f(at, a * eb);
+        if (z < n0)
+          f(at + z * eb, (n0 - z) * eb);
       }
   }
 
-private:
+  /// restore() of a partial copy: its runs back into \p d's storage.
+  void restoreOutside(opd_dat *d) const {
+    const char *from = static_cast<const char *>(buf.data);
+    char *to = static_cast<char *>(d->data);
+    int64_t done = 0;
+    forEachOutside(d, plo, phi, [&](int64_t at, int64_t len) {
+      std::memcpy(to + at, from + done, std::size_t(len));
+      done += len;
+    });
+  }
+
+  bool partial = false; ///< saveOutside: only the points outside [plo, phi)
+  int64_t plo[3] = {0, 0, 0}, phi[3] = {0, 0, 0};
+
   void *values() const { return static_cast<char *>(buf.data) + lead; }
   void check(opd_dat *d) const {
     dist::settleExchanges();
@@ -219,7 +305,7 @@ private:
       failf("internal error: the adjoint tape restores dat '%s' from a copy "
             "of '%s'",
             d->name.c_str(), dat->name.c_str());
-    if (lead != leadOf(d))
+    if (!partial && lead != leadOf(d))
       failf("internal error: the adjoint tape restores dat '%s' at another "
             "alignment",
             d->name.c_str());
@@ -278,6 +364,13 @@ struct PendingTake {
   /// come before the loop that takes it: 0 for a push or a snapshot that
   /// the next loop takes; one more per body the take waits through.
   int wait = 0;
+  /// A snapshot's dat whose values inside the loop's range are dead at the
+  /// step's start (flag 1): the loop's prepare saves only the points
+  /// outside it (DatCopy::saveOutside) instead of taking the storage.
+  bool partial = false;
+  /// Where that prepare notes those points' bytes (the plan's estimate of
+  /// a partial snapshot), or null.
+  int64_t *outsideBytes = nullptr;
 };
 std::vector<PendingTake> pendingTakes;
 
@@ -391,7 +484,12 @@ void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
   }
   for (const auto &[p, holder] : takes) {
     Timed timed(p.snapshot ? stats.saveSeconds : stats.tapeSeconds);
-    pendingCopy(p).takeFrom(holder, lo, hi);
+    if (p.outsideBytes)
+      *p.outsideBytes = DatCopy::bytesOutside(holder, lo, hi);
+    if (p.partial)
+      pendingCopy(p).saveOutside(holder, lo, hi);
+    else
+      pendingCopy(p).takeFrom(holder, lo, hi);
   }
   pendingTakes = std::move(keep);
 }
@@ -423,6 +521,7 @@ struct Snapshot {
   std::vector<DatCopy> dats;
   std::vector<uint64_t> values;
   bool allocated = false;
+  int64_t bytes = 0; ///< counted in the plan's bytes (an estimate)
   /// Its storage went to the dats (a last restore): empty until saved again.
   bool moved = false;
 };
@@ -456,6 +555,26 @@ struct Plan {
   /// copies of the state, or the budget), one state snapshot's bytes and
   /// the tape's size at opd_ckpt_begin.
   int64_t boundBytes = 0, snapshotBytes = 0, tapeAtBegin = 0;
+  /// The snapshot count came from the memory budget (opd_ckpt_begin's
+  /// `snapshots` <= 0), so it may grow once snapshots turn out smaller.
+  bool budgeted = false, replanned = false;
+  /// The bytes the snapshots may hold: the bound, less the tape of steps
+  /// taped before the schedule.
+  int64_t memoryForSnapshots = 0;
+  /// The state dats' flags from opd_ckpt_save_overwritten (empty: none),
+  /// and the bytes of each flag-1 dat outside its first loop's range, as
+  /// that loop's prepare found them (-1: not yet).
+  std::vector<uint8_t> flags;
+  std::vector<int64_t> outsideBytes;
+  /// One snapshot's bytes when flag-1 dats keep only their points outside
+  /// the first loop's range.
+  int64_t partialSnapshotBytes() const {
+    int64_t n = snapshotBytes;
+    for (size_t i = 0; i < dats.size() && i < flags.size(); ++i)
+      if (flags[i] == 1 && outsideBytes[i] >= 0)
+        n -= storageBytes(dats[i]) - outsideBytes[i];
+    return n;
+  }
 };
 
 std::vector<std::unique_ptr<Plan>> &plans() {
@@ -582,9 +701,14 @@ Plan &topPlan(const char *what) {
 
 /// Saves the state into \p slot. A state dat flagged in \p overwritten
 /// (the first loop of the step's body overwrites it) waits for that loop's
-/// prepare to hand its storage over, when the body runs next: always in
-/// the forward sweep, after an ADVANCE in the reverse one.
-void saveSlot(Plan &p, int slot, const uint64_t *vals,
+/// prepare, when the body runs next: always in the forward sweep, after an
+/// ADVANCE in the reverse one. That prepare saves only its points outside
+/// the loop's range, whose values alone are live at the step's start;
+/// except at the schedule's step 0, whose state the reverse sweep leaves
+/// behind for what comes before the loop (the statements before it, the
+/// steps taped before the schedule): there it takes the dat's storage.
+/// \p step is the saved state's step, relative to the schedule.
+void saveSlot(Plan &p, int slot, const uint64_t *vals, int64_t step,
               const uint8_t *overwritten = nullptr) {
   if (slot < 0 || slot >= p.snaps)
     failf("internal error: checkpoint slot %d of %d", slot, p.snaps);
@@ -595,32 +719,74 @@ void saveSlot(Plan &p, int slot, const uint64_t *vals,
   const bool nextBodyNext =
       p.reversing ? p.advanceAt(p.reverseNext) && p.advanceAt(p.reverseNext + 1)
                   : p.forwardStep + 1 < p.count;
+  if (overwritten && p.flags.empty()) {
+    p.flags.assign(overwritten, overwritten + p.dats.size());
+    p.outsideBytes.assign(p.dats.size(), -1);
+  }
   Timed timed(stats.saveSeconds);
   Snapshot &s = p.slots[size_t(slot)];
   if (!s.allocated) {
     s.dats.resize(p.dats.size());
-    for (opd_dat *d : p.dats) {
-      p.bytes += storageBytes(d);
-      checkpointBytesNow += storageBytes(d);
-    }
     s.allocated = true;
-    stats.checkpointPeakBytes =
-        std::max(stats.checkpointPeakBytes, checkpointBytesNow);
   }
+  int64_t bytes = 0; // this save's, as far as known now
   const int bodies = p.reversing ? 1 : 0; // the reverse's ADVANCE to come
   for (size_t i = 0; i < p.dats.size(); ++i) {
     const uint8_t flag = overwritten ? overwritten[i] : 0;
+    const bool partial = flag == 1 && step > 0;
     if ((flag == 1 && bodyNext) || (flag == 2 && bodyNext && nextBodyNext)) {
       s.dats[i].dat = p.dats[i];
-      pendingTakes.push_back(
-          pendingFor(&s.dats[i], 0, p.dats[i], bodies + (flag == 2 ? 1 : 0)));
+      PendingTake take =
+          pendingFor(&s.dats[i], 0, p.dats[i], bodies + (flag == 2 ? 1 : 0));
+      take.partial = partial;
+      if (flag == 1 && i < p.outsideBytes.size())
+        take.outsideBytes = &p.outsideBytes[i];
+      pendingTakes.push_back(take);
     } else {
       s.dats[i].save(p.dats[i]);
     }
+    bytes += partial && i < p.outsideBytes.size() && p.outsideBytes[i] >= 0
+                 ? p.outsideBytes[i]
+                 : storageBytes(p.dats[i]);
   }
+  p.bytes += bytes - s.bytes;
+  checkpointBytesNow += bytes - s.bytes;
+  s.bytes = bytes;
+  stats.checkpointPeakBytes =
+      std::max(stats.checkpointPeakBytes, checkpointBytesNow);
   s.moved = false;
   s.values.assign(vals, vals + p.nvals);
   ++stats.snapshotsTaken;
+}
+
+/// The plan's snapshots are smaller than opd_ckpt_begin counted (flag-1
+/// dats keep only their points outside the first loop's range, which the
+/// first step's prepare showed): a plan whose count came from the memory
+/// budget takes as many more as that memory holds, with a new schedule
+/// from the second step of its range on (its first forward action, the
+/// save of step 0 into slot 0, is the same in every schedule). All ranks
+/// decide alike.
+void replanSmallerSnapshots(Plan &p) {
+  p.replanned = true;
+  const int64_t steps = p.count - p.taped;
+  const int64_t bytes = p.partialSnapshotBytes();
+  // The first snapshot stays whole; the others are this size.
+  int64_t snaps = p.snaps;
+  if (bytes > 0 && bytes < p.snapshotBytes)
+    snaps = std::clamp<int64_t>(
+        1 + (p.memoryForSnapshots - p.snapshotBytes) / bytes, p.snaps, steps);
+  dist::allreduce(&snaps, OPD_I64, OPD_MIN, 1);
+  if (snaps <= p.snaps || p.forwardNext != 1)
+    return;
+  std::vector<ScheduleAction> fwd;
+  std::vector<ScheduleAction> rev = checkpointSchedule(steps, snaps, &fwd);
+  if (fwd.empty() || fwd[0].kind != ScheduleAction::Save || fwd[0].step != 0 ||
+      fwd[0].slot != p.forward[0].slot)
+    return;
+  p.snaps = int(snaps);
+  p.slots.resize(size_t(snaps));
+  p.forward = std::move(fwd);
+  p.reverse = std::move(rev);
 }
 
 } // namespace
@@ -663,7 +829,13 @@ int64_t budgetSnapshots(int64_t steps, int64_t snapshotBytes,
   return std::max(least, std::min(std::max<int64_t>(steps, 1), fit));
 }
 
+static int64_t budgetOverride = -1;
+
+void setSnapshotBudget(int64_t bytes) { budgetOverride = bytes; }
+
 int64_t snapshotBudget() {
+  if (budgetOverride >= 0)
+    return budgetOverride;
   static const int64_t budget = [] {
     const int64_t mib =
         envInteger("OPD_CKPT_MEMORY", -1, 0, INT64_MAX >> 20,
@@ -755,10 +927,12 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
     snapshots = budgetSnapshots(p->count, bytes, snapshotBudget());
     dist::allreduce(&snapshots, OPD_I64, OPD_MIN, 1);
     p->boundBytes = std::max(snapshotBudget(), snapshots * bytes);
+    p->budgeted = true;
   } else {
     p->boundBytes = snapshots * bytes;
   }
   p->snaps = int(std::clamp<int64_t>(snapshots, 1, std::max<int64_t>(p->count, 1)));
+  p->memoryForSnapshots = p->boundBytes;
   p->dats.assign(dats, dats + ndats);
   p->nvals = nvals;
   p->tapeAtBegin = tape().bytes;
@@ -794,6 +968,7 @@ int32_t opd_ckpt_forward(int64_t step) {
       dist::allreduce(&snaps, OPD_I64, OPD_MIN, 1);
       p.storeAll = false;
       p.taped = p.tapedNext = 1;
+      p.memoryForSnapshots = std::max<int64_t>(p.boundBytes - step0, 0);
       p.snaps = int(snaps);
       p.slots.resize(size_t(p.snaps));
       p.reverse = checkpointSchedule(rest, p.snaps, &p.forward);
@@ -804,21 +979,33 @@ int32_t opd_ckpt_forward(int64_t step) {
   const int64_t rel = step - p.first;
   if (rel < p.taped)
     return OPD_CKPT_TAPE;
+  if (p.budgeted && !p.replanned && rel == p.taped + 1)
+    replanSmallerSnapshots(p);
   if (p.forwardNext < p.forward.size() &&
       p.forward[p.forwardNext].step == rel - p.taped)
     return p.forward[p.forwardNext++].slot;
   return -1;
 }
 
+/// The step of the state a save now takes, relative to the plan's
+/// schedule: the forward sweep's, or the reverse SAVE's.
+static int64_t savedStep(const Plan &p) {
+  if (!p.reversing)
+    return p.forwardStep - p.taped;
+  return p.reverseNext > 0 ? p.reverse[p.reverseNext - 1].step : 0;
+}
+
 void opd_ckpt_save(int32_t slot, const uint64_t *vals) {
   settlePending();
-  saveSlot(topPlan("a snapshot"), slot, vals);
+  Plan &p = topPlan("a snapshot");
+  saveSlot(p, slot, vals, savedStep(p));
 }
 
 void opd_ckpt_save_overwritten(int32_t slot, const uint64_t *vals,
                                const uint8_t *overwritten) {
   settlePending();
-  saveSlot(topPlan("a snapshot"), slot, vals, overwritten);
+  Plan &p = topPlan("a snapshot");
+  saveSlot(p, slot, vals, savedStep(p), overwritten);
 }
 
 /// Restores the state from \p slot; by handing the snapshot's storage to
@@ -840,7 +1027,7 @@ static void restoreSlot(int32_t slot, uint64_t *vals, bool mayMove) {
                     a->slot == slot && a->last;
   Timed timed(stats.restoreSeconds);
   for (size_t i = 0; i < p.dats.size(); ++i) {
-    if (move)
+    if (move && !s.dats[i].isPartial())
       pool().put(s.dats[i].moveInto(p.dats[i]));
     else
       s.dats[i].restore(p.dats[i]);

@@ -45,6 +45,9 @@ int64_t budgetSnapshots(int64_t steps, int64_t snapshotBytes,
 /// OPD_CKPT_MEMORY (MiB) from the environment, else a quarter of the
 /// physical memory divided among the ranks.
 int64_t snapshotBudget();
+/// Sets snapshotBudget() to \p bytes (tests; -1: back to the environment's
+/// or the memory's).
+void setSnapshotBudget(int64_t bytes);
 
 /// What the adjoint runs so far have used (for --profile).
 struct AdjointMemory {
