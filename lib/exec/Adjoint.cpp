@@ -199,7 +199,8 @@ struct DatCopy {
   void saveOutside(opd_dat *d, const int64_t *lo, const int64_t *hi) {
     dist::settleExchanges();
     const int64_t n = bytesOutside(d, lo, hi);
-    if (buf.data && (partial ? buf.bytes < n || buf.bytes > 2 * n + 64 : true)) {
+    if (buf.data &&
+        (partial ? buf.bytes < n || buf.bytes > 2 * n + 64 : true)) {
       pool().put(buf);
       buf = Buffer();
     }
@@ -729,7 +730,7 @@ void saveSlot(Plan &p, int slot, const uint64_t *vals, int64_t step,
     s.dats.resize(p.dats.size());
     s.allocated = true;
   }
-  int64_t bytes = 0; // this save's, as far as known now
+  int64_t bytes = 0;                      // this save's, as far as known now
   const int bodies = p.reversing ? 1 : 0; // the reverse's ADVANCE to come
   for (size_t i = 0; i < p.dats.size(); ++i) {
     const uint8_t flag = overwritten ? overwritten[i] : 0;
