@@ -68,6 +68,9 @@ Code generation:
   -fno-skew           fuse loops only at the same point, never as a skewed
                       sweep (loops that read at stencil offsets what the
                       other writes); results are bitwise the same either way
+  -fno-unroll-steps   do not unroll time loops of stencil steps by two (the
+                      'unroll-steps' pass: two steps, one skewed sweep);
+                      results are bitwise the same either way
   -frepro-sum         float sum reductions exact and rounded once: the same
                       bits for any --threads, rank count and partition
                       (-fno-repro-sum, the default: summed per chunk)
@@ -344,6 +347,10 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.noFuse = true;
     } else if (a == "-ffuse") {
       o.noFuse = false;
+    } else if (a == "-fno-unroll-steps") {
+      o.noUnrollSteps = true;
+    } else if (a == "-funroll-steps") {
+      o.noUnrollSteps = false;
     } else if (a == "-fno-skew") {
       o.noSkew = true;
     } else if (a == "-fskew") {

@@ -58,6 +58,8 @@ struct DriverOptions {
   bool listPasses = false;              ///< --list-passes
   bool noFuse = false;                  ///< -fno-fuse: drop the fuse pass
   bool noSkew = false; ///< -fno-skew: the fuse pass makes no skewed groups
+  /// -fno-unroll-steps: time loops of stencil steps are not unrolled
+  bool noUnrollSteps = false;
   bool reproSum = false; ///< -frepro-sum: float sums exact, rounded once
   bool sumLanes = true; ///< -fno-sum-lanes: float sums in element order
   /// -fno-scalar-bodies: no scalar body beside the vectorised one for loops

@@ -345,13 +345,17 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
     OPDC_ASSERT(list, "--passes was checked by the command line parser");
     po.passes = *list;
   }
-  if (opts.noFuse) {
+  auto drop = [&](const char *name) {
     std::vector<const PassInfo *> list =
         po.passes ? *po.passes : defaultPipeline();
     std::erase_if(
-        list, [](const PassInfo *p) { return std::string(p->name) == "fuse"; });
+        list, [&](const PassInfo *p) { return std::string(p->name) == name; });
     po.passes = list;
-  }
+  };
+  if (opts.noFuse)
+    drop("fuse");
+  if (opts.noUnrollSteps)
+    drop("unroll-steps");
   po.printAfter = opts.printAfter;
   po.verifyEach = opts.verifyEach;
   po.timePasses = opts.timePasses;

@@ -166,9 +166,27 @@ bool hasCall(const Expr *e) {
 std::vector<uint8_t> stateTakes(const Body &body,
                                 const std::vector<Dat *> &dats) {
   std::vector<uint8_t> out(dats.size(), 0);
-  const auto *first = body.stmts.empty() || !body.stmts.front()
-                          ? nullptr
-                          : llvm::dyn_cast<ParLoopStmt>(body.stmts.front().get());
+  // The first loop, after host declarations and assignments that call
+  // nothing (they touch no dat; unroll-steps declares the loop variable
+  // first).
+  const ParLoopStmt *first = nullptr;
+  for (const StmtPtr &sp : body.stmts) {
+    const Stmt *st = sp.get();
+    if (!st)
+      continue;
+    if (const auto *d = llvm::dyn_cast<DeclStmt>(st)) {
+      if (hasCall(d->init.get()))
+        break;
+      continue;
+    }
+    if (const auto *a = llvm::dyn_cast<AssignStmt>(st)) {
+      if (hasCall(a->target.get()) || hasCall(a->value.get()))
+        break;
+      continue;
+    }
+    first = llvm::dyn_cast<ParLoopStmt>(st);
+    break;
+  }
   if (!first)
     return {};
   const std::vector<bool> now = loopOverwrites(*first, dats);

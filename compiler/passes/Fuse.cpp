@@ -895,7 +895,36 @@ void Fuser::fuseBody(Function &host, Body &body) {
         changed = true;
       }
       const Unit &last = units[sg.back()];
-      replace[c.loopStmts[last.loops.back()]] = std::move(out);
+      const size_t at = c.loopStmts[last.loops.back()];
+      // The group runs where its last loop was, after the host statements
+      // between its loops. A tape push right before its first loop that
+      // hands a dat's storage over at that loop's prepare
+      // (TapeStmt::overwritten) moves with it, when only host statements
+      // and the group's own loops lie between: they touch no dat the push
+      // saves before the group runs.
+      const size_t firstAt = c.loopStmts[units[sg.front()].loops.front()];
+      if (firstAt > 0 && firstAt < at) {
+        auto *t =
+            llvm::dyn_cast_or_null<TapeStmt>(body.stmts[firstAt - 1].get());
+        bool moves = t && t->push &&
+                     std::any_of(t->overwritten.begin(), t->overwritten.end(),
+                                 [](bool o) { return o; });
+        std::set<size_t> mine;
+        for (unsigned n : sg)
+          for (unsigned l : units[n].loops)
+            mine.insert(c.loopStmts[l]);
+        for (size_t k = firstAt + 1; moves && k < at; ++k) {
+          const Stmt *s = body.stmts[k].get();
+          moves =
+              mine.count(k) ||
+              (s && (s->kind == StmtKind::Decl || s->kind == StmtKind::Assign));
+        }
+        if (moves) {
+          out.insert(out.begin(), std::move(body.stmts[firstAt - 1]));
+          replace[firstAt - 1]; // removed there
+        }
+      }
+      replace[at] = std::move(out);
     }
   }
   if (!replace.empty()) {

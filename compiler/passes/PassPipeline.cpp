@@ -9,12 +9,14 @@
 #include "passes/Adjoint.h"
 #include "passes/AdjointTape.h"
 #include "passes/AdjointZeros.h"
-#include "passes/ExpandCG.h"
 #include "passes/Chain.h"
 #include "passes/CommAvoid.h"
+#include "passes/ExpandCG.h"
 #include "passes/Fuse.h"
 #include "passes/Inline.h"
+#include "passes/JoinChains.h"
 #include "passes/Tangent.h"
+#include "passes/UnrollSteps.h"
 
 #include "ir/IRPrinter.h"
 #include "ir/Verifier.h"
@@ -38,6 +40,10 @@ struct Registered {
 const std::vector<Registered> &registry() {
   static const std::vector<Registered> passes = {
       {{"inline", "inline fn calls into kernels and fns", inlineCalls}, false},
+      {{"unroll-steps",
+        "unroll time loops of stencil steps by two (one sweep for two steps)",
+        unrollSteps},
+       true},
       {{"tangent", "build the tangents of procs (forward mode)", buildTangents},
        true},
       {{"adjoint", "build the adjoints of procs (reverse mode)", buildAdjoints},
@@ -52,6 +58,10 @@ const std::vector<Registered> &registry() {
         tapeOnlyWhatIsRead},
        true},
       {{"expand-cg", "expand solve cg into loops and a while loop", expandCG},
+       true},
+      {{"join-chains",
+        "move swaps, tape pops and reduction uses out from between loops",
+        joinLoopChains},
        true},
       {{"chain", "report loop chains (-Rpass=chain); changes nothing",
         reportLoopChains},

@@ -1,0 +1,224 @@
+// UnrollSteps.cpp - Unroll time loops of stencil steps by two, so that two
+// steps share one sweep over memory.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A time loop whose body is block loops and swaps,
+//   for s in lo..hi { loop jacobi (p @ cross -> q); swap(p, q) }
+// streams its dats through memory once a step. Unrolled by two,
+//   for s2 in 0..max(hi - lo, 0) / 2 {
+//     let s = lo + 2 * s2;     B(s)
+//     let s' = lo + 2 * s2 + 1; B(s')
+//   }
+//   for s'' in lo + 2 * (max(hi - lo, 0) / 2)..hi { B(s'') }  // 0 or 1 step
+// the second step's loops follow the first's with only swaps between
+// them, which join-chains (passes/JoinChains.cpp) renames away; the fuse
+// pass then runs both steps as one skewed sweep, the second a few rows
+// behind the first, reading the rows the first just wrote from the cache
+// (temporal blocking of two steps). The adjoint of such a loop reverses two
+// steps at a time: one re-run of the first and both reverse steps, one
+// sweep again; and its snapshots each cover two steps.
+//
+// Legal: the same steps run in the same order with the same values of the
+// loop variable (each copy declares it, the second copy and the remainder
+// with fresh slots for it and every variable the body declares), so every
+// loop computes what it computed before: results are bitwise the same.
+// Only bodies of block loops, swaps and host declarations and assignments
+// without calls or clocks are unrolled (what the adjoint reverses step by
+// step and the fuse pass can skew); and only where skewed sweeps are made
+// (PassContext::skew: not -fno-skew, not the CUDA backend), with a swap in
+// the body and a loop that reads a dat at stencil offsets: the steps of a
+// time-stepping stencil code, where the second step depends on the first
+// through memory.
+#include "passes/UnrollSteps.h"
+
+#include "passes/BodyUtils.h"
+
+#include "ir/IR.h"
+#include "ir/IRVisitor.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <numeric>
+
+namespace opdc {
+
+using namespace ir;
+using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
+
+namespace {
+
+constexpr const char *PassName = "unroll-steps";
+
+/// Calls, clocks and assignments to \p slot in host code.
+struct Uses : IRVisitor {
+  unsigned loopVar = ~0u;
+  bool call = false, clock = false, assignsLoopVar = false;
+  void visitCall(const CallExpr &e) override {
+    call = true;
+    IRVisitor::visitCall(e);
+  }
+  void visitIntrinsic(const IntrinsicExpr &e) override {
+    if (e.id == Intrinsic::Wtime)
+      clock = true;
+    IRVisitor::visitIntrinsic(e);
+  }
+  void visitAssign(const AssignStmt &s) override {
+    if (const auto *v = dyn_cast<VarRefExpr>(s.target.get()))
+      assignsLoopVar = assignsLoopVar || v->slot == loopVar;
+    IRVisitor::visitAssign(s);
+  }
+};
+
+/// Whether \p f is a time loop of stencil steps this pass unrolls.
+bool unrollable(const ForStmt &f) {
+  bool swap = false, stencilRead = false;
+  for (const StmtPtr &sp : f.body.stmts) {
+    const Stmt *s = sp.get();
+    if (!s)
+      continue;
+    if (s->kind == StmtKind::Swap) {
+      swap = true;
+      continue;
+    }
+    if (const auto *l = dyn_cast<ParLoopStmt>(s)) {
+      if (!l->block)
+        return false;
+      for (const AccessDescriptor &a : l->args)
+        if (a.kind == ArgKind::Stencil && a.mode == AccessMode::Read &&
+            a.stencil && !a.stencil->isCentreOnly())
+          stencilRead = true;
+      continue;
+    }
+    if (s->kind != StmtKind::Decl && s->kind != StmtKind::Assign)
+      return false;
+  }
+  Uses u;
+  u.loopVar = f.slot;
+  for (const StmtPtr &sp : f.body.stmts)
+    if (sp)
+      u.visitStmt(*sp);
+  if (u.call || u.clock || u.assignsLoopVar)
+    return false;
+  // A constant trip count below 2 gains nothing.
+  const auto *lo = dyn_cast<ConstantExpr>(f.lo.get());
+  const auto *hi = dyn_cast<ConstantExpr>(f.hi.get());
+  if (lo && hi && hi->value.asInt() - lo->value.asInt() < 2)
+    return false;
+  return swap && stencilRead;
+}
+
+ExprPtr intConst(Type t, int64_t v) {
+  return std::make_unique<ConstantExpr>(ConstValue::ofInt(t.scalar, v));
+}
+
+ExprPtr binary(BinaryOp op, ExprPtr a, ExprPtr b) {
+  return std::make_unique<BinaryExpr>(op, std::move(a), std::move(b));
+}
+
+/// A copy of \p body that declares the loop variable (slot \p var, as
+/// \p varTo) from \p value first, with every slot the body declares
+/// renamed to a fresh one when \p fresh.
+Body stepCopy(Function &fn, const Body &body, unsigned var, unsigned varTo,
+              ExprPtr value, bool fresh) {
+  Body copy = body.clone();
+  std::vector<unsigned> map(fn.vars.size());
+  std::iota(map.begin(), map.end(), 0u);
+  map[var] = varTo;
+  if (fresh)
+    for (const StmtPtr &sp : body.stmts)
+      if (const auto *d = dyn_cast_or_null<DeclStmt>(sp.get())) {
+        const Var v = fn.vars[d->slot];
+        map[d->slot] = fn.addVar(v.name + ".u", v.type, v.isMutable, v.range);
+      }
+  remapSlots(copy, map);
+  copy.stmts.insert(copy.stmts.begin(),
+                    std::make_unique<DeclStmt>(varTo, std::move(value)));
+  return copy;
+}
+
+/// Unrolls the for loop at \p sp (known unrollable); returns the loops that
+/// replace it.
+std::vector<StmtPtr> unroll(Function &fn, ForStmt &f) {
+  const Var loopVar = fn.vars[f.slot];
+  const Type t = loopVar.type;
+  auto count = [&] {
+    std::vector<ExprPtr> args;
+    args.push_back(binary(BinaryOp::Sub, f.hi->clone(), f.lo->clone()));
+    args.push_back(intConst(t, 0));
+    return std::make_unique<IntrinsicExpr>(Intrinsic::Max, std::move(args));
+  };
+  const unsigned pair =
+      fn.addVar(loopVar.name + ".pair", t, false, loopVar.range);
+  auto pairRef = [&] { return std::make_unique<VarRefExpr>(pair, t); };
+  // s = lo + 2 * pair, s' = lo + 2 * pair + 1.
+  auto stepOf = [&](int64_t k) {
+    ExprPtr e = binary(BinaryOp::Add, f.lo->clone(),
+                       binary(BinaryOp::Mul, intConst(t, 2), pairRef()));
+    return k ? binary(BinaryOp::Add, std::move(e), intConst(t, k))
+             : std::move(e);
+  };
+  const unsigned second =
+      fn.addVar(loopVar.name + ".u", t, false, loopVar.range);
+  Body first = stepCopy(fn, f.body, f.slot, f.slot, stepOf(0), false);
+  Body next = stepCopy(fn, f.body, f.slot, second, stepOf(1), true);
+  Body pairs;
+  for (StmtPtr &s : first.stmts)
+    pairs.stmts.push_back(std::move(s));
+  for (StmtPtr &s : next.stmts)
+    pairs.stmts.push_back(std::move(s));
+  std::vector<StmtPtr> out;
+  out.push_back(std::make_unique<ForStmt>(
+      pair, intConst(t, 0), binary(BinaryOp::Div, count(), intConst(t, 2)),
+      std::move(pairs), f.range));
+  // The last step when the count is odd.
+  const unsigned rest =
+      fn.addVar(loopVar.name + ".rest", t, false, loopVar.range);
+  const unsigned restVar =
+      fn.addVar(loopVar.name + ".r", t, false, loopVar.range);
+  Body last = stepCopy(fn, f.body, f.slot, restVar,
+                       std::make_unique<VarRefExpr>(rest, t), true);
+  ExprPtr restLo =
+      binary(BinaryOp::Add, f.lo->clone(),
+             binary(BinaryOp::Mul, intConst(t, 2),
+                    binary(BinaryOp::Div, count(), intConst(t, 2))));
+  out.push_back(std::make_unique<ForStmt>(
+      rest, std::move(restLo), f.hi->clone(), std::move(last), f.range));
+  return out;
+}
+
+bool unrollIn(Function &fn, Body &b, PassContext &ctx) {
+  bool changed = false;
+  std::vector<StmtPtr> out;
+  for (StmtPtr &sp : b.stmts) {
+    auto *f = dyn_cast_or_null<ForStmt>(sp.get());
+    if (f && unrollable(*f)) {
+      for (StmtPtr &s : unroll(fn, *f))
+        out.push_back(std::move(s));
+      ctx.stats.add(PassName, "unrolled", "time loops unrolled by two");
+      changed = true;
+      continue;
+    }
+    if (sp)
+      forEachNestedBody(*sp, [&](Body &inner) {
+        changed = unrollIn(fn, inner, ctx) || changed;
+      });
+    out.push_back(std::move(sp));
+  }
+  b.stmts = std::move(out);
+  return changed;
+}
+
+} // namespace
+
+bool unrollSteps(Program &program, PassContext &ctx) {
+  if (!ctx.skew)
+    return false;
+  bool changed = false;
+  for (Function *f : program.functions())
+    if (f->isHost())
+      changed = unrollIn(*f, f->body, ctx) || changed;
+  return changed;
+}
+
+} // namespace opdc
