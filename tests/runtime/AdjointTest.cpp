@@ -380,6 +380,35 @@ void setState(double *u, int64_t value, uint64_t &v) {
   v = uint64_t(value);
 }
 
+/// The forward sweep of the open plan over steps [first, first + n): saves
+/// with opd_ckpt_save_overwritten(\p flags) where the plan asks, then runs
+/// the step. Returns the saves.
+int forwardSaving(int64_t first, int64_t n,
+                  const std::function<void(int64_t, uint64_t &)> &run,
+                  const uint8_t *flags, uint64_t &vals) {
+  int saves = 0;
+  for (int64_t k = first; k < first + n; ++k) {
+    int32_t slot = opd_ckpt_forward(k);
+    if (slot >= 0) {
+      opd_ckpt_save_overwritten(slot, &vals, flags);
+      ++saves;
+    }
+    run(k, vals);
+  }
+  return saves;
+}
+
+/// followPlan with opd_ckpt_save_overwritten(\p flags) and opd_ckpt_restore.
+std::vector<int64_t>
+followPlanSaving(const std::function<void(int64_t, uint64_t &)> &run,
+                 const uint8_t *flags, uint64_t &vals,
+                 const std::function<void(int64_t, bool)> &reversed) {
+  return followPlan(
+      [&](int64_t k) { run(k, vals); },
+      [&](int32_t slot) { opd_ckpt_save_overwritten(slot, &vals, flags); },
+      [&](int32_t slot) { opd_ckpt_restore(slot, &vals); }, reversed);
+}
+
 /// first + n - 1 down to first.
 std::vector<int64_t> lastToFirst(int64_t first, int64_t n) {
   std::vector<int64_t> v;
@@ -465,18 +494,10 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheStepOverwrites) {
   uint64_t v = uint64_t(first);
   for (int i = 0; i < 100; ++i)
     static_cast<double *>(opd_dat_data(u))[i] = double(first);
-  for (int64_t k = first; k < first + n; ++k) {
-    int32_t slot = opd_ckpt_forward(k);
-    if (slot >= 0)
-      opd_ckpt_save_overwritten(slot, &v, overwritten);
-    run(k, v);
-  }
+  forwardSaving(first, n, run, overwritten, v);
   EXPECT_EQ(taken, 1) << "the first step's save took u, the others none";
-  const std::vector<int64_t> order = followPlan(
-      [&](int64_t k) { run(k, v); },
-      [&](int32_t slot) { opd_ckpt_save_overwritten(slot, &v, overwritten); },
-      [&](int32_t slot) { opd_ckpt_restore(slot, &v); },
-      [&](int64_t k, bool) {
+  const std::vector<int64_t> order =
+      followPlanSaving(run, overwritten, v, [&](int64_t k, bool) {
         EXPECT_EQ(v, uint64_t(k));
         if (k == first) {
           EXPECT_EQ(at57(), double(k)) << "the first step's state, whole";
@@ -524,15 +545,7 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheNextStepOverwrites) {
     static_cast<double *>(opd_dat_data(u))[i] = double(first);
     static_cast<double *>(opd_dat_data(v))[i] = double(first - 1);
   }
-  int saves = 0;
-  for (int64_t k = first; k < first + n; ++k) {
-    int32_t slot = opd_ckpt_forward(k);
-    if (slot >= 0) {
-      opd_ckpt_save_overwritten(slot, &val, flags);
-      ++saves;
-    }
-    run(k, val);
-  }
+  const int saves = forwardSaving(first, n, run, flags, val);
   EXPECT_EQ(saves, 3);
   // v's storage went into the first snapshot (the others keep none of it:
   // the loop overwrites all of v), u's into each snapshot a step later
@@ -544,11 +557,8 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheNextStepOverwrites) {
     expected += (a.step == 0) + (a.step + 1 < n);
   EXPECT_EQ(taken, expected);
   EXPECT_GT(taken, 1);
-  const std::vector<int64_t> order = followPlan(
-      [&](int64_t k) { run(k, val); },
-      [&](int32_t slot) { opd_ckpt_save_overwritten(slot, &val, flags); },
-      [&](int32_t slot) { opd_ckpt_restore(slot, &val); },
-      [&](int64_t k, bool) {
+  const std::vector<int64_t> order =
+      followPlanSaving(run, flags, val, [&](int64_t k, bool) {
         EXPECT_EQ(val, uint64_t(k));
         EXPECT_EQ(at57(u), double(k)) << "step " << k;
         // v is overwritten before it is read: only the first step's
@@ -625,18 +635,10 @@ TEST_F(AdjointRuntimeTest, SnapshotsKeepOnlyWhatTheStepDoesNotOverwrite) {
   opd_dat *dats[] = {p, q};
   opd_ckpt_begin(first, n, 0, dats, 2, 1);
   uint64_t val = uint64_t(first);
-  for (int64_t k = first; k < first + n; ++k) {
-    int32_t slot = opd_ckpt_forward(k);
-    if (slot >= 0)
-      opd_ckpt_save_overwritten(slot, &val, flags);
-    run(k, val);
-  }
+  forwardSaving(first, n, run, flags, val);
   runs = 0;
-  const std::vector<int64_t> order = followPlan(
-      [&](int64_t k) { run(k, val); },
-      [&](int32_t slot) { opd_ckpt_save_overwritten(slot, &val, flags); },
-      [&](int32_t slot) { opd_ckpt_restore(slot, &val); },
-      [&](int64_t k, bool) {
+  const std::vector<int64_t> order =
+      followPlanSaving(run, flags, val, [&](int64_t k, bool) {
         EXPECT_EQ(val, uint64_t(k));
         EXPECT_EQ(check(k, k == first), 0) << "step " << k;
       });
