@@ -231,8 +231,6 @@ struct DatCopy {
 
   /// Whether this copy holds only the points outside a loop's range.
   bool isPartial() const { return partial; }
-  /// Its buffer's bytes.
-  int64_t bytes() const { return buf.data ? buf.bytes : 0; }
 
 private:
   /// Calls \p f(offset, bytes) for each contiguous run of \p d's storage
