@@ -19,14 +19,20 @@
 //     arguments: the loop then reaches the same storage it reached after
 //     the swap (both dats have the same shape, so ranges and sizes are the
 //     same); it passes host declarations and assignments (they reach no
-//     dat), a swap of two other dats, and a tape statement of other dats;
-//     two swaps of the same pair that meet cancel;
+//     dat), a swap of two other dats, a tape pop of other dats and a tape
+//     push of host variables only (a push of dats stays right before the
+//     loop it may hand the dat's storage over at); two swaps of the same
+//     pair that meet cancel;
 //   * `tape pop` passes a loop that reaches none of its dats and none of
 //     the host variables it restores, host statements that use none of
 //     those variables, and swaps of other dats;
 //   * a host declaration or assignment passes a loop that uses none of the
 //     variables it reads or writes (as an argument, a reduction target or
-//     in its range), and host statements that use none of them.
+//     in its range), and host statements that use none of them;
+//   * a tape push of host variables only (the unrolled time loop's copy
+//     saves its loop variable) passes loops and host statements that use
+//     none of them, and swaps; no tape statement passes another, so the
+//     tape keeps its order.
 // Each step exchanges two statements that touch disjoint state (or renames
 // consistently), so every loop computes what it computed before, in the
 // same order: results are bitwise the same. The reversed pair above
@@ -84,6 +90,12 @@ bool isPop(const Stmt &s) {
   return t && !t->push;
 }
 
+/// A tape push of host variables only: it reads them and reaches no dat.
+bool isScalarPush(const Stmt &s) {
+  const auto *t = dyn_cast<TapeStmt>(&s);
+  return t && t->push && t->dats.empty();
+}
+
 /// The statements S may move past, each a kind this pass knows.
 enum class Step { Pass, Cancel, Stop };
 
@@ -102,9 +114,9 @@ Step swapPast(const SwapStmt &sw, const Stmt &next) {
     for (const Dat *d : t->dats)
       if (d == sw.a || d == sw.b)
         return Step::Stop;
-    // A push may hand the dat's storage to the tape at the next loop's
-    // prepare: it stays right before that loop.
-    return t->push ? Step::Stop : Step::Pass;
+    // A push of dats may hand a dat's storage to the tape at the next
+    // loop's prepare: it stays right before that loop.
+    return t->push && !t->dats.empty() ? Step::Stop : Step::Pass;
   }
   return Step::Stop;
 }
@@ -128,12 +140,23 @@ Step popPast(const TapeStmt &pop, const Stmt &next) {
   return Step::Stop;
 }
 
+/// A push of host variables passes what touches none of them; never another
+/// tape statement (the tape is a stack).
+Step scalarPushPast(const TapeStmt &push, const Stmt &next) {
+  const std::set<unsigned> vars(push.vars.begin(), push.vars.end());
+  if (next.kind == StmtKind::ParLoop || isHost(next))
+    return disjoint(vars, slotsOf(next)) ? Step::Pass : Step::Stop;
+  if (next.kind == StmtKind::Swap)
+    return Step::Pass;
+  return Step::Stop;
+}
+
 Step hostPast(const Stmt &host, const Stmt &next) {
   if (next.kind == StmtKind::ParLoop || isHost(next))
     return disjoint(slotsOf(host), slotsOf(next)) ? Step::Pass : Step::Stop;
   if (next.kind == StmtKind::Swap)
     return Step::Pass;
-  if (isPop(next)) {
+  if (isPop(next) || isScalarPush(next)) {
     const auto &t = *dyn_cast<TapeStmt>(&next);
     const std::set<unsigned> vars(t.vars.begin(), t.vars.end());
     return disjoint(slotsOf(host), vars) ? Step::Pass : Step::Stop;
@@ -160,28 +183,53 @@ bool loopBefore(const Body &b, size_t i) {
     const Stmt &s = *b.stmts[k];
     if (s.kind == StmtKind::ParLoop)
       return true;
-    if (!isHost(s) && s.kind != StmtKind::Swap && !isPop(s))
+    if (!isHost(s) && s.kind != StmtKind::Swap && !isPop(s) &&
+        !isScalarPush(s))
       return false;
   }
   return false;
 }
 
+Step stepPast(const Stmt &s, const Stmt &next) {
+  if (const auto *sw = dyn_cast<SwapStmt>(&s))
+    return swapPast(*sw, next);
+  if (const auto *t = dyn_cast<TapeStmt>(&s))
+    return t->push ? scalarPushPast(*t, next) : popPast(*t, next);
+  return hostPast(s, next);
+}
+
 /// Moves statement \p i forward as far as the rules allow, but not beyond
-/// the last loop it passes. Returns whether the body changed.
+/// the last loop it passes. A tape push of host variables takes along the
+/// host statements right after it that it cannot pass (the assignment of
+/// the variable it saves): they move as one unit, in their order. Returns
+/// whether the body changed.
 bool sink(Body &b, size_t i, int64_t &movedCount, int64_t &cancelledCount) {
-  Stmt &s = *b.stmts[i];
+  size_t j = i; // the unit is stmts[i..j]
+  if (isScalarPush(*b.stmts[i]))
+    while (j + 1 < b.stmts.size()) {
+      const Stmt &next = *b.stmts[j + 1];
+      if (!isHost(next) && !isScalarPush(next))
+        break;
+      bool blocks = false;
+      for (size_t m = i; m <= j; ++m)
+        blocks = blocks || stepPast(*b.stmts[m], next) == Step::Stop;
+      if (!blocks)
+        break;
+      ++j;
+    }
   auto step = [&](const Stmt &next) {
-    if (const auto *sw = dyn_cast<SwapStmt>(&s))
-      return swapPast(*sw, next);
-    if (const auto *t = dyn_cast<TapeStmt>(&s))
-      return popPast(*t, next);
-    return hostPast(s, next);
+    if (i == j)
+      return stepPast(*b.stmts[i], next);
+    for (size_t m = i; m <= j; ++m)
+      if (stepPast(*b.stmts[m], next) != Step::Pass)
+        return Step::Stop;
+    return Step::Pass;
   };
   // How far: past statements up to the last loop it can pass (or to a swap
   // it cancels with).
-  size_t last = i; // the last statement to pass
+  size_t last = j; // the last statement to pass
   bool cancel = false;
-  for (size_t k = i + 1; k < b.stmts.size(); ++k) {
+  for (size_t k = j + 1; k < b.stmts.size(); ++k) {
     const Step st = step(*b.stmts[k]);
     if (st == Step::Stop)
       break;
@@ -193,37 +241,38 @@ bool sink(Body &b, size_t i, int64_t &movedCount, int64_t &cancelledCount) {
     if (b.stmts[k]->kind == StmtKind::ParLoop)
       last = k;
   }
-  if (last == i)
+  if (last == j)
     return false;
   bool loopPassed = false;
-  for (size_t k = i + 1; k <= last; ++k)
+  for (size_t k = j + 1; k <= last; ++k)
     loopPassed = loopPassed || b.stmts[k]->kind == StmtKind::ParLoop;
   if (!loopPassed)
     return false;
-  if (const auto *sw = dyn_cast<SwapStmt>(&s)) {
+  if (const auto *sw = dyn_cast<SwapStmt>(b.stmts[i].get())) {
     for (size_t k = i + 1; k <= last; ++k)
       if (auto *l = dyn_cast<ParLoopStmt>(b.stmts[k].get()))
         renameSwapped(*l, *sw);
   }
   ++movedCount;
-  StmtPtr moved = std::move(b.stmts[i]);
   if (cancel) {
     ++cancelledCount;
     b.stmts.erase(b.stmts.begin() + std::ptrdiff_t(last));
     b.stmts.erase(b.stmts.begin() + std::ptrdiff_t(i));
     return true;
   }
-  b.stmts.erase(b.stmts.begin() + std::ptrdiff_t(i));
-  b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(last), std::move(moved));
+  // Rotate the unit to just after the last statement it passes.
+  std::rotate(b.stmts.begin() + std::ptrdiff_t(i),
+              b.stmts.begin() + std::ptrdiff_t(j + 1),
+              b.stmts.begin() + std::ptrdiff_t(last + 1));
   return true;
 }
 
 /// Whether statement \p i of \p b is one this pass moves: a swap, a tape
-/// pop, or a host statement that uses a reduction result of a loop before
-/// it in its run.
+/// pop, a tape push of host variables, or a host statement that uses a
+/// reduction result of a loop before it in its run.
 bool movable(const Body &b, size_t i) {
   const Stmt &s = *b.stmts[i];
-  if (s.kind == StmtKind::Swap || isPop(s))
+  if (s.kind == StmtKind::Swap || isPop(s) || isScalarPush(s))
     return true;
   if (!isHost(s))
     return false;
@@ -237,7 +286,8 @@ bool movable(const Body &b, size_t i) {
           return true;
       continue;
     }
-    if (!isHost(p) && p.kind != StmtKind::Swap && !isPop(p))
+    if (!isHost(p) && p.kind != StmtKind::Swap && !isPop(p) &&
+        !isScalarPush(p))
       return false;
   }
   return false;
