@@ -44,8 +44,11 @@
 // split), and the SLP vectoriser packs the four copies when they are
 // independent (heat3d's adjoint loop step.b: one <4 x double> chain, as
 // fast as when the loop vectoriser split the sum; docs/performance.md,
-// "Float sums"); when it cannot
-// (calls without vector variants, branches), the loop runs scalar with
+// "Float sums"). A kernel that adds to the sum at most once an element
+// (analysis/SumOnce.h) runs each copy from -0.0 instead, and the four
+// addends join the partials in one vector addition: the same bits, and a
+// loop-carried chain of one addition. When the SLP vectoriser cannot pack
+// the copies (calls without vector variants, branches), the loop runs scalar with
 // four independent chains instead of one. Same bits for any thread count
 // (the runtime fixes the chunks), -O level, target vector width, streaming
 // or not, fused or not (one SumLanes for every type and loop) and inlined
@@ -87,6 +90,7 @@
 // Integer increments wrap and so are exact in any order. A component the
 #include "codegen/llvm/LoopEmitter.h"
 
+#include "analysis/SumOnce.h"
 #include "codegen/common/Identities.h"
 #include "codegen/common/RuntimeMapping.h"
 #include "codegen/llvm/LLVMCodeGen.h"
@@ -291,35 +295,67 @@ void LoopEmitter::emitLaneGroups(
       noalias[l] = llvm::MDNode::get(cgm.context, others);
     }
   }
+  //
+  // A sum the kernel adds to at most once an element (laneOnce) keeps its
+  // partials out of the copies: each copy's accumulator starts from -0.0
+  // (so it ends as the element's addend, or -0.0), and the copies' results
+  // join the partials in one vector addition after the four copies. The
+  // bits are the same (p + (-0.0 + e) == p + e, p + -0.0 == p), but the
+  // row's loop-carried chain is that one addition: carried through every
+  // copy, SLP split it into pieces with shuffles between (Poisson's adjoint
+  // loop jacobi.b, whose dJ/dw sum cost 12 ms a sweep of 16.7M points on
+  // Zen 5, bench/adjoint/README.md).
   std::vector<llvm::Value *> saved = argPtr;
   emitCountedLoop(
       bb, lo, mid, makeLoopID(cgm.context, group), name + ".lanes",
       [&](llvm::Value *g) {
+        // Per (argument, component) of a once-sum: the lanes' addends.
+        std::vector<std::vector<llvm::Value *>> addends(sums.size());
         for (unsigned l = 0; l < sumLanes; ++l) {
           for (unsigned n = 0; n < laneSums.size(); ++n)
             if (!laneSums[n].empty())
               argPtr[n] = laneAccs[n][l];
           for (auto [n, k] : sums) {
             llvm::Type *t = cgm.memType(loop.args[n].scalar);
-            llvm::Value *v = bb.CreateLoad(
-                llvm::FixedVectorType::get(t, sumLanes), laneSums[n][k]);
-            bb.CreateStore(bb.CreateExtractElement(v, uint64_t(l)),
-                           accumulatorAt(bb, n, k));
+            llvm::Value *start = llvm::ConstantFP::getNegativeZero(t);
+            if (!laneOnce[n])
+              start = bb.CreateExtractElement(
+                  bb.CreateLoad(llvm::FixedVectorType::get(t, sumLanes),
+                                laneSums[n][k]),
+                  uint64_t(l));
+            bb.CreateStore(start, accumulatorAt(bb, n, k));
           }
           callScope = scope[l];
           callNoAlias = noalias[l];
           element(l ? bb.CreateAdd(g, i64(l), "", true, true) : g);
           callScope = callNoAlias = nullptr;
-          for (auto [n, k] : sums) {
+          for (size_t s = 0; s < sums.size(); ++s) {
+            auto [n, k] = sums[s];
             llvm::Type *t = cgm.memType(loop.args[n].scalar);
+            llvm::Value *acc = bb.CreateLoad(t, accumulatorAt(bb, n, k));
+            if (laneOnce[n]) {
+              addends[s].push_back(acc);
+              continue;
+            }
             llvm::Value *v = bb.CreateLoad(
                 llvm::FixedVectorType::get(t, sumLanes), laneSums[n][k]);
-            bb.CreateStore(
-                bb.CreateInsertElement(
-                    v, bb.CreateLoad(t, accumulatorAt(bb, n, k)), uint64_t(l)),
-                laneSums[n][k]);
+            bb.CreateStore(bb.CreateInsertElement(v, acc, uint64_t(l)),
+                           laneSums[n][k]);
           }
           argPtr = saved;
+        }
+        for (size_t s = 0; s < sums.size(); ++s) {
+          auto [n, k] = sums[s];
+          if (!laneOnce[n])
+            continue;
+          auto *vt = llvm::FixedVectorType::get(
+              cgm.memType(loop.args[n].scalar), sumLanes);
+          llvm::Value *add = llvm::PoisonValue::get(vt);
+          for (unsigned l = 0; l < sumLanes; ++l)
+            add = bb.CreateInsertElement(add, addends[s][l], uint64_t(l));
+          bb.CreateStore(
+              bb.CreateFAdd(bb.CreateLoad(vt, laneSums[n][k]), add),
+              laneSums[n][k]);
         }
       },
       sumLanes);
@@ -571,6 +607,7 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   sumLanes = 0;
   laneSums.assign(n, {});
   laneAccs.assign(n, {});
+  laneOnce.assign(n, false);
   incBuffer.assign(n, nullptr);
   exactSlot.assign(n, nullptr);
   gatherBase.assign(n, nullptr);
@@ -661,6 +698,7 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
           laneSums[i].push_back(bb.CreateAlloca(vecTy, nullptr, "lanes"));
         for (unsigned l = 0; l < SumLanes; ++l)
           laneAccs[i].push_back(bb.CreateAlloca(accTy, nullptr, "lane.acc"));
+        laneOnce[i] = addsAtMostOnce(*loop.kernel, i);
       }
     }
   }

@@ -157,6 +157,10 @@ private:
   std::vector<std::vector<llvm::AllocaInst *>> laneSums;
   /// Per argument with laneSums: the accumulator of each lane's kernel.
   std::vector<std::vector<llvm::AllocaInst *>> laneAccs;
+  /// Per argument with laneSums: the kernel adds to it at most once an
+  /// element (analysis/SumOnce.h), so each lane's kernel starts from -0.0
+  /// and the lanes' results join the partials in one vector addition.
+  std::vector<bool> laneOnce;
   /// Alias scope and noalias lists for the kernel calls being emitted
   /// (emitLaneGroups), or null.
   llvm::MDNode *callScope = nullptr, *callNoAlias = nullptr;
