@@ -84,10 +84,18 @@ std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
       out, "%s\n",
       std::string(std::size_t(width) + (ranks > 1 ? 103 : 48), '-').c_str());
   appendRow(out, width, total, ranks);
-  for (const ProfileRow &r : rows)
-    if (!r.plan.empty())
-      appendf(out, "plan: %s: %s%s\n", r.name.c_str(), r.plan.c_str(),
-              ranks > 1 ? " (rank 0)" : "");
+  for (const ProfileRow &r : rows) {
+    if (r.plan.empty())
+      continue;
+    std::string body;
+    if (r.sweepCalls > 0)
+      appendf(body, "; its body %.3f s in %lld sweeps (%.2f ms a sweep, "
+              "thread-seconds)",
+              r.sweepSeconds, (long long)r.sweepCalls,
+              r.sweepSeconds / double(r.sweepCalls) * 1e3);
+    appendf(out, "plan: %s: %s%s%s\n", r.name.c_str(), r.plan.c_str(),
+            body.c_str(), ranks > 1 ? " (rank 0)" : "");
+  }
   return out;
 }
 

@@ -28,6 +28,10 @@ struct ProfileRow {
   /// Loops with indirect writes: the schedule that ran (exec/Plan.h), e.g.
   /// "colour, 4 colours"; "" for other loops.
   std::string plan = {};
+  /// Skewed sweeps (rank 0's): the seconds the loop's body calls took in
+  /// them, summed over the threads, and the sweeps it ran in.
+  double sweepSeconds = 0;
+  int64_t sweepCalls = 0;
 };
 
 /// The rows of all loops run so far, one per loop name, in descending time

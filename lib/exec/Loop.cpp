@@ -404,6 +404,8 @@ std::vector<ProfileRow> collectProfile() {
     if (loop->hasScalar && (loop->scalarCalls > 0 || loop->scalar.choice >= 0))
       addTimed("scalar body (branches kept)", loop->scalarCalls, "",
                loop->scalar, "scalar", "vectorised");
+    it->sweepSeconds += loop->sweepSeconds;
+    it->sweepCalls += loop->sweepCalls;
     it->calls += loop->calls;
     it->seconds += loop->seconds;
     it->bytes += loop->bytesPerCall * double(loop->calls) + loop->bytesAdjust;

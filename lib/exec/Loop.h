@@ -136,6 +136,12 @@ struct opd_loop {
   /// profile's plan lines.
   double bytesAdjust = 0;
   std::string note;
+  /// Skewed sweeps: the seconds this loop's body calls took in them
+  /// (summed over the threads) and the sweeps it ran in, for the profile's
+  /// plan line: a sweep's time is the first loop's, this is each loop's
+  /// share of it.
+  double sweepSeconds = 0;
+  int64_t sweepCalls = 0;
   /// The first loop of a skewed sweep: whether it last ran as one sweep on
   /// every rank, why not, and what every rank knew alike when that was
   /// decided (lib/exec/Skew.cpp, sweepsHere).

@@ -357,6 +357,8 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
     l->choiceSeconds = 0;
     for (int64_t t = 0; t < parts; ++t)
       l->choiceSeconds += spent[ms.size() * size_t(t) + k];
+    l->sweepSeconds += l->choiceSeconds;
+    ++l->sweepCalls;
     if (k > 0) {
       l->startTime = opd_rt_wtime(); // its time is the first loop's
       ms[0].loop->bytesAdjust += l->bytesPerCall;

@@ -267,4 +267,43 @@ TEST_F(SkewTest, EachLoopsBodyIsChosenOnItsOwnTime) {
   }
 }
 
+// The profile's plan line of each loop of a sweep gives the seconds its own
+// body calls took (the sweep's time is the first loop's): a later loop that
+// spins 5 ms a sweep shows at least that, in as many sweeps as ran.
+TEST_F(SkewTest, ProfileGivesEachLoopsShareOfTheSweep) {
+  omp_set_num_threads(1);
+  opd_block *b = opd_block_create("grid", 2);
+  const int64_t size[2] = {8, 64}, halo[2] = {1, 1}, base[2] = {0, 0};
+  opd_dat *u = opd_block_dat_create("u", b, OPD_F64, 1, size, halo, halo, base);
+  opd_arg args[1] = {
+      {u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8, {0, -1, 0}, {0, 1, 0}, 0}};
+  const int64_t schedule[6] = {0, 0, 0, 0, 0, 0};
+  int64_t lo0[2] = {0, 0}, hi0[2] = {8, 64}, lo1[2] = {0, 0}, hi1[2] = {8, 64};
+  opd_loop *first =
+      opd_loop_prepare_block(nullptr, "sharefirst", b, lo0, hi0, 1, args);
+  opd_loop *later =
+      opd_loop_prepare_block(nullptr, "sharelater", b, lo1, hi1, 1, args);
+  VariantRows c0{first->begin};
+  VariantRows c1{later->begin, 5, 5};
+  opd_loop *loops[2] = {first, later};
+  const opd_body bodies[2] = {variantRows, variantRows};
+  void *ctxs[2] = {&c0, &c1};
+  for (int call = 0; call < 3; ++call)
+    opd_skew_run(2, loops, bodies, ctxs, schedule);
+  const std::vector<opdc::rt::ProfileRow> rows = opdc::rt::collectProfile();
+  for (const opdc::rt::ProfileRow &row : rows)
+    if (row.name == "sharelater") {
+      EXPECT_EQ(row.sweepCalls, 3);
+      EXPECT_GE(row.sweepSeconds, 0.015);
+    } else if (row.name == "sharefirst") {
+      EXPECT_EQ(row.sweepCalls, 3);
+      EXPECT_LT(row.sweepSeconds, row.seconds);
+    }
+  const std::string text = opdc::rt::formatProfile(rows, 1, 1);
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "plan: sharelater: in the skewed sweep of 'sharefirst' "
+                        "(its time and bytes counted there); its body "));
+  EXPECT_THAT(text, ::testing::HasSubstr(" in 3 sweeps ("));
+}
+
 } // namespace
