@@ -43,6 +43,16 @@
 // Nothing else reads X on I between Z and the next G, so every value the
 // program reads is the one it read before.
 //
+// The same pair also meets within one body: a time loop unrolled by two
+// (passes/UnrollSteps.cpp) reverses two steps per body, and the second
+// step's Z zeroes the adjoint that the first step's G increments next, in
+// the same run of the body (rewriteWithin). There it is enough that the
+// first statement after Z that touches X's buffer (through the swaps) is
+// G, over a range within Z's, with no jump between: G read zeros on I and
+// now assigns them, the zero loops over R \ I follow Z, and nothing needs
+// zeroing after the time loop. Poisson's pair reverse then reads and
+// writes two fewer arrays (bench/adjoint/README.md).
+//
 // Z, once it only reads, also moves before G on a 3D block when it sums
 // (a derivative with respect to a parameter) and commutes with every loop
 // from G to it (leadWithKept): the fuse pass then makes it the first loop
@@ -541,7 +551,7 @@ public:
   /// Rewrites the time loops in \p b, the body of \p owner (null: of the
   /// function, \p isMain when it is main's).
   bool run(Body &b, const Stmt *owner, bool isMain = false) {
-    bool changed = false;
+    bool changed = rewriteWithin(b);
     frames.push_back({&b, 0, owner, isMain});
     for (size_t i = 0; i < b.stmts.size(); ++i) {
       frames.back().index = i;
@@ -570,6 +580,75 @@ public:
   }
 
 private:
+  /// Z and G within one body, Z first: the same rewrite as across steps,
+  /// where Z's zeros reach G in the same run of the body (two reversed
+  /// steps of an unrolled time loop: the second step's Z zeroes the
+  /// adjoint that the first step's G increments next). Legal when, through
+  /// the swaps between, the first statement after Z that touches X's
+  /// buffer is G, incrementing it at the centre over a range within Z's,
+  /// with no break, continue or return between: G read zeros on its range
+  /// and now overwrites it with the same values (`0.0 + e`), and the rest
+  /// of Z's range is still zeroed (in slabs right after Z).
+  bool rewriteWithin(Body &b) {
+    bool changed = false;
+    for (size_t z = 0; z < b.stmts.size(); ++z) {
+      auto *zl = dyn_cast<ParLoopStmt>(b.stmts[z].get());
+      if (!zl)
+        continue;
+      for (size_t ai = 0; ai < zl->args.size(); ++ai) {
+        if (!zl->args[ai].usesDat())
+          continue;
+        Dat *x = zl->args[ai].dat;
+        const int zArg = zeroingArg(*zl, x);
+        // (A loop that only zeroes would keep nothing: left alone.)
+        if (zArg < 0 || zeroes(*zl, x))
+          continue;
+        Dat *cur = x;
+        ParLoopStmt *gl = nullptr;
+        int gArg = -1;
+        for (size_t k = z + 1; k < b.stmts.size(); ++k) {
+          Stmt &s = *b.stmts[k];
+          if (isa<BreakStmt>(s) || isa<ContinueStmt>(s) ||
+              isa<ReturnStmt>(s))
+            break;
+          if (auto *w = dyn_cast<SwapStmt>(&s)) {
+            followSwap(*w, cur);
+            continue;
+          }
+          bool jump = false;
+          forEachNestedBody(s, [&](Body &inner) { jump = jump || jumps(inner); });
+          if (jump)
+            break;
+          if (!mentions(s, cur))
+            continue;
+          gl = dyn_cast<ParLoopStmt>(&s);
+          gArg = gl ? incrementArg(*gl, cur) : -1;
+          if (gArg >= 0 && !within(gl->ranges, zl->ranges))
+            gArg = -1;
+          break;
+        }
+        if (gArg < 0)
+          continue;
+        std::vector<LoopRange> inner;
+        for (const LoopRange &r : gl->ranges)
+          inner.push_back(r.clone());
+        assignFirst(*gl, unsigned(gArg));
+        std::vector<StmtPtr> rest = shellZeros(*zl, x, inner);
+        keepValues(*zl, unsigned(zArg));
+        const size_t n = rest.size();
+        b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(z + 1),
+                       std::make_move_iterator(rest.begin()),
+                       std::make_move_iterator(rest.end()));
+        z += n;
+        changed = true;
+        ctx.stats.add(PassName, "assigned-within",
+                      "adjoint increments made assignments within a step");
+        break;
+      }
+    }
+    return changed;
+  }
+
   /// Rewrites the reversed steps \p steps of the time loop at \p b.stmts[at]
   /// (\p c when a checkpoint reverse) when they all qualify alike.
   bool rewrite(Body &b, size_t at, const std::vector<Body *> &steps,
