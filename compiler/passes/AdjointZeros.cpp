@@ -608,15 +608,15 @@ private:
         int gArg = -1;
         for (size_t k = z + 1; k < b.stmts.size(); ++k) {
           Stmt &s = *b.stmts[k];
-          if (isa<BreakStmt>(s) || isa<ContinueStmt>(s) ||
-              isa<ReturnStmt>(s))
+          if (isa<BreakStmt>(s) || isa<ContinueStmt>(s) || isa<ReturnStmt>(s))
             break;
           if (auto *w = dyn_cast<SwapStmt>(&s)) {
             followSwap(*w, cur);
             continue;
           }
           bool jump = false;
-          forEachNestedBody(s, [&](Body &inner) { jump = jump || jumps(inner); });
+          forEachNestedBody(s,
+                            [&](Body &inner) { jump = jump || jumps(inner); });
           if (jump)
             break;
           if (!mentions(s, cur))

@@ -183,8 +183,7 @@ bool loopBefore(const Body &b, size_t i) {
     const Stmt &s = *b.stmts[k];
     if (s.kind == StmtKind::ParLoop)
       return true;
-    if (!isHost(s) && s.kind != StmtKind::Swap && !isPop(s) &&
-        !isScalarPush(s))
+    if (!isHost(s) && s.kind != StmtKind::Swap && !isPop(s) && !isScalarPush(s))
       return false;
   }
   return false;
@@ -286,8 +285,7 @@ bool movable(const Body &b, size_t i) {
           return true;
       continue;
     }
-    if (!isHost(p) && p.kind != StmtKind::Swap && !isPop(p) &&
-        !isScalarPush(p))
+    if (!isHost(p) && p.kind != StmtKind::Swap && !isPop(p) && !isScalarPush(p))
       return false;
   }
   return false;

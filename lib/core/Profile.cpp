@@ -89,7 +89,8 @@ std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
       continue;
     std::string body;
     if (r.sweepCalls > 0)
-      appendf(body, "; its body %.3f s in %lld sweeps (%.2f ms a sweep, "
+      appendf(body,
+              "; its body %.3f s in %lld sweeps (%.2f ms a sweep, "
               "thread-seconds)",
               r.sweepSeconds, (long long)r.sweepCalls,
               r.sweepSeconds / double(r.sweepCalls) * 1e3);

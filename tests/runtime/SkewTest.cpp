@@ -204,18 +204,34 @@ void variantRows(void *ctx, int64_t begin, int64_t, int64_t) {
     opdc::rt::test::spinFor(c->scalar ? c->slowScalar : c->slowVector);
 }
 
+// An 8 x 64 block with one dat, and loops over all of it that read the dat
+// through a 3-point stencil along dimension 1 (one thread).
+struct RowGrid {
+  opd_block *b = nullptr;
+  opd_dat *u = nullptr;
+  opd_arg args[1];
+  RowGrid() {
+    omp_set_num_threads(1);
+    b = opd_block_create("grid", 2);
+    const int64_t size[2] = {8, 64}, halo[2] = {1, 1}, base[2] = {0, 0};
+    u = opd_block_dat_create("u", b, OPD_F64, 1, size, halo, halo, base);
+    args[0] = {u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8, {0, -1, 0},
+               {0, 1, 0}, 0};
+  }
+  opd_loop *prepare(const char *name) {
+    // (opd_loop_prepare_block clips the ranges in place.)
+    int64_t lo[2] = {0, 0}, hi[2] = {8, 64};
+    return opd_loop_prepare_block(nullptr, name, b, lo, hi, 1, args);
+  }
+};
+
 // A later loop of a sweep asks for its scalar body (opd_loop_scalar) as
 // opd_loop_run's loops do: the trials alternate, and the body that stays
 // is the one whose own calls were faster. The sweep's time is the first
 // loop's, so before each loop timed its own calls the later loop's trials
 // measured nothing (its best times 0.00 ms) and the choice was noise.
 TEST_F(SkewTest, EachLoopsBodyIsChosenOnItsOwnTime) {
-  omp_set_num_threads(1);
-  opd_block *b = opd_block_create("grid", 2);
-  const int64_t size[2] = {8, 64}, halo[2] = {1, 1}, base[2] = {0, 0};
-  opd_dat *u = opd_block_dat_create("u", b, OPD_F64, 1, size, halo, halo, base);
-  opd_arg args[1] = {
-      {u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8, {0, -1, 0}, {0, 1, 0}, 0}};
+  RowGrid grid;
   const int64_t schedule[6] = {0, 0, 0, 0, 0, 0};
   std::vector<int> alternate{0};
   for (int k = 0; k < opdc::rt::ScalarTrials; ++k)
@@ -223,13 +239,8 @@ TEST_F(SkewTest, EachLoopsBodyIsChosenOnItsOwnTime) {
   for (bool scalarWins : {true, false}) {
     SCOPED_TRACE(scalarWins ? "scalar faster" : "vectorised faster");
     const std::string name = scalarWins ? "scalarwins" : "vectorwins";
-    // (opd_loop_prepare_block clips the ranges in place.)
-    int64_t lo0[2] = {0, 0}, hi0[2] = {8, 64}, lo1[2] = {0, 0},
-            hi1[2] = {8, 64};
-    opd_loop *first =
-        opd_loop_prepare_block(nullptr, "first", b, lo0, hi0, 1, args);
-    opd_loop *later =
-        opd_loop_prepare_block(nullptr, name.c_str(), b, lo1, hi1, 1, args);
+    opd_loop *first = grid.prepare("first");
+    opd_loop *later = grid.prepare(name.c_str());
     VariantRows c0{first->begin};
     VariantRows c1{later->begin, scalarWins ? 0 : 20, scalarWins ? 20 : 0};
     opd_loop *loops[2] = {first, later};
@@ -271,18 +282,10 @@ TEST_F(SkewTest, EachLoopsBodyIsChosenOnItsOwnTime) {
 // body calls took (the sweep's time is the first loop's): a later loop that
 // spins 5 ms a sweep shows at least that, in as many sweeps as ran.
 TEST_F(SkewTest, ProfileGivesEachLoopsShareOfTheSweep) {
-  omp_set_num_threads(1);
-  opd_block *b = opd_block_create("grid", 2);
-  const int64_t size[2] = {8, 64}, halo[2] = {1, 1}, base[2] = {0, 0};
-  opd_dat *u = opd_block_dat_create("u", b, OPD_F64, 1, size, halo, halo, base);
-  opd_arg args[1] = {
-      {u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8, {0, -1, 0}, {0, 1, 0}, 0}};
+  RowGrid grid;
   const int64_t schedule[6] = {0, 0, 0, 0, 0, 0};
-  int64_t lo0[2] = {0, 0}, hi0[2] = {8, 64}, lo1[2] = {0, 0}, hi1[2] = {8, 64};
-  opd_loop *first =
-      opd_loop_prepare_block(nullptr, "sharefirst", b, lo0, hi0, 1, args);
-  opd_loop *later =
-      opd_loop_prepare_block(nullptr, "sharelater", b, lo1, hi1, 1, args);
+  opd_loop *first = grid.prepare("sharefirst");
+  opd_loop *later = grid.prepare("sharelater");
   VariantRows c0{first->begin};
   VariantRows c1{later->begin, 5, 5};
   opd_loop *loops[2] = {first, later};

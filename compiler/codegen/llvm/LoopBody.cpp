@@ -48,8 +48,8 @@
 // (analysis/SumOnce.h) runs each copy from -0.0 instead, and the four
 // addends join the partials in one vector addition: the same bits, and a
 // loop-carried chain of one addition. When the SLP vectoriser cannot pack
-// the copies (calls without vector variants, branches), the loop runs scalar with
-// four independent chains instead of one. Same bits for any thread count
+// the copies (calls without vector variants, branches), the loop runs scalar
+// with four independent chains instead of one. Same bits for any thread count
 // (the runtime fixes the chunks), -O level, target vector width, streaming
 // or not, fused or not (one SumLanes for every type and loop) and inlined
 // or not. Strips (below) hold whole groups and carry the partials from
@@ -353,9 +353,8 @@ void LoopEmitter::emitLaneGroups(
           llvm::Value *add = llvm::PoisonValue::get(vt);
           for (unsigned l = 0; l < sumLanes; ++l)
             add = bb.CreateInsertElement(add, addends[s][l], uint64_t(l));
-          bb.CreateStore(
-              bb.CreateFAdd(bb.CreateLoad(vt, laneSums[n][k]), add),
-              laneSums[n][k]);
+          bb.CreateStore(bb.CreateFAdd(bb.CreateLoad(vt, laneSums[n][k]), add),
+                         laneSums[n][k]);
         }
       },
       sumLanes);
