@@ -215,8 +215,8 @@ struct RowGrid {
     b = opd_block_create("grid", 2);
     const int64_t size[2] = {8, 64}, halo[2] = {1, 1}, base[2] = {0, 0};
     u = opd_block_dat_create("u", b, OPD_F64, 1, size, halo, halo, base);
-    args[0] = {u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8, {0, -1, 0},
-               {0, 1, 0}, 0};
+    args[0] = {u,          nullptr,   0, OPD_ARG_STENCIL, OPD_READ, 8,
+               {0, -1, 0}, {0, 1, 0}, 0};
   }
   opd_loop *prepare(const char *name) {
     // (opd_loop_prepare_block clips the ranges in place.)
