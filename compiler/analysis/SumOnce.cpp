@@ -7,6 +7,7 @@
 
 #include "llvm/Support/Casting.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 
@@ -25,7 +26,7 @@ public:
   void visitAssign(const AssignStmt &s) override {
     int64_t component = -1;
     if (isParam(*s.target)) {
-      component = 0;
+      component = 0; // all of them (wholeAdds)
     } else if (const auto *ix = dyn_cast<IndexExpr>(s.target.get());
                ix && isParam(*ix->base)) {
       const auto *c = dyn_cast<ConstantExpr>(ix->index.get());
@@ -36,7 +37,13 @@ public:
       IRVisitor::visitAssign(s); // a use elsewhere is found in the operands
       return;
     }
-    if (s.op != AssignOp::Add || loops > 0 || ++adds[component] > 1)
+    // The whole parameter: every component (the language has no `+=` of
+    // a whole array, but a pass might build one).
+    if (isParam(*s.target))
+      ++wholeAdds;
+    else
+      maxAdds = std::max(maxAdds, ++adds[component]);
+    if (s.op != AssignOp::Add || loops > 0 || wholeAdds + maxAdds > 1)
       once = false;
     visitExpr(*s.value);
   }
@@ -62,7 +69,9 @@ private:
   }
   unsigned param;
   int loops = 0;
-  std::map<int64_t, int> adds;
+  std::map<int64_t, int> adds; ///< per component, at a constant index
+  int maxAdds = 0;             ///< the most adds to one component
+  int wholeAdds = 0;           ///< adds to the whole parameter
 };
 
 } // namespace
