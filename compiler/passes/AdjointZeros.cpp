@@ -211,17 +211,24 @@ struct ParamUse : IRVisitor {
 /// Whether \p b may leave a step early or skip its end: a break, continue
 /// or return anywhere in it (the state after the time loop, or at the next
 /// step's top, would no longer be the one after Z).
+struct JumpFinder : IRVisitor {
+  bool found = false;
+  void visitBreak(const BreakStmt &) override { found = true; }
+  void visitContinue(const ContinueStmt &) override { found = true; }
+  void visitReturn(const ReturnStmt &s) override {
+    found = true;
+    IRVisitor::visitReturn(s);
+  }
+};
 bool jumps(const Body &b) {
-  struct Finder : IRVisitor {
-    bool found = false;
-    void visitBreak(const BreakStmt &) override { found = true; }
-    void visitContinue(const ContinueStmt &) override { found = true; }
-    void visitReturn(const ReturnStmt &s) override {
-      found = true;
-      IRVisitor::visitReturn(s);
-    }
-  } f;
+  JumpFinder f;
   f.visitBody(b);
+  return f.found;
+}
+/// The same for one statement, itself included.
+bool jumps(const Stmt &s) {
+  JumpFinder f;
+  f.visitStmt(s);
   return f.found;
 }
 
@@ -431,6 +438,34 @@ bool commute(const ParLoopStmt &a, const ParLoopStmt &b) {
   return true;
 }
 
+/// G for \p z: along b.stmts[from, to), with \p cur the name of Z's
+/// buffer (renamed by the swaps on the way), the first statement that
+/// touches the buffer, when it is a loop incrementing it at the centre over
+/// a range within Z's; no break, continue or return before it. Sets \p g
+/// and \p gArg and returns true when found.
+bool findG(const Body &b, size_t from, size_t to, Dat *&cur,
+           const ParLoopStmt &z, size_t &g, int &gArg) {
+  for (size_t k = from; k < to; ++k) {
+    const Stmt &s = *b.stmts[k];
+    if (jumps(s))
+      return false;
+    if (auto *w = dyn_cast<SwapStmt>(&s)) {
+      followSwap(*w, cur);
+      continue;
+    }
+    if (!mentions(s, cur))
+      continue;
+    const auto *gl = dyn_cast<ParLoopStmt>(&s);
+    const int gi = gl ? incrementArg(*gl, cur) : -1;
+    if (gi < 0 || !within(gl->ranges, z.ranges))
+      return false;
+    g = k;
+    gArg = gi;
+    return true;
+  }
+  return false;
+}
+
 /// The rewrite of \p body, a reversed step, for the dat \p only (any when
 /// null), or nothing.
 std::optional<Plan> findPlan(const Body &body, const Dat *only) {
@@ -456,24 +491,10 @@ std::optional<Plan> findPlan(const Body &body, const Dat *only) {
       // From the top of the next step: the buffer's name, to the first
       // statement that touches it.
       Dat *cur = p.x;
-      for (size_t k = 0; k < z; ++k) {
-        if (auto *w = dyn_cast<SwapStmt>(st[k].get())) {
-          followSwap(*w, cur);
-          continue;
-        }
-        if (!mentions(*st[k], cur))
-          continue;
-        const auto *gl = dyn_cast<ParLoopStmt>(st[k].get());
-        int gi = gl ? incrementArg(*gl, cur) : -1;
-        if (gi >= 0 && within(gl->ranges, zl->ranges)) {
-          p.y = cur;
-          p.g = k;
-          p.gArg = gi;
-        }
-        break;
-      }
-      if (p.y)
+      if (findG(body, 0, z, cur, *zl, p.g, p.gArg)) {
+        p.y = cur;
         return p;
+      }
     }
   }
   return std::nullopt;
@@ -604,42 +625,14 @@ private:
         if (zArg < 0 || zeroes(*zl, x))
           continue;
         Dat *cur = x;
-        ParLoopStmt *gl = nullptr;
+        size_t g = 0;
         int gArg = -1;
-        for (size_t k = z + 1; k < b.stmts.size(); ++k) {
-          Stmt &s = *b.stmts[k];
-          if (isa<BreakStmt>(s) || isa<ContinueStmt>(s) || isa<ReturnStmt>(s))
-            break;
-          if (auto *w = dyn_cast<SwapStmt>(&s)) {
-            followSwap(*w, cur);
-            continue;
-          }
-          bool jump = false;
-          forEachNestedBody(s,
-                            [&](Body &inner) { jump = jump || jumps(inner); });
-          if (jump)
-            break;
-          if (!mentions(s, cur))
-            continue;
-          gl = dyn_cast<ParLoopStmt>(&s);
-          gArg = gl ? incrementArg(*gl, cur) : -1;
-          if (gArg >= 0 && !within(gl->ranges, zl->ranges))
-            gArg = -1;
-          break;
-        }
-        if (gArg < 0)
+        if (!findG(b, z + 1, b.stmts.size(), cur, *zl, g, gArg))
           continue;
         std::vector<LoopRange> inner;
-        for (const LoopRange &r : gl->ranges)
+        for (const LoopRange &r : cast<ParLoopStmt>(*b.stmts[g]).ranges)
           inner.push_back(r.clone());
-        assignFirst(*gl, unsigned(gArg));
-        std::vector<StmtPtr> rest = shellZeros(*zl, x, inner);
-        keepValues(*zl, unsigned(zArg));
-        const size_t n = rest.size();
-        b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(z + 1),
-                       std::make_move_iterator(rest.begin()),
-                       std::make_move_iterator(rest.end()));
-        z += n;
+        z += assignAndKeep(b, g, gArg, z, zArg, x, inner);
         changed = true;
         ctx.stats.add(PassName, "assigned-within",
                       "adjoint increments made assignments within a step");
@@ -699,13 +692,7 @@ private:
     for (size_t k = 0; k < steps.size(); ++k) {
       Body &s = *steps[k];
       const Plan &p = plans[k];
-      assignFirst(*loopAt(&s, p.g), unsigned(p.gArg));
-      ParLoopStmt &z = *loopAt(&s, p.z);
-      std::vector<StmtPtr> rest = shellZeros(z, p.x, inner);
-      keepValues(z, unsigned(p.zArg));
-      s.stmts.insert(s.stmts.begin() + std::ptrdiff_t(p.z + 1),
-                     std::make_move_iterator(rest.begin()),
-                     std::make_move_iterator(rest.end()));
+      assignAndKeep(s, p.g, p.gArg, p.z, p.zArg, p.x, inner);
       leadWithKept(s, p.g, p.z);
     }
     if (readAfter(first.x, inner))
@@ -824,6 +811,22 @@ private:
                 s.stmts.begin() + std::ptrdiff_t(z + 1));
     ctx.stats.add(PassName, "kept-first",
                   "reading adjoint loops moved before the gather");
+  }
+
+  /// The rewrite of one pair: G (b.stmts[g], argument gArg) assigns, Z
+  /// (b.stmts[z], argument zArg on \p x) keeps its values, and zero loops
+  /// of x over Z's range minus \p inner (G's) follow Z. Returns how many.
+  size_t assignAndKeep(Body &b, size_t g, int gArg, size_t z, int zArg,
+                       Dat *x, const std::vector<LoopRange> &inner) {
+    assignFirst(cast<ParLoopStmt>(*b.stmts[g]), unsigned(gArg));
+    auto &zl = cast<ParLoopStmt>(*b.stmts[z]);
+    std::vector<StmtPtr> rest = shellZeros(zl, x, inner);
+    keepValues(zl, unsigned(zArg));
+    const size_t n = rest.size();
+    b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(z + 1),
+                   std::make_move_iterator(rest.begin()),
+                   std::make_move_iterator(rest.end()));
+    return n;
   }
 
   /// Z's kernel, copied without its final zeroing of parameter \p p.

@@ -96,6 +96,13 @@ bool isScalarPush(const Stmt &s) {
   return t && t->push && t->dats.empty();
 }
 
+/// A statement of the runs this pass works in: loops, host declarations
+/// and assignments, and the statements it moves.
+bool inRun(const Stmt &s) {
+  return s.kind == StmtKind::ParLoop || isHost(s) ||
+         s.kind == StmtKind::Swap || isPop(s) || isScalarPush(s);
+}
+
 /// The statements S may move past, each a kind this pass knows.
 enum class Step { Pass, Cancel, Stop };
 
@@ -183,7 +190,7 @@ bool loopBefore(const Body &b, size_t i) {
     const Stmt &s = *b.stmts[k];
     if (s.kind == StmtKind::ParLoop)
       return true;
-    if (!isHost(s) && s.kind != StmtKind::Swap && !isPop(s) && !isScalarPush(s))
+    if (!inRun(s))
       return false;
   }
   return false;
@@ -285,7 +292,7 @@ bool movable(const Body &b, size_t i) {
           return true;
       continue;
     }
-    if (!isHost(p) && p.kind != StmtKind::Swap && !isPop(p) && !isScalarPush(p))
+    if (!inRun(p))
       return false;
   }
   return false;
