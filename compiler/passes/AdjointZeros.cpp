@@ -816,8 +816,8 @@ private:
   /// The rewrite of one pair: G (b.stmts[g], argument gArg) assigns, Z
   /// (b.stmts[z], argument zArg on \p x) keeps its values, and zero loops
   /// of x over Z's range minus \p inner (G's) follow Z. Returns how many.
-  size_t assignAndKeep(Body &b, size_t g, int gArg, size_t z, int zArg,
-                       Dat *x, const std::vector<LoopRange> &inner) {
+  size_t assignAndKeep(Body &b, size_t g, int gArg, size_t z, int zArg, Dat *x,
+                       const std::vector<LoopRange> &inner) {
     assignFirst(cast<ParLoopStmt>(*b.stmts[g]), unsigned(gArg));
     auto &zl = cast<ParLoopStmt>(*b.stmts[z]);
     std::vector<StmtPtr> rest = shellZeros(zl, x, inner);

@@ -99,8 +99,8 @@ bool isScalarPush(const Stmt &s) {
 /// A statement of the runs this pass works in: loops, host declarations
 /// and assignments, and the statements it moves.
 bool inRun(const Stmt &s) {
-  return s.kind == StmtKind::ParLoop || isHost(s) ||
-         s.kind == StmtKind::Swap || isPop(s) || isScalarPush(s);
+  return s.kind == StmtKind::ParLoop || isHost(s) || s.kind == StmtKind::Swap ||
+         isPop(s) || isScalarPush(s);
 }
 
 /// The statements S may move past, each a kind this pass knows.
