@@ -750,6 +750,10 @@ VariantMode variantMode(const char *var, const char *what) {
 
 int64_t opd_loop_chunks(const opd_loop *loop) { return loop->nchunks; }
 
+int64_t opd_loop_partial_slots(const opd_loop *loop) {
+  return loop->partialsPerPlane() ? loop->count : loop->nchunks;
+}
+
 int opd_loop_streams(const opd_loop *loop) {
   // On by default (OPD_STREAM_STORES=0 turns it off): with padded rows and
   // the peeled element loop, block loops stream whole aligned lines

@@ -94,6 +94,11 @@ struct opd_loop {
   int64_t count = 0;     ///< iterations of the chunked index
   int64_t chunkSize = 1; ///< per chunk, except maybe the last
   int64_t nchunks = 0;
+  /// Whether the CPU backend's body keeps one reduction partial per plane
+  /// of the outermost dimension instead of one per chunk: loops over 3D
+  /// blocks (opd_loop_partial_slots; codegen/llvm/LoopBody.cpp). Their
+  /// sums do not depend on how the rows are split into body calls.
+  bool partialsPerPlane() const { return block && ndims == 3; }
   /// Set loops on several ranks: exec halo layers run (lib/mpi/Halo.cpp):
   /// the extension asked for by opd_loop_extend_next (extLo[0]), at least
   /// 1 with indirect writes, else 0. When extended, the dirty bits of its

@@ -24,7 +24,11 @@
 //
 // A later loop that reduces runs whole chunks too (one body call per chunk
 // of its own grid, as opd_loop_run makes them, so its partial sums are
-// bitwise the same): in phase 1 a chunk runs once the sweep has passed its
+// bitwise the same), unless its partials are per plane (3D blocks,
+// opd_loop::partialsPerPlane: a plane's sum is the same whatever the
+// calls, so it runs as any other loop, lag_k rows behind; a plane is never
+// split between calls, and each plane's slot is written by the one thread
+// that runs it): in phase 1 a chunk runs once the sweep has passed its
 // last row, so the loop may run up to a chunk more than lag_k behind, and
 // its rows left out around a cut are widened to whole chunks (up to a
 // chunk more lead and trail). The loops after it move back as far (lag,
@@ -222,7 +226,8 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
     m.lead += back;
     m.trail += back;
     for (const opd_arg &a : m.loop->args)
-      m.whole = m.whole || a.kind == OPD_ARG_REDUCTION;
+      m.whole = m.whole ||
+                (a.kind == OPD_ARG_REDUCTION && !m.loop->partialsPerPlane());
     if (m.whole)
       back += m.chunkSize;
   }

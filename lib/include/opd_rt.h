@@ -269,8 +269,13 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
  *  one is named by its kernel alone. Copies the text only when the pointer
  *  differs from the previous call's. */
 void opd_loop_set_location(opd_loop *loop, const char *location);
-/** Number of chunks (reduction slots) of the prepared loop. */
+/** Number of chunks of the prepared loop. */
 int64_t opd_loop_chunks(const opd_loop *loop);
+/** Number of reduction partial slots the CPU backend's body uses: one per
+ *  chunk, or, for a loop over a 3D block, one per plane of its outermost
+ *  dimension (the clipped range's, numbered from its first), so that a
+ *  plane's sum does not depend on which planes a body call holds. */
+int64_t opd_loop_partial_slots(const opd_loop *loop);
 /** Runs the body over every chunk in parallel (colour by colour when
  *  coloured) and accounts the time and bytes to the loop's profile entry.
  *  The CPU backend's call: it is opd_loop_begin, the segments or parts

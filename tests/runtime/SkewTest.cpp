@@ -2,7 +2,8 @@
 // every loop runs once, each after the rows of earlier loops it conflicts
 // with (the offsets the lags, leads and trails were chosen for), the first
 // loop's chunks whole and in order on one thread, later loops that reduce
-// in whole chunks (one call each), at any thread count; each loop's
+// in whole chunks (one call each; 3D: plane by plane, close behind), at any
+// thread count; each loop's
 // choice of body timed on its own body calls.
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Profile.h"
@@ -45,6 +46,9 @@ struct Trace {
         chunk(size_t(hi - lo), -1) {}
 };
 std::atomic<int64_t> clock{0};
+/// Rows of the sweep's steps for a 64 x 64 x 1000 block (Skew.cpp's
+/// SkewStepPoints / 4096 points a plane).
+constexpr int64_t SkewTestStepRows = 16384 / (64 * 64);
 std::mutex callsLock;
 
 void recordRows(void *ctx, int64_t begin, int64_t end, int64_t chunk) {
@@ -68,14 +72,20 @@ struct Member {
 
 // Loop m's row r conflicts with loop k's rows r + d for d in conflicts
 // [k][m] (k < m), the pass's D = dm - dk: those must have run first.
-void checkSchedule(const std::vector<Member> &members,
-                   const std::vector<std::vector<std::vector<int64_t>>> &conflicts,
-                   int threads, int64_t inner = 8) {
+// With dims 3 the block is inner x inner x 1000 (rows are planes).
+void checkSchedule(
+    const std::vector<Member> &members,
+    const std::vector<std::vector<std::vector<int64_t>>> &conflicts,
+    int threads, int64_t inner = 8, int dims = 2) {
   SCOPED_TRACE("threads " + std::to_string(threads));
   omp_set_num_threads(threads);
-  opd_block *b = opd_block_create("grid", 2);
-  const int64_t size[2] = {inner, 4000}, halo[2] = {2, 4}, base[2] = {0, 0};
-  opd_dat *u = opd_block_dat_create("u", b, OPD_F64, 1, size, halo, halo, base);
+  opd_block *b = opd_block_create("grid", dims);
+  const int64_t size2[2] = {inner, 4000}, halo2[2] = {2, 4},
+                base[3] = {0, 0, 0};
+  const int64_t size3[3] = {inner, inner, 1000}, halo3[3] = {1, 1, 4};
+  opd_dat *u = opd_block_dat_create(
+      "u", b, OPD_F64, 1, dims == 3 ? size3 : size2, dims == 3 ? halo3 : halo2,
+      dims == 3 ? halo3 : halo2, base);
   std::vector<opd_loop *> loops;
   std::vector<opd_body> bodies;
   std::vector<Trace> traces;
@@ -85,11 +95,23 @@ void checkSchedule(const std::vector<Member> &members,
     const Member &m = members[k];
     // A stencil read reaching one row each way: the runtime sizes the
     // threads' parts from the reach.
-    opd_arg args[2] = {{u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8,
-                        {0, -1, 0}, {0, 1, 0}, 0},
-                       {nullptr, nullptr, 0, OPD_ARG_REDUCTION, OPD_SUM, 8,
-                        {0, 0, 0}, {0, 0, 0}, 0}};
-    int64_t lo[2] = {0, m.lo}, hi[2] = {inner, m.hi};
+    const int outer = dims - 1;
+    opd_arg args[2] = {
+        {u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8, {0, 0, 0}, {0, 0, 0}, 0},
+        {nullptr,
+         nullptr,
+         0,
+         OPD_ARG_REDUCTION,
+         OPD_SUM,
+         8,
+         {0, 0, 0},
+         {0, 0, 0},
+         0}};
+    args[0].lo[outer] = -1;
+    args[0].hi[outer] = 1;
+    int64_t lo[3] = {0, 0, 0}, hi[3] = {inner, inner, 0};
+    lo[outer] = m.lo;
+    hi[outer] = m.hi;
     const std::string name = "loop" + std::to_string(k);
     loops.push_back(opd_loop_prepare_block(nullptr, name.c_str(), b, lo, hi,
                                            m.reduces ? 2 : 1, args));
@@ -132,11 +154,28 @@ void checkSchedule(const std::vector<Member> &members,
       ASSERT_GT(t0.seq[i], t0.seq[i - 1]) << "row " << r;
     }
   }
-  // Later loops that reduce: every call one whole chunk of their grid.
+  // Later loops that reduce: every call one whole chunk of their grid; 3D:
+  // any rows (their partials are per plane), and so at one thread no
+  // further behind the first loop than their lag and two steps of the
+  // sweep (a few planes), where whole chunks would trail by up to a chunk.
   for (size_t k = 1; k < members.size(); ++k) {
     if (!members[k].reduces)
       continue;
     const opd_loop *l = loops[k];
+    if (dims == 3) {
+      EXPECT_TRUE(l->partialsPerPlane());
+      EXPECT_GT(l->chunkSize, 16) << "the test needs chunks of many planes";
+      if (threads > 1)
+        continue;
+      for (int64_t r = members[k].lo; r < members[k].hi; ++r) {
+        const int64_t q = r + members[k].lag + 2 * SkewTestStepRows;
+        if (q >= members[0].lo && q < members[0].hi)
+          ASSERT_LT(traces[k].seq[size_t(r - members[k].lo)],
+                    t0.seq[size_t(q - members[0].lo)])
+              << "loop " << k << " row " << r << " trails the sweep";
+      }
+      continue;
+    }
     for (const auto &[from, to, c] : traces[k].calls) {
       ASSERT_EQ(from, l->begin + c * l->chunkSize)
           << "loop " << k << " chunk " << c << " starts at row " << from;
@@ -178,6 +217,23 @@ TEST_F(SkewTest, LaterLoopsThatReduceRunWholeChunks) {
   for (int64_t inner : {64, 256})
     for (int threads : {1, 2, 3, 5, 8})
       checkSchedule(members, conflicts, threads, inner);
+}
+
+// 3D: later loops that reduce keep one partial per plane, so they run
+// as the others do, lag_k planes behind, not in whole chunks (heat3d's
+// adjoint: the reverse sweep's loop summing dJ/dlam).
+TEST_F(SkewTest, LaterLoopsThatReduceIn3DRunPlaneByPlane) {
+  const std::vector<Member> members = {{2, 990, 0, 0, 0},
+                                       {1, 995, 1, 1, 1, true},
+                                       {0, 1000, 3, 3, 3},
+                                       {3, 997, 4, 4, 4, true}};
+  std::vector<std::vector<std::vector<int64_t>>> conflicts(
+      4, std::vector<std::vector<int64_t>>(4));
+  conflicts[0][1] = {-1, 0, 1};
+  conflicts[1][2] = {-2, 0, 2};
+  conflicts[2][3] = {-1, 1};
+  for (int threads : {1, 2, 3, 5})
+    checkSchedule(members, conflicts, threads, 64, 3);
 }
 
 // Members whose rows lie outside the first loop's, and an empty one.

@@ -223,6 +223,17 @@ llvm::Value *LoopEmitter::accumulatorAt(llvm::IRBuilder<> &bb, unsigned n,
                                        argPtr[n], k);
 }
 
+llvm::Value *LoopEmitter::partialSlot(llvm::IRBuilder<> &bb, unsigned n,
+                                      llvm::Value *index) {
+  const AccessDescriptor &a = loop.args[n];
+  if (exactSum(a))
+    return bb.CreateInBoundsGEP(
+        cgm.i64Ty, partialBase[n],
+        bb.CreateMul(index, i64(int64_t(a.dim) * runtimeXsumWords())), "xsum");
+  return bb.CreateInBoundsGEP(cgm.memType(a.scalar), partialBase[n],
+                              bb.CreateMul(index, i64(a.dim)), "partial");
+}
+
 void LoopEmitter::startLanes(llvm::IRBuilder<> &bb) {
   // Lane 0 starts from the running value, the others from -0.0 (the
   // identity of addition).
@@ -611,7 +622,20 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   exactSlot.assign(n, nullptr);
   gatherBase.assign(n, nullptr);
   strides.assign(n, {});
-  std::vector<std::pair<llvm::Value *, llvm::Value *>> accumulators(n);
+  // Per reduction argument: the accumulator (an alloca), the pointer to
+  // the partials and the slot in use (the chunk's, or the plane's).
+  std::vector<llvm::AllocaInst *> accumulators(n, nullptr);
+  partialBase.assign(n, nullptr);
+  std::vector<llvm::Value *> slots(n, nullptr);
+  // A 3D block loop keeps one partial slot per plane of the outermost
+  // dimension instead of one per chunk (partialsPerPlane, lib/exec/Loop.h):
+  // its rows run tile by tile, all planes of a call within each tile, so a
+  // per-chunk accumulator would add a plane's rows in an order that depends
+  // on which planes the call holds. Per plane, the order is the plane's
+  // own (tile by tile, row by row), whatever the calls: the skewed sweep
+  // (lib/exec/Skew.cpp) may then run a summing loop's rows a plane at a
+  // time, close behind the loops it follows.
+  const bool planeSlots = loop.block && dims == 3;
   // Shared fields are loaded once.
   std::map<int, llvm::Value *> loadedPtr;
   std::map<int, std::vector<llvm::Value *>> loadedStrides;
@@ -668,24 +692,21 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       // accumulators (slot) after each element.
       auto *accTy = llvm::ArrayType::get(cgm.memType(a.scalar), a.dim);
       argPtr[i] = bb.CreateAlloca(accTy, nullptr, "acc");
-      llvm::Value *partials = bb.CreateLoad(cgm.ptrTy, field(fl.partials));
-      exactSlot[i] = bb.CreateInBoundsGEP(
-          cgm.i64Ty, partials,
-          bb.CreateMul(chunk, llvm::ConstantInt::get(
-                                  cgm.i64Ty, int64_t(a.dim) * runtimeXsumWords())),
-          "xsum");
+      partialBase[i] = bb.CreateLoad(cgm.ptrTy, field(fl.partials));
+      if (!planeSlots)
+        exactSlot[i] = partialSlot(bb, i, chunk);
     } else if (fl.partials >= 0) {
       // The chunk's accumulator starts from its partial slot (the
-      // identity) and is stored back once at the end of the chunk.
+      // identity) and is stored back once at the end of the chunk (3D: of
+      // each plane, planeSlots).
       auto *accTy = llvm::ArrayType::get(cgm.memType(a.scalar), a.dim);
       llvm::AllocaInst *acc = bb.CreateAlloca(accTy, nullptr, "acc");
-      llvm::Value *partials = bb.CreateLoad(cgm.ptrTy, field(fl.partials));
-      llvm::Value *slot = bb.CreateInBoundsGEP(
-          cgm.memType(a.scalar), partials,
-          bb.CreateMul(chunk, llvm::ConstantInt::get(cgm.i64Ty, a.dim)),
-          "partial");
-      bb.CreateStore(bb.CreateLoad(accTy, slot), acc);
-      accumulators[i] = {acc, slot};
+      partialBase[i] = bb.CreateLoad(cgm.ptrTy, field(fl.partials));
+      accumulators[i] = acc;
+      if (!planeSlots) {
+        slots[i] = partialSlot(bb, i, chunk);
+        bb.CreateStore(bb.CreateLoad(accTy, slots[i]), acc);
+      }
       argPtr[i] = acc;
       if (cgm.options.sumLanes && isFloat(a.scalar) &&
           a.mode == AccessMode::Sum) {
@@ -761,7 +782,29 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
     emitCountedLoop(bb, lo, hi, makeLoopID(cgm.context, nullptr),
                     "dim" + std::to_string(d), [&](llvm::Value *v) {
                       coords[d] = v;
+                      if (!(outer && planeSlots)) {
+                        level(d - 1);
+                        return;
+                      }
+                      // The plane's slots, numbered from the range's first
+                      // plane.
+                      llvm::Value *plane = bb.CreateSub(v, rangeLo[d]);
+                      for (unsigned i = 0; i < n; ++i) {
+                        if (partialBase[i] && !accumulators[i])
+                          exactSlot[i] = partialSlot(bb, i, plane);
+                        if (llvm::AllocaInst *acc = accumulators[i]) {
+                          slots[i] = partialSlot(bb, i, plane);
+                          bb.CreateStore(
+                              bb.CreateLoad(acc->getAllocatedType(), slots[i]),
+                              acc);
+                        }
+                      }
                       level(d - 1);
+                      for (unsigned i = 0; i < n; ++i)
+                        if (llvm::AllocaInst *acc = accumulators[i])
+                          bb.CreateStore(
+                              bb.CreateLoad(acc->getAllocatedType(), acc),
+                              slots[i]);
                     });
   };
   if (access.race == RaceClass::IncStrips && !gatherMode()) {
@@ -788,13 +831,9 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
     level(dims - 1);
   }
 
-  for (unsigned i = 0; i < n; ++i) {
-    auto [acc, slot] = accumulators[i];
-    if (!acc)
-      continue;
-    auto *accTy = llvm::cast<llvm::AllocaInst>(acc)->getAllocatedType();
-    bb.CreateStore(bb.CreateLoad(accTy, acc), slot);
-  }
+  for (unsigned i = 0; i < n && !planeSlots; ++i)
+    if (llvm::AllocaInst *acc = accumulators[i])
+      bb.CreateStore(bb.CreateLoad(acc->getAllocatedType(), acc), slots[i]);
   bb.CreateRetVoid();
   return f;
 }

@@ -134,9 +134,11 @@ private:
   /// Per argument: where the kernel increments instead of the dat element
   /// (the element's row of the strip buffer), or null.
   std::vector<llvm::Value *> incBuffer;
-  /// Per argument, -frepro-sum float sums: the chunk's exact accumulators
-  /// (OPD_XSUM_WORDS i64 words per component), or null.
+  /// Per argument, -frepro-sum float sums: the chunk's (3D: the plane's)
+  /// exact accumulators (OPD_XSUM_WORDS i64 words per component), or null.
   std::vector<llvm::Value *> exactSlot;
+  /// Per reduction argument: the loop's partials (the context's field).
+  std::vector<llvm::Value *> partialBase;
   /// Per argument, -frepro-sum increments through maps (gatherMode()): the
   /// base of the runtime's per-element buffer, or null.
   std::vector<llvm::Value *> gatherBase;
@@ -175,6 +177,10 @@ private:
   std::vector<std::pair<unsigned, unsigned>> laneSumList() const;
   /// Component \p k of argument \p n's accumulator (the kernel's).
   llvm::Value *accumulatorAt(llvm::IRBuilder<> &bb, unsigned n, unsigned k);
+  /// Reduction argument \p n's partial slot number \p index (a chunk, or
+  /// a plane of a 3D loop): its dim values, or exact accumulators.
+  llvm::Value *partialSlot(llvm::IRBuilder<> &bb, unsigned n,
+                           llvm::Value *index);
   /// The partial sums from the accumulators: lane 0 the running value, the
   /// others -0.0.
   void startLanes(llvm::IRBuilder<> &bb);

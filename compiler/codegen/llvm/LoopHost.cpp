@@ -10,8 +10,9 @@
 //   opd_loop_set_location(loop, "file.opd:L:C")   (--check-fp messages)
 //   ctx  = { data pointers, strides, map rows, global values, partials,
 //            block ranges }                       (a stack struct)
-//   partials: opd_rt_scratch(chunks * dim * bytes per reduction), every
-//             slot set to the identity of its operation
+//   partials: opd_rt_scratch(slots * dim * bytes per reduction), every
+//             slot set to the identity of its operation; a slot per chunk
+//             or, over a 3D block, per plane (opd_loop_partial_slots)
 //   opd_loop_run(loop, @opd_body_K.N, &ctx)    (body: LoopBody.cpp)
 //     or, when an argument may stream (isStreamCandidate) and
 //     opd_loop_streams(loop) says the loop's data exceed the last-level
@@ -428,7 +429,7 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
 
   // One scratch allocation holds every reduction's partials, each starting
   // on an 8-byte boundary.
-  chunks = b.CreateCall(cgm.rt.loopChunks, {loopHandle}, "chunks");
+  chunks = b.CreateCall(cgm.rt.loopPartialSlots, {loopHandle}, "chunks");
   llvm::Value *total = llvm::ConstantInt::get(cgm.i64Ty, 0);
   std::vector<llvm::Value *> offsets(loop.args.size(), nullptr);
   for (unsigned i = 0; i < loop.args.size(); ++i) {

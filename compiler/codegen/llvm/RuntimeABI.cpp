@@ -78,6 +78,7 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
                              {ptr, ptr, ptr, ptr, ptr, i32, ptr});
   loopSetLocation = declare("opd_loop_set_location", voidTy, {ptr, ptr});
   loopChunks = declare("opd_loop_chunks", i64, {ptr});
+  loopPartialSlots = declare("opd_loop_partial_slots", i64, {ptr});
   loopRun = declare("opd_loop_run", voidTy, {ptr, ptr, ptr});
   loopStreams = declare("opd_loop_streams", i32, {ptr});
   loopScalar = declare("opd_loop_scalar", i32, {ptr});

@@ -48,7 +48,7 @@ struct RuntimeABI {
   llvm::FunctionCallee datWrite, datRead;
   llvm::FunctionCallee blockCreate, blockDatCreate, datExtent, datOrigin;
   llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopSetLocation,
-      loopChunks, loopRun, loopStreams, loopScalar;
+      loopChunks, loopPartialSlots, loopRun, loopStreams, loopScalar;
   llvm::FunctionCallee scratch, scratchSlot, reduceLocal, reduceGlobal;
   llvm::FunctionCallee xsumAddF64, xsumAddF32, reduceSumExact,
       loopGather; ///< -frepro-sum
