@@ -205,36 +205,37 @@ TEST_F(SkewTest, RowsRunOnceAfterTheirConflicts) {
 // Later loops that reduce (Poisson's adjoint: the transposed stencil's
 // gather, then jacobi.b summing dJ/dw) run whole chunks; the loops after
 // them still run after their conflicts. Chunks of 64 and 16 rows.
+// The chain of both tests below over `rows` rows: the second and fourth
+// loops sum.
+struct SummingChain {
+  std::vector<Member> members;
+  std::vector<std::vector<std::vector<int64_t>>> conflicts;
+  explicit SummingChain(int64_t rows)
+      : members{{2, rows - 10, 0, 0, 0},
+                {1, rows - 5, 1, 1, 1, true},
+                {0, rows, 3, 3, 3},
+                {3, rows - 3, 4, 4, 4, true}},
+        conflicts(4, std::vector<std::vector<int64_t>>(4)) {
+    conflicts[0][1] = {-1, 0, 1};
+    conflicts[1][2] = {-2, 0, 2};
+    conflicts[2][3] = {-1, 1};
+  }
+};
+
 TEST_F(SkewTest, LaterLoopsThatReduceRunWholeChunks) {
-  const std::vector<Member> members = {{2, 3990, 0, 0, 0},
-                                       {1, 3995, 1, 1, 1, true},
-                                       {0, 4000, 3, 3, 3},
-                                       {3, 3997, 4, 4, 4, true}};
-  std::vector<std::vector<std::vector<int64_t>>> conflicts(
-      4, std::vector<std::vector<int64_t>>(4));
-  conflicts[0][1] = {-1, 0, 1};
-  conflicts[1][2] = {-2, 0, 2};
-  conflicts[2][3] = {-1, 1};
+  const SummingChain c(4000);
   for (int64_t inner : {64, 256})
     for (int threads : {1, 2, 3, 5, 8})
-      checkSchedule(members, conflicts, threads, inner);
+      checkSchedule(c.members, c.conflicts, threads, inner);
 }
 
 // 3D: later loops that reduce keep one partial per plane, so they run
 // as the others do, lag_k planes behind, not in whole chunks (heat3d's
 // adjoint: the reverse sweep's loop summing dJ/dlam).
 TEST_F(SkewTest, LaterLoopsThatReduceIn3DRunPlaneByPlane) {
-  const std::vector<Member> members = {{2, 990, 0, 0, 0},
-                                       {1, 995, 1, 1, 1, true},
-                                       {0, 1000, 3, 3, 3},
-                                       {3, 997, 4, 4, 4, true}};
-  std::vector<std::vector<std::vector<int64_t>>> conflicts(
-      4, std::vector<std::vector<int64_t>>(4));
-  conflicts[0][1] = {-1, 0, 1};
-  conflicts[1][2] = {-2, 0, 2};
-  conflicts[2][3] = {-1, 1};
+  const SummingChain c(1000);
   for (int threads : {1, 2, 3, 5})
-    checkSchedule(members, conflicts, threads, 64, 3);
+    checkSchedule(c.members, c.conflicts, threads, 64, 3);
 }
 
 // Members whose rows lie outside the first loop's, and an empty one.
