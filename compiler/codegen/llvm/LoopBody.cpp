@@ -693,8 +693,6 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       auto *accTy = llvm::ArrayType::get(cgm.memType(a.scalar), a.dim);
       argPtr[i] = bb.CreateAlloca(accTy, nullptr, "acc");
       partialBase[i] = bb.CreateLoad(cgm.ptrTy, field(fl.partials));
-      if (!planeSlots)
-        exactSlot[i] = partialSlot(bb, i, chunk);
     } else if (fl.partials >= 0) {
       // The chunk's accumulator starts from its partial slot (the
       // identity) and is stored back once at the end of the chunk (3D: of
@@ -703,10 +701,6 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
       llvm::AllocaInst *acc = bb.CreateAlloca(accTy, nullptr, "acc");
       partialBase[i] = bb.CreateLoad(cgm.ptrTy, field(fl.partials));
       accumulators[i] = acc;
-      if (!planeSlots) {
-        slots[i] = partialSlot(bb, i, chunk);
-        bb.CreateStore(bb.CreateLoad(accTy, slots[i]), acc);
-      }
       argPtr[i] = acc;
       if (cgm.options.sumLanes && isFloat(a.scalar) &&
           a.mode == AccessMode::Sum) {
@@ -737,6 +731,29 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
          cgm.memType(loop.args[i].scalar) ==
              cgm.memType(loop.args[alignArgs.front()].scalar)))
       alignArgs.push_back(i);
+  // The slots numbered \p index: the exact sums' accumulators, and the
+  // accumulators loaded from theirs; stored back by closeSlots.
+  auto openSlots = [&](llvm::Value *index) {
+    for (unsigned i = 0; i < n; ++i) {
+      if (!partialBase[i])
+        continue;
+      if (!accumulators[i]) {
+        exactSlot[i] = partialSlot(bb, i, index);
+        continue;
+      }
+      slots[i] = partialSlot(bb, i, index);
+      bb.CreateStore(
+          bb.CreateLoad(accumulators[i]->getAllocatedType(), slots[i]),
+          accumulators[i]);
+    }
+  };
+  auto closeSlots = [&] {
+    for (unsigned i = 0; i < n; ++i)
+      if (llvm::AllocaInst *acc = accumulators[i])
+        bb.CreateStore(bb.CreateLoad(acc->getAllocatedType(), acc), slots[i]);
+  };
+  if (!planeSlots)
+    openSlots(chunk);
   rangeLo.clear();
   rangeHi.clear();
   if (loop.block) {
@@ -788,23 +805,9 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
                       }
                       // The plane's slots, numbered from the range's first
                       // plane.
-                      llvm::Value *plane = bb.CreateSub(v, rangeLo[d]);
-                      for (unsigned i = 0; i < n; ++i) {
-                        if (partialBase[i] && !accumulators[i])
-                          exactSlot[i] = partialSlot(bb, i, plane);
-                        if (llvm::AllocaInst *acc = accumulators[i]) {
-                          slots[i] = partialSlot(bb, i, plane);
-                          bb.CreateStore(
-                              bb.CreateLoad(acc->getAllocatedType(), slots[i]),
-                              acc);
-                        }
-                      }
+                      openSlots(bb.CreateSub(v, rangeLo[d]));
                       level(d - 1);
-                      for (unsigned i = 0; i < n; ++i)
-                        if (llvm::AllocaInst *acc = accumulators[i])
-                          bb.CreateStore(
-                              bb.CreateLoad(acc->getAllocatedType(), acc),
-                              slots[i]);
+                      closeSlots();
                     });
   };
   if (access.race == RaceClass::IncStrips && !gatherMode()) {
@@ -831,9 +834,8 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
     level(dims - 1);
   }
 
-  for (unsigned i = 0; i < n && !planeSlots; ++i)
-    if (llvm::AllocaInst *acc = accumulators[i])
-      bb.CreateStore(bb.CreateLoad(acc->getAllocatedType(), acc), slots[i]);
+  if (!planeSlots)
+    closeSlots();
   bb.CreateRetVoid();
   return f;
 }
