@@ -46,9 +46,6 @@ struct Trace {
         chunk(size_t(hi - lo), -1) {}
 };
 std::atomic<int64_t> clock{0};
-/// Rows of the sweep's steps for a 64 x 64 x 1000 block (Skew.cpp's
-/// SkewStepPoints / 4096 points a plane).
-constexpr int64_t SkewTestStepRows = 16384 / (64 * 64);
 std::mutex callsLock;
 
 void recordRows(void *ctx, int64_t begin, int64_t end, int64_t chunk) {
@@ -96,19 +93,11 @@ void checkSchedule(
     // A stencil read reaching one row each way: the runtime sizes the
     // threads' parts from the reach.
     const int outer = dims - 1;
-    opd_arg args[2] = {
-        {u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8, {0, 0, 0}, {0, 0, 0}, 0},
-        {nullptr,
-         nullptr,
-         0,
-         OPD_ARG_REDUCTION,
-         OPD_SUM,
-         8,
-         {0, 0, 0},
-         {0, 0, 0},
-         0}};
+    opd_arg args[2] = {};
+    args[0] = {u, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8, {}, {}, 0};
     args[0].lo[outer] = -1;
     args[0].hi[outer] = 1;
+    args[1] = {nullptr, nullptr, 0, OPD_ARG_REDUCTION, OPD_SUM, 8, {}, {}, 0};
     int64_t lo[3] = {0, 0, 0}, hi[3] = {inner, inner, 0};
     lo[outer] = m.lo;
     hi[outer] = m.hi;
@@ -155,9 +144,10 @@ void checkSchedule(
     }
   }
   // Later loops that reduce: every call one whole chunk of their grid; 3D:
-  // any rows (their partials are per plane), and so at one thread no
-  // further behind the first loop than their lag and two steps of the
-  // sweep (a few planes), where whole chunks would trail by up to a chunk.
+  // any rows (their partials are per plane), and so at one thread less
+  // than half a chunk behind the first loop beyond their lag (a step of the
+  // sweep is a few planes), where whole chunks would trail by up to a
+  // chunk.
   for (size_t k = 1; k < members.size(); ++k) {
     if (!members[k].reduces)
       continue;
@@ -168,7 +158,7 @@ void checkSchedule(
       if (threads > 1)
         continue;
       for (int64_t r = members[k].lo; r < members[k].hi; ++r) {
-        const int64_t q = r + members[k].lag + 2 * SkewTestStepRows;
+        const int64_t q = r + members[k].lag + l->chunkSize / 2;
         if (q < members[0].lo || q >= members[0].hi)
           continue;
         ASSERT_LT(traces[k].seq[size_t(r - members[k].lo)],
@@ -202,9 +192,6 @@ TEST_F(SkewTest, RowsRunOnceAfterTheirConflicts) {
     checkSchedule(members, conflicts, threads);
 }
 
-// Later loops that reduce (Poisson's adjoint: the transposed stencil's
-// gather, then jacobi.b summing dJ/dw) run whole chunks; the loops after
-// them still run after their conflicts. Chunks of 64 and 16 rows.
 // The chain of both tests below over `rows` rows: the second and fourth
 // loops sum.
 struct SummingChain {
@@ -222,6 +209,9 @@ struct SummingChain {
   }
 };
 
+// Later loops that reduce (Poisson's adjoint: the transposed stencil's
+// gather, then jacobi.b summing dJ/dw) run whole chunks; the loops after
+// them still run after their conflicts. Chunks of 64 and 16 rows.
 TEST_F(SkewTest, LaterLoopsThatReduceRunWholeChunks) {
   const SummingChain c(4000);
   for (int64_t inner : {64, 256})
