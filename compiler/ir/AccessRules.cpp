@@ -222,22 +222,33 @@ std::vector<uint8_t> stateTakes(const Body &body,
   for (size_t k = 0; k < dats.size(); ++k) {
     if (out[k] || !dats[k])
       continue;
-    // Follow dats[k]'s storage through the body: no loop may write it.
+    // Follow dats[k]'s storage through the body: for 2, no loop may
+    // write it; for 3, the first loop that writes it overwrites it, and
+    // no swap moves it before that loop.
     const Dat *at = dats[k];
-    bool written = false;
+    const ParLoopStmt *writer = nullptr;
+    bool swappedBefore = false;
     for (const StmtPtr &sp : body.stmts) {
       if (const auto *sw = llvm::dyn_cast_or_null<SwapStmt>(sp.get())) {
+        swappedBefore = swappedBefore || (!writer && (sw->a == at || sw->b == at));
         if (sw->a == at)
           at = sw->b;
         else if (sw->b == at)
           at = sw->a;
       } else if (const auto *l = llvm::dyn_cast_or_null<ParLoopStmt>(sp.get())) {
         for (const AccessDescriptor &a : l->args)
-          written = written || (a.usesDat() && a.dat == at &&
-                                a.mode != AccessMode::Read);
+          if (!writer && a.usesDat() && a.dat == at &&
+              a.mode != AccessMode::Read)
+            writer = l;
       }
     }
-    if (written || at == dats[k])
+    if (writer) {
+      const std::vector<bool> later = loopOverwrites(*writer, {dats[k]});
+      if (!swappedBefore && writer != first && !later.empty() && later[0])
+        out[k] = 3, any = true;
+      continue;
+    }
+    if (at == dats[k])
       continue;
     const std::vector<bool> next =
         loopOverwrites(*first, std::vector<Dat *>{const_cast<Dat *>(at)});

@@ -73,6 +73,13 @@ std::vector<bool> loopOverwrites(const ParLoopStmt &l,
 /// until then (Poisson's `jacobi(p -> q); swap(p, q)`: p). Only a body of
 /// loops, swaps and host declarations and assignments without calls
 /// qualifies for 2 (nothing else may write a dat or swap conditionally).
+/// 3 (such a body too) by taking its storage at the prepare of a later
+/// loop of the body, the first that writes the dat, which overwrites it:
+/// the loops before it only read it, and no swap moves it before it, so
+/// they read the values the snapshot keeps, from the storage it takes
+/// (heat3d's pair `step(u -> u2); step(u2 -> u)`, one skewed sweep: u; the
+/// loops read their dats' addresses at their own prepares; the runtime
+/// takes it on one rank only, and copies it under MPI).
 /// Empty when every dat is 0.
 std::vector<uint8_t> stateTakes(const Body &body,
                                 const std::vector<Dat *> &dats);

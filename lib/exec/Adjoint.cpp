@@ -340,8 +340,9 @@ void noteTape(int64_t delta) {
 
 // Pushes of dats that the next loop overwrites
 // (opd_tape_push_dat_overwritten), and snapshots of state dats that the
-// step's first loop overwrites, or the next step's (opd_ckpt_save_overwritten
-// flags 1 and 2): they wait for that loop's prepare, which knows the points
+// step's first loop overwrites, or the next step's, or a later loop of the
+// step that the loops before it only read (opd_ckpt_save_overwritten flags
+// 1, 2 and 3): they wait for that loop's prepare, which knows the points
 // it writes on this rank, and take the storage then. Another loop's prepare
 // (a loop that writes the storage, for one still waiting for its body to
 // pass), a pop or a checkpoint call first saves them by copy
@@ -370,6 +371,10 @@ struct PendingTake {
   /// Where that prepare notes those points' bytes (the plan's estimate of
   /// a partial snapshot), or null.
   int64_t *outsideBytes = nullptr;
+  /// A snapshot's dat that a later loop of the step's body overwrites
+  /// (flag 3, on one rank): the loops before it, which only read the
+  /// storage, pass it by; the first loop that writes it takes it.
+  bool late = false;
 };
 std::vector<PendingTake> pendingTakes;
 
@@ -465,7 +470,7 @@ void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
       else
         other = true;
     }
-    if (p.wait > 0) {
+    if (p.wait > 0 || (p.late && !touches)) {
       if (touches)
         settle(p);
       else
@@ -733,11 +738,17 @@ void saveSlot(Plan &p, int slot, const uint64_t *vals, int64_t step,
   for (size_t i = 0; i < p.dats.size(); ++i) {
     const uint8_t flag = overwritten ? overwritten[i] : 0;
     const bool partial = flag == 1 && step > 0;
-    if ((flag == 1 && bodyNext) || (flag == 2 && bodyNext && nextBodyNext)) {
+    // Flag 3 on one rank only: a skewed sweep exchanges its loops' halos
+    // after all of their prepares (lib/exec/Skew.cpp), into the dat's
+    // storage then, a fresh one after the take, while the loops before the
+    // taking one read the snapshot's.
+    if (((flag == 1 || (flag == 3 && dist::ranks() == 1)) && bodyNext) ||
+        (flag == 2 && bodyNext && nextBodyNext)) {
       s.dats[i].dat = p.dats[i];
       PendingTake take =
           pendingFor(&s.dats[i], 0, p.dats[i], bodies + (flag == 2 ? 1 : 0));
       take.partial = partial;
+      take.late = flag == 3;
       if (flag == 1 && i < p.outsideBytes.size())
         take.outsideBytes = &p.outsideBytes[i];
       pendingTakes.push_back(take);

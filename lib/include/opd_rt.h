@@ -590,9 +590,18 @@ void opd_ckpt_save(int32_t slot, const uint64_t *values);
  *  opd_tape_push_dat_overwritten). 2 says that the body only reads dat i
  *  and its swaps hand i's storage to a dat that the body's first loop
  *  overwrites: when the body runs next and then again (the next step), the
- *  snapshot takes the storage at that second run's first loop. Until then,
- *  or where that does not happen, the values stay in the storage, and any
- *  other loop's prepare, checkpoint call or pop saves them by copy. */
+ *  snapshot takes the storage at that second run's first loop. 3 says
+ *  that a later loop of the body, the first that writes dat i, writes it
+ *  at every point of its range and touches it no other way, and that the
+ *  loops before it only read it: when the body runs next, the snapshot
+ *  takes the storage at that loop's prepare (the loops before it read
+ *  their dats' addresses at their own prepares, so they read the
+ *  snapshot's storage, which nothing writes; on one rank only: under MPI
+ *  a skewed sweep exchanges halos after its loops' prepares, into the
+ *  dats' storage then). Until then, or where that
+ *  does not happen, the values stay in the storage, and any other loop's
+ *  prepare (for 3: one that writes the storage), checkpoint call or pop
+ *  saves them by copy. */
 void opd_ckpt_save_overwritten(int32_t slot, const uint64_t *values,
                                const uint8_t *overwritten);
 void opd_ckpt_restore(int32_t slot, uint64_t *values);

@@ -570,6 +570,67 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheNextStepOverwrites) {
   EXPECT_EQ(order, lastToFirst(first, n));
 }
 
+// opd_ckpt_save_overwritten flag 3: a state dat that the step's first
+// loop only reads and its second loop overwrites (u in the pair
+// `loop (u -> v); loop (v -> u)`, which skewing runs as one sweep) goes
+// into the snapshot at the second loop's prepare: the first loop, prepared
+// before, reads the storage the snapshot keeps (the generated code reads a
+// dat's address at each loop's prepare), the second writes a fresh one.
+// The reversed steps see the states of the forward sweep.
+TEST_F(AdjointRuntimeTest, SnapshotTakesWhatALaterLoopOverwrites) {
+  opd_set *s = opd_set_create("cells", 100);
+  opd_dat *u = opd_dat_create("u", s, OPD_F64, 1);
+  opd_dat *v = opd_dat_create("v", s, OPD_F64, 1);
+  opd_loop *cacheA = nullptr, *cacheB = nullptr;
+  int taken = 0;
+  auto at57 = [](opd_dat *d) { return static_cast<double *>(opd_dat_data(d))[57]; };
+  // A step: v = u + 1, then u = v; both loops prepared before either runs,
+  // as a skewed sweep does. After step k, u = v = k + 1.
+  auto run = [&](int64_t k, uint64_t &val) {
+    opd_arg r = writes(u, OPD_ARG_DIRECT, 8);
+    r.mode = OPD_READ;
+    opd_arg a[2] = {r, writes(v, OPD_ARG_DIRECT, 8)};
+    opd_loop_prepare(&cacheA, "first", s, 2, a);
+    const auto *readU = static_cast<const double *>(opd_dat_data(u));
+    auto *writeV = static_cast<double *>(opd_dat_data(v));
+    opd_arg rv = writes(v, OPD_ARG_DIRECT, 8);
+    rv.mode = OPD_READ;
+    opd_arg b[2] = {rv, writes(u, OPD_ARG_DIRECT, 8)};
+    void *before = opd_dat_data(u);
+    opd_loop_prepare(&cacheB, "second", s, 2, b);
+    taken += opd_dat_data(u) != before;
+    auto *writeU = static_cast<double *>(opd_dat_data(u));
+    for (int i = 0; i < 100; ++i) {
+      writeV[i] = readU[i] + 1.0;
+      writeU[i] = writeV[i];
+    }
+    val = uint64_t(k + 1);
+  };
+  const uint8_t flags[] = {3, 1}; // (u, v)
+  opd_dat *dats[] = {u, v};
+  const int64_t first = 3, n = 12;
+  opd_ckpt_begin(first, n, 3, dats, 2, 1);
+  uint64_t val = uint64_t(first);
+  for (int i = 0; i < 100; ++i) {
+    static_cast<double *>(opd_dat_data(u))[i] = double(first);
+    static_cast<double *>(opd_dat_data(v))[i] = double(first - 1);
+  }
+  const int saves = forwardSaving(first, n, run, flags, val);
+  EXPECT_EQ(saves, 3);
+  EXPECT_EQ(taken, saves) << "every forward save took u at the second loop";
+  const std::vector<int64_t> order =
+      followPlanSaving(run, flags, val, [&](int64_t k, bool) {
+        EXPECT_EQ(val, uint64_t(k));
+        EXPECT_EQ(at57(u), double(k)) << "step " << k;
+        if (k == first) {
+          EXPECT_EQ(at57(v), double(k - 1)) << "step " << k;
+        }
+      });
+  EXPECT_EQ(order, lastToFirst(first, n));
+  // Reverse saves followed by a re-run take u too; the others copy it.
+  EXPECT_GT(taken, saves);
+}
+
 // Poisson's pattern on a block, `loop (p -> q) over the interior; swap(p,
 // q)`: q's interior is dead at each step's start, its boundary ring (which
 // no loop writes, and which the swaps trade with p's) is not. Snapshots

@@ -313,7 +313,8 @@ void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
       llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(varWords(s.vars), 1)),
       "ckpt.vals");
   // State dats the step's first loop overwrites (1), or the next step's
-  // first loop (2: the step only reads them and swaps them there): a
+  // first loop (2: the step only reads them and swaps them there), or a
+  // later loop of the step (3: the loops before it only read them): a
   // snapshot may take their storage at that loop's prepare when that body
   // runs (the runtime knows whether it does) instead of copying them.
   const std::vector<uint8_t> overwritten = ir::stateTakes(s.body, s.dats);
