@@ -163,6 +163,31 @@ bool hasCall(const Expr *e) {
 }
 } // namespace
 
+const ParLoopStmt *firstLoopReaching(const Body &b, size_t i, const Dat *d) {
+  for (size_t j = i + 1; j < b.stmts.size(); ++j) {
+    const Stmt *st = b.stmts[j].get();
+    if (!st)
+      continue;
+    if (const auto *dc = llvm::dyn_cast<DeclStmt>(st)) {
+      if (hasCall(dc->init.get()))
+        return nullptr;
+      continue;
+    }
+    if (const auto *a = llvm::dyn_cast<AssignStmt>(st)) {
+      if (hasCall(a->target.get()) || hasCall(a->value.get()))
+        return nullptr;
+      continue;
+    }
+    const auto *l = llvm::dyn_cast<ParLoopStmt>(st);
+    if (!l)
+      return nullptr;
+    for (const AccessDescriptor &a : l->args)
+      if (a.usesDat() && a.dat == d)
+        return l;
+  }
+  return nullptr;
+}
+
 std::vector<uint8_t> stateTakes(const Body &body,
                                 const std::vector<Dat *> &dats) {
   std::vector<uint8_t> out(dats.size(), 0);

@@ -63,6 +63,13 @@ std::vector<unsigned> centreOnlyWrites(const ParLoopStmt &l, const Dat *d);
 std::vector<bool> loopOverwrites(const ParLoopStmt &l,
                                  const std::vector<Dat *> &dats);
 
+/// The first loop after statement \p i of \p b that reaches dat \p d,
+/// past loops that do not and host declarations and assignments without
+/// calls; null when another statement (or the end) comes first. A tape
+/// push of d flagged overwritten (TapeStmt::overwritten) is taken at this
+/// loop's prepare: the loops before it leave d's storage alone.
+const ParLoopStmt *firstLoopReaching(const Body &b, size_t i, const Dat *d);
+
 /// How a checkpoint's snapshot may save each of the state dats \p dats of a
 /// step whose body is \p body (the runtime's opd_ckpt_save_overwritten
 /// flags): 0 by copy; 1 by taking its storage at the prepare of the body's

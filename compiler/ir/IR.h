@@ -620,11 +620,13 @@ struct TapeStmt : Stmt {
   bool push = true;
   std::vector<Dat *> dats;
   std::vector<unsigned> vars;
-  /// Push only; empty or one flag per dat: the next statement, a loop,
-  /// writes the dat at every point (block) or element (set) of its range
-  /// and touches it no other way, so the runtime may hand the dat's storage
-  /// to the tape and copy only the rest (opd_tape_push_dat_overwritten).
-  /// Set by the adjoint pass; the verifier checks the loop.
+  /// Push only; empty or one flag per dat: the first loop after the push
+  /// that reaches the dat (only loops that do not and host declarations and
+  /// assignments between: ir::firstLoopReaching) writes it at every point
+  /// (block) or element (set) of its range and touches it no other way, so
+  /// the runtime may hand the dat's storage to the tape at that loop's
+  /// prepare and copy only the rest (opd_tape_push_dat_overwritten). Set by
+  /// the adjoint pass; the verifier checks the loop.
   std::vector<bool> overwritten;
   /// The push and the pop the adjoint pass made together share a nonzero
   /// number (copies of a body keep it); 0: not paired. The adjoint-tape

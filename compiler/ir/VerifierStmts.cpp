@@ -90,11 +90,13 @@ void Verifier::checkBody(const Body &b, Scope &sc) {
     sc.defined[slot] = false;
 }
 
-// A tape push of dats the next loop overwrites (TapeStmt::overwritten): the
-// next statement is a loop that writes each such dat at the centre (a
-// block loop) or directly (a set loop) and touches it no other way (the
-// runtime hands the dat's storage to the tape at that loop's prepare and
-// copies only the points or elements it does not write).
+// A tape push of dats a later loop overwrites (TapeStmt::overwritten): the
+// first loop after it that reaches each such dat, with only loops that do
+// not and host declarations and assignments between
+// (ir::firstLoopReaching), writes it at the centre (a block loop) or
+// directly (a set loop) and touches it no other way (the runtime hands the
+// dat's storage to the tape at that loop's prepare and copies only the
+// points or elements it does not write).
 void Verifier::checkTapeOverwrites(const Body &b) {
   for (size_t i = 0; i < b.stmts.size(); ++i) {
     const auto *t = b.stmts[i] ? llvm::dyn_cast<TapeStmt>(b.stmts[i].get())
@@ -105,17 +107,16 @@ void Verifier::checkTapeOverwrites(const Body &b) {
       problem("tape statement: overwritten flags on a pop or not one per dat");
       continue;
     }
-    const auto *l = i + 1 < b.stmts.size() && b.stmts[i + 1]
-                        ? llvm::dyn_cast<ParLoopStmt>(b.stmts[i + 1].get())
-                        : nullptr;
     for (size_t k = 0; k < t->dats.size(); ++k) {
       if (!t->overwritten[k])
         continue;
       const Dat *d = t->dats[k];
+      const ParLoopStmt *l = firstLoopReaching(b, i, d);
       if (!l || (l->block == nullptr) != (d->block == nullptr)) {
-        problem("tape push of '" + d->name + "' as overwritten, but the "
-                "next statement is not a loop over its " +
-                (d->block ? "block" : "set"));
+        problem("tape push of '" + d->name +
+                "' as overwritten, but no "
+                "loop over its " +
+                (d->block ? "block" : "set") + " reaches it next");
         continue;
       }
       if (centreOnlyWrites(*l, d).empty())

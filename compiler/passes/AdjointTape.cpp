@@ -61,14 +61,6 @@ namespace {
 
 constexpr const char *PassName = "adjoint-tape";
 
-/// Calls \p f on \p b and on every body nested in it.
-void forEachBody(Body &b, const std::function<void(Body &)> &f) {
-  f(b);
-  for (StmtPtr &s : b.stmts)
-    if (s)
-      forEachNestedBody(*s, [&](Body &n) { forEachBody(n, f); });
-}
-
 struct Pair {
   std::vector<TapeStmt *> pushes, pops;
 };

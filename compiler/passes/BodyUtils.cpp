@@ -34,6 +34,13 @@ void forEachNestedBody(Stmt &s, const std::function<void(Body &)> &f) {
   }
 }
 
+void forEachBody(Body &b, const std::function<void(Body &)> &f) {
+  f(b);
+  for (StmtPtr &s : b.stmts)
+    if (s)
+      forEachNestedBody(*s, [&](Body &n) { forEachBody(n, f); });
+}
+
 bool containsReturn(const Body &b) {
   struct Finder : IRVisitor {
     bool found = false;
@@ -281,10 +288,16 @@ void fixTapeOverwrites(Body &b) {
     auto *t = b.stmts[i] ? dyn_cast<TapeStmt>(b.stmts[i].get()) : nullptr;
     if (!t || t->overwritten.empty())
       continue;
-    const auto *l = i + 1 < b.stmts.size() && b.stmts[i + 1]
-                        ? dyn_cast<ParLoopStmt>(b.stmts[i + 1].get())
-                        : nullptr;
-    t->overwritten = l ? loopOverwrites(*l, t->dats) : std::vector<bool>();
+    std::vector<bool> flags(t->dats.size(), false);
+    bool any = false;
+    for (size_t k = 0; k < t->dats.size(); ++k) {
+      const ParLoopStmt *l = firstLoopReaching(b, i, t->dats[k]);
+      const std::vector<bool> o =
+          l ? loopOverwrites(*l, {t->dats[k]}) : std::vector<bool>();
+      flags[k] = !o.empty() && o[0];
+      any = any || flags[k];
+    }
+    t->overwritten = any ? flags : std::vector<bool>();
   }
 }
 

@@ -17,6 +17,8 @@ namespace opdc {
 /// none for other statements. Passes that rewrite every body of a function
 /// recurse through it.
 void forEachNestedBody(ir::Stmt &s, const std::function<void(ir::Body &)> &f);
+/// Calls \p f on \p b and on every body nested in it, outer first.
+void forEachBody(ir::Body &b, const std::function<void(ir::Body &)> &f);
 
 /// True when a return statement occurs anywhere in \p b.
 bool containsReturn(const ir::Body &b);
@@ -47,8 +49,9 @@ void structureJumps(ir::Body &b,
 /// becomes map[s].
 void remapSlots(ir::Body &b, const std::vector<unsigned> &map);
 /// Recomputes the overwritten flags of the tape pushes in \p b (not in
-/// nested bodies) from the statement after each (passes that rewrite loops,
-/// such as fusion, call it on the bodies they change).
+/// nested bodies) from the first loop after each that reaches the dat
+/// (ir::firstLoopReaching; passes that rewrite or move loops, such as
+/// fusion, call it on the bodies they change).
 void fixTapeOverwrites(ir::Body &b);
 
 /// Loop bound \p e plus \p c, folded when the bound is a constant.

@@ -34,6 +34,26 @@
 // A group grows loop by loop while the next loop passes these checks
 // against every loop of the group.
 //
+// Moving loops to fuse them. Two loops A ... B of a chain that could fuse
+// (A passes rules 1-6 against B, and they share a dat) but have others
+// between them become neighbours when each loop X between can move: before
+// A, if X commutes with A and with the loops between that go after B and
+// that it passes; else after B, if X commutes with B. Loops commute when
+// neither writes a dat the other reaches, fills a map, or reduces into a
+// variable the other reduces into or reads: run in either order they
+// compute the same values, bit for bit (each loop's own sums keep their
+// order). A move may not pass a host statement that uses a variable of the
+// loop; first, assignments of constants to variables nothing of the chain
+// used before (the starts of the adjoint's sums, `%J.b = 0.0`) and
+// declarations with constant values move before the chain's first loop.
+// heat3d's pair reverse (kernel-dce having dropped the transposed
+// stencil's phantom reads of u): the re-run `step` (u -> u2), the gather,
+// the second step's sum (it reads u2 at offsets: it stays after step), the
+// gather of the first step and the first step's sum `step.b.keep` (u at
+// offsets, the gather's output): the gather goes before step, the rest
+// after the sum, and step + step.b.keep read u once and share their
+// Laplacian (LLVM's GVN: the same operations in the same order).
+//
 // Bitwise the same results: each element runs the same operations on the
 // same values in the same order (A's, then B's); the fused kernel passes a
 // dat both loops reach at the element as one parameter, so B reads A's
@@ -85,6 +105,11 @@
 // which runs after this pass: the earlier unit then computes those points
 // itself), else as separate loops; the runtime checks it per run
 // (lib/exec/Skew.cpp). With --comm-avoid=off such a group is refused.
+// A unit that shares no dat with the sweep so far joins it only when a
+// later unit over the block shares dats with both: heat3d's pair reverse
+// re-runs the first step (u -> u2), then the transposed stencil reads
+// only adjoints, then the sum reads u2 and the stencil's output, a sweep
+// of all three.
 // -fno-skew turns skewing off; the CUDA backend, which runs a group's
 // loops one by one, gets none.
 #include "passes/Fuse.h"
@@ -111,6 +136,7 @@ namespace opdc {
 
 using namespace ir;
 using llvm::dyn_cast;
+using llvm::isa;
 
 namespace {
 
@@ -241,6 +267,10 @@ private:
   std::string whyNotJoin(const Function &host, const LoopChain &c,
                          const std::vector<unsigned> &group, unsigned next);
   void fuseBody(Function &host, Body &body);
+  /// Moves loops of chain \p c (in \p body) so that loops that could be
+  /// fused at the same point but have others between them become
+  /// neighbours (the header); returns whether it moved any.
+  bool reorderForFusion(const Function &host, Body &body, const LoopChain &c);
   /// Skewed sweeps (see the file comment): why unit \p next cannot join
   /// the skewed group \p group of units (indices into \p units), or empty;
   /// then \p lag, \p lead, \p trail are next's schedule numbers and
@@ -257,8 +287,8 @@ private:
                          const std::vector<Unit> &units,
                          const std::vector<unsigned> &group, unsigned next,
                          int64_t &lag, int64_t &lead, int64_t &trail,
-                         bool &needsExtension,
-                         std::string &because);
+                         bool &needsExtension, std::string &because,
+                         bool bridged = false);
   StmtPtr buildFused(const LoopChain &c, const std::vector<unsigned> &group);
   Function *addKernel(std::unique_ptr<Function> k);
   /// A stencil with the points of both block reads (an existing one with
@@ -589,10 +619,10 @@ std::string atPoint(const ChainAccess &a, const std::vector<int64_t> &pt) {
 
 std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
                               const std::vector<Unit> &units,
-                              const std::vector<unsigned> &group,
-                              unsigned next, int64_t &lag, int64_t &lead,
-                              int64_t &trail, bool &needsExtension,
-                              std::string &because) {
+                              const std::vector<unsigned> &group, unsigned next,
+                              int64_t &lag, int64_t &lead, int64_t &trail,
+                              bool &needsExtension, std::string &because,
+                              bool bridged) {
   auto unitName = [&](const Unit &u) {
     std::string n;
     for (unsigned l : u.loops)
@@ -706,13 +736,213 @@ std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
     lead = std::max(lead, units[k].lead - dmin);
     trail = std::max(trail, units[k].trail + dmax);
   }
-  if (!shares)
+  if (!shares && !bridged)
     return bName + " shares no dat with the loops before it";
   return "";
 }
 
+/// Whether a loop of unit \p a and a loop of unit \p b reach a common dat.
+bool shareDat(const LoopChain &c, const std::vector<unsigned> &a,
+              const std::vector<unsigned> &b) {
+  for (const ChainDat &d : c.dats) {
+    bool inA = false, inB = false;
+    for (const ChainAccess &x : d.accesses) {
+      inA = inA || std::find(a.begin(), a.end(), x.loop) != a.end();
+      inB = inB || std::find(b.begin(), b.end(), x.loop) != b.end();
+    }
+    if (inA && inB)
+      return true;
+  }
+  return false;
+}
+
+/// Whether loops \p x and \p y of chain \p c may run in either order:
+/// neither writes a dat the other reaches, nor fills a map, nor reduces
+/// into a variable the other reduces into or reads.
+bool commute(const LoopChain &c, unsigned x, unsigned y) {
+  for (const ChainDat &d : c.dats) {
+    bool reachX = false, reachY = false, writeX = false, writeY = false;
+    for (const ChainAccess &a : d.accesses) {
+      if (a.loop == x) {
+        reachX = true;
+        writeX = writeX || modeWrites(a.mode);
+      }
+      if (a.loop == y) {
+        reachY = true;
+        writeY = writeY || modeWrites(a.mode);
+      }
+    }
+    if ((writeX && reachY) || (writeY && reachX))
+      return false;
+  }
+  std::set<unsigned> reduced[2], read[2];
+  const unsigned loops[2] = {x, y};
+  for (int k = 0; k < 2; ++k)
+    for (const AccessDescriptor &a : c.loops[loops[k]]->args) {
+      if (a.kind == ArgKind::MapDirect && modeWrites(a.mode))
+        return false;
+      if (a.kind == ArgKind::Reduction && a.var >= 0)
+        reduced[k].insert(unsigned(a.var));
+      if (a.kind == ArgKind::GlobalRead && a.value)
+        for (unsigned v : slotsIn(*a.value))
+          read[k].insert(v);
+    }
+  for (int k = 0; k < 2; ++k)
+    for (unsigned v : reduced[k])
+      if (reduced[1 - k].count(v) || read[1 - k].count(v))
+        return false;
+  return true;
+}
+
+/// Moves each assignment of a constant to a host variable among the loops
+/// of chain \p c that nothing of the chain before it uses (the start of a
+/// reduction, `%J.b = 0.0`), and each declaration with a constant initial
+/// value (nothing before it can use its variable), to just before the
+/// chain's first loop, where it does the same; returns whether it moved
+/// any.
+bool hoistConstantStarts(Body &body, const LoopChain &c) {
+  if (c.loopStmts.empty())
+    return false;
+  const size_t first = c.loopStmts.front(), last = c.loopStmts.back();
+  std::set<unsigned> used;
+  std::vector<size_t> hoist;
+  for (size_t i = first; i <= last; ++i) {
+    const Stmt *st = body.stmts[i].get();
+    if (const auto *l = dyn_cast<ParLoopStmt>(st)) {
+      for (unsigned v : loopSlotsUsed(*l))
+        used.insert(v);
+      continue;
+    }
+    const auto *a = dyn_cast<AssignStmt>(st);
+    const auto *v = a ? dyn_cast<VarRefExpr>(a->target.get()) : nullptr;
+    const auto *d = dyn_cast<DeclStmt>(st);
+    if ((v && a->op == AssignOp::Set && isa<ConstantExpr>(a->value.get()) &&
+         !used.count(v->slot)) ||
+        (d && isa<ConstantExpr>(d->init.get()))) {
+      hoist.push_back(i);
+      continue;
+    }
+    for (unsigned s : hostSlotsUsed(*st))
+      used.insert(s);
+  }
+  if (hoist.empty())
+    return false;
+  std::vector<StmtPtr> moved;
+  for (size_t k = hoist.size(); k-- > 0;) {
+    moved.insert(moved.begin(), std::move(body.stmts[hoist[k]]));
+    body.stmts.erase(body.stmts.begin() + std::ptrdiff_t(hoist[k]));
+  }
+  body.stmts.insert(body.stmts.begin() + std::ptrdiff_t(first),
+                    std::make_move_iterator(moved.begin()),
+                    std::make_move_iterator(moved.end()));
+  return true;
+}
+
+bool Fuser::reorderForFusion(const Function &host, Body &body,
+                             const LoopChain &c) {
+  const size_t n = c.loops.size();
+  std::vector<unsigned> order(n);
+  for (unsigned l = 0; l < n; ++l)
+    order[l] = l;
+  // Moves loop l from its statement to that of the loop now at its place;
+  // refused when it would pass a host statement that uses a variable of it.
+  auto passesHost = [&](const std::vector<unsigned> &o) {
+    for (size_t k = 0; k < n; ++k) {
+      const size_t from = c.loopStmts[o[k]], to = c.loopStmts[k];
+      if (from == to)
+        continue;
+      const std::vector<unsigned> mine = loopSlotsUsed(*c.loops[o[k]]);
+      for (size_t h : c.hostStmts) {
+        if (h <= std::min(from, to) || h >= std::max(from, to))
+          continue;
+        for (unsigned v : hostSlotsUsed(*c.body->stmts[h]))
+          if (std::find(mine.begin(), mine.end(), v) != mine.end())
+            return true;
+      }
+    }
+    return false;
+  };
+  bool changed = false;
+  for (size_t i = 0; i + 2 < n; ++i) {
+    const unsigned L = order[i];
+    if (!whyNotFusable(c, L).empty() ||
+        whyNotJoin(host, c, {L}, order[i + 1]).empty())
+      continue; // not fusable, or its neighbour already joins it
+    for (size_t j = i + 2; j < n; ++j) {
+      const unsigned M = order[j];
+      if (!whyNotFusable(c, M).empty() || !shareDat(c, {L}, {M}) ||
+          !whyNotJoin(host, c, {L}, M).empty())
+        continue;
+      // The loops between go before L (they commute with L and with those
+      // going after M that they pass) or after M (they commute with M).
+      std::vector<unsigned> before, after;
+      bool ok = true;
+      for (size_t k = i + 1; k < j && ok; ++k) {
+        const unsigned x = order[k];
+        if (commute(c, x, L) &&
+            std::all_of(after.begin(), after.end(),
+                        [&](unsigned y) { return commute(c, x, y); }))
+          before.push_back(x);
+        else if (commute(c, x, M))
+          after.push_back(x);
+        else
+          ok = false;
+      }
+      if (!ok)
+        continue;
+      std::vector<unsigned> next(order.begin(),
+                                 order.begin() + std::ptrdiff_t(i));
+      next.insert(next.end(), before.begin(), before.end());
+      next.push_back(L);
+      next.push_back(M);
+      next.insert(next.end(), after.begin(), after.end());
+      next.insert(next.end(), order.begin() + std::ptrdiff_t(j) + 1,
+                  order.end());
+      if (passesHost(next))
+        continue;
+      ctx.stats.add(PassName, "moved",
+                    "loops moved next to one they fuse with");
+      ctx.diags.remark(
+          c.loops[M]->range,
+          "loop " + quoted(c.loops[M]->kernel->name) + " moved next to " +
+              quoted(c.loops[L]->kernel->name) + " to fuse with it (" +
+              std::to_string(before.size() + after.size()) +
+              (before.size() + after.size() == 1 ? " loop" : " loops") +
+              " between them moved around them)",
+          PassName);
+      order = std::move(next);
+      i += before.size();
+      changed = true;
+      break;
+    }
+  }
+  if (!changed)
+    return false;
+  std::vector<StmtPtr> loops(n);
+  for (size_t k = 0; k < n; ++k)
+    loops[k] = std::move(body.stmts[c.loopStmts[k]]);
+  for (size_t k = 0; k < n; ++k)
+    body.stmts[c.loopStmts[k]] = std::move(loops[order[k]]);
+  return true;
+}
+
 void Fuser::fuseBody(Function &host, Body &body) {
   std::vector<LoopChain> chains = findLoopChains(body);
+  // Loops that can fuse at the same point but have others between them
+  // become neighbours (the header), the starts of reductions out of the
+  // way first.
+  bool moved = false;
+  for (size_t k = 0; k < chains.size();) {
+    if (hoistConstantStarts(body, chains[k])) {
+      chains = findLoopChains(body);
+      continue;
+    }
+    ++k;
+  }
+  for (const LoopChain &c : chains)
+    moved = reorderForFusion(host, body, c) || moved;
+  if (moved)
+    chains = findLoopChains(body);
   // Statement index -> replacements (the fused loop, or a skewed group's
   // loops, at its last loop; nothing for the other loops, which go away).
   std::map<size_t, std::vector<StmtPtr>> replace;
@@ -795,6 +1025,24 @@ void Fuser::fuseBody(Function &host, Body &body) {
       std::string because;
       std::string why = whyNotSkew(host, c, units, skew, n, lag, lead, trail,
                                    needsExtension, because);
+      // A unit that shares no dat with the sweep still joins it when a
+      // later unit over the block shares dats with both (the header).
+      auto bridges = [&] {
+        for (unsigned m = n + 1; m < units.size(); ++m) {
+          const ParLoopStmt &lm = *c.loops[units[m].loops.front()];
+          if (!units[m].fusable || lm.block != b.block)
+            return false;
+          if (!shareDat(c, units[m].loops, u.loops))
+            continue;
+          for (unsigned k : skew)
+            if (shareDat(c, units[m].loops, units[k].loops))
+              return true;
+        }
+        return false;
+      };
+      if (!why.empty() && bridges())
+        why = whyNotSkew(host, c, units, skew, n, lag, lead, trail,
+                         needsExtension, because, true);
       if (why.empty()) {
         u.needsExtension = needsExtension;
         u.lag = lag;

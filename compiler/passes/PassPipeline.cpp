@@ -15,6 +15,7 @@
 #include "passes/Fuse.h"
 #include "passes/Inline.h"
 #include "passes/JoinChains.h"
+#include "passes/KernelDCE.h"
 #include "passes/Tangent.h"
 #include "passes/UnrollSteps.h"
 
@@ -52,6 +53,10 @@ const std::vector<Registered> &registry() {
         "assign instead of zeroing then incrementing adjoints in reversed "
         "time loops",
         assignAdjointZeros},
+       true},
+      {{"kernel-dce",
+        "drop dead kernel statements and the read arguments nothing reads",
+        eliminateDeadKernelCode},
        true},
       {{"adjoint-tape",
         "tape only the values the reverse sweep reads (drop dead restores)",

@@ -446,8 +446,10 @@ void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
     return;
   // Takes still waiting for their step's body to pass stay, unless this
   // loop writes their storage (the compiler rules that out; a copy keeps
-  // the values if it did not). The rest: the loop takes a storage it
-  // overwrites, once; every other is copied, first.
+  // the values if it did not), and so do tape pushes and flag-3 snapshots
+  // whose storage this loop does not reach (writes, for flag 3). The rest:
+  // the loop takes a storage it overwrites, once; every other is copied,
+  // first.
   std::vector<PendingTake> keep;
   std::vector<std::pair<PendingTake, opd_dat *>> takes; // and the holder
   for (const PendingTake &p : pendingTakes) {
@@ -470,7 +472,9 @@ void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
       else
         other = true;
     }
-    if (p.wait > 0 || (p.late && !touches)) {
+    // A tape push waits for the loop that reaches its storage (the loops
+    // before it leave the storage alone: TapeStmt::overwritten).
+    if (p.wait > 0 || (p.late && !touches) || (!p.snapshot && !holder)) {
       if (touches)
         settle(p);
       else

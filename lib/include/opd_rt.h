@@ -541,14 +541,16 @@ void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
  *  CUDA backend's device copies). Values are any host scalar as 64 bits.
  *  Pops must mirror pushes (the generated code guarantees it). */
 void opd_tape_push_dat(opd_dat *dat);
-/** As opd_tape_push_dat, for a dat that the next loop prepared writes at
- *  every point or element of its range (and reads nowhere): the push waits
- *  for that loop's prepare, then takes the dat's storage and copies only the
- *  points or elements the loop does not write (halos) into the dat's new
- *  storage. Nothing may
- *  change the dat before that prepare (the generated code runs the loop
- *  next). If the loop does not overwrite it, or a tape pop or checkpoint
- *  call comes first, the push is a copy made then. */
+/** As opd_tape_push_dat, for a dat that the first loop prepared after it
+ *  that reaches the dat's storage writes at every point or element of its
+ *  range (and reads nowhere): the push waits, past the prepares of loops
+ *  that do not reach the storage, for that loop's prepare, then takes the
+ *  dat's storage and copies only the points or elements the loop does not
+ *  write (halos) into the dat's new storage. Nothing may change the dat
+ *  before that prepare (the generated code runs only loops that do not
+ *  reach it, and host code, in between). If the loop does not overwrite
+ *  it, or a tape pop or checkpoint call comes first, the push is a copy
+ *  made then. */
 void opd_tape_push_dat_overwritten(opd_dat *dat);
 void opd_tape_pop_dat(opd_dat *dat);
 void opd_tape_pop_dat_copy(opd_dat *dat);

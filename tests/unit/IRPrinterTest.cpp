@@ -254,8 +254,8 @@ TEST(Verifier, RejectsOverwrittenTapePushWithoutItsLoop) {
   t->overwritten = {true};
   d.main->body.stmts.insert(d.main->body.stmts.begin() + 1, std::move(t));
   std::string why = verifyError(d.p);
-  EXPECT_NE(why.find("tape push of 'res' as overwritten, but the next "
-                     "statement is not a loop over its set"),
+  EXPECT_NE(why.find("tape push of 'res' as overwritten, but no loop over "
+                     "its set reaches it next"),
             std::string::npos)
       << why;
   // Before a set loop that increments it through a map.
