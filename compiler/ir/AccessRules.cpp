@@ -255,7 +255,8 @@ std::vector<uint8_t> stateTakes(const Body &body,
     bool swappedBefore = false;
     for (const StmtPtr &sp : body.stmts) {
       if (const auto *sw = llvm::dyn_cast_or_null<SwapStmt>(sp.get())) {
-        swappedBefore = swappedBefore || (!writer && (sw->a == at || sw->b == at));
+        swappedBefore =
+            swappedBefore || (!writer && (sw->a == at || sw->b == at));
         if (sw->a == at)
           at = sw->b;
         else if (sw->b == at)

@@ -583,7 +583,9 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatALaterLoopOverwrites) {
   opd_dat *v = opd_dat_create("v", s, OPD_F64, 1);
   opd_loop *cacheA = nullptr, *cacheB = nullptr;
   int taken = 0;
-  auto at57 = [](opd_dat *d) { return static_cast<double *>(opd_dat_data(d))[57]; };
+  auto at57 = [](opd_dat *d) {
+    return static_cast<double *>(opd_dat_data(d))[57];
+  };
   // A step: v = u + 1, then u = v; both loops prepared before either runs,
   // as a skewed sweep does. After step k, u = v = k + 1.
   auto run = [&](int64_t k, uint64_t &val) {
