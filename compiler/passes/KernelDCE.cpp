@@ -45,6 +45,8 @@
 
 #include "passes/BodyUtils.h"
 
+#include "analysis/LoopChain.h"
+
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
@@ -69,8 +71,8 @@ constexpr const char *PassName = "kernel-dce";
 
 using Live = std::set<unsigned>;
 
-/// Adds the variables \p e (or statement \p s, nested bodies included)
-/// reads or assigns to \p live; returns whether it calls a function.
+/// Adds the variables an expression or statement reads to \p live; notes
+/// whether it calls a function.
 struct Reads : IRVisitor {
   Live &live;
   bool calls = false;
@@ -79,14 +81,6 @@ struct Reads : IRVisitor {
   void visitCall(const CallExpr &e) override {
     calls = true;
     IRVisitor::visitCall(e);
-  }
-  void visitDecl(const DeclStmt &s) override {
-    live.insert(s.slot);
-    IRVisitor::visitDecl(s);
-  }
-  void visitFor(const ForStmt &s) override {
-    live.insert(s.slot);
-    IRVisitor::visitFor(s);
   }
 };
 
@@ -166,8 +160,8 @@ int64_t sweep(Body &b, Live &live, bool &changedInit) {
       addReads(r->value.get(), live);
     } else {
       // Loops whole, and any other statement: everything it touches.
-      Reads reads(live);
-      reads.visitStmt(*s);
+      for (unsigned v : hostSlotsUsed(*s))
+        live.insert(v);
     }
     if (dead) {
       b.stmts.erase(b.stmts.begin() + std::ptrdiff_t(i));
@@ -180,15 +174,9 @@ int64_t sweep(Body &b, Live &live, bool &changedInit) {
 /// Removes the declarations of variables that no other statement of \p k
 /// names, with a constant initial value; returns how many went.
 int64_t unusedDecls(Function &k) {
-  Live named;
-  for (const StmtPtr &s : k.body.stmts)
-    if (s) {
-      struct Names : Reads {
-        using Reads::Reads;
-        void visitDecl(const DeclStmt &d) override { visitExpr(*d.init); }
-      } n(named);
-      n.visitStmt(*s);
-    }
+  Live named; // the variables expressions name (not their declarations)
+  Reads names(named);
+  names.visitBody(k.body);
   int64_t removed = 0;
   forEachBody(k.body, [&](Body &body) {
     removed += int64_t(std::erase_if(body.stmts, [&](const StmtPtr &s) {

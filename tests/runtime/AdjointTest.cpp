@@ -507,6 +507,44 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheStepOverwrites) {
   EXPECT_EQ(taken, 1);
 }
 
+/// The plans of the two-dat tests below: 3 snapshots over steps [3, 15)
+/// of the state (u, v) with one host value; u = 3 and v = 2 everywhere at
+/// the start. Opens the plan and runs its forward sweep with
+/// opd_ckpt_save_overwritten(\p flags); returns the saves.
+constexpr int64_t TwoDatFirst = 3, TwoDatSteps = 12;
+int forwardTwoDats(opd_dat *u, opd_dat *v, const uint8_t *flags,
+                   const std::function<void(int64_t, uint64_t &)> &run,
+                   uint64_t &val) {
+  opd_dat *dats[] = {u, v};
+  opd_ckpt_begin(TwoDatFirst, TwoDatSteps, 3, dats, 2, 1);
+  val = uint64_t(TwoDatFirst);
+  for (int i = 0; i < 100; ++i) {
+    static_cast<double *>(opd_dat_data(u))[i] = double(TwoDatFirst);
+    static_cast<double *>(opd_dat_data(v))[i] = double(TwoDatFirst - 1);
+  }
+  return forwardSaving(TwoDatFirst, TwoDatSteps, run, flags, val);
+}
+
+/// The reverse sweep of forwardTwoDats' plan: every step reversed once,
+/// last to first, from its state (u = k; v, which the step overwrites
+/// before reading it, as at the start only for the first step).
+void reverseTwoDats(opd_dat *u, opd_dat *v, const uint8_t *flags,
+                    const std::function<void(int64_t, uint64_t &)> &run,
+                    uint64_t &val) {
+  auto at57 = [](opd_dat *d) {
+    return static_cast<double *>(opd_dat_data(d))[57];
+  };
+  const std::vector<int64_t> order =
+      followPlanSaving(run, flags, val, [&](int64_t k, bool) {
+        EXPECT_EQ(val, uint64_t(k));
+        EXPECT_EQ(at57(u), double(k)) << "step " << k;
+        if (k == TwoDatFirst) {
+          EXPECT_EQ(at57(v), double(k - 1)) << "step " << k;
+        }
+      });
+  EXPECT_EQ(order, lastToFirst(TwoDatFirst, TwoDatSteps));
+}
+
 // opd_ckpt_save_overwritten flag 2: a state dat that the step only reads,
 // and whose storage the step's swap hands to the dat its first loop
 // overwrites (u in `loop (u -> v); swap(u, v)`), goes into the snapshot at
@@ -519,7 +557,6 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheNextStepOverwrites) {
   opd_dat *v = opd_dat_create("v", s, OPD_F64, 1);
   opd_loop *cache = nullptr;
   int taken = 0;
-  auto at57 = [](opd_dat *d) { return static_cast<double *>(opd_dat_data(d))[57]; };
   // A step: v = u + 1 (the loop reads u, overwrites v), then swap(u, v):
   // after step k, u = k + 1 and v = k.
   auto run = [&](int64_t k, uint64_t &val) {
@@ -537,37 +574,19 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatTheNextStepOverwrites) {
     val = uint64_t(k + 1);
   };
   const uint8_t flags[] = {2, 1}; // (u, v)
-  opd_dat *dats[] = {u, v};
-  const int64_t first = 3, n = 12;
-  opd_ckpt_begin(first, n, 3, dats, 2, 1);
-  uint64_t val = uint64_t(first);
-  for (int i = 0; i < 100; ++i) {
-    static_cast<double *>(opd_dat_data(u))[i] = double(first);
-    static_cast<double *>(opd_dat_data(v))[i] = double(first - 1);
-  }
-  const int saves = forwardSaving(first, n, run, flags, val);
-  EXPECT_EQ(saves, 3);
+  uint64_t val = 0;
+  EXPECT_EQ(forwardTwoDats(u, v, flags, run, val), 3);
   // v's storage went into the first snapshot (the others keep none of it:
   // the loop overwrites all of v), u's into each snapshot a step later
   // where the next step runs.
   std::vector<ScheduleAction> fwd;
-  checkpointSchedule(n, 3, &fwd);
+  checkpointSchedule(TwoDatSteps, 3, &fwd);
   int expected = 0;
   for (const ScheduleAction &a : fwd)
-    expected += (a.step == 0) + (a.step + 1 < n);
+    expected += (a.step == 0) + (a.step + 1 < TwoDatSteps);
   EXPECT_EQ(taken, expected);
   EXPECT_GT(taken, 1);
-  const std::vector<int64_t> order =
-      followPlanSaving(run, flags, val, [&](int64_t k, bool) {
-        EXPECT_EQ(val, uint64_t(k));
-        EXPECT_EQ(at57(u), double(k)) << "step " << k;
-        // v is overwritten before it is read: only the first step's
-        // snapshot keeps its values (for what precedes the loop).
-        if (k == first) {
-          EXPECT_EQ(at57(v), double(k - 1)) << "step " << k;
-        }
-      });
-  EXPECT_EQ(order, lastToFirst(first, n));
+  reverseTwoDats(u, v, flags, run, val);
 }
 
 // opd_ckpt_save_overwritten flag 3: a state dat that the step's first
@@ -583,9 +602,6 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatALaterLoopOverwrites) {
   opd_dat *v = opd_dat_create("v", s, OPD_F64, 1);
   opd_loop *cacheA = nullptr, *cacheB = nullptr;
   int taken = 0;
-  auto at57 = [](opd_dat *d) {
-    return static_cast<double *>(opd_dat_data(d))[57];
-  };
   // A step: v = u + 1, then u = v; both loops prepared before either runs,
   // as a skewed sweep does. After step k, u = v = k + 1.
   auto run = [&](int64_t k, uint64_t &val) {
@@ -609,26 +625,11 @@ TEST_F(AdjointRuntimeTest, SnapshotTakesWhatALaterLoopOverwrites) {
     val = uint64_t(k + 1);
   };
   const uint8_t flags[] = {3, 1}; // (u, v)
-  opd_dat *dats[] = {u, v};
-  const int64_t first = 3, n = 12;
-  opd_ckpt_begin(first, n, 3, dats, 2, 1);
-  uint64_t val = uint64_t(first);
-  for (int i = 0; i < 100; ++i) {
-    static_cast<double *>(opd_dat_data(u))[i] = double(first);
-    static_cast<double *>(opd_dat_data(v))[i] = double(first - 1);
-  }
-  const int saves = forwardSaving(first, n, run, flags, val);
+  uint64_t val = 0;
+  const int saves = forwardTwoDats(u, v, flags, run, val);
   EXPECT_EQ(saves, 3);
   EXPECT_EQ(taken, saves) << "every forward save took u at the second loop";
-  const std::vector<int64_t> order =
-      followPlanSaving(run, flags, val, [&](int64_t k, bool) {
-        EXPECT_EQ(val, uint64_t(k));
-        EXPECT_EQ(at57(u), double(k)) << "step " << k;
-        if (k == first) {
-          EXPECT_EQ(at57(v), double(k - 1)) << "step " << k;
-        }
-      });
-  EXPECT_EQ(order, lastToFirst(first, n));
+  reverseTwoDats(u, v, flags, run, val);
   // Reverse saves followed by a re-run take u too; the others copy it.
   EXPECT_GT(taken, saves);
 }
