@@ -339,12 +339,15 @@ private:
       args += (args.empty() ? "" : ", ") + p + ", " + s + strides;
       strides.clear();
     }
+    // (A kernel may have no parameters: kernel-dce drops those it never
+    // reads.)
+    const std::string sep = args.empty() ? "" : ", ";
     if (loop.block) {
       for (unsigned dd = 0; dd < dims; ++dd)
-        args += ", c" + std::to_string(dd);
+        args += (dd == 0 ? sep : ", ") + "c" + std::to_string(dd);
     } else {
       // idx() and random numbers see the element's global index.
-      args += globalIds() ? ", opd::global_index(c.gid, i)" : ", i";
+      args += sep + (globalIds() ? "opd::global_index(c.gid, i)" : "i");
     }
     d += pad + "kernel_" + name + "<I>(" + args + ");\n";
     if (!atomics)
