@@ -338,7 +338,7 @@ void noteTape(int64_t delta) {
   stats.tapePeakBytes = std::max(stats.tapePeakBytes, t.bytes);
 }
 
-// Pushes of dats that the next loop overwrites
+// Pushes of dats that the first loop reaching them overwrites
 // (opd_tape_push_dat_overwritten), and snapshots of state dats that the
 // step's first loop overwrites, or the next step's, or a later loop of the
 // step that the loops before it only read (opd_ckpt_save_overwritten flags
