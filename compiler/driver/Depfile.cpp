@@ -85,8 +85,8 @@ std::string buildStamp(const DriverOptions &opts, const TargetProfile *profile,
     add("-fno-fuse");
   if (opts.noSkew)
     add("-fno-skew");
-  if (opts.noUnrollSteps)
-    add("-fno-unroll-steps");
+  if (opts.unrollSteps != DriverOptions().unrollSteps)
+    add("-funroll-steps=" + std::to_string(opts.unrollSteps));
   // Every later option that changes the generated code or the link (a
   // runtime variant, a backend) must be added here too, or a build with it
   // would be taken for up to date.

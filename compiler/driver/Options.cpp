@@ -68,9 +68,11 @@ Code generation:
   -fno-skew           fuse loops only at the same point, never as a skewed
                       sweep (loops that read at stencil offsets what the
                       other writes); results are bitwise the same either way
-  -fno-unroll-steps   do not unroll time loops of stencil steps by two (the
-                      'unroll-steps' pass: two steps, one skewed sweep);
-                      results are bitwise the same either way
+  -funroll-steps=N    run N steps (1, 2, 4 (the default), 8 or 16) of a
+                      time loop of stencil steps as one skewed sweep (the
+                      'unroll-steps' and 'unroll-more-steps' passes); the
+                      adjoint reverses two at a time; -fno-unroll-steps is
+                      N=1; results are bitwise the same for any N
   -frepro-sum         float sum reductions exact and rounded once: the same
                       bits for any --threads, rank count and partition
                       (-fno-repro-sum, the default: summed per chunk)
@@ -348,9 +350,21 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
     } else if (a == "-ffuse") {
       o.noFuse = false;
     } else if (a == "-fno-unroll-steps") {
-      o.noUnrollSteps = true;
+      o.unrollSteps = 1;
     } else if (a == "-funroll-steps") {
-      o.noUnrollSteps = false;
+      o.unrollSteps = DriverOptions().unrollSteps;
+    } else if (startsWith(a, "-funroll-steps=")) {
+      std::string v = a.substr(15);
+      unsigned n = 0;
+      if (v == "1" || v == "2" || v == "4" || v == "8" || v == "16")
+        n = unsigned(std::stoul(v));
+      if (!n) {
+        error = "invalid value '" + v +
+                "' for -funroll-steps; expected 1, 2, 4, 8 or 16 (steps a "
+                "sweep)";
+        return std::nullopt;
+      }
+      o.unrollSteps = n;
     } else if (a == "-fno-skew") {
       o.noSkew = true;
     } else if (a == "-fskew") {

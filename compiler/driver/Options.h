@@ -58,8 +58,10 @@ struct DriverOptions {
   bool listPasses = false;              ///< --list-passes
   bool noFuse = false;                  ///< -fno-fuse: drop the fuse pass
   bool noSkew = false; ///< -fno-skew: the fuse pass makes no skewed groups
-  /// -fno-unroll-steps: time loops of stencil steps are not unrolled
-  bool noUnrollSteps = false;
+  /// -funroll-steps=N: steps of a time loop of stencil steps run in one
+  /// sweep (1: -fno-unroll-steps, none unrolled; the adjoint reverses two
+  /// at a time whenever N >= 2)
+  unsigned unrollSteps = 4;
   bool reproSum = false; ///< -frepro-sum: float sums exact, rounded once
   bool sumLanes = true; ///< -fno-sum-lanes: float sums in element order
   /// -fno-scalar-bodies: no scalar body beside the vectorised one for loops

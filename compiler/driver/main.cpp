@@ -354,8 +354,10 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   };
   if (opts.noFuse)
     drop("fuse");
-  if (opts.noUnrollSteps)
+  if (opts.unrollSteps < 2)
     drop("unroll-steps");
+  if (opts.unrollSteps < 4)
+    drop("unroll-more-steps");
   po.printAfter = opts.printAfter;
   po.verifyEach = opts.verifyEach;
   po.timePasses = opts.timePasses;
@@ -365,6 +367,7 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   ctx.mpi = opts.mpi;
   // The CUDA backend (a GPU target) runs skewed loops one by one: no skew.
   ctx.skew = !opts.noSkew && !cuda && !isGPUTarget(target);
+  ctx.unrollSteps = opts.unrollSteps;
   ctx.scalarBodies =
       opts.scalarBodies && opts.optLevel >= 2 && !cuda && !isGPUTarget(target);
   const std::string ca =

@@ -72,6 +72,10 @@ struct PassContext {
   /// -fno-skew; the CUDA backend runs a skewed group's loops one by one and
   /// gets none.
   bool skew = true;
+  /// -funroll-steps=N: the steps of a time loop of stencil steps one skewed
+  /// sweep runs (passes/UnrollSteps.cpp: two before the derivative passes,
+  /// doubled after them up to N).
+  unsigned unrollSteps = 4;
   /// The CPU backend may give a loop whose kernel branches around costly
   /// work a second, scalar body chosen by timing (analysis/BranchWork.h,
   /// codegen/llvm/LoopHost.cpp): -O2 and up unless -fno-scalar-bodies, not

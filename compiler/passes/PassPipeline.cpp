@@ -62,6 +62,11 @@ const std::vector<Registered> &registry() {
         "tape only the values the reverse sweep reads (drop dead restores)",
         tapeOnlyWhatIsRead},
        true},
+      {{"unroll-more-steps",
+        "unroll those two-step loops further, to -funroll-steps=N steps a "
+        "sweep (after the derivative passes copied them)",
+        unrollMoreSteps},
+       true},
       {{"expand-cg", "expand solve cg into loops and a while loop", expandCG},
        true},
       {{"join-chains",

@@ -8,7 +8,12 @@
 
 namespace opdc {
 
+/// Pass "unroll-steps": time loops of stencil steps unrolled by two.
 bool unrollSteps(ir::Program &program, PassContext &ctx);
+/// Pass "unroll-more-steps" (after the derivative passes): the two-step
+/// loops unroll-steps made, unrolled by two again until they run
+/// PassContext::unrollSteps steps a sweep.
+bool unrollMoreSteps(ir::Program &program, PassContext &ctx);
 
 } // namespace opdc
 #endif
