@@ -26,10 +26,10 @@
 // tangent's copy of a loop is plain code and gets the same; the adjoint's
 // checkpointed time loop keeps its steps of two (reversing four steps a
 // sweep measured 3-8 % slower: more intermediate states alive at once).
-// bench/adjoint/README.md: Poisson 4096^2's primal 0.83 -> 0.64 s at 1
-// thread and 0.64 -> 0.35 s at 2, heat3d 256^3's 1.17 -> 0.98 s and 0.66
-// -> 0.54 s, the same bits. The remainder loops (a step, a pair, ...) are
-// left as they are.
+// bench/adjoint/README.md: Poisson 4096^2's primal 0.83 -> 0.62 s at 1
+// thread and 0.56 -> 0.34 s at 2, heat3d 256^3's 1.15 -> 0.95 s and 0.66
+// -> 0.53 s, the same bits (eight steps lost to four on heat3d 384^3). The
+// remainder loops (a pair, a step) are left as they are.
 //
 // Legal: the same steps run in the same order with the same values of the
 // loop variable (each copy declares it, the second copy and the remainder
