@@ -201,7 +201,9 @@ std::vector<StmtPtr> unroll(Function &fn, ForStmt &f) {
 }
 
 /// Whether \p f is a loop of steps unroll() made (its variable NAME.pair),
-/// not its remainder.
+/// not its remainder. Source names never hold a dot (the grammar's IDENT),
+/// and the derivative passes' copies keep the suffix (PROC.s.pair), so the
+/// name marks exactly those loops.
 bool madeByUnroll(const Function &fn, const ForStmt &f) {
   const std::string &n = fn.vars[f.slot].name;
   return n.size() > 5 && n.compare(n.size() - 5, 5, ".pair") == 0;
