@@ -354,8 +354,10 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   };
   if (opts.noFuse)
     drop("fuse");
-  if (opts.unrollSteps < 2)
+  if (opts.unrollSteps < 2) {
+    drop("split-reports");
     drop("unroll-steps");
+  }
   if (opts.unrollSteps < 4)
     drop("unroll-more-steps");
   po.printAfter = opts.printAfter;

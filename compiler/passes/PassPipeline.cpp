@@ -16,6 +16,7 @@
 #include "passes/Inline.h"
 #include "passes/JoinChains.h"
 #include "passes/KernelDCE.h"
+#include "passes/SplitReports.h"
 #include "passes/Tangent.h"
 #include "passes/UnrollSteps.h"
 
@@ -41,6 +42,11 @@ struct Registered {
 const std::vector<Registered> &registry() {
   static const std::vector<Registered> passes = {
       {{"inline", "inline fn calls into kernels and fns", inlineCalls}, false},
+      {{"split-reports",
+        "split time loops of stencil steps at their reports (runs of plain "
+        "steps)",
+        splitReports},
+       true},
       {{"unroll-steps",
         "unroll time loops of stencil steps by two (one sweep for two steps)",
         unrollSteps},

@@ -85,40 +85,12 @@ struct Uses : IRVisitor {
 
 /// Whether \p f is a time loop of stencil steps this pass unrolls.
 bool unrollable(const ForStmt &f) {
-  bool swap = false, stencilRead = false;
-  for (const StmtPtr &sp : f.body.stmts) {
-    const Stmt *s = sp.get();
-    if (!s)
-      continue;
-    if (s->kind == StmtKind::Swap) {
-      swap = true;
-      continue;
-    }
-    if (const auto *l = dyn_cast<ParLoopStmt>(s)) {
-      if (!l->block)
-        return false;
-      for (const AccessDescriptor &a : l->args)
-        if (a.kind == ArgKind::Stencil && a.mode == AccessMode::Read &&
-            a.stencil && !a.stencil->isCentreOnly())
-          stencilRead = true;
-      continue;
-    }
-    if (s->kind != StmtKind::Decl && s->kind != StmtKind::Assign)
-      return false;
-  }
-  Uses u;
-  u.loopVar = f.slot;
-  for (const StmtPtr &sp : f.body.stmts)
-    if (sp)
-      u.visitStmt(*sp);
-  if (u.call || u.clock || u.assignsLoopVar)
+  if (!stencilStepBody(f.body, f.slot))
     return false;
   // A constant trip count below 2 gains nothing.
   const auto *lo = dyn_cast<ConstantExpr>(f.lo.get());
   const auto *hi = dyn_cast<ConstantExpr>(f.hi.get());
-  if (lo && hi && hi->value.asInt() - lo->value.asInt() < 2)
-    return false;
-  return swap && stencilRead;
+  return !(lo && hi && hi->value.asInt() - lo->value.asInt() < 2);
 }
 
 ExprPtr intConst(Type t, int64_t v) {
@@ -235,6 +207,36 @@ bool unrollIn(Function &fn, Body &b, PassContext &ctx, const char *pass,
 }
 
 } // namespace
+
+bool stencilStepBody(const Body &body, unsigned loopVar) {
+  bool swap = false, stencilRead = false;
+  for (const StmtPtr &sp : body.stmts) {
+    const Stmt *s = sp.get();
+    if (!s)
+      continue;
+    if (s->kind == StmtKind::Swap) {
+      swap = true;
+      continue;
+    }
+    if (const auto *l = dyn_cast<ParLoopStmt>(s)) {
+      if (!l->block)
+        return false;
+      for (const AccessDescriptor &a : l->args)
+        if (a.kind == ArgKind::Stencil && a.mode == AccessMode::Read &&
+            a.stencil && !a.stencil->isCentreOnly())
+          stencilRead = true;
+      continue;
+    }
+    if (s->kind != StmtKind::Decl && s->kind != StmtKind::Assign)
+      return false;
+  }
+  Uses u;
+  u.loopVar = loopVar;
+  for (const StmtPtr &sp : body.stmts)
+    if (sp)
+      u.visitStmt(*sp);
+  return swap && stencilRead && !u.call && !u.clock && !u.assignsLoopVar;
+}
 
 bool unrollSteps(Program &program, PassContext &ctx) {
   if (!ctx.skew || ctx.unrollSteps < 2)

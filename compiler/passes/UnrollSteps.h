@@ -6,8 +6,17 @@
 
 #include "passes/Pass.h"
 
+namespace opdc::ir {
+struct Body;
+} // namespace opdc::ir
+
 namespace opdc {
 
+/// Whether \p body (of a time loop with variable \p loopVar) is stencil
+/// steps unroll-steps unrolls: block loops, one reading a dat at stencil
+/// offsets, a swap, host declarations and assignments without calls or
+/// clocks that leave the loop variable alone.
+bool stencilStepBody(const ir::Body &body, unsigned loopVar);
 /// Pass "unroll-steps": time loops of stencil steps unrolled by two.
 bool unrollSteps(ir::Program &program, PassContext &ctx);
 /// Pass "unroll-more-steps" (after the derivative passes): the two-step
