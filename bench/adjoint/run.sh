@@ -6,7 +6,10 @@
 # and the whole gradient), best of --reps, their ratios (targets: adjoint
 # <= 3x, tangent <= 2x), the adjoint's tape and snapshot memory, and the
 # per-loop profile with each loop's GB/s as a share of the STREAM triad
-# measured in this same run (bench/stream).
+# measured in this same run (bench/stream). Best of 5 by default: the
+# adjoints' default snapshot budget grows over the first calls (the first
+# takes the fewest snapshots, lib/exec/Adjoint.h snapshotBudgetNow), so the
+# best is the steady state; the "adjoint first call" line is the first.
 #
 # With --structured it also runs poisson_bench.opd (4096^2, 100 sweeps, the
 # issue's figure) and heat3d_bench.opd (256^3, 100 steps): the transposed
@@ -25,7 +28,7 @@
 # sum dJ/dlam and dJ/dw).
 #
 # usage: bench/adjoint/run.sh [--threads=1,2] [--n=2000000] [--sweeps=20]
-#        [--snapshots=0] [--reps=3] [--structured] [--airfoil] [--no-sum-lanes]
+#        [--snapshots=0] [--reps=5] [--structured] [--airfoil] [--no-sum-lanes]
 #        (build/ must exist: scripts/build.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -38,7 +38,11 @@
 //   first loop overwrites only its points outside that loop's range: the
 //   others are dead when the step starts (saveSlot); a plan sized by the
 //   memory budget then re-plans for the smaller snapshots at its second
-//   step (replanSmallerSnapshots).
+//   step (replanSmallerSnapshots). The default budget is grown into
+//   (snapshotBudgetNow): a call may take twice what the pool already
+//   holds, at least 1 GiB, since memory touched for the first time costs
+//   the kernel's page faults (Poisson 4096^2's first call 17.7-18.0 s with
+//   the whole budget at once, 4.8-5.1 s growing; later calls 4.1 s alike).
 #include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Objects.h"
@@ -77,8 +81,12 @@ public:
     Buffer b;
     b.data = allocRaw(std::size_t(std::max<int64_t>(bytes, 1)), "the adjoint tape");
     b.bytes = bytes;
+    allocated += bytes;
     return b;
   }
+  /// Bytes of every buffer this pool allocated (it keeps them all, in use
+  /// or free): memory the adjoints have touched already.
+  int64_t allocatedBytes() const { return allocated; }
   void put(Buffer b) { free.emplace(b.bytes, b); }
   ~Pool() {
     for (auto &[n, b] : free)
@@ -87,6 +95,7 @@ public:
 
 private:
   std::multimap<int64_t, Buffer> free;
+  int64_t allocated = 0;
 };
 
 Pool &pool() {
@@ -847,15 +856,35 @@ static int64_t budgetOverride = -1;
 
 void setSnapshotBudget(int64_t bytes) { budgetOverride = bytes; }
 
+/// OPD_CKPT_MEMORY in bytes, or -1 when the environment sets none.
+static int64_t environmentBudget() {
+  static const int64_t bytes = [] {
+    const int64_t mib =
+        envInteger("OPD_CKPT_MEMORY", -1, 0, INT64_MAX >> 20,
+                   "the snapshots' memory in MiB (a whole number >= 0)");
+    return mib >= 0 ? mib << 20 : int64_t(-1);
+  }();
+  return bytes;
+}
+
+int64_t snapshotBudgetNow(int64_t leastBytes) {
+  const int64_t budget = snapshotBudget();
+  if (budgetOverride >= 0 || environmentBudget() >= 0)
+    return budget;
+  // Up to 1 GiB of fresh memory costs at most a second or two: a plan
+  // within it (the ring's tape of every step, 305 MiB) keeps its re-runs
+  // away from the first call as before.
+  constexpr int64_t FreshFloor = int64_t(1) << 30;
+  return std::min(budget, std::max({leastBytes, FreshFloor,
+                                    2 * pool().allocatedBytes()}));
+}
+
 int64_t snapshotBudget() {
   if (budgetOverride >= 0)
     return budgetOverride;
   static const int64_t budget = [] {
-    const int64_t mib =
-        envInteger("OPD_CKPT_MEMORY", -1, 0, INT64_MAX >> 20,
-                   "the snapshots' memory in MiB (a whole number >= 0)");
-    if (mib >= 0)
-      return mib << 20;
+    if (environmentBudget() >= 0)
+      return environmentBudget();
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     const int64_t physical = pages > 0 && page > 0 ? int64_t(pages) * page : 0;
     return physical / 4 / std::max(dist::ranks(), 1);
@@ -938,9 +967,11 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
   if (snapshots <= 0) {
     // As many as the memory budget holds: fewer re-runs. Every rank runs
     // the same schedule (its steps' exchanges must meet): the smallest.
-    snapshots = budgetSnapshots(p->count, bytes, snapshotBudget());
+    const int64_t budget =
+        snapshotBudgetNow(defaultSnapshots(p->count) * bytes);
+    snapshots = budgetSnapshots(p->count, bytes, budget);
     dist::allreduce(&snapshots, OPD_I64, OPD_MIN, 1);
-    p->boundBytes = std::max(snapshotBudget(), snapshots * bytes);
+    p->boundBytes = std::max(budget, snapshots * bytes);
     p->budgeted = true;
   } else {
     p->boundBytes = snapshots * bytes;

@@ -45,6 +45,16 @@ int64_t budgetSnapshots(int64_t steps, int64_t snapshotBytes,
 /// OPD_CKPT_MEMORY (MiB) from the environment, else a quarter of the
 /// physical memory divided among the ranks.
 int64_t snapshotBudget();
+/// The budget of a checkpointed loop that begins now, whose fewest
+/// snapshots (defaultSnapshots) take \p leastBytes: snapshotBudget() when
+/// OPD_CKPT_MEMORY or setSnapshotBudget set it; else the memory the
+/// adjoints' buffers already hold, doubled, at least \p leastBytes and
+/// 1 GiB, at most snapshotBudget(). A snapshot in memory touched for the first time
+/// costs the kernel's page faults (0.4-2 s a GiB measured, against about
+/// 0.025 s a GiB to stream memory that is there), many re-runs' worth, so
+/// the first call takes the fewest snapshots and later calls grow into the
+/// budget as the pool keeps what earlier calls touched.
+int64_t snapshotBudgetNow(int64_t leastBytes);
 /// Sets snapshotBudget() to \p bytes (tests; -1: back to the environment's
 /// or the memory's).
 void setSnapshotBudget(int64_t bytes);

@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -158,6 +160,30 @@ class AdjointRuntimeTest : public ::testing::Test {
 protected:
   void TearDown() override { opd_rt_finalize(); }
 };
+
+TEST_F(AdjointRuntimeTest, DefaultBudgetGrowsWithTheMemoryTouched) {
+  if (std::getenv("OPD_CKPT_MEMORY"))
+    GTEST_SKIP() << "OPD_CKPT_MEMORY sets the budget";
+  const int64_t budget = opdc::rt::snapshotBudget();
+  // Never below the fewest snapshots' bytes and 1 GiB (within the
+  // budget), never above the budget.
+  EXPECT_GE(opdc::rt::snapshotBudgetNow(1000),
+            std::min<int64_t>(budget, int64_t(1) << 30));
+  EXPECT_LE(opdc::rt::snapshotBudgetNow(1000), budget);
+  EXPECT_EQ(opdc::rt::snapshotBudgetNow(int64_t(1) << 62), budget);
+  // A tape push takes a buffer from the adjoints' pool, which keeps it:
+  // the budget is now at least twice its 768 MiB.
+  opd_set *s = opd_set_create("cells", 3 << 25);
+  opd_dat *a = opd_dat_create("a", s, OPD_F64, 1);
+  opd_tape_push_dat(a);
+  opd_tape_pop_dat_copy(a);
+  EXPECT_GE(opdc::rt::snapshotBudgetNow(1000),
+            std::min<int64_t>(budget, int64_t(3) << 29));
+  // A budget set explicitly holds from the first call.
+  opdc::rt::setSnapshotBudget(12345);
+  EXPECT_EQ(opdc::rt::snapshotBudgetNow(1000), 12345);
+  opdc::rt::setSnapshotBudget(-1);
+}
 
 TEST_F(AdjointRuntimeTest, TapeRestoresDatsAndValuesInReverse) {
   opd_set *s = opd_set_create("nodes", 5000);
