@@ -875,8 +875,8 @@ int64_t snapshotBudgetNow(int64_t leastBytes) {
   // within it (the ring's tape of every step, 305 MiB) keeps its re-runs
   // away from the first call as before.
   constexpr int64_t FreshFloor = int64_t(1) << 30;
-  return std::min(budget, std::max({leastBytes, FreshFloor,
-                                    2 * pool().allocatedBytes()}));
+  return std::min(
+      budget, std::max({leastBytes, FreshFloor, 2 * pool().allocatedBytes()}));
 }
 
 int64_t snapshotBudget() {

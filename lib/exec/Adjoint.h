@@ -49,8 +49,8 @@ int64_t snapshotBudget();
 /// snapshots (defaultSnapshots) take \p leastBytes: snapshotBudget() when
 /// OPD_CKPT_MEMORY or setSnapshotBudget set it; else the memory the
 /// adjoints' buffers already hold, doubled, at least \p leastBytes and
-/// 1 GiB, at most snapshotBudget(). A snapshot in memory touched for the first time
-/// costs the kernel's page faults (0.4-2 s a GiB measured, against about
+/// 1 GiB, at most snapshotBudget(). A snapshot in memory touched for the first
+/// time costs the kernel's page faults (0.4-2 s a GiB measured, against about
 /// 0.025 s a GiB to stream memory that is there), many re-runs' worth, so
 /// the first call takes the fewest snapshots and later calls grow into the
 /// budget as the pool keeps what earlier calls touched.
