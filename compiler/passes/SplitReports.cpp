@@ -44,6 +44,7 @@
 #include "passes/UnrollSteps.h"
 
 #include "ir/IR.h"
+#include "ir/IRBuilder.h"
 #include "ir/IRVisitor.h"
 
 #include "llvm/Support/Casting.h"
@@ -136,57 +137,40 @@ size_t splittableReports(const ForStmt &f) {
     ++n;
   if (n == 0 || n == stmts.size())
     return 0;
-  Body steps;
-  for (size_t i = 0; i + n < stmts.size(); ++i)
-    steps.stmts.push_back(stmts[i] ? stmts[i]->clone() : nullptr);
-  if (!stencilStepBody(steps, f.slot))
+  if (!stencilStepBody({stmts.data(), stmts.size() - n}, f.slot))
     return 0;
   // What the loop writes; the loop variable itself is the one slot the
-  // conditions may read that changes.
+  // conditions may read that changes. The steps do no I/O
+  // (stencilStepBody), so any is the reports'.
   Writes w;
   w.visitBody(f.body);
   w.slots.erase(f.slot);
-  if (w.opaque)
+  if (w.opaque || !w.io)
     return 0;
-  bool io = false;
   for (size_t i = stmts.size() - n; i < stmts.size(); ++i) {
     const auto &r = *dyn_cast<IfStmt>(stmts[i].get());
     if (!r.elseBody.empty() || !pureExpr(*r.cond, w.slots))
       return 0;
-    Writes rw;
-    rw.visitBody(r.thenBody);
-    io = io || rw.io;
   }
   // The bounds are evaluated once, as the for evaluated them.
   if (!pureExpr(*f.lo, {}) || !pureExpr(*f.hi, {}))
     return 0;
-  return io ? n : 0;
-}
-
-ExprPtr intConst(Type t, int64_t v) {
-  return std::make_unique<ConstantExpr>(ConstValue::ofInt(t.scalar, v));
-}
-
-ExprPtr binary(BinaryOp op, ExprPtr a, ExprPtr b) {
-  return std::make_unique<BinaryExpr>(op, std::move(a), std::move(b));
+  return n;
 }
 
 /// The statements that replace \p f, whose last \p n statements are its
 /// reports.
 std::vector<StmtPtr> split(Function &fn, ForStmt &f, size_t n) {
+  using B = IRBuilder;
   const Var loopVar = fn.vars[f.slot];
   const Type t = loopVar.type;
   const SourceRange r = f.range;
   const unsigned hi = fn.addVar(loopVar.name + ".hi", t, false, r);
   const unsigned at = fn.addVar(loopVar.name + ".at", t, true, r);
   const unsigned end = fn.addVar(loopVar.name + ".end", t, true, r);
-  auto ref = [&](unsigned slot) {
-    return std::make_unique<VarRefExpr>(slot, t);
-  };
-  auto assign = [&](unsigned slot, ExprPtr value) {
-    return std::make_unique<AssignStmt>(AssignOp::Set, ref(slot),
-                                        std::move(value), r);
-  };
+  auto ref = [&](unsigned slot) { return B::var(fn, slot); };
+  auto one = [&] { return B::constant(ConstValue::ofInt(t.scalar, 1)); };
+  auto endPlusOne = [&] { return B::binary(BinaryOp::Add, ref(end), one()); };
 
   std::vector<StmtPtr> &stmts = f.body.stmts;
   const size_t first = stmts.size() - n;
@@ -196,23 +180,19 @@ std::vector<StmtPtr> split(Function &fn, ForStmt &f, size_t n) {
   ExprPtr any;
   for (size_t i = first; i < stmts.size(); ++i) {
     const auto &c = *dyn_cast<IfStmt>(stmts[i].get())->cond;
-    any = any ? binary(BinaryOp::Or, std::move(any), c.clone()) : c.clone();
+    any = any ? B::binary(BinaryOp::Or, std::move(any), c.clone()) : c.clone();
     reports.stmts.push_back(std::move(stmts[i]));
   }
   stmts.resize(first);
+  Body step;
+  step.stmts.push_back(B::assign(ref(end), endPlusOne(), AssignOp::Set, r));
   Body search;
-  search.stmts.push_back(std::make_unique<WhileStmt>(
-      binary(BinaryOp::And,
-             binary(BinaryOp::Lt, ref(end),
-                    binary(BinaryOp::Sub, ref(hi), intConst(t, 1))),
-             std::make_unique<UnaryExpr>(UnaryOp::Not, std::move(any))),
-      [&] {
-        Body b;
-        b.stmts.push_back(
-            assign(end, binary(BinaryOp::Add, ref(end), intConst(t, 1))));
-        return b;
-      }(),
-      r));
+  search.stmts.push_back(B::whileLoop(
+      B::binary(BinaryOp::And,
+                B::binary(BinaryOp::Lt, ref(end),
+                          B::binary(BinaryOp::Sub, ref(hi), one())),
+                B::unary(UnaryOp::Not, std::move(any))),
+      std::move(step), r));
   std::vector<unsigned> map(fn.vars.size());
   std::iota(map.begin(), map.end(), 0u);
   map[f.slot] = end;
@@ -220,21 +200,19 @@ std::vector<StmtPtr> split(Function &fn, ForStmt &f, size_t n) {
   remapSlots(search, map);
 
   Body run;
-  run.stmts.push_back(std::make_unique<DeclStmt>(end, ref(at), r));
+  run.stmts.push_back(B::decl(end, ref(at), r));
   run.stmts.push_back(std::move(search.stmts[0]));
-  run.stmts.push_back(std::make_unique<ForStmt>(
-      f.slot, ref(at), binary(BinaryOp::Add, ref(end), intConst(t, 1)),
-      std::move(f.body), r));
   run.stmts.push_back(
-      assign(at, binary(BinaryOp::Add, ref(end), intConst(t, 1))));
+      B::forRange(f.slot, ref(at), endPlusOne(), std::move(f.body), r));
+  run.stmts.push_back(B::assign(ref(at), endPlusOne(), AssignOp::Set, r));
   for (StmtPtr &s : reports.stmts)
     run.stmts.push_back(std::move(s));
 
   std::vector<StmtPtr> out;
-  out.push_back(std::make_unique<DeclStmt>(at, std::move(f.lo), r));
-  out.push_back(std::make_unique<DeclStmt>(hi, std::move(f.hi), r));
-  out.push_back(std::make_unique<WhileStmt>(
-      binary(BinaryOp::Lt, ref(at), ref(hi)), std::move(run), r));
+  out.push_back(B::decl(at, std::move(f.lo), r));
+  out.push_back(B::decl(hi, std::move(f.hi), r));
+  out.push_back(B::whileLoop(B::binary(BinaryOp::Lt, ref(at), ref(hi)),
+                             std::move(run), r));
   return out;
 }
 

@@ -85,7 +85,7 @@ struct Uses : IRVisitor {
 
 /// Whether \p f is a time loop of stencil steps this pass unrolls.
 bool unrollable(const ForStmt &f) {
-  if (!stencilStepBody(f.body, f.slot))
+  if (!stencilStepBody(f.body.stmts, f.slot))
     return false;
   // A constant trip count below 2 gains nothing.
   const auto *lo = dyn_cast<ConstantExpr>(f.lo.get());
@@ -208,9 +208,9 @@ bool unrollIn(Function &fn, Body &b, PassContext &ctx, const char *pass,
 
 } // namespace
 
-bool stencilStepBody(const Body &body, unsigned loopVar) {
+bool stencilStepBody(std::span<const StmtPtr> body, unsigned loopVar) {
   bool swap = false, stencilRead = false;
-  for (const StmtPtr &sp : body.stmts) {
+  for (const StmtPtr &sp : body) {
     const Stmt *s = sp.get();
     if (!s)
       continue;
@@ -232,7 +232,7 @@ bool stencilStepBody(const Body &body, unsigned loopVar) {
   }
   Uses u;
   u.loopVar = loopVar;
-  for (const StmtPtr &sp : body.stmts)
+  for (const StmtPtr &sp : body)
     if (sp)
       u.visitStmt(*sp);
   return swap && stencilRead && !u.call && !u.clock && !u.assignsLoopVar;

@@ -6,17 +6,21 @@
 
 #include "passes/Pass.h"
 
+#include <memory>
+#include <span>
+
 namespace opdc::ir {
-struct Body;
+struct Stmt;
 } // namespace opdc::ir
 
 namespace opdc {
 
-/// Whether \p body (of a time loop with variable \p loopVar) is stencil
-/// steps unroll-steps unrolls: block loops, one reading a dat at stencil
-/// offsets, a swap, host declarations and assignments without calls or
+/// Whether \p body (statements of a time loop with variable \p loopVar) is
+/// stencil steps unroll-steps unrolls: block loops, one reading a dat at
+/// stencil offsets, a swap, host declarations and assignments without calls or
 /// clocks that leave the loop variable alone.
-bool stencilStepBody(const ir::Body &body, unsigned loopVar);
+bool stencilStepBody(std::span<const std::unique_ptr<ir::Stmt>> body,
+                     unsigned loopVar);
 /// Pass "unroll-steps": time loops of stencil steps unrolled by two.
 bool unrollSteps(ir::Program &program, PassContext &ctx);
 /// Pass "unroll-more-steps" (after the derivative passes): the two-step
