@@ -42,7 +42,8 @@
 //   (snapshotBudgetNow): a call may take twice what the pool already
 //   holds, at least 1 GiB, since memory touched for the first time costs
 //   the kernel's page faults (Poisson 4096^2's first call 17.7-18.0 s with
-//   the whole budget at once, 4.8-5.1 s growing; later calls 4.1 s alike).
+//   the whole budget at once, 4.8-5.1 s growing; later calls 4.1-4.2 s
+//   alike).
 #include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Objects.h"
