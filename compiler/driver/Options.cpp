@@ -68,7 +68,8 @@ Code generation:
   -fno-skew           fuse loops only at the same point, never as a skewed
                       sweep (loops that read at stencil offsets what the
                       other writes); results are bitwise the same either way
-  -funroll-steps=N    run N steps (1, 2, 4 (the default), 8 or 16) of a
+  -funroll-steps=N    run N steps (1, 2, 4, 8 or 16; by default 4, and 8
+                      for loops over 3D blocks) of a
                       time loop of stencil steps as one skewed sweep (the
                       'unroll-steps' and 'unroll-more-steps' passes); the
                       adjoint reverses two at a time; -fno-unroll-steps is
@@ -82,6 +83,11 @@ Code generation:
                       turn, added in order at the row's end, so the loop
                       vectorises with the same bits for any --threads,
                       -O, target, fusion and inlining
+  -fno-row-tails      end rows of block loops with the vectoriser's scalar
+                      remainder (-frow-tails, the default: loops whose
+                      elements may run twice end each row with whole
+                      vectors, the last one shifted back to the row's end;
+                      the same bits either way)
   -fno-scalar-bodies  no second, scalar body for loops whose kernels branch
                       around divisions, square roots or math calls
                       (-fscalar-bodies, the default: the runtime times it
@@ -377,6 +383,10 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.sumLanes = true;
     } else if (a == "-fno-sum-lanes") {
       o.sumLanes = false;
+    } else if (a == "-frow-tails") {
+      o.rowTails = true;
+    } else if (a == "-fno-row-tails") {
+      o.rowTails = false;
     } else if (a == "-fscalar-bodies") {
       o.scalarBodies = true;
     } else if (a == "-fno-scalar-bodies") {

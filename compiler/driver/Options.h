@@ -61,9 +61,11 @@ struct DriverOptions {
   /// -funroll-steps=N: steps of a time loop of stencil steps run in one
   /// sweep (1: -fno-unroll-steps, none unrolled; the adjoint reverses two
   /// at a time whenever N >= 2)
-  unsigned unrollSteps = 4;
+  /// -funroll-steps=N; 0: the default, 4 steps a sweep (8 over 3D blocks).
+  unsigned unrollSteps = 0;
   bool reproSum = false; ///< -frepro-sum: float sums exact, rounded once
   bool sumLanes = true; ///< -fno-sum-lanes: float sums in element order
+  bool rowTails = true; ///< -fno-row-tails: the vectoriser's scalar remainders
   /// -fno-scalar-bodies: no scalar body beside the vectorised one for loops
   /// whose kernels branch around costly work (analysis/BranchWork.h).
   bool scalarBodies = true;

@@ -74,6 +74,7 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   cg.vecLibMvec = opts.vecLibMvec;
   cg.reproSum = opts.reproSum;
   cg.sumLanes = opts.sumLanes;
+  cg.rowTails = opts.rowTails;
   cg.scalarBodies = opts.scalarBodies;
   cg.cpu = opts.cpu.empty() ? "native" : opts.cpu;
   if (!profile) {

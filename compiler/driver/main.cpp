@@ -354,11 +354,14 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   };
   if (opts.noFuse)
     drop("fuse");
-  if (opts.unrollSteps < 2) {
+  // -funroll-steps=N for every block, or the defaults (PassContext).
+  const unsigned steps = opts.unrollSteps ? opts.unrollSteps : 4;
+  const unsigned steps3D = opts.unrollSteps ? opts.unrollSteps : 8;
+  if (std::max(steps, steps3D) < 2) {
     drop("split-reports");
     drop("unroll-steps");
   }
-  if (opts.unrollSteps < 4)
+  if (std::max(steps, steps3D) < 4)
     drop("unroll-more-steps");
   po.printAfter = opts.printAfter;
   po.verifyEach = opts.verifyEach;
@@ -369,7 +372,8 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   ctx.mpi = opts.mpi;
   // The CUDA backend (a GPU target) runs skewed loops one by one: no skew.
   ctx.skew = !opts.noSkew && !cuda && !isGPUTarget(target);
-  ctx.unrollSteps = opts.unrollSteps;
+  ctx.unrollSteps = steps;
+  ctx.unrollSteps3D = steps3D;
   ctx.scalarBodies =
       opts.scalarBodies && opts.optLevel >= 2 && !cuda && !isGPUTarget(target);
   const std::string ca =

@@ -74,8 +74,10 @@ struct PassContext {
   bool skew = true;
   /// -funroll-steps=N: the steps of a time loop of stencil steps one skewed
   /// sweep runs (passes/UnrollSteps.cpp: two before the derivative passes,
-  /// doubled after them up to N).
-  unsigned unrollSteps = 4;
+  /// doubled after them up to N), for loops over 1D and 2D blocks and for
+  /// loops over 3D blocks (default 4 and 8: a 3D sweep runs in tiles of
+  /// dimension 1 whose planes stay in L2 however deep, lib/exec/Skew.cpp).
+  unsigned unrollSteps = 4, unrollSteps3D = 8;
   /// The CPU backend may give a loop whose kernel branches around costly
   /// work a second, scalar body chosen by timing (analysis/BranchWork.h,
   /// codegen/llvm/LoopHost.cpp): -O2 and up unless -fno-scalar-bodies, not

@@ -21,14 +21,19 @@
 //
 // Further (pass unroll-more-steps, after the derivative passes): the loops
 // of two steps this pass made are unrolled by two again, and again, until
-// a sweep runs -funroll-steps=N steps (default 4): deeper temporal
-// blocking, each row of the dats read from memory once every N steps. The
+// a sweep runs -funroll-steps=N steps (default 4, and 8 when the loops run
+// over a 3D block: such a sweep runs in tiles of dimension 1 whose planes
+// stay in L2 at any depth, lib/exec/Skew.cpp; heat3d 256^3 8.1 -> 6.9 ms a
+// step, 384^3 28.0-28.6 -> 24.4-24.6 ms, docs/performance.md): deeper
+// temporal blocking, each row of the dats read from memory once every N
+// steps. The
 // tangent's copy of a loop is plain code and gets the same; the adjoint's
 // checkpointed time loop keeps its steps of two (reversing four steps a
 // sweep measured 3-8 % slower: more intermediate states alive at once).
 // bench/adjoint/README.md: Poisson 4096^2's primal 0.83 -> 0.62 s at 1
 // thread and 0.56 -> 0.34 s at 2, heat3d 256^3's 1.15 -> 0.95 s and 0.66
-// -> 0.53 s, the same bits (eight steps lost to four on heat3d 384^3). The
+// -> 0.53 s, the same bits (eight steps lost to four on heat3d 384^3
+// before 3D sweeps ran in tiles). The
 // remainder loops (a pair, a step) are left as they are.
 //
 // Legal: the same steps run in the same order with the same values of the
@@ -51,7 +56,9 @@
 
 #include "llvm/Support/Casting.h"
 
+#include <algorithm>
 #include <numeric>
+#include <string_view>
 
 namespace opdc {
 
@@ -181,15 +188,43 @@ bool madeByUnroll(const Function &fn, const ForStmt &f) {
   return n.size() > 5 && n.compare(n.size() - 5, 5, ".pair") == 0;
 }
 
+/// The steps a sweep of \p f runs (a loop unroll() made): 2 for NAME.pair,
+/// 4 for NAME.pair.pair, ...
+unsigned pairSteps(const Function &fn, const ForStmt &f) {
+  std::string_view n = fn.vars[f.slot].name;
+  unsigned steps = 1;
+  while (n.size() > 5 && n.substr(n.size() - 5) == ".pair") {
+    steps *= 2;
+    n.remove_suffix(5);
+  }
+  return steps;
+}
+
+/// The most dimensions of a block the loops of \p f's body run over.
+unsigned blockDims(const ForStmt &f) {
+  unsigned dims = 0;
+  for (const StmtPtr &sp : f.body.stmts)
+    if (const auto *l = dyn_cast_or_null<ParLoopStmt>(sp.get()))
+      if (l->block)
+        dims = std::max(dims, l->block->dims);
+  return dims;
+}
+
 /// Unrolls the unrollable for loops of \p b (and of bodies nested in it),
-/// with \p pairsOnly those unroll() made.
+/// with \p pairsOnly those unroll() made that run fewer steps a sweep than
+/// the context asks for their blocks.
 bool unrollIn(Function &fn, Body &b, PassContext &ctx, const char *pass,
               bool pairsOnly) {
+  auto wantsMore = [&](const ForStmt &f) {
+    return madeByUnroll(fn, f) &&
+           pairSteps(fn, f) < (blockDims(f) == 3 ? ctx.unrollSteps3D
+                                                 : ctx.unrollSteps);
+  };
   bool changed = false;
   std::vector<StmtPtr> out;
   for (StmtPtr &sp : b.stmts) {
     auto *f = dyn_cast_or_null<ForStmt>(sp.get());
-    if (f && unrollable(*f) && (!pairsOnly || madeByUnroll(fn, *f))) {
+    if (f && unrollable(*f) && (!pairsOnly || wantsMore(*f))) {
       for (StmtPtr &s : unroll(fn, *f))
         out.push_back(std::move(s));
       ctx.stats.add(pass, "unrolled", "time loops unrolled by two");
@@ -239,7 +274,7 @@ bool stencilStepBody(std::span<const StmtPtr> body, unsigned loopVar) {
 }
 
 bool unrollSteps(Program &program, PassContext &ctx) {
-  if (!ctx.skew || ctx.unrollSteps < 2)
+  if (!ctx.skew || std::max(ctx.unrollSteps, ctx.unrollSteps3D) < 2)
     return false;
   bool changed = false;
   for (Function *f : program.functions())
@@ -252,7 +287,8 @@ bool unrollMoreSteps(Program &program, PassContext &ctx) {
   if (!ctx.skew)
     return false;
   bool changed = false;
-  for (unsigned steps = 2; steps < ctx.unrollSteps; steps *= 2)
+  for (unsigned steps = 2;
+       steps < std::max(ctx.unrollSteps, ctx.unrollSteps3D); steps *= 2)
     for (Function *f : program.functions())
       if (f->isHost())
         changed =

@@ -36,6 +36,26 @@
 // first, since each constraint only asks a later loop to stay far enough
 // behind an earlier one.
 //
+// Tiles of dimension 1 (3D blocks). A 3D sweep's rows are planes: for
+// heat3d 256^3 one plane of one dat is 512 KiB, so the planes four steps
+// keep alive (a few of each dat) live in L3, not L2, and every loop but the
+// first reads them from there. When every loop's context gives its range
+// (schedule: ctx_bytes, range_offset) and a plane holds more than two
+// tiles of SkewTilePoints points, phase 1 runs the sweep tile by tile: for
+// each tile [J, J + T) of dimension 1 (T rows), the whole sweep along the
+// outermost dimension as above, loop k over rows [J - shift_k, J + T -
+// shift_k) of dimension 1 (its body gets a copy of its context with that
+// range: the thread's own copy). shift_k is the dimension-1 twin of lag_k,
+// from the arguments' reach (opd_arg lo/hi, a box around the stencil's
+// points): loop m's point x conflicts with loop k's point x + D, D <=
+// hi_m - lo_k over the pairs of arguments on one dat where one writes, and
+// shift_m >= shift_k + max D puts that point of k in an earlier tile or in
+// the same one (where the lags order them as before). Every row of every
+// loop still runs once, after what it conflicts with; a plane's rows run
+// in increasing order (tiles in order), so per-plane sums are unchanged.
+// Phase 2 runs whole planes. OPD_SKEW_TILES=0 in the environment turns
+// tiles off.
+//
 // The halos of every loop are exchanged (and waited for) before the sweep:
 // no overlap of messages with the core, which the pass accepts in return
 // for one sweep over memory. Under MPI a later loop may read beyond the
@@ -55,7 +75,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -66,6 +88,14 @@ namespace {
 /// later loop reads back are lag_k steps old at most, a few hundred KiB
 /// for Poisson's three dats, within the L2 of current cores.
 constexpr int64_t SkewStepPoints = 16384;
+/// Points of a plane per tile of dimension 1 (3D sweeps): 32 rows of
+/// heat3d 256^3's 254 points, 64 KiB of a plane of doubles, so that the
+/// planes a sweep of four or eight steps keeps alive stay in a 1 MiB L2
+/// rather than L3. On the Zen 5 of docs/performance.md, heat3d's sweeps of
+/// eight steps took 7.0-7.1 ms a step with 8192 points a tile, 7.3-7.5
+/// with 4096, 8.4 with 2048, 7.1-7.4 with 12288 and 16384, 8.1-8.7 with
+/// 32768 (one thread; the step of about SkewStepPoints points above).
+constexpr int64_t SkewTilePoints = 8192;
 
 struct Member {
   opd_loop *loop;
@@ -73,6 +103,10 @@ struct Member {
   void *ctx;
   int64_t lag, lead, trail;
   int64_t begin, end, chunkSize; ///< rows [begin, end), chunk grid
+  /// Its context's size and where in it the range lies (int64_t lo[ndims]
+  /// then hi[ndims]); 0 bytes: it cannot run in tiles.
+  int64_t ctxBytes = 0, rangeOffset = 0;
+  int64_t shift = 0; ///< tiles of dimension 1: the dimension-1 lag
   bool whole = false; ///< a later loop that reduces: whole chunks only
   /// Row \p x rounded down / up to the chunk grid, within [begin, end].
   int64_t down(int64_t x) const {
@@ -89,7 +123,8 @@ struct Member {
 /// Rows [a, b) of member m, split on its chunk grid; adds the seconds the
 /// body calls took to \p spent (the member's time for the choices of its
 /// bodies, opd_loop::choiceSeconds).
-void runRows(const Member &m, int64_t a, int64_t b, double &spent) {
+void runRows(const Member &m, int64_t a, int64_t b, double &spent,
+             void *ctx = nullptr) {
   a = std::max(a, m.begin);
   b = std::min(b, m.end);
   if (a >= b)
@@ -98,10 +133,86 @@ void runRows(const Member &m, int64_t a, int64_t b, double &spent) {
   while (a < b) {
     const int64_t c = (a - m.begin) / m.chunkSize;
     const int64_t e = std::min(b, m.begin + (c + 1) * m.chunkSize);
-    m.body(m.ctx, a, e, c);
+    m.body(ctx ? ctx : m.ctx, a, e, c);
     a = e;
   }
   spent += opd_rt_wtime() - t0;
+}
+
+/// A thread's copy of a member's context whose dimension-1 range it sets
+/// tile by tile.
+class TileContext {
+public:
+  explicit TileContext(const Member &m)
+      : bytes(size_t(m.ctxBytes) + 64), m(m) {
+    // (ctx points into bytes: never copied, and a move keeps the buffer.)
+    auto at = reinterpret_cast<uintptr_t>(bytes.data());
+    ctx = bytes.data() + ((64 - at % 64) % 64); // as aligned as any field
+    std::memcpy(ctx, m.ctx, size_t(m.ctxBytes));
+    range = reinterpret_cast<int64_t *>(ctx + m.rangeOffset);
+  }
+  /// Rows [a, b) of dimension 1, within the loop's own; false when none.
+  bool rows(int64_t a, int64_t b) {
+    const int nd = m.loop->ndims;
+    range[1] = std::max(a, m.loop->lo[1]);
+    range[nd + 1] = std::min(b, m.loop->hi[1]);
+    return range[1] < range[nd + 1];
+  }
+  void *get() { return ctx; }
+  TileContext(const TileContext &) = delete;
+  TileContext &operator=(const TileContext &) = delete;
+  TileContext(TileContext &&) = default;
+
+private:
+  std::vector<unsigned char> bytes;
+  const Member &m;
+  unsigned char *ctx = nullptr;
+  int64_t *range = nullptr;
+};
+
+/// Rows of dimension 1 per tile when the sweep runs in tiles (0: whole
+/// planes): 3D, every loop's context copyable, none in whole chunks, and
+/// a plane of more than two tiles; OPD_SKEW_TILES=0 turns it off.
+int64_t tileRows(const std::vector<Member> &ms) {
+  static const bool off = [] {
+    const char *e = std::getenv("OPD_SKEW_TILES");
+    if (!e || !*e || !std::strcmp(e, "1"))
+      return false;
+    if (!std::strcmp(e, "0"))
+      return true;
+    failf("invalid value '%s' for environment variable OPD_SKEW_TILES: "
+          "expected 1 (3D skewed sweeps in tiles of dimension 1, the "
+          "default) or 0",
+          e);
+  }();
+  const opd_loop &f = *ms[0].loop;
+  if (off || f.ndims != 3 || ms.size() < 2)
+    return 0;
+  for (const Member &m : ms)
+    if (!m.ctxBytes || m.whole || m.loop->ndims != 3)
+      return 0;
+  const int64_t row = std::max<int64_t>(1, f.hi[0] - f.lo[0]);
+  const int64_t tile = std::max<int64_t>(1, SkewTilePoints / row);
+  return f.hi[1] - f.lo[1] > 2 * tile ? tile : 0;
+}
+
+/// Each loop's shift (the header): at least shift_k + hi_m - lo_k along
+/// dimension 1 over every pair of its arguments and an earlier loop k's on
+/// one dat where one writes.
+void tileShifts(std::vector<Member> &ms) {
+  auto writes = [](const opd_arg &a) {
+    return a.mode == OPD_WRITE || a.mode == OPD_RW || a.mode == OPD_INC;
+  };
+  for (size_t m = 1; m < ms.size(); ++m) {
+    int64_t shift = 0;
+    for (size_t k = 0; k < m; ++k)
+      for (const opd_arg &a : ms[m].loop->args)
+        for (const opd_arg &b : ms[k].loop->args)
+          if (a.dat && a.dat == b.dat && (writes(a) || writes(b)))
+            shift = std::max<int64_t>(shift,
+                                      ms[k].shift + a.hi[1] - b.lo[1]);
+    ms[m].shift = shift;
+  }
 }
 
 /// The first loop's profile note while its sweep ran only as separate
@@ -213,9 +324,15 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
       failf("internal error: skewed sweep of '%s': loop %d is not a loop "
             "over the same block",
             loops[0]->name.c_str(), k);
-    ms.push_back({l, bodies[k], ctxs[k], schedule[3 * k], schedule[3 * k + 1],
-                  schedule[3 * k + 2], l->begin, l->begin + l->count,
-                  std::max<int64_t>(1, l->chunkSize)});
+    const int64_t *sk = schedule + 5 * k;
+    if (sk[3] > 0 &&
+        (sk[4] < 0 || sk[4] + 16 * int64_t(l->ndims) > sk[3]))
+      failf("internal error: skewed sweep of '%s': loop %d's range lies "
+            "outside its context",
+            loops[0]->name.c_str(), k);
+    ms.push_back({l, bodies[k], ctxs[k], sk[0], sk[1], sk[2], l->begin,
+                  l->begin + l->count, std::max<int64_t>(1, l->chunkSize),
+                  std::max<int64_t>(0, sk[3]), sk[4]});
   }
   // Later loops that reduce run whole chunks; the loops after each move
   // back by its chunk (the header).
@@ -290,10 +407,26 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
   for (int64_t t = 1; t < parts; ++t)
     cut[size_t(t)] = first.begin + (t * chunks / parts) * first.chunkSize;
 
+  // Tiles of dimension 1 (the header), and the sweep's step in rows of
+  // the outermost dimension: about SkewStepPoints points of the first
+  // loop (of a tile).
+  const int64_t tile = tileRows(ms);
+  if (tile)
+    tileShifts(ms);
   int64_t inner = 1;
   for (int d = 0; d + 1 < first.loop->ndims; ++d)
     inner *= std::max<int64_t>(1, first.loop->hi[d] - first.loop->lo[d]);
+  if (tile)
+    inner = tile * std::max<int64_t>(1, first.loop->hi[0] - first.loop->lo[0]);
   const int64_t step = std::max<int64_t>(1, SkewStepPoints / inner);
+  // The tiles' grid along dimension 1: loop k's rows [J - shift_k, J +
+  // tile - shift_k) for J from tileLo in steps of tile, up to tileHi.
+  int64_t tileLo = LLONG_MAX, tileHi = LLONG_MIN;
+  for (const Member &m : ms)
+    if (tile && m.loop->lo[1] < m.loop->hi[1]) {
+      tileLo = std::min(tileLo, m.loop->lo[1] + m.shift);
+      tileHi = std::max(tileHi, m.loop->hi[1] + m.shift);
+    }
 
   // Each loop's body seconds, summed over the threads (the choices of its
   // bodies: streaming, scalar; opd_loop::choiceSeconds).
@@ -319,6 +452,22 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
         from = std::min(from, lo[k] + m.lag);
         to = std::max(to, hi[k] + m.lag);
       }
+    }
+    if (tile) {
+      // Tile by tile, the sweep in each (no loop runs whole chunks).
+      std::vector<TileContext> copies(ms.begin(), ms.end());
+      std::vector<char> some(ms.size());
+      for (int64_t j = tileLo; j < tileHi; j += tile) {
+        for (size_t k = 0; k < ms.size(); ++k)
+          some[k] = copies[k].rows(j - ms[k].shift, j + tile - ms[k].shift);
+        for (int64_t i = from; i < to; i += step)
+          for (size_t k = 0; k < ms.size(); ++k)
+            if (some[k])
+              runRows(ms[k], std::max(lo[k], i - ms[k].lag),
+                      std::min(hi[k], i - ms[k].lag + step), mine[k],
+                      copies[k].get());
+      }
+      continue;
     }
     for (int64_t i = from; i < to; i += step)
       for (size_t k = 0; k < ms.size(); ++k) {
@@ -387,6 +536,9 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
                    (ms[j].lag == 1 ? "" : "s") + " behind)";
       }
       l->note += ": the time and bytes of all of them";
+      if (tile)
+        l->note += " (in tiles of " + std::to_string(tile) +
+                   " rows of dimension 1)";
     }
     setActiveLoop(l);
     opd_loop_end(l);

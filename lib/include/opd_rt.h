@@ -304,10 +304,15 @@ int opd_loop_scalar(const opd_loop *loop);
 /** Runs the `n` prepared block loops of a skewed sweep (the compiler's
  *  fuse pass: loops over one block that reach each other's data at stencil
  *  offsets) as one sweep along the outermost dimension, with each loop's
- *  body and context as opd_loop_run takes them. `schedule` holds three
+ *  body and context as opd_loop_run takes them. `schedule` holds five
  *  numbers per loop: lag (loop k runs row r - lag while the first runs row
  *  r), lead and trail (loop k's rows within lead after or trail before a
- *  cut between two threads' parts run after every thread's part). All
+ *  cut between two threads' parts run after every thread's part), and
+ *  ctx_bytes and range_offset: a loop over a 3D block whose context is
+ *  ctx_bytes long and holds its range at range_offset (int64_t lo[3] then
+ *  hi[3], the clipped range; the body runs dimension 1 over the context's
+ *  [lo[1], hi[1])) may run tile by tile along dimension 1, each call with
+ *  a copy of its context narrowed there; ctx_bytes 0: never. All
  *  halos are exchanged before the sweep. A later loop that reduces runs
  *  whole chunks of its grid (one body call each) and the loops after it
  *  move back a chunk; each reducing loop k keeps its partials in scratch

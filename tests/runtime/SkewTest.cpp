@@ -19,6 +19,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -106,7 +107,7 @@ void checkSchedule(
                                            m.reduces ? 2 : 1, args));
     bodies.push_back(recordRows);
     traces.emplace_back(m.lo, m.hi);
-    schedule.insert(schedule.end(), {m.lag, m.lead, m.trail});
+    schedule.insert(schedule.end(), {m.lag, m.lead, m.trail, 0, 0});
   }
   std::vector<void *> ctxs;
   for (Trace &t : traces)
@@ -280,7 +281,7 @@ struct RowGrid {
 // measured nothing (its best times 0.00 ms) and the choice was noise.
 TEST_F(SkewTest, EachLoopsBodyIsChosenOnItsOwnTime) {
   RowGrid grid;
-  const int64_t schedule[6] = {0, 0, 0, 0, 0, 0};
+  const int64_t schedule[10] = {};
   std::vector<int> alternate{0};
   for (int k = 0; k < opdc::rt::ScalarTrials; ++k)
     alternate.push_back(k % 2 == 0 ? 1 : 0);
@@ -331,7 +332,7 @@ TEST_F(SkewTest, EachLoopsBodyIsChosenOnItsOwnTime) {
 // spins 5 ms a sweep shows at least that, in as many sweeps as ran.
 TEST_F(SkewTest, ProfileGivesEachLoopsShareOfTheSweep) {
   RowGrid grid;
-  const int64_t schedule[6] = {0, 0, 0, 0, 0, 0};
+  const int64_t schedule[10] = {};
   opd_loop *first = grid.prepare("sharefirst");
   opd_loop *later = grid.prepare("sharelater");
   VariantRows c0{first->begin};
@@ -355,6 +356,96 @@ TEST_F(SkewTest, ProfileGivesEachLoopsShareOfTheSweep) {
                         "plan: sharelater: in the skewed sweep of 'sharefirst' "
                         "(its time and bytes counted there); its body "));
   EXPECT_THAT(text, ::testing::HasSubstr(" in 3 sweeps ("));
+}
+
+// Tiles of dimension 1 (3D sweeps): four heat steps ping-ponging between
+// u and v (heat3d's four-step sweep, lags 0..3) on a 298 x 88 x 18
+// interior: rows of 298 points make tiles of 27 rows, four a plane (the
+// last of 7 rows), so the sweep runs tile by tile, each loop's body on a copy of its
+// context narrowed along dimension 1. The result is bitwise that of the
+// four steps one after the other, at 1, 2 and 3 threads, and the profile
+// says the sweep ran in tiles.
+struct HeatContext {
+  int64_t lo[3], hi[3]; // the range, as the CPU backend's contexts hold it
+  const double *src;
+  double *dst;
+};
+constexpr int64_t HeatN[3] = {300, 90, 20}; // with the boundary
+int64_t heatAt(int64_t i, int64_t j, int64_t k) {
+  return ((k + 1) * (HeatN[1] + 2) + j + 1) * (HeatN[0] + 2) + i + 1;
+}
+void heatRows(void *ctx, int64_t begin, int64_t end, int64_t) {
+  const auto *c = static_cast<const HeatContext *>(ctx);
+  const int64_t sj = HeatN[0] + 2, sk = sj * (HeatN[1] + 2);
+  for (int64_t k = begin; k < end; ++k)
+    for (int64_t j = c->lo[1]; j < c->hi[1]; ++j)
+      for (int64_t i = c->lo[0]; i < c->hi[0]; ++i) {
+        const double *u = c->src + heatAt(i, j, k);
+        c->dst[heatAt(i, j, k)] =
+            u[0] + 0.125 * (u[-1] + u[1] + u[-sj] + u[sj] + u[-sk] + u[sk] -
+                            6.0 * u[0]);
+      }
+}
+
+TEST_F(SkewTest, ThreeDSweepsRunInTilesOfDimensionOne) {
+  const size_t points =
+      size_t((HeatN[0] + 2) * (HeatN[1] + 2) * (HeatN[2] + 2));
+  std::vector<double> start(points);
+  for (size_t p = 0; p < points; ++p)
+    start[p] = double(p % 97) * 0.01 + double(p % 13);
+  // The reference: four steps, one after the other.
+  std::vector<double> ru = start, rv = start;
+  for (int s = 0; s < 4; ++s) {
+    HeatContext c{{1, 1, 1},
+                  {HeatN[0] - 1, HeatN[1] - 1, HeatN[2] - 1},
+                  s % 2 ? rv.data() : ru.data(),
+                  s % 2 ? ru.data() : rv.data()};
+    heatRows(&c, 1, HeatN[2] - 1, 0);
+  }
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    omp_set_num_threads(threads);
+    opd_block *b = opd_block_create("cube", 3);
+    const int64_t halo[3] = {1, 1, 1}, base[3] = {0, 0, 0};
+    opd_dat *du = opd_block_dat_create("u", b, OPD_F64, 1, HeatN, halo, halo,
+                                       base);
+    opd_dat *dv = opd_block_dat_create("v", b, OPD_F64, 1, HeatN, halo, halo,
+                                       base);
+    std::vector<double> u = start, v = start;
+    std::vector<opd_loop *> loops;
+    std::vector<HeatContext> ctxs(4);
+    std::vector<int64_t> schedule;
+    for (int s = 0; s < 4; ++s) {
+      opd_arg args[2] = {};
+      args[0] = {s % 2 ? dv : du, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8,
+                 {-1, -1, -1}, {1, 1, 1}, 0};
+      args[1] = {s % 2 ? du : dv, nullptr, 0, OPD_ARG_DIRECT, OPD_WRITE, 8,
+                 {}, {}, 0};
+      int64_t lo[3] = {1, 1, 1};
+      int64_t hi[3] = {HeatN[0] - 1, HeatN[1] - 1, HeatN[2] - 1};
+      loops.push_back(opd_loop_prepare_block(
+          nullptr, s ? "heat.later" : "heat.first", b, lo, hi, 2, args));
+      ctxs[size_t(s)] = {{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]},
+                         s % 2 ? v.data() : u.data(),
+                         s % 2 ? u.data() : v.data()};
+      schedule.insert(schedule.end(),
+                      {s, s, s, int64_t(sizeof(HeatContext)),
+                       int64_t(offsetof(HeatContext, lo))});
+    }
+    const opd_body bodies[4] = {heatRows, heatRows, heatRows, heatRows};
+    void *ctxp[4] = {&ctxs[0], &ctxs[1], &ctxs[2], &ctxs[3]};
+    opd_skew_run(4, loops.data(), bodies, ctxp, schedule.data());
+    ASSERT_EQ(u.size(), ru.size());
+    for (size_t p = 0; p < points; ++p) {
+      ASSERT_EQ(u[p], ru[p]) << "u at " << p;
+      ASSERT_EQ(v[p], rv[p]) << "v at " << p;
+    }
+    const std::string text =
+        opdc::rt::formatProfile(opdc::rt::collectProfile(), 1, 1);
+    EXPECT_THAT(text, ::testing::HasSubstr("(in tiles of 27 rows of "
+                                           "dimension 1)"));
+    opd_rt_finalize();
+  }
 }
 
 } // namespace

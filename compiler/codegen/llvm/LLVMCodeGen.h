@@ -44,6 +44,10 @@ struct CPUCodeGenOptions {
   /// Float sums split into 4 partial sums per row (-fsum-lanes, the
   /// default; LoopBody.cpp, "Float sums"); false: in element order.
   bool sumLanes = true;
+  /// Block loops whose elements may run twice end each row with whole
+  /// vectors, the last shifted back (-frow-tails, the default;
+  /// LoopBody.cpp, "Row tails"); false: the vectoriser's scalar remainder.
+  bool rowTails = true;
   /// Loops whose kernels branch around costly work get a scalar body too,
   /// which the runtime times against the vectorised one (-fscalar-bodies,
   /// the default; analysis/BranchWork.h, LoopHost.cpp).

@@ -54,6 +54,11 @@ public:
   };
   Prepared emitBeforeRun();
   void emitAfterRun();
+  /// After emitBeforeRun, for opd_skew_run's schedule: a 3D block loop's
+  /// context size in bytes and the offset of its range (int64_t lo[3],
+  /// then hi[3]), which the runtime may copy and narrow along dimension 1
+  /// (lib/exec/Skew.cpp, tiles); {0, 0} for other loops.
+  std::pair<int64_t, int64_t> contextRange() const;
   /// The reduction scratch slot (opd_rt_scratch_slot): loop k of a skewed
   /// group uses slot k, so the partials of its loops that reduce live side
   /// by side while the sweep runs them all.
@@ -173,6 +178,26 @@ private:
   void emitElements(llvm::IRBuilder<> &bb, llvm::Value *lo, llvm::Value *hi,
                     llvm::MDNode *group, const llvm::Twine &name,
                     llvm::function_ref<void(llvm::Value *)> element);
+  /// Block loops whose elements may run twice with the same result
+  /// (elementsRerunnable): the elements one vector register holds, V; 0
+  /// otherwise. Their element loops run the elements a whole vector loop
+  /// leaves (fewer than 4V) as vectors of V, the last one shifted back to
+  /// end at the row's end (LoopBody.cpp, "Row tails").
+  unsigned tailVector = 0;
+  /// Whether running an element of this loop a second time, right after
+  /// the first, changes nothing: a parallel block loop without reductions
+  /// whose written arguments are write-only, at the centre, and on dats no
+  /// other argument reaches.
+  bool elementsRerunnable() const;
+  /// The elements [lo, hi) of a row with tailVector (V): \p mainLoop
+  /// emits the vectoriser's loop over [lo, m), m = lo + (hi - lo) rounded
+  /// down to a multiple of 4V (hi when the row is shorter than V), then
+  /// [m, hi) runs in vectors of V elements, the last starting at hi - V,
+  /// \p element emitting one element at its coordinate.
+  void emitRowWithTail(llvm::IRBuilder<> &bb, llvm::Value *lo, llvm::Value *hi,
+                       llvm::MDNode *group, const llvm::Twine &name,
+                       llvm::function_ref<void(llvm::Value *)> mainLoop,
+                       llvm::function_ref<void(llvm::Value *)> element);
   /// The (argument, component) pairs of laneSums.
   std::vector<std::pair<unsigned, unsigned>> laneSumList() const;
   /// Component \p k of argument \p n's accumulator (the kernel's).

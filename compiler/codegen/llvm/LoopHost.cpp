@@ -96,6 +96,17 @@ LoopEmitter::LoopEmitter(FunctionEmitter &host, const ParLoopStmt &loop)
       access(analyzeLoopAccess(loop)), id(cgm.newLoopId()),
       dims(loop.block ? loop.block->dims : 1) {}
 
+std::pair<int64_t, int64_t> LoopEmitter::contextRange() const {
+  if (!loop.block || dims != 3 || !ctxTy || loField < 0)
+    return {0, 0};
+  const llvm::DataLayout &layout = cgm.module.getDataLayout();
+  const llvm::StructLayout *sl = layout.getStructLayout(ctxTy);
+  const int64_t lo = int64_t(sl->getElementOffset(unsigned(loField)));
+  const int64_t hi = int64_t(sl->getElementOffset(unsigned(hiField)));
+  OPDC_ASSERT(hi == lo + 8 * int64_t(dims), "range fields apart");
+  return {int64_t(layout.getTypeAllocSize(ctxTy)), lo};
+}
+
 void LoopEmitter::layoutContext() {
   std::vector<llvm::Type *> types;
   auto add = [&](llvm::Type *t) {
@@ -647,8 +658,9 @@ void emitSkewedLoops(FunctionEmitter &host, const ParLoopStmt *const *first,
     loops.push_back(std::make_unique<LoopEmitter>(host, *first[k]));
     loops.back()->scratchSlot = k;
     runs.push_back(loops.back()->emitBeforeRun());
+    const auto [ctxBytes, rangeOffset] = loops.back()->contextRange();
     for (int64_t v : {first[k]->skew.lag, first[k]->skew.lead,
-                      first[k]->skew.trail})
+                      first[k]->skew.trail, ctxBytes, rangeOffset})
       schedule.push_back(llvm::ConstantInt::get(cgm.i64Ty, uint64_t(v), true));
   }
   auto *ptrsTy = llvm::ArrayType::get(cgm.ptrTy, n);
