@@ -53,8 +53,10 @@
 // the same one (where the lags order them as before). Every row of every
 // loop still runs once, after what it conflicts with; a plane's rows run
 // in increasing order (tiles in order), so per-plane sums are unchanged.
-// Phase 2 runs whole planes. OPD_SKEW_TILES=0 in the environment turns
-// tiles off.
+// Phase 2 runs its rows tile by tile too, loop by loop in each tile (a
+// conflicting point of an earlier loop lies in an earlier tile or runs
+// first in the same one). OPD_SKEW_TILES=0 in the environment turns tiles
+// off.
 //
 // The halos of every loop are exchanged (and waited for) before the sweep:
 // no overlap of messages with the core, which the pass accepts in return
@@ -485,9 +487,20 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
         }
       }
   }
-  // Phase 2: around each cut, the rows left out, loop by loop.
+  // Phase 2: around each cut, the rows left out, loop by loop (in tiles:
+  // tile by tile, loop by loop in each, as phase 1 orders them).
 #pragma omp parallel for schedule(static, 1) num_threads(int(parts)) if (parts > 2)
-  for (int64_t t = 1; t < parts; ++t)
+  for (int64_t t = 1; t < parts; ++t) {
+    double *mine = &spent[ms.size() * size_t(t)];
+    if (tile) {
+      std::vector<TileContext> copies(ms.begin(), ms.end());
+      for (int64_t j = tileLo; j < tileHi; j += tile)
+        for (size_t k = 1; k < ms.size(); ++k)
+          if (copies[k].rows(j - ms[k].shift, j + tile - ms[k].shift))
+            runRows(ms[k], cut[size_t(t)] - ms[k].trail,
+                    cut[size_t(t)] + ms[k].lead, mine[k], copies[k].get());
+      continue;
+    }
     for (size_t k = 1; k < ms.size(); ++k) {
       const Member &m = ms[k];
       int64_t a = cut[size_t(t)] - m.trail, z = cut[size_t(t)] + m.lead;
@@ -495,8 +508,9 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
         a = m.down(a);
         z = m.up(z);
       }
-      runRows(m, a, z, spent[ms.size() * size_t(t) + k]);
+      runRows(m, a, z, mine[k]);
     }
+  }
 
   // The profile: the sweep's time and bytes on the first loop, and so the
   // time the later loops' exchanges took before it (a loop's time outside

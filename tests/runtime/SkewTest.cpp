@@ -359,7 +359,7 @@ TEST_F(SkewTest, ProfileGivesEachLoopsShareOfTheSweep) {
 }
 
 // Tiles of dimension 1 (3D sweeps): four heat steps ping-ponging between
-// u and v (heat3d's four-step sweep, lags 0..3) on a 298 x 88 x 18
+// u and v (heat3d's four-step sweep, lags 0..3) on a 298 x 88 x 78
 // interior: rows of 298 points make tiles of 27 rows, four a plane (the
 // last of 7 rows), so the sweep runs tile by tile, each loop's body on a copy of its
 // context narrowed along dimension 1. The result is bitwise that of the
@@ -370,7 +370,7 @@ struct HeatContext {
   const double *src;
   double *dst;
 };
-constexpr int64_t HeatN[3] = {300, 90, 20}; // with the boundary
+constexpr int64_t HeatN[3] = {300, 90, 80}; // with the boundary
 int64_t heatAt(int64_t i, int64_t j, int64_t k) {
   return ((k + 1) * (HeatN[1] + 2) + j + 1) * (HeatN[0] + 2) + i + 1;
 }
