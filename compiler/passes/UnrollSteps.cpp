@@ -217,8 +217,8 @@ bool unrollIn(Function &fn, Body &b, PassContext &ctx, const char *pass,
               bool pairsOnly) {
   auto wantsMore = [&](const ForStmt &f) {
     return madeByUnroll(fn, f) &&
-           pairSteps(fn, f) < (blockDims(f) == 3 ? ctx.unrollSteps3D
-                                                 : ctx.unrollSteps);
+           pairSteps(fn, f) <
+               (blockDims(f) == 3 ? ctx.unrollSteps3D : ctx.unrollSteps);
   };
   bool changed = false;
   std::vector<StmtPtr> out;
@@ -287,8 +287,8 @@ bool unrollMoreSteps(Program &program, PassContext &ctx) {
   if (!ctx.skew)
     return false;
   bool changed = false;
-  for (unsigned steps = 2;
-       steps < std::max(ctx.unrollSteps, ctx.unrollSteps3D); steps *= 2)
+  for (unsigned steps = 2; steps < std::max(ctx.unrollSteps, ctx.unrollSteps3D);
+       steps *= 2)
     for (Function *f : program.functions())
       if (f->isHost())
         changed =

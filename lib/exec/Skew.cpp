@@ -111,7 +111,7 @@ struct Member {
   /// Its context's size and where in it the range lies (int64_t lo[ndims]
   /// then hi[ndims]); 0 bytes: it cannot run in tiles.
   int64_t ctxBytes = 0, rangeOffset = 0;
-  int64_t shift = 0; ///< tiles of dimension 1: the dimension-1 lag
+  int64_t shift = 0;  ///< tiles of dimension 1: the dimension-1 lag
   bool whole = false; ///< a later loop that reduces: whole chunks only
   /// Row \p x rounded down / up to the chunk grid, within [begin, end].
   int64_t down(int64_t x) const {
@@ -148,8 +148,7 @@ void runRows(const Member &m, int64_t a, int64_t b, double &spent,
 /// tile by tile.
 class TileContext {
 public:
-  explicit TileContext(const Member &m)
-      : bytes(size_t(m.ctxBytes) + 64), m(m) {
+  explicit TileContext(const Member &m) : bytes(size_t(m.ctxBytes) + 64), m(m) {
     // (ctx points into bytes: never copied, and a move keeps the buffer.)
     auto at = reinterpret_cast<uintptr_t>(bytes.data());
     ctx = bytes.data() + ((64 - at % 64) % 64); // as aligned as any field
@@ -224,8 +223,7 @@ void tileShifts(std::vector<Member> &ms) {
       for (const opd_arg &a : ms[m].loop->args)
         for (const opd_arg &b : ms[k].loop->args)
           if (a.dat && a.dat == b.dat && (writes(a) || writes(b)))
-            shift = std::max<int64_t>(shift,
-                                      ms[k].shift + a.hi[1] - b.lo[1]);
+            shift = std::max<int64_t>(shift, ms[k].shift + a.hi[1] - b.lo[1]);
     ms[m].shift = shift;
   }
 }
@@ -340,8 +338,7 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
             "over the same block",
             loops[0]->name.c_str(), k);
     const int64_t *sk = schedule + 5 * k;
-    if (sk[3] > 0 &&
-        (sk[4] < 0 || sk[4] + 16 * int64_t(l->ndims) > sk[3]))
+    if (sk[3] > 0 && (sk[4] < 0 || sk[4] + 16 * int64_t(l->ndims) > sk[3]))
       failf("internal error: skewed sweep of '%s': loop %d's range lies "
             "outside its context",
             loops[0]->name.c_str(), k);
@@ -564,8 +561,8 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
       }
       l->note += ": the time and bytes of all of them";
       if (tile)
-        l->note += " (in tiles of " + std::to_string(tile) +
-                   " rows of dimension 1)";
+        l->note +=
+            " (in tiles of " + std::to_string(tile) + " rows of dimension 1)";
     }
     setActiveLoop(l);
     opd_loop_end(l);

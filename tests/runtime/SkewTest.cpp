@@ -361,8 +361,8 @@ TEST_F(SkewTest, ProfileGivesEachLoopsShareOfTheSweep) {
 // Tiles of dimension 1 (3D sweeps): four heat steps ping-ponging between
 // u and v (heat3d's four-step sweep, lags 0..3) on a 298 x 88 x 78
 // interior: rows of 298 points make tiles of 27 rows, four a plane (the
-// last of 7 rows), so the sweep runs tile by tile, each loop's body on a copy of its
-// context narrowed along dimension 1. The result is bitwise that of the
+// last of 7 rows), so the sweep runs tile by tile, each loop's body on a copy
+// of its context narrowed along dimension 1. The result is bitwise that of the
 // four steps one after the other, at 1, 2 and 3 threads, and the profile
 // says the sweep ran in tiles.
 struct HeatContext {
@@ -407,30 +407,30 @@ TEST_F(SkewTest, ThreeDSweepsRunInTilesOfDimensionOne) {
     omp_set_num_threads(threads);
     opd_block *b = opd_block_create("cube", 3);
     const int64_t halo[3] = {1, 1, 1}, base[3] = {0, 0, 0};
-    opd_dat *du = opd_block_dat_create("u", b, OPD_F64, 1, HeatN, halo, halo,
-                                       base);
-    opd_dat *dv = opd_block_dat_create("v", b, OPD_F64, 1, HeatN, halo, halo,
-                                       base);
+    opd_dat *du =
+        opd_block_dat_create("u", b, OPD_F64, 1, HeatN, halo, halo, base);
+    opd_dat *dv =
+        opd_block_dat_create("v", b, OPD_F64, 1, HeatN, halo, halo, base);
     std::vector<double> u = start, v = start;
     std::vector<opd_loop *> loops;
     std::vector<HeatContext> ctxs(4);
     std::vector<int64_t> schedule;
     for (int s = 0; s < 4; ++s) {
       opd_arg args[2] = {};
-      args[0] = {s % 2 ? dv : du, nullptr, 0, OPD_ARG_STENCIL, OPD_READ, 8,
-                 {-1, -1, -1}, {1, 1, 1}, 0};
-      args[1] = {s % 2 ? du : dv, nullptr, 0, OPD_ARG_DIRECT, OPD_WRITE, 8,
-                 {}, {}, 0};
+      args[0] = {s % 2 ? dv : du, nullptr,   0, OPD_ARG_STENCIL, OPD_READ, 8,
+                 {-1, -1, -1},    {1, 1, 1}, 0};
+      args[1] = {
+          s % 2 ? du : dv, nullptr, 0, OPD_ARG_DIRECT, OPD_WRITE, 8, {}, {}, 0};
       int64_t lo[3] = {1, 1, 1};
       int64_t hi[3] = {HeatN[0] - 1, HeatN[1] - 1, HeatN[2] - 1};
       loops.push_back(opd_loop_prepare_block(
           nullptr, s ? "heat.later" : "heat.first", b, lo, hi, 2, args));
-      ctxs[size_t(s)] = {{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]},
+      ctxs[size_t(s)] = {{lo[0], lo[1], lo[2]},
+                         {hi[0], hi[1], hi[2]},
                          s % 2 ? v.data() : u.data(),
                          s % 2 ? u.data() : v.data()};
-      schedule.insert(schedule.end(),
-                      {s, s, s, int64_t(sizeof(HeatContext)),
-                       int64_t(offsetof(HeatContext, lo))});
+      schedule.insert(schedule.end(), {s, s, s, int64_t(sizeof(HeatContext)),
+                                       int64_t(offsetof(HeatContext, lo))});
     }
     const opd_body bodies[4] = {heatRows, heatRows, heatRows, heatRows};
     void *ctxp[4] = {&ctxs[0], &ctxs[1], &ctxs[2], &ctxs[3]};

@@ -214,6 +214,20 @@ void emitCountedLoop(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
   b.SetInsertPoint(exitBB);
 }
 
+llvm::MDNode *makeScalarLoopID(llvm::LLVMContext &c) {
+  llvm::MDNode *id = llvm::MDNode::getDistinct(
+      c,
+      {nullptr,
+       llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.mustprogress")),
+       llvm::MDNode::get(
+           c, {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
+               llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))}),
+       llvm::MDNode::get(c,
+                         llvm::MDString::get(c, "llvm.loop.unroll.disable"))});
+  id->replaceOperandWith(0, id);
+  return id;
+}
+
 llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group) {
   std::vector<llvm::Metadata *> ops{nullptr};
   ops.push_back(
@@ -477,19 +491,7 @@ void LoopEmitter::emitRowWithTail(
   // overlap the one before it), each an inner loop of exactly V elements
   // that the vectoriser takes whole.
   llvm::LLVMContext &c = cgm.context;
-  auto flag = [&](const char *key, bool on) {
-    return llvm::MDNode::get(
-        c, {llvm::MDString::get(c, key),
-            llvm::ConstantAsMetadata::get(
-                on ? llvm::ConstantInt::getTrue(c)
-                   : llvm::ConstantInt::getFalse(c))});
-  };
-  llvm::MDNode *outerID = llvm::MDNode::getDistinct(
-      c, {nullptr,
-          llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.mustprogress")),
-          flag("llvm.loop.vectorize.enable", false),
-          llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.unroll.disable"))});
-  outerID->replaceOperandWith(0, outerID);
+  llvm::MDNode *outerID = makeScalarLoopID(c);
   std::vector<llvm::Metadata *> inner{
       nullptr,
       llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.mustprogress")),
@@ -855,15 +857,14 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
     for (const AccessDescriptor &a : loop.args)
       if (a.dat)
         widest = std::max<int64_t>(
-            widest,
-            int64_t(layout.getTypeStoreSize(cgm.memType(a.scalar))));
+            widest, int64_t(layout.getTypeStoreSize(cgm.memType(a.scalar))));
     // The width the vectoriser uses for this function (its target CPU
     // and prefer-vector-width).
-    const int64_t bits = int64_t(
-        cgm.targetMachine.getTargetTransformInfo(*f)
-            .getRegisterBitWidth(
-                llvm::TargetTransformInfo::RGK_FixedWidthVector)
-            .getFixedValue());
+    const int64_t bits =
+        int64_t(cgm.targetMachine.getTargetTransformInfo(*f)
+                    .getRegisterBitWidth(
+                        llvm::TargetTransformInfo::RGK_FixedWidthVector)
+                    .getFixedValue());
     const int64_t v = bits / 8 / widest;
     tailVector = v >= 2 ? unsigned(v) : 0;
   }
@@ -1025,14 +1026,7 @@ void LoopEmitter::emitAlignedRow(llvm::IRBuilder<> &bb,
   // The prologue: scalar and not unrolled (fewer than 64 bytes of the
   // argument, a vector loop or unrolled copies would only add code).
   llvm::LLVMContext &c = cgm.context;
-  llvm::MDNode *scalarID = llvm::MDNode::getDistinct(
-      c, {nullptr,
-          llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.mustprogress")),
-          llvm::MDNode::get(
-              c, {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
-                  llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))}),
-          llvm::MDNode::get(c, llvm::MDString::get(c, "llvm.loop.unroll.disable"))});
-  scalarID->replaceOperandWith(0, scalarID);
+  llvm::MDNode *scalarID = makeScalarLoopID(c);
   emitCountedLoop(bb, lo, mid, scalarID, "dim0.peel", [&](llvm::Value *i) {
     coords[0] = i;
     emitKernelCall(bb, kernel, coords, group);

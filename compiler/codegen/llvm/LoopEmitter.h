@@ -34,6 +34,10 @@ void emitCountedLoop(llvm::IRBuilder<> &b, llvm::Value *lo, llvm::Value *hi,
 /// `!{"llvm.loop.parallel_accesses", group}` when \p group is given.
 llvm::MDNode *makeLoopID(llvm::LLVMContext &c, llvm::MDNode *group);
 
+/// A distinct loop ID for a loop left scalar and rolled: mustprogress,
+/// `llvm.loop.vectorize.enable` false and `llvm.loop.unroll.disable`.
+llvm::MDNode *makeScalarLoopID(llvm::LLVMContext &c);
+
 /// \p v as a constant of \p t, the memory type of a scalar.
 llvm::Constant *identityConstant(IdentityValue v, llvm::Type *t);
 
