@@ -115,11 +115,13 @@ const void *memoryObject(const AccessDescriptor &a) {
 } // namespace
 
 bool isStreamCandidate(const ParLoopStmt &loop, unsigned i) {
+  // Not when another loop of its skewed sweep reaches what it writes (IR.h).
+  return !loop.skew.cached && isWriteOnlyCentre(loop, i);
+}
+
+bool isWriteOnlyCentre(const ParLoopStmt &loop, unsigned i) {
   const AccessDescriptor &a = loop.args[i];
   if (a.mode != AccessMode::Write || !a.dat)
-    return false;
-  // Another loop of its skewed sweep reaches what it writes (IR.h).
-  if (loop.skew.cached)
     return false;
   if (a.kind == ArgKind::Stencil) {
     if (!a.stencil)

@@ -47,6 +47,11 @@ struct KernelInterface {
 /// Its accesses get an alias scope named StreamScopePrefix + its name, which
 /// marks them for markStreamingStores (Target.cpp) after optimisation.
 bool isStreamCandidate(const ir::ParLoopStmt &loop, unsigned i);
+/// Whether argument \p i of \p loop is write-only (`out`) at the element
+/// itself (direct, or a stencil holding only the centre) on a dat no other
+/// argument of the loop uses: isStreamCandidate without the skewed sweep's
+/// exception, and what a row tail needs of a written argument (LoopBody.cpp).
+bool isWriteOnlyCentre(const ir::ParLoopStmt &loop, unsigned i);
 inline constexpr const char *StreamScopePrefix = "opd.stream.";
 /// The attribute of a body variant whose candidate stores are to stream.
 inline constexpr const char *StreamFnAttr = "opd-stream";

@@ -457,21 +457,10 @@ bool LoopEmitter::elementsRerunnable() const {
     default: // reductions (an element added twice), maps
       return false;
     }
-    if (a.mode == AccessMode::Read)
-      continue;
-    if (a.mode != AccessMode::Write || !a.dat)
-      return false; // inout, inc: a second run would apply it twice
-    if (a.kind == ArgKind::Stencil) {
-      if (!a.stencil)
-        return false;
-      for (const std::vector<int64_t> &pt : a.stencil->points)
-        for (int64_t c : pt)
-          if (c != 0)
-            return false;
-    }
-    for (unsigned j = 0; j < loop.args.size(); ++j)
-      if (j != i && loop.args[j].usesDat() && loop.args[j].dat == a.dat)
-        return false;
+    // Written: only `out` at the centre of a dat nothing else reaches (an
+    // inout or inc would apply twice).
+    if (a.mode != AccessMode::Read && !isWriteOnlyCentre(loop, i))
+      return false;
   }
   return true;
 }
