@@ -355,8 +355,10 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   if (opts.noFuse)
     drop("fuse");
   // -funroll-steps=N for every block, or the defaults (PassContext).
-  const unsigned steps = opts.unrollSteps ? opts.unrollSteps : 4;
-  const unsigned steps3D = opts.unrollSteps ? opts.unrollSteps : 8;
+  const unsigned steps =
+      opts.unrollSteps ? opts.unrollSteps : DefaultUnrollSteps;
+  const unsigned steps3D =
+      opts.unrollSteps ? opts.unrollSteps : DefaultUnrollSteps3D;
   if (std::max(steps, steps3D) < 2) {
     drop("split-reports");
     drop("unroll-steps");

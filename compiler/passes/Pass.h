@@ -54,6 +54,10 @@ private:
 /// the runtime then decides by its cost model (Auto) or must run them so.
 enum class CommAvoidMode : uint8_t { Off, Auto, On };
 
+/// Steps a skewed sweep runs without -funroll-steps=N (PassContext): over
+/// 1D and 2D blocks, and over 3D blocks.
+inline constexpr unsigned DefaultUnrollSteps = 4, DefaultUnrollSteps3D = 8;
+
 /// What a pass may use besides the IR it rewrites.
 struct PassContext {
   /// Errors (a derivative that cannot be built), warnings and remarks
@@ -77,7 +81,8 @@ struct PassContext {
   /// doubled after them up to N), for loops over 1D and 2D blocks and for
   /// loops over 3D blocks (default 4 and 8: a 3D sweep runs in tiles of
   /// dimension 1 whose planes stay in L2 however deep, lib/exec/Skew.cpp).
-  unsigned unrollSteps = 4, unrollSteps3D = 8;
+  unsigned unrollSteps = DefaultUnrollSteps,
+           unrollSteps3D = DefaultUnrollSteps3D;
   /// The CPU backend may give a loop whose kernel branches around costly
   /// work a second, scalar body chosen by timing (analysis/BranchWork.h,
   /// codegen/llvm/LoopHost.cpp): -O2 and up unless -fno-scalar-bodies, not

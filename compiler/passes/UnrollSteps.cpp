@@ -23,18 +23,18 @@
 // of two steps this pass made are unrolled by two again, and again, until
 // a sweep runs -funroll-steps=N steps (default 4, and 8 when the loops run
 // over a 3D block: such a sweep runs in tiles of dimension 1 whose planes
-// stay in L2 at any depth, lib/exec/Skew.cpp; heat3d 256^3 8.1 -> 6.9 ms a
+// stay in L2 at any depth, lib/exec/Skew.cpp; heat3d 256^3 8.0 -> 6.9 ms a
 // step, 384^3 28.0-28.6 -> 24.4-24.6 ms, docs/performance.md): deeper
 // temporal blocking, each row of the dats read from memory once every N
-// steps. The
-// tangent's copy of a loop is plain code and gets the same; the adjoint's
-// checkpointed time loop keeps its steps of two (reversing four steps a
-// sweep measured 3-8 % slower: more intermediate states alive at once).
+// steps. The tangent's copy of a loop is plain code and gets the same; the
+// adjoint's checkpointed time loop keeps its steps of two (reversing four
+// steps a sweep measured 3-8 % slower: more intermediate states alive at
+// once).
 // bench/adjoint/README.md: Poisson 4096^2's primal 0.83 -> 0.62 s at 1
 // thread and 0.56 -> 0.34 s at 2, heat3d 256^3's 1.15 -> 0.95 s and 0.66
 // -> 0.53 s, the same bits (eight steps lost to four on heat3d 384^3
-// before 3D sweeps ran in tiles). The
-// remainder loops (a pair, a step) are left as they are.
+// before 3D sweeps ran in tiles). The remainder loops (a pair, a step) are
+// left as they are.
 //
 // Legal: the same steps run in the same order with the same values of the
 // loop variable (each copy declares it, the second copy and the remainder
@@ -179,17 +179,11 @@ std::vector<StmtPtr> unroll(Function &fn, ForStmt &f) {
   return out;
 }
 
-/// Whether \p f is a loop of steps unroll() made (its variable NAME.pair),
-/// not its remainder. Source names never hold a dot (the grammar's IDENT),
-/// and the derivative passes' copies keep the suffix (PROC.s.pair), so the
-/// name marks exactly those loops.
-bool madeByUnroll(const Function &fn, const ForStmt &f) {
-  const std::string &n = fn.vars[f.slot].name;
-  return n.size() > 5 && n.compare(n.size() - 5, 5, ".pair") == 0;
-}
-
-/// The steps a sweep of \p f runs (a loop unroll() made): 2 for NAME.pair,
-/// 4 for NAME.pair.pair, ...
+/// The steps an iteration of \p f runs: 2 for a loop unroll() made (its
+/// variable NAME.pair), 4 for one made from that (NAME.pair.pair), ..., 1
+/// for any other loop (a remainder, a source loop). Source names never
+/// hold a dot (the grammar's IDENT), and the derivative passes' copies
+/// keep the suffix (PROC.s.pair), so the name marks exactly those loops.
 unsigned pairSteps(const Function &fn, const ForStmt &f) {
   std::string_view n = fn.vars[f.slot].name;
   unsigned steps = 1;
@@ -198,6 +192,11 @@ unsigned pairSteps(const Function &fn, const ForStmt &f) {
     n.remove_suffix(5);
   }
   return steps;
+}
+
+/// Whether \p f is a loop of steps unroll() made, not its remainder.
+bool madeByUnroll(const Function &fn, const ForStmt &f) {
+  return pairSteps(fn, f) > 1;
 }
 
 /// The most dimensions of a block the loops of \p f's body run over.
