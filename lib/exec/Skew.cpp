@@ -94,9 +94,10 @@ constexpr int64_t SkewStepPoints = 16384;
 /// heat3d 256^3's 254 points, 64 KiB of a plane of doubles, so that the
 /// planes a sweep of four or eight steps keeps alive stay in a 1 MiB L2
 /// rather than L3. On the Zen 5 of docs/performance.md, heat3d's sweeps of
-/// eight steps took 7.0-7.1 ms a step with 8192 points a tile, 7.3-7.5
-/// with 4096, 8.4 with 2048, 7.1-7.4 with 12288 and 16384, 8.1-8.7 with
-/// 32768 (one thread; the step of about SkewStepPoints points above).
+/// eight steps took 7.02 and 7.08 ms a step with 8192 points a tile (two
+/// runs), 7.30 with 4096, 8.65 with 2048, 7.35 with 12288 and with 16384,
+/// 8.65 with 32768 (one thread, one run each, the step of SkewStepPoints
+/// points above).
 constexpr int64_t SkewTilePoints = 8192;
 /// The fewest points a body call of a loop that spans several tiles may
 /// get (tileRows).
