@@ -7,7 +7,10 @@
 # x86_64-avx2 with vector_width_bits 64, 128 and 256, and the 256-bit one
 # again with -march=skylake (whose cost model vectorises the indirect reads
 # with vgatherdpd, where znver3's uses scalar loads); prints each binary's
-# count of vgather instructions, then runs them alternately for --rounds
+# count of vgather instructions; also this host's own CPU (as --target=native
+# would: native width) with -fgathers=hardware and -fgathers=scalar (the
+# choice -fgathers=auto makes per CPU: codegen/llvm/Target.cpp); then runs
+# them alternately for --rounds
 # rounds (OP2's 720k mesh, --niter iterations, --threads) and prints
 # res_calc's and adt_calc's seconds and GB/s, all loops' seconds and the
 # last rms line (the same in every build).
@@ -35,7 +38,7 @@ cd "$work"
 mesh=$build/bench/airfoil/new_grid.h5
 [[ -f $mesh ]] || "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" \
   --h5 "$mesh" >/dev/null
-builds=(w64 w128 w256 gather)
+builds=(w64 w128 w256 gather native-hw native-scalar)
 for w in 64 128 256; do
   cat >"w$w.yaml" <<YAML
 name: w$w
@@ -51,6 +54,10 @@ YAML
 done
 "$build/bin/opdc" build --target="$work/w256.yaml" -march=skylake \
   "$root/examples/airfoil/airfoil.opd" -o gather
+for g in hardware scalar; do
+  [[ $g == hardware ]] && b=native-hw || b=native-scalar
+  "$build/bin/opdc" build -fgathers=$g "$root/examples/airfoil/airfoil.opd" -o $b
+done
 for b in "${builds[@]}"; do
   printf '%-7s vgather instructions: %s\n' "$b" \
     "$(objdump -d --no-show-raw-insn "$b" | grep -c vgather || true)"

@@ -70,6 +70,7 @@ std::string buildStamp(const DriverOptions &opts, const TargetProfile *profile,
   add(opts.cpu);
   add(opts.fpContract ? "fp-contract=fast" : "fp-contract=off");
   add(opts.vecLibMvec ? "veclib=libmvec" : "veclib=none");
+  add("gathers=" + opts.gathers);
   add("cuda-indirect=" + opts.cudaIndirect);
   add("comm-avoid=" + opts.commAvoid);
   add(opts.reproSum ? "repro-sum" : "no-repro-sum");
@@ -101,7 +102,8 @@ bool isUpToDate(const std::string &output,
                 const std::vector<std::string> &tools,
                 const std::string &stamp) {
   llvm::sys::fs::file_status out;
-  if (llvm::sys::fs::status(output, out) || !llvm::sys::fs::is_regular_file(out))
+  if (llvm::sys::fs::status(output, out) ||
+      !llvm::sys::fs::is_regular_file(out))
     return false;
   auto outTime = out.getLastModificationTime();
   for (const auto *list : {&inputs, &tools})
@@ -150,8 +152,8 @@ bool writeDepfile(const std::string &path, const std::string &target,
     os << "\n" << makeQuote(d) << ":\n";
   os.close();
   if (os.has_error()) {
-    error = "cannot write dependency file '" + path +
-            "': " + os.error().message();
+    error =
+        "cannot write dependency file '" + path + "': " + os.error().message();
     os.clear_error();
     return false;
   }

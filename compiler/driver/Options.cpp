@@ -63,6 +63,13 @@ Code generation:
                       vectorise math calls with glibc's libmvec (x86-64;
                       results differ from libm's in the last bits) or keep
                       the scalar C library calls (none, the default)
+  -fgathers=auto|hardware|scalar
+                      x86-64: read dats through maps in vectorised loops
+                      with hardware gathers (vgatherdpd) or with scalar
+                      loads put into vectors; auto (the default, or the
+                      profile's backend.cpu.gathers) uses scalar loads on
+                      CPUs whose gathers are slower (AMD Zen 4) and
+                      LLVM's choice elsewhere; the same bits either way
   -fno-fuse           do not fuse loops (the default pipeline's 'fuse'
                       pass; results are bitwise the same either way)
   -fno-skew           fuse loops only at the same point, never as a skewed
@@ -336,8 +343,8 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
         std::string known = "vectorize";
         for (const PassInfo &p : registeredPasses())
           known += std::string(", ") + p.name;
-        error = "unknown remark pass '" + pass + "' for -Rpass; known: " +
-                known + ", all";
+        error = "unknown remark pass '" + pass +
+                "' for -Rpass; known: " + known + ", all";
         return std::nullopt;
       }
       o.remarks.push_back(pass);
@@ -419,7 +426,8 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       char *end = nullptr;
       long v = std::strtol(n.c_str(), &end, 10);
       if (n.empty() || *end != '\0' || v < 0) {
-        error = "'--error-limit' expects a non-negative integer, got '" + n + "'";
+        error =
+            "'--error-limit' expects a non-negative integer, got '" + n + "'";
         return std::nullopt;
       }
       o.errorLimit = v == 0 ? ~0u : unsigned(v);
@@ -457,6 +465,14 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
         return std::nullopt;
       }
       o.vecLibMvec = v == "libmvec";
+    } else if (startsWith(a, "-fgathers=")) {
+      std::string v = a.substr(10);
+      if (v != "auto" && v != "hardware" && v != "scalar") {
+        error = "unknown value '" + v +
+                "' for -fgathers; expected 'auto', 'hardware' or 'scalar'";
+        return std::nullopt;
+      }
+      o.gathers = v;
     } else if (a == "--mpi") {
       o.mpi = true;
     } else if (startsWith(a, "--comm-avoid=") || a == "--comm-avoid") {
@@ -487,7 +503,7 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       break;
     } else if (o.command == Command::Compile && o.input.empty() &&
                (a == "build" || a == "run" || a == "link")) {
-      o.command = a == "build"  ? Command::Build
+      o.command = a == "build" ? Command::Build
                   : a == "run" ? Command::Run
                                : Command::Link;
     } else if (a.size() > 1 && a[0] == '-') {

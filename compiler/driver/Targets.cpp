@@ -1,5 +1,5 @@
-// Targets.cpp - The driver's side of target profiles (--target, --print-target).
-// SPDX-License-Identifier: Apache-2.0
+// Targets.cpp - The driver's side of target profiles (--target,
+// --print-target). SPDX-License-Identifier: Apache-2.0
 //
 // The target library (compiler/target) reads and validates profiles; this
 // file finds them (the search path), prints them, and turns one into the
@@ -77,6 +77,26 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   cg.rowTails = opts.rowTails;
   cg.scalarBodies = opts.scalarBodies;
   cg.cpu = opts.cpu.empty() ? "native" : opts.cpu;
+  cg.gathers = opts.gathers;
+  if (cg.gathers.empty())
+    cg.gathers = profile && !profile->cpuBackend.gathers.empty()
+                     ? profile->cpuBackend.gathers
+                     : "auto";
+  // Scalar loads instead of gathers is an x86-64 feature of LLVM's
+  // (+prefer-no-gather); elsewhere the vectoriser's cost model decides.
+  std::string triple =
+      profile && !(profile->name == "native" && profile->files.empty())
+          ? profile->cpu.triple
+          : llvm::sys::getProcessTriple();
+  if (cg.gathers == "scalar" &&
+      llvm::Triple(triple).getArch() != llvm::Triple::x86_64)
+    diags.warning({},
+                  "gathers: scalar (-fgathers or backend.cpu.gathers) applies "
+                  "to x86-64 only; on " +
+                      triple +
+                      " the vectoriser's cost model chooses how loops read "
+                      "through maps",
+                  "target-option");
   if (!profile) {
     // No --target: the program runs here, so the host's L2 (as `native`).
     cg.l2CacheBytes = detectHostProfile().cpu.l2CacheKiB * 1024;
@@ -102,12 +122,11 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   auto unimplemented = [&](const char *key, const std::string &value,
                            const char *implemented, const char *instead) {
     if (p.has(std::string("backend.cpu.") + key) && value != implemented)
-      diags.warning({},
-                    "target '" + p.name + "' asks for backend.cpu." + key +
-                        ": " + value +
-                        ", which the CPU backend does not implement yet; " +
-                        instead,
-                    "target-option");
+      diags.warning(
+          {},
+          "target '" + p.name + "' asks for backend.cpu." + key + ": " + value +
+              ", which the CPU backend does not implement yet; " + instead,
+          "target-option");
   };
   unimplemented("indirect", p.cpuBackend.indirect, "colouring",
                 "indirect increments use block colouring");

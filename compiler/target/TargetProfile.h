@@ -54,6 +54,7 @@ struct BackendProfile {
   int64_t threads = 0;   ///< default thread count (0: the runtime decides)
   std::string indirect;  ///< "colouring" or "atomics" for indirect increments
   std::string layout;    ///< "aos" or "soa"
+  std::string gathers;   ///< cpu: "auto", "hardware" or "scalar"
   int64_t blockSize = 0; ///< cuda: threads per block (overrides gpu)
 };
 
@@ -64,15 +65,15 @@ struct TargetProfile {
   std::vector<std::string> files; ///< the files read, most derived first
   CPUProfile cpu;
   GPUProfile gpu;
-  int64_t nodeSockets = 0;   ///< node.sockets: CPU packages per node
-  int64_t nodeGPUs = 0;      ///< node.gpus: GPUs per node
-  double nodeMemoryGiB = 0;  ///< node.memory_gib
-  int64_t clusterNodes = 0;  ///< cluster.nodes
+  int64_t nodeSockets = 0;         ///< node.sockets: CPU packages per node
+  int64_t nodeGPUs = 0;            ///< node.gpus: GPUs per node
+  double nodeMemoryGiB = 0;        ///< node.memory_gib
+  int64_t clusterNodes = 0;        ///< cluster.nodes
   double networkLatencyUs = 0;     ///< network.latency_us (one hop, small msg)
   double networkBandwidthGBs = 0;  ///< network.bandwidth_gbs per node
   int64_t networkRanksPerNode = 0; ///< network.ranks_per_node
-  BackendProfile cpuBackend;  ///< backend.cpu
-  BackendProfile cudaBackend; ///< backend.cuda
+  BackendProfile cpuBackend;       ///< backend.cpu
+  BackendProfile cudaBackend;      ///< backend.cuda
   /// Dotted keys given by some file of the chain ("cpu.triple", "gpu"):
   /// a section is present when one of its keys was given.
   std::set<std::string> given;

@@ -69,8 +69,8 @@ const std::vector<Key> &schema() {
   static const std::vector<Key> keys = [] {
     std::vector<Key> top;
     top.push_back(str("name", "the profile's name", OPDC_STR(p.name)));
-    top.push_back(str("description", "a one-line description",
-                      OPDC_STR(p.description)));
+    top.push_back(
+        str("description", "a one-line description", OPDC_STR(p.description)));
     top.push_back(str("extends", "the profile this one refines", nullptr));
     Key features{"features", Kind::StringList,
                  "LLVM feature names, each with + or -"};
@@ -121,30 +121,33 @@ const std::vector<Key> &schema() {
          integer("gpus", "GPUs per node", OPDC_INT(p.nodeGPUs), kNonNegative),
          number("memory_gib", "GiB per node", OPDC_NUM(p.nodeMemoryGiB),
                 kPositive)}));
-    top.push_back(section("cluster", "the whole machine",
-                          {integer("nodes", "nodes", OPDC_INT(p.clusterNodes),
-                                   kPositive)}));
     top.push_back(section(
-        "network", "the interconnect between nodes",
-        {number("latency_us", "microseconds", OPDC_NUM(p.networkLatencyUs),
-                kPositive),
-         number("bandwidth_gbs", "GB/s per node",
-                OPDC_NUM(p.networkBandwidthGBs), kPositive),
-         integer("ranks_per_node", "MPI ranks per node",
-                 OPDC_INT(p.networkRanksPerNode), kPositive)}));
+        "cluster", "the whole machine",
+        {integer("nodes", "nodes", OPDC_INT(p.clusterNodes), kPositive)}));
+    top.push_back(
+        section("network", "the interconnect between nodes",
+                {number("latency_us", "microseconds",
+                        OPDC_NUM(p.networkLatencyUs), kPositive),
+                 number("bandwidth_gbs", "GB/s per node",
+                        OPDC_NUM(p.networkBandwidthGBs), kPositive),
+                 integer("ranks_per_node", "MPI ranks per node",
+                         OPDC_INT(p.networkRanksPerNode), kPositive)}));
     Key cudaBlock = integer("block_size", "threads per block",
                             OPDC_INT(p.cudaBackend.blockSize), kPositive);
     cudaBlock.check = threadBlock;
     top.push_back(section(
         "backend", "options of each code generator",
-        {section("cpu", "the LLVM CPU backend",
-                 {integer("threads", "default thread count",
-                          OPDC_INT(p.cpuBackend.threads), kPositive),
-                  choice("indirect", "how indirect increments avoid races",
-                         {"colouring", "atomics"},
-                         OPDC_STR(p.cpuBackend.indirect)),
-                  choice("layout", "dat layout", {"aos", "soa"},
-                         OPDC_STR(p.cpuBackend.layout))}),
+        {section(
+             "cpu", "the LLVM CPU backend",
+             {integer("threads", "default thread count",
+                      OPDC_INT(p.cpuBackend.threads), kPositive),
+              choice("indirect", "how indirect increments avoid races",
+                     {"colouring", "atomics"}, OPDC_STR(p.cpuBackend.indirect)),
+              choice("layout", "dat layout", {"aos", "soa"},
+                     OPDC_STR(p.cpuBackend.layout)),
+              choice("gathers", "how vectorised loops read dats through maps",
+                     {"auto", "hardware", "scalar"},
+                     OPDC_STR(p.cpuBackend.gathers))}),
          section("cuda", "the CUDA backend",
                  {cudaBlock,
                   choice("indirect", "how indirect increments avoid races",

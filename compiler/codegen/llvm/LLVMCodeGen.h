@@ -57,6 +57,11 @@ struct CPUCodeGenOptions {
   /// LLVM features added to the CPU's ("+avx512f,-avx512bw"); ignored for
   /// "native", which takes the host's.
   std::string features;
+  /// How vectorised loops read through maps on x86-64: "hardware" (LLVM's
+  /// choice: gathers where the CPU model has them), "scalar" (scalar loads
+  /// put into vectors: the feature +prefer-no-gather), "auto" (scalar on
+  /// CPUs whose gathers measured slower, hardware elsewhere; Target.cpp).
+  std::string gathers = "auto";
   /// "prefer-vector-width" in bits for every function (0: LLVM's choice
   /// for the CPU; some CPUs otherwise stay at 256 bits despite AVX-512).
   unsigned preferVectorWidthBits = 0;

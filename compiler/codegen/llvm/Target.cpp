@@ -21,8 +21,8 @@
 // -fveclib=libmvec lets the vectoriser call glibc's vector math functions
 // (_ZGVdN4v_sin, ...) for math calls; they differ from scalar libm in the
 // last bits (bench/libmvec/results.txt), so it is opt-in.
-#include "codegen/llvm/LLVMCodeGen.h"
 #include "codegen/llvm/KernelCodeGen.h"
+#include "codegen/llvm/LLVMCodeGen.h"
 
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Constants.h"
@@ -44,6 +44,11 @@
 #include <mutex>
 
 namespace opdc {
+
+/// CPUs on which -fgathers=auto reads through maps with scalar loads: those
+/// whose hardware gathers measured slower than scalar loads in opdc's loops
+/// (bench/airfoil/levers.sh). Zen 5 (znver5) has not been measured.
+static bool slowGathers(llvm::StringRef cpu) { return cpu == "znver4"; }
 
 std::unique_ptr<llvm::TargetMachine>
 createCPUTargetMachine(const CPUCodeGenOptions &options, std::string &error) {
@@ -98,11 +103,22 @@ createCPUTargetMachine(const CPUCodeGenOptions &options, std::string &error) {
       else
         error = "unknown CPU '" + cpu + "' for " + triple +
                 " (from -march or the target profile's cpu.name); use a "
-                "CPU name LLVM knows (llc -mtriple=" + triple +
-                " -mcpu=help)";
+                "CPU name LLVM knows (llc -mtriple=" +
+                triple + " -mcpu=help)";
       return nullptr;
     }
   }
+
+  // Reads through maps in vectorised loops: LLVM gathers with AVX-512 on
+  // every CPU that has it, but AMD Zen 4 runs a gather of 8 doubles slower
+  // than 8 scalar loads put into a vector: Airfoil's res_calc (OP2's 720k
+  // grid, 1 thread, znver4) 15.4 ms a call with vgatherqpd, 10.1 ms with
+  // scalar loads, adt_calc 5.2 -> 3.7 ms (docs/performance.md, "Gathers on
+  // Zen 4"). The loaded values are the same, so the bits are too.
+  if (llvm::Triple(triple).getArch() == llvm::Triple::x86_64 &&
+      (options.gathers == "scalar" ||
+       (options.gathers == "auto" && slowGathers(cpu))))
+    features += std::string(features.empty() ? "" : ",") + "+prefer-no-gather";
 
   llvm::TargetOptions to;
   to.AllowFPOpFusion =
@@ -185,10 +201,10 @@ void markStreamingStores(llvm::Module &module) {
   // remainder) would stream partial lines; both measured slower than plain
   // stores (docs/performance.md).
   const llvm::DataLayout &layout = module.getDataLayout();
-  auto *one = llvm::MDNode::get(
-      module.getContext(),
-      {llvm::ConstantAsMetadata::get(
-          llvm::ConstantInt::get(llvm::Type::getInt32Ty(module.getContext()), 1))});
+  auto *one =
+      llvm::MDNode::get(module.getContext(),
+                        {llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(
+                            llvm::Type::getInt32Ty(module.getContext()), 1))});
   for (llvm::Function &f : module) {
     if (!f.hasFnAttribute(StreamFnAttr))
       continue;
@@ -206,9 +222,10 @@ void markStreamingStores(llvm::Module &module) {
           continue;
         for (const llvm::MDOperand &op : scopes->operands()) {
           auto *scope = llvm::dyn_cast<llvm::MDNode>(op);
-          auto *name = scope && scope->getNumOperands() > 2
-                           ? llvm::dyn_cast<llvm::MDString>(scope->getOperand(2))
-                           : nullptr;
+          auto *name =
+              scope && scope->getNumOperands() > 2
+                  ? llvm::dyn_cast<llvm::MDString>(scope->getOperand(2))
+                  : nullptr;
           if (name && name->getString().starts_with(StreamScopePrefix)) {
             st->setMetadata(llvm::LLVMContext::MD_nontemporal, one);
             break;
