@@ -149,6 +149,17 @@ void CodeGenModule::addFunctionAttributes(llvm::Function &f) const {
   if (options.preferVectorWidthBits)
     f.addFnAttr("prefer-vector-width",
                 std::to_string(options.preferVectorWidthBits));
+  // No library calls made up from loops: LLVM's loop idiom pass turns a
+  // kernel's `for k in 0..4 { a[k] = 0.0 }` (an adjoint kernel's zeroing of
+  // what a loop overwrote, an adjoint_zero loop's) into a call of memset
+  // before the kernel is unrolled and inlined, and the loop vectoriser
+  // cannot vectorise an element loop with a call in it (Airfoil's adjoint
+  // update.b, save_soln.b and its zeroing loops stayed scalar). The
+  // llvm.memset/memcpy intrinsics the code generator emits itself still
+  // lower as before.
+  f.addFnAttr("no-builtin-memset");
+  f.addFnAttr("no-builtin-memcpy");
+  f.addFnAttr("no-builtin-memmove");
 }
 
 //===----------------------------------------------------------------------===//
