@@ -19,6 +19,9 @@
 //           in; res out), the maps renumbered to them once beforehand
 //   prefetch  aos, each strip first prefetching (outside the vectorised
 //           loop) the elements the strip two strips ahead gathers
+//   strip   aos, each strip's gathered elements copied into contiguous
+//           strip buffers first (a q row one 32-byte copy), the fluxes
+//           computed from them (interleaved loads, no gathers)
 //
 // Each variant runs `calls` calls a round, `rounds` rounds alternating
 // between variants; prints the best and the median ms a call and GB/s in
@@ -40,39 +43,16 @@
 #include <time.h>
 
 #include "../stream/triad.h"
+#include "grid_h5.h"
 
 enum { STRIP = 64, STAGE_EDGES = 2048 };
 static const double gm1 = 0.4, eps = 0.05;
 
-static void *alloc(size_t bytes) {
-  void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
-  if (!p) {
-    fprintf(stderr, "layouts: out of memory (%zu bytes)\n", bytes);
-    exit(1);
-  }
-  return p;
-}
+static void *alloc(size_t bytes) { return grid_alloc("layouts", bytes); }
 
 static void *read_all(hid_t file, const char *name, hid_t type, size_t elem,
                       hsize_t *rows) {
-  hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
-  if (d < 0) {
-    fprintf(stderr, "layouts: the mesh has no dataset '%s'\n", name);
-    exit(1);
-  }
-  hid_t s = H5Dget_space(d);
-  hsize_t dims[2] = {0, 1};
-  int rank = H5Sget_simple_extent_dims(s, dims, NULL);
-  size_t n = (size_t)dims[0] * (rank > 1 ? (size_t)dims[1] : 1);
-  void *buf = alloc(n * elem);
-  if (H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-    fprintf(stderr, "layouts: cannot read '%s'\n", name);
-    exit(1);
-  }
-  H5Sclose(s);
-  H5Dclose(d);
-  *rows = dims[0];
-  return buf;
+  return grid_read("layouts", file, name, type, elem, rows);
 }
 
 // The flux of one edge: OP2's res_calc with its four increments of res1
@@ -147,6 +127,43 @@ static inline void flux(double x10, double x11, double x20, double x21,
       }                                                                        \
     }                                                                          \
   }
+// aos, each strip's gathered elements first copied into contiguous strip
+// buffers element by element (a whole q row is one 32-byte load and store),
+// then the fluxes computed from the buffers, where the vectoriser reads the
+// rows as interleaved groups (wide loads and shuffles) instead of one
+// gather or scalar load per lane and component.
+static void res_strip(int e0, int e1, const int *restrict edge,
+                      const int *restrict ecell, const double *restrict x,
+                      const double *restrict q, const double *restrict adt,
+                      double *restrict res) {
+  double f[STRIP][4];
+  double sx1[STRIP][2], sx2[STRIP][2], sq1[STRIP][4], sq2[STRIP][4];
+  double sa1[STRIP], sa2[STRIP];
+  for (int s = e0; s < e1; s += STRIP) {
+    int m = e1 - s < STRIP ? e1 - s : STRIP;
+    for (int j = 0; j < m; ++j) {
+      int e = s + j, n1 = edge[2 * e], n2 = edge[2 * e + 1];
+      int c1 = ecell[2 * e], c2 = ecell[2 * e + 1];
+      memcpy(sx1[j], &x[2 * (size_t)n1], 16);
+      memcpy(sx2[j], &x[2 * (size_t)n2], 16);
+      memcpy(sq1[j], &q[4 * (size_t)c1], 32);
+      memcpy(sq2[j], &q[4 * (size_t)c2], 32);
+      sa1[j] = adt[c1];
+      sa2[j] = adt[c2];
+    }
+    for (int j = 0; j < m; ++j)
+      flux(sx1[j][0], sx1[j][1], sx2[j][0], sx2[j][1], sq1[j], sq2[j], sa1[j],
+           sa2[j], f[j]);
+    for (int j = 0; j < m; ++j) {
+      int e = s + j, c1 = ecell[2 * e], c2 = ecell[2 * e + 1];
+      for (int k = 0; k < 4; ++k) {
+        res[4 * (size_t)c1 + k] += f[j][k];
+        res[4 * (size_t)c2 + k] -= f[j][k];
+      }
+    }
+  }
+}
+
 RES_CALC(res_aos, 1, 0)
 RES_CALC(res_soa, 0, 0)
 RES_CALC(res_aosoa4, 4, 0)
@@ -280,10 +297,10 @@ int main(int argc, char **argv) {
   printf("triad %.2f GB/s (1 thread, same run); compulsory %.1f MB a call\n",
          tri, bytes * 1e-6);
 
-  enum { AOS, SOA, AOSOA4, AOSOA8, STAGED, PREFETCH, NV };
-  const char *names[NV] = {"aos",    "soa",    "aosoa4",
-                           "aosoa8", "staged", "prefetch"};
-  const int layout[NV] = {1, 0, 4, 8, 1, 1};
+  enum { AOS, SOA, AOSOA4, AOSOA8, STAGED, PREFETCH, STRIPBUF, NV };
+  const char *names[NV] = {"aos",    "soa",    "aosoa4",  "aosoa8",
+                           "staged", "prefetch", "strip"};
+  const int layout[NV] = {1, 0, 4, 8, 1, 1, 1};
   double *vx[NV], *vq[NV], *vres[NV];
   for (int v = 0; v < NV; ++v) {
     vx[v] = alloc(16 * (nnode + 8));
@@ -336,6 +353,9 @@ int main(int argc, char **argv) {
         case PREFETCH:
           res_prefetch(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v],
                        nnode, ncell);
+          break;
+        case STRIPBUF:
+          res_strip(0, (int)nedge, edge, ecell, vx[v], vq[v], adt, vres[v]);
           break;
         }
         times[v][r * calls + c] = opd_bench_now() - t0;

@@ -71,7 +71,8 @@ Code generation:
                       CPUs whose gathers are slower (AMD Zen 4) and
                       LLVM's choice elsewhere; the same bits either way
   -fno-fuse           do not fuse loops (the default pipeline's 'fuse'
-                      pass; results are bitwise the same either way)
+                      pass, and 'unroll-short-loops', which only serves
+                      it; results are bitwise the same either way)
   -fno-skew           fuse loops only at the same point, never as a skewed
                       sweep (loops that read at stencil offsets what the
                       other writes); results are bitwise the same either way

@@ -301,8 +301,7 @@ int generateCUDA(const DriverOptions &opts, const ir::Program &program,
 
 /// What an output must also be newer than: this opdc, and for programs the
 /// runtime they link.
-std::vector<std::string> toolFiles(const DriverOptions &opts,
-                                   const char *argv0,
+std::vector<std::string> toolFiles(const DriverOptions &opts, const char *argv0,
                                    const TargetProfile *target) {
   std::vector<std::string> tools;
   // GPU programs compile the device runtime's header with them.
@@ -352,8 +351,10 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
         list, [&](const PassInfo *p) { return std::string(p->name) == name; });
     po.passes = list;
   };
-  if (opts.noFuse)
+  if (opts.noFuse) {
     drop("fuse");
+    drop("unroll-short-loops"); // it only serves fusion
+  }
   // -funroll-steps=N for every block, or the defaults (PassContext).
   const unsigned steps =
       opts.unrollSteps ? opts.unrollSteps : DefaultUnrollSteps;
@@ -378,6 +379,8 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   ctx.unrollSteps3D = steps3D;
   ctx.scalarBodies =
       opts.scalarBodies && opts.optLevel >= 2 && !cuda && !isGPUTarget(target);
+  ctx.sumLanes =
+      opts.sumLanes && opts.optLevel >= 2 && !cuda && !isGPUTarget(target);
   const std::string ca =
       opts.commAvoid.empty() ? (opts.mpi ? "auto" : "off") : opts.commAvoid;
   ctx.commAvoid = ca == "on"     ? CommAvoidMode::On
@@ -479,9 +482,9 @@ int compile(const DriverOptions &opts, const char *argv0) {
     return ExitUserError;
 
   // Make-style builds: nothing to do when the output is up to date.
-  bool makesFile = opts.command == Command::Build ||
-                   (opts.command == Command::Compile &&
-                    opts.emit == EmitKind::Obj);
+  bool makesFile =
+      opts.command == Command::Build ||
+      (opts.command == Command::Compile && opts.emit == EmitKind::Obj);
   std::string stamp, dest;
   std::vector<std::string> inputs;
   if (makesFile) {
@@ -568,8 +571,8 @@ int linkCommand(const DriverOptions &opts, const char *argv0) {
       extra = cudaLinkArgs(nvcc);
     }
   }
-  if (!linkExecutable(argv0, opts.linkInputs, exe, opts.output, error,
-                      opts.mpi, opts.vecLibMvec, extra)) {
+  if (!linkExecutable(argv0, opts.linkInputs, exe, opts.output, error, opts.mpi,
+                      opts.vecLibMvec, extra)) {
     diags.error({}, error);
     return ExitUserError;
   }

@@ -10,6 +10,7 @@
 #include "llvm/Support/Casting.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace opdc {
 
@@ -203,16 +204,16 @@ void guardJumps(Body &b, int brk, int cont) {
       rest.stmts.push_back(std::move(b.stmts[j]));
     guardJumps(rest, brk, cont);
     if (!rest.stmts.empty())
-      out.push_back(std::make_unique<IfStmt>(noJump(brk, cont),
-                                             std::move(rest), Body(), r));
+      out.push_back(std::make_unique<IfStmt>(noJump(brk, cont), std::move(rest),
+                                             Body(), r));
     break;
   }
   b.stmts = std::move(out);
 }
 } // namespace
 
-void structureJumps(Body &b,
-                    const std::function<unsigned(const std::string &)> &newFlag) {
+void structureJumps(
+    Body &b, const std::function<unsigned(const std::string &)> &newFlag) {
   std::vector<StmtPtr> out;
   for (StmtPtr &s : b.stmts) {
     if (auto *i = dyn_cast<IfStmt>(s.get())) {
@@ -243,8 +244,8 @@ void structureJumps(Body &b,
     if (cont >= 0)
       nb.stmts.push_back(setFlag(unsigned(cont), false, r));
     if (brk >= 0 && isa<ForStmt>(s.get()))
-      nb.stmts.push_back(
-          std::make_unique<IfStmt>(noJump(brk, -1), std::move(*body), Body(), r));
+      nb.stmts.push_back(std::make_unique<IfStmt>(noJump(brk, -1),
+                                                  std::move(*body), Body(), r));
     else
       for (StmtPtr &x : body->stmts)
         nb.stmts.push_back(std::move(x));
@@ -252,8 +253,8 @@ void structureJumps(Body &b,
     if (brk >= 0) {
       out.push_back(setFlag(unsigned(brk), false, r));
       if (auto *w = dyn_cast<WhileStmt>(s.get()))
-        w->cond = std::make_unique<BinaryExpr>(BinaryOp::And, std::move(w->cond),
-                                               noJump(brk, -1), r);
+        w->cond = std::make_unique<BinaryExpr>(
+            BinaryOp::And, std::move(w->cond), noJump(brk, -1), r);
     }
     out.push_back(std::move(s));
   }
@@ -321,7 +322,8 @@ ExprPtr minMax(Intrinsic id, ExprPtr a, ExprPtr b) {
   if (ka && kb) {
     int64_t x = ka->value.asInt(), y = kb->value.asInt();
     return std::make_unique<ConstantExpr>(ConstValue::ofInt(
-        a->type.scalar, id == Intrinsic::Min ? std::min(x, y) : std::max(x, y)));
+        a->type.scalar,
+        id == Intrinsic::Min ? std::min(x, y) : std::max(x, y)));
   }
   if (exprToString(*a) == exprToString(*b))
     return a;
@@ -368,6 +370,55 @@ slabsAround(const std::vector<LoopRange> &outer,
         slabs.push_back(std::move(slab));
     }
   return slabs;
+}
+
+Body iterationCopy(Function &fn, const Body &body, unsigned var, unsigned varTo,
+                   ExprPtr value, bool fresh) {
+  Body copy = body.clone();
+  std::vector<unsigned> map(fn.vars.size());
+  std::iota(map.begin(), map.end(), 0u);
+  map[var] = varTo;
+  if (fresh)
+    for (const StmtPtr &sp : body.stmts)
+      if (const auto *d = llvm::dyn_cast_or_null<DeclStmt>(sp.get())) {
+        const Var v = fn.vars[d->slot];
+        map[d->slot] = fn.addVar(v.name + ".u", v.type, v.isMutable, v.range);
+      }
+  remapSlots(copy, map);
+  copy.stmts.insert(copy.stmts.begin(),
+                    std::make_unique<DeclStmt>(varTo, std::move(value)));
+  return copy;
+}
+
+namespace {
+/// Calls, clocks and assignments to one slot in host code.
+struct HostUses : IRVisitor {
+  unsigned loopVar = ~0u;
+  bool call = false, clock = false, assignsLoopVar = false;
+  void visitCall(const CallExpr &e) override {
+    call = true;
+    IRVisitor::visitCall(e);
+  }
+  void visitIntrinsic(const IntrinsicExpr &e) override {
+    if (e.id == Intrinsic::Wtime)
+      clock = true;
+    IRVisitor::visitIntrinsic(e);
+  }
+  void visitAssign(const AssignStmt &s) override {
+    if (const auto *v = llvm::dyn_cast<VarRefExpr>(s.target.get()))
+      assignsLoopVar = assignsLoopVar || v->slot == loopVar;
+    IRVisitor::visitAssign(s);
+  }
+};
+} // namespace
+
+bool plainHostCode(std::span<const StmtPtr> body, unsigned loopVar) {
+  HostUses u;
+  u.loopVar = loopVar;
+  for (const StmtPtr &sp : body)
+    if (sp)
+      u.visitStmt(*sp);
+  return !u.call && !u.clock && !u.assignsLoopVar;
 }
 
 } // namespace opdc

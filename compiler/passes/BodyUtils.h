@@ -7,6 +7,7 @@
 #include "ir/IR.h"
 
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,8 @@ void replaceTailReturns(ir::Body &b, int result);
 /// the top of the body. Same behaviour, structured control flow only (what
 /// the adjoint pass reverses). \p newFlag(name) makes a mutable bool slot,
 /// declared by the caller; the flags are assigned, never declared, here.
-void structureJumps(ir::Body &b,
-                    const std::function<unsigned(const std::string &)> &newFlag);
+void structureJumps(
+    ir::Body &b, const std::function<unsigned(const std::string &)> &newFlag);
 /// Renumbers every variable slot of \p b (declarations, for loops,
 /// references and reduction arguments of loops) through \p map: slot s
 /// becomes map[s].
@@ -53,6 +54,18 @@ void remapSlots(ir::Body &b, const std::vector<unsigned> &map);
 /// (ir::firstLoopReaching; passes that rewrite or move loops, such as
 /// fusion, call it on the bodies they change).
 void fixTapeOverwrites(ir::Body &b);
+
+/// A copy of \p body for one iteration of a loop with variable \p var: it
+/// declares the variable (as slot \p varTo) from \p value first, and with
+/// \p fresh every slot the body declares is renamed to a fresh one (a
+/// second copy in the same body). Unrolling passes build their iterations
+/// from it.
+ir::Body iterationCopy(ir::Function &fn, const ir::Body &body, unsigned var,
+                       unsigned varTo, ir::ExprPtr value, bool fresh);
+/// Whether the host statements \p body call nothing, read no clock and
+/// leave slot \p loopVar alone (what an unrolling pass may copy: the copies
+/// run the same statements in the same order).
+bool plainHostCode(std::span<const ir::StmtPtr> body, unsigned loopVar);
 
 /// Loop bound \p e plus \p c, folded when the bound is a constant.
 ir::ExprPtr plusConst(const ir::Expr &e, int64_t c);

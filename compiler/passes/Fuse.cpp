@@ -31,6 +31,15 @@
 //      its scalar body) and calc_dt (4.0 ms vectorised, six divisions a
 //      cell) took 12.0 ms fused. Apart, each keeps its own body, and a
 //      skewed sweep (below) still reads their common rows once.
+//   7. for the CPU backend's float sums in lanes (PassContext::sumLanes):
+//      no loop of the two sides has a float sum reduction while the other
+//      reads a dat through a map. A loop with such a sum runs its rows in
+//      groups of 4 kernel copies that only the SLP vectoriser packs
+//      (codegen/llvm/LoopBody.cpp, "Float sums"), and it leaves the
+//      gathered reads, square roots and divisions of a kernel like
+//      Airfoil's adt_calc scalar: update (rms) + adt_calc took 13.5 ms a
+//      call fused on a Zen 4 core, 2.5 + 3.9 apart (docs/performance.md,
+//      "Airfoil's predictor and corrector unrolled").
 // A group grows loop by loop while the next loop passes these checks
 // against every loop of the group.
 //
@@ -293,8 +302,7 @@ private:
   Function *addKernel(std::unique_ptr<Function> k);
   /// A stencil with the points of both block reads (an existing one with
   /// the same points when there is one).
-  Stencil *unionStencil(const AccessDescriptor &a,
-                              const AccessDescriptor &b);
+  Stencil *unionStencil(const AccessDescriptor &a, const AccessDescriptor &b);
 
   Program &program;
   PassContext &ctx;
@@ -429,11 +437,45 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
              " does not: one fused body would serve both";
     }
   }
+  // 7. Float sums in lanes beside reads through maps.
+  if (ctx.sumLanes) {
+    auto floatSum = [](const ParLoopStmt &l) -> const AccessDescriptor * {
+      for (const AccessDescriptor &a : l.args)
+        if (a.kind == ArgKind::Reduction && a.mode == AccessMode::Sum &&
+            isFloat(a.scalar))
+          return &a;
+      return nullptr;
+    };
+    auto readsThroughMap = [](const ParLoopStmt &l) {
+      return std::any_of(
+          l.args.begin(), l.args.end(), [](const AccessDescriptor &a) {
+            return a.kind == ArgKind::Indirect && a.mode == AccessMode::Read;
+          });
+    };
+    auto conflict = [&](const ParLoopStmt &summing, const ParLoopStmt &other) {
+      return floatSum(summing) && readsThroughMap(other);
+    };
+    for (unsigned g : group) {
+      const ParLoopStmt &a = *c.loops[g];
+      const ParLoopStmt *summing = conflict(a, b)   ? &a
+                                   : conflict(b, a) ? &b
+                                                    : nullptr;
+      if (!summing)
+        continue;
+      const ParLoopStmt &other = summing == &a ? b : a;
+      return quoted(summing->kernel->name) +
+             " sums floats in lanes (a body only the SLP vectoriser packs) "
+             "and " +
+             quoted(other.kernel->name) +
+             " reads through maps: fused, the gathered reads would run "
+             "scalar";
+    }
+  }
   return "";
 }
 
 Stencil *Fuser::unionStencil(const AccessDescriptor &a,
-                                   const AccessDescriptor &b) {
+                             const AccessDescriptor &b) {
   std::vector<std::vector<int64_t>> points = pointsOf(a);
   for (const std::vector<int64_t> &pt : pointsOf(b))
     if (std::find(points.begin(), points.end(), pt) == points.end())
@@ -666,10 +708,9 @@ std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
     for (unsigned v : hostSlotsUsed(*c.body->stmts[h]))
       if (before.count(v))
         return "the host statement at line " +
-               std::to_string(
-                   ctx.diags.sources()
-                       .lineAndColumn(c.body->stmts[h]->range.begin)
-                       .first) +
+               std::to_string(ctx.diags.sources()
+                                  .lineAndColumn(c.body->stmts[h]->range.begin)
+                                  .first) +
                " between them uses " + varName(v);
   }
   // The rows each earlier unit must have run first (file comment).
@@ -697,8 +738,7 @@ std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
             continue;
           const std::string dat = quoted(d.dat->name);
           if (x.kind == ArgKind::Indirect || y.kind == ArgKind::Indirect)
-            return bName + " and " + kName + " reach " + dat +
-                   " through a map";
+            return bName + " and " + kName + " reach " + dat + " through a map";
           // (--comm-avoid=on without --mpi plans as under MPI, for
           // --emit=ir.)
           const bool ranks = ctx.mpi || ctx.commAvoid != CommAvoidMode::Off;
@@ -1121,10 +1161,9 @@ void Fuser::fuseBody(Function &host, Body &body) {
           names += (names.empty() ? "" : ", ") + quoted(l->kernel->name);
           if (i > 0)
             behind += "; " + quoted(l->kernel->name) + " " +
-                      std::to_string(u.lag) +
-                      (u.lag == 1 ? " row" : " rows") + " behind" +
-                      (lagWhy[sg[i]].empty() ? ""
-                                             : " (" + lagWhy[sg[i]] + ")");
+                      std::to_string(u.lag) + (u.lag == 1 ? " row" : " rows") +
+                      " behind" +
+                      (lagWhy[sg[i]].empty() ? "" : " (" + lagWhy[sg[i]] + ")");
         }
         const ParLoopStmt &first = *c.loops[units[sg[0]].loops.front()];
         ctx.stats.add(PassName, "skewed", "skewed sweeps created");

@@ -89,6 +89,13 @@ struct PassContext {
   /// for the CUDA backend. The fuse pass then keeps such a loop apart from
   /// one without (one fused body would serve both).
   bool scalarBodies = false;
+  /// The CPU backend splits float sums into 4 partial sums a row written
+  /// out in the IR (-fsum-lanes, the default; codegen/llvm/LoopBody.cpp
+  /// "Float sums"): such a loop is vectorised by the SLP vectoriser only,
+  /// not by the loop vectoriser. -O2 and up, not for the CUDA backend. The
+  /// fuse pass then keeps a summing loop apart from one that reads through
+  /// maps (rule 7 of passes/Fuse.cpp).
+  bool sumLanes = false;
 };
 
 /// A pass's entry point: rewrites \p program, returns true when it changed

@@ -18,6 +18,7 @@
 #include "passes/KernelDCE.h"
 #include "passes/SplitReports.h"
 #include "passes/Tangent.h"
+#include "passes/UnrollShortLoops.h"
 #include "passes/UnrollSteps.h"
 
 #include "ir/IRPrinter.h"
@@ -74,6 +75,11 @@ const std::vector<Registered> &registry() {
         unrollMoreSteps},
        true},
       {{"expand-cg", "expand solve cg into loops and a while loop", expandCG},
+       true},
+      {{"unroll-short-loops",
+        "unroll for loops of 2-4 iterations whose loops meet the next "
+        "iteration's over one set (so that fuse sees across them)",
+        unrollShortLoops},
        true},
       {{"join-chains",
         "move swaps, tape pops and reduction uses out from between loops",
@@ -160,8 +166,8 @@ parsePassList(const std::string &list, std::string &error) {
 bool isPrintAfterName(const std::string &name, std::string &error) {
   if (name == "all" || findPass(name))
     return true;
-  error = "unknown pass '" + name + "' for --print-after; known passes: " +
-          knownPasses() + " (or 'all')";
+  error = "unknown pass '" + name +
+          "' for --print-after; known passes: " + knownPasses() + " (or 'all')";
   return false;
 }
 
@@ -184,9 +190,9 @@ bool runPassPipeline(ir::Program &program, const PassPipelineOptions &options,
   for (const PassInfo *pass : passes) {
     auto t0 = std::chrono::steady_clock::now();
     pass->run(program, ctx);
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - t0)
-                         .count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     timings.push_back({pass->name, seconds});
     if (ctx.diags.hasErrors()) {
       ok = false;

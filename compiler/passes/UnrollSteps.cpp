@@ -70,26 +70,6 @@ namespace {
 
 constexpr const char *PassName = "unroll-steps";
 
-/// Calls, clocks and assignments to \p slot in host code.
-struct Uses : IRVisitor {
-  unsigned loopVar = ~0u;
-  bool call = false, clock = false, assignsLoopVar = false;
-  void visitCall(const CallExpr &e) override {
-    call = true;
-    IRVisitor::visitCall(e);
-  }
-  void visitIntrinsic(const IntrinsicExpr &e) override {
-    if (e.id == Intrinsic::Wtime)
-      clock = true;
-    IRVisitor::visitIntrinsic(e);
-  }
-  void visitAssign(const AssignStmt &s) override {
-    if (const auto *v = dyn_cast<VarRefExpr>(s.target.get()))
-      assignsLoopVar = assignsLoopVar || v->slot == loopVar;
-    IRVisitor::visitAssign(s);
-  }
-};
-
 /// Whether \p f is a time loop of stencil steps this pass unrolls.
 bool unrollable(const ForStmt &f) {
   if (!stencilStepBody(f.body.stmts, f.slot))
@@ -106,27 +86,6 @@ ExprPtr intConst(Type t, int64_t v) {
 
 ExprPtr binary(BinaryOp op, ExprPtr a, ExprPtr b) {
   return std::make_unique<BinaryExpr>(op, std::move(a), std::move(b));
-}
-
-/// A copy of \p body that declares the loop variable (slot \p var, as
-/// \p varTo) from \p value first, with every slot the body declares
-/// renamed to a fresh one when \p fresh.
-Body stepCopy(Function &fn, const Body &body, unsigned var, unsigned varTo,
-              ExprPtr value, bool fresh) {
-  Body copy = body.clone();
-  std::vector<unsigned> map(fn.vars.size());
-  std::iota(map.begin(), map.end(), 0u);
-  map[var] = varTo;
-  if (fresh)
-    for (const StmtPtr &sp : body.stmts)
-      if (const auto *d = dyn_cast_or_null<DeclStmt>(sp.get())) {
-        const Var v = fn.vars[d->slot];
-        map[d->slot] = fn.addVar(v.name + ".u", v.type, v.isMutable, v.range);
-      }
-  remapSlots(copy, map);
-  copy.stmts.insert(copy.stmts.begin(),
-                    std::make_unique<DeclStmt>(varTo, std::move(value)));
-  return copy;
 }
 
 /// Unrolls the for loop at \p sp (known unrollable); returns the loops that
@@ -152,8 +111,8 @@ std::vector<StmtPtr> unroll(Function &fn, ForStmt &f) {
   };
   const unsigned second =
       fn.addVar(loopVar.name + ".u", t, false, loopVar.range);
-  Body first = stepCopy(fn, f.body, f.slot, f.slot, stepOf(0), false);
-  Body next = stepCopy(fn, f.body, f.slot, second, stepOf(1), true);
+  Body first = iterationCopy(fn, f.body, f.slot, f.slot, stepOf(0), false);
+  Body next = iterationCopy(fn, f.body, f.slot, second, stepOf(1), true);
   Body pairs;
   for (StmtPtr &s : first.stmts)
     pairs.stmts.push_back(std::move(s));
@@ -168,8 +127,8 @@ std::vector<StmtPtr> unroll(Function &fn, ForStmt &f) {
       fn.addVar(loopVar.name + ".rest", t, false, loopVar.range);
   const unsigned restVar =
       fn.addVar(loopVar.name + ".r", t, false, loopVar.range);
-  Body last = stepCopy(fn, f.body, f.slot, restVar,
-                       std::make_unique<VarRefExpr>(rest, t), true);
+  Body last = iterationCopy(fn, f.body, f.slot, restVar,
+                            std::make_unique<VarRefExpr>(rest, t), true);
   ExprPtr restLo =
       binary(BinaryOp::Add, f.lo->clone(),
              binary(BinaryOp::Mul, intConst(t, 2),
@@ -264,12 +223,7 @@ bool stencilStepBody(std::span<const StmtPtr> body, unsigned loopVar) {
     if (s->kind != StmtKind::Decl && s->kind != StmtKind::Assign)
       return false;
   }
-  Uses u;
-  u.loopVar = loopVar;
-  for (const StmtPtr &sp : body)
-    if (sp)
-      u.visitStmt(*sp);
-  return swap && stencilRead && !u.call && !u.clock && !u.assignsLoopVar;
+  return swap && stencilRead && plainHostCode(body, loopVar);
 }
 
 bool unrollSteps(Program &program, PassContext &ctx) {
