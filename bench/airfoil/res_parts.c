@@ -89,21 +89,24 @@ typedef struct {
   const double *x, *q, *adt;
 } Mesh;
 
-static void compute(const Mesh *m, int s, double F[S][4]) {
+static inline void compute(const Mesh *m, int s, double (*restrict F)[4]) {
+  const int *restrict edge = m->edge, *restrict ecell = m->ecell;
+  const double *restrict x = m->x, *restrict q = m->q, *restrict adt = m->adt;
   for (int j = 0; j < S; ++j) {
-    int e = s + j, a = m->edge[2 * e], b = m->edge[2 * e + 1];
-    int c = m->ecell[2 * e], d = m->ecell[2 * e + 1];
-    const double *q1 = m->q + 4 * (size_t)c, *q2 = m->q + 4 * (size_t)d;
-    flux(m->x[2 * (size_t)a], m->x[2 * (size_t)a + 1], m->x[2 * (size_t)b],
-         m->x[2 * (size_t)b + 1], q1[0], q1[1], q1[2], q1[3], q2[0], q2[1],
-         q2[2], q2[3], m->adt[c], m->adt[d], &F[j][0], &F[j][1], &F[j][2],
-         &F[j][3]);
+    int e = s + j, a = edge[2 * e], b = edge[2 * e + 1];
+    int c = ecell[2 * e], d = ecell[2 * e + 1];
+    const double *q1 = q + 4 * (size_t)c, *q2 = q + 4 * (size_t)d;
+    flux(x[2 * (size_t)a], x[2 * (size_t)a + 1], x[2 * (size_t)b],
+         x[2 * (size_t)b + 1], q1[0], q1[1], q1[2], q1[3], q2[0], q2[1], q2[2],
+         q2[3], adt[c], adt[d], &F[j][0], &F[j][1], &F[j][2], &F[j][3]);
   }
 }
 
-static void apply(const Mesh *m, int s, double F[S][4], double *res) {
+static inline void apply(const Mesh *m, int s, const double (*restrict F)[4],
+                         double *restrict res) {
+  const int *restrict ecell = m->ecell;
   for (int j = 0; j < S; ++j) {
-    int e = s + j, c = m->ecell[2 * e], d = m->ecell[2 * e + 1];
+    int e = s + j, c = ecell[2 * e], d = ecell[2 * e + 1];
     for (int k = 0; k < 4; ++k)
       res[4 * (size_t)c + k] += F[j][k];
     for (int k = 0; k < 4; ++k)
@@ -172,8 +175,9 @@ static void res_carry(const Mesh *m, int ne, double *res) {
   }
 }
 
-__attribute__((noinline)) static void arithmetic(int n, const double *in,
-                                                 double *out) {
+__attribute__((noinline)) static void arithmetic(int n,
+                                                 const double *restrict in,
+                                                 double *restrict out) {
   for (int e = 0; e < n; ++e) {
     const double *p = in + e;
     size_t k = (size_t)n;
