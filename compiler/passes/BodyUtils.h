@@ -62,6 +62,14 @@ void fixTapeOverwrites(ir::Body &b);
 /// from it.
 ir::Body iterationCopy(ir::Function &fn, const ir::Body &body, unsigned var,
                        unsigned varTo, ir::ExprPtr value, bool fresh);
+/// Replaces each for loop of \p b and of the bodies nested in it by the
+/// statements \p rewrite returns for it (given the statement before it in
+/// the rewritten body, or null); a loop for which it returns nothing stays,
+/// and the bodies nested in it are visited. Returns true when any loop was
+/// replaced. The unrolling and splitting passes are built on it.
+bool rewriteForLoops(ir::Body &b,
+                     const std::function<std::vector<ir::StmtPtr>(
+                         ir::ForStmt &, const ir::Stmt *before)> &rewrite);
 /// Whether the host statements \p body call nothing, read no clock and
 /// leave slot \p loopVar alone (what an unrolling pass may copy: the copies
 /// run the same statements in the same order).

@@ -217,25 +217,13 @@ std::vector<StmtPtr> split(Function &fn, ForStmt &f, size_t n) {
 }
 
 bool splitIn(Function &fn, Body &b, PassContext &ctx) {
-  bool changed = false;
-  std::vector<StmtPtr> out;
-  for (StmtPtr &sp : b.stmts) {
-    auto *f = dyn_cast_or_null<ForStmt>(sp.get());
-    if (size_t n = f ? splittableReports(*f) : 0) {
-      for (StmtPtr &s : split(fn, *f, n))
-        out.push_back(std::move(s));
-      ctx.stats.add(PassName, "split", "time loops split at their reports");
-      changed = true;
-      continue;
-    }
-    if (sp)
-      forEachNestedBody(*sp, [&](Body &inner) {
-        changed = splitIn(fn, inner, ctx) || changed;
-      });
-    out.push_back(std::move(sp));
-  }
-  b.stmts = std::move(out);
-  return changed;
+  return rewriteForLoops(b, [&](ForStmt &f, const Stmt *) {
+    const size_t n = splittableReports(f);
+    if (!n)
+      return std::vector<StmtPtr>{};
+    ctx.stats.add(PassName, "split", "time loops split at their reports");
+    return split(fn, f, n);
+  });
 }
 
 } // namespace

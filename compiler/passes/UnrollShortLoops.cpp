@@ -130,33 +130,18 @@ std::vector<StmtPtr> unroll(Function &fn, const ForStmt &f, int64_t trips) {
 }
 
 bool unrollIn(Function &fn, Body &b, PassContext &ctx) {
-  bool changed = false;
-  std::vector<StmtPtr> out;
-  for (StmtPtr &sp : b.stmts) {
-    if (const auto *f = dyn_cast_or_null<ForStmt>(sp.get())) {
-      const Stmt *before = out.empty() ? nullptr : out.back().get();
-      if (int64_t trips = shortTrips(*f, before)) {
-        ctx.diags.remark(f->range,
-                         "unrolled the loop of " + std::to_string(trips) +
-                             " iterations over '" + fn.vars[f->slot].name +
-                             "': its loops meet the next iteration's over "
-                             "one set",
-                         PassName);
-        for (StmtPtr &s : unroll(fn, *f, trips))
-          out.push_back(std::move(s));
-        ctx.stats.add(PassName, "unrolled", "short loops unrolled");
-        changed = true;
-        continue;
-      }
-    }
-    if (sp)
-      forEachNestedBody(*sp, [&](Body &inner) {
-        changed = unrollIn(fn, inner, ctx) || changed;
-      });
-    out.push_back(std::move(sp));
-  }
-  b.stmts = std::move(out);
-  return changed;
+  return rewriteForLoops(b, [&](ForStmt &f, const Stmt *before) {
+    const int64_t trips = shortTrips(f, before);
+    if (!trips)
+      return std::vector<StmtPtr>{};
+    ctx.diags.remark(f.range,
+                     "unrolled the loop of " + std::to_string(trips) +
+                         " iterations over '" + fn.vars[f.slot].name +
+                         "': its loops meet the next iteration's over one set",
+                     PassName);
+    ctx.stats.add(PassName, "unrolled", "short loops unrolled");
+    return unroll(fn, f, trips);
+  });
 }
 
 } // namespace

@@ -178,25 +178,12 @@ bool unrollIn(Function &fn, Body &b, PassContext &ctx, const char *pass,
            pairSteps(fn, f) <
                (blockDims(f) == 3 ? ctx.unrollSteps3D : ctx.unrollSteps);
   };
-  bool changed = false;
-  std::vector<StmtPtr> out;
-  for (StmtPtr &sp : b.stmts) {
-    auto *f = dyn_cast_or_null<ForStmt>(sp.get());
-    if (f && unrollable(*f) && (!pairsOnly || wantsMore(*f))) {
-      for (StmtPtr &s : unroll(fn, *f))
-        out.push_back(std::move(s));
-      ctx.stats.add(pass, "unrolled", "time loops unrolled by two");
-      changed = true;
-      continue;
-    }
-    if (sp)
-      forEachNestedBody(*sp, [&](Body &inner) {
-        changed = unrollIn(fn, inner, ctx, pass, pairsOnly) || changed;
-      });
-    out.push_back(std::move(sp));
-  }
-  b.stmts = std::move(out);
-  return changed;
+  return rewriteForLoops(b, [&](ForStmt &f, const Stmt *) {
+    if (!unrollable(f) || (pairsOnly && !wantsMore(f)))
+      return std::vector<StmtPtr>{};
+    ctx.stats.add(pass, "unrolled", "time loops unrolled by two");
+    return unroll(fn, f);
+  });
 }
 
 } // namespace
