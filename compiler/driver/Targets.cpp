@@ -65,6 +65,23 @@ int printTarget(const DriverOptions &opts, const char *argv0) {
   return 0;
 }
 
+/// Scalar loads instead of gathers is an x86-64 feature of LLVM's
+/// (+prefer-no-gather); elsewhere the vectoriser's cost model decides.
+static void warnGathersOffX86(const CPUCodeGenOptions &cg,
+                              DiagnosticEngine &diags) {
+  const std::string triple =
+      cg.triple.empty() ? llvm::sys::getProcessTriple() : cg.triple;
+  if (cg.gathers == "scalar" &&
+      llvm::Triple(triple).getArch() != llvm::Triple::x86_64)
+    diags.warning({},
+                  "gathers: scalar (-fgathers or backend.cpu.gathers) applies "
+                  "to x86-64 only; on " +
+                      triple +
+                      " the vectoriser's cost model chooses how loops read "
+                      "through maps",
+                  "target-option");
+}
+
 CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
                                     const TargetProfile *profile,
                                     DiagnosticEngine &diags) {
@@ -82,24 +99,10 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
     cg.gathers = profile && !profile->cpuBackend.gathers.empty()
                      ? profile->cpuBackend.gathers
                      : "auto";
-  // Scalar loads instead of gathers is an x86-64 feature of LLVM's
-  // (+prefer-no-gather); elsewhere the vectoriser's cost model decides.
-  std::string triple =
-      profile && !(profile->name == "native" && profile->files.empty())
-          ? profile->cpu.triple
-          : llvm::sys::getProcessTriple();
-  if (cg.gathers == "scalar" &&
-      llvm::Triple(triple).getArch() != llvm::Triple::x86_64)
-    diags.warning({},
-                  "gathers: scalar (-fgathers or backend.cpu.gathers) applies "
-                  "to x86-64 only; on " +
-                      triple +
-                      " the vectoriser's cost model chooses how loops read "
-                      "through maps",
-                  "target-option");
   if (!profile) {
     // No --target: the program runs here, so the host's L2 (as `native`).
     cg.l2CacheBytes = detectHostProfile().cpu.l2CacheKiB * 1024;
+    warnGathersOffX86(cg, diags);
     return cg;
   }
   const TargetProfile &p = *profile;
@@ -134,6 +137,7 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
                 "dats are stored element by element (aos), which was faster "
                 "for gathers through maps than soa or aosoa in the measure "
                 "of docs/performance.md");
+  warnGathersOffX86(cg, diags);
   return cg;
 }
 
