@@ -24,13 +24,25 @@ def table_rows(path):
             yield fields[0], int(fields[1]), float(fields[2]), float(fields[4])
 
 
-def triad_gbps(path, threads):
-    """The STREAM triad of `threads` threads in the output file `path`."""
+def triad_values(path, threads):
+    """Every STREAM triad of `threads` threads in the output file `path`, in
+    file order (the benchmarks append one before and one after each run, so
+    that a shared machine's drift shows)."""
+    values = []
     for line in open(path):
         m = re.match(r"stream-triad threads=(\d+) .* GBps=([0-9.]+)", line)
         if m and int(m.group(1)) == threads:
-            return float(m.group(2))
-    sys.exit(f"error: no triad for {threads} thread(s) in {path}")
+            values.append(float(m.group(2)))
+    if not values:
+        sys.exit(f"error: no triad for {threads} thread(s) in {path}")
+    return values
+
+
+def triad_gbps(path, threads):
+    """The STREAM triad of `threads` threads in the output file `path`: the
+    mean of its measurements there."""
+    values = triad_values(path, threads)
+    return sum(values) / len(values)
 
 
 def annotate(path, reference, label):

@@ -3,7 +3,8 @@
 #
 # Prints, for each thread count, the rms history, the wall time of the
 # iterations and the per-loop profile with each loop's GB/s as a share of the
-# STREAM triad measured in this same run (bench/stream), then each loop's
+# STREAM triad measured in this same run (bench/stream; right before and
+# right after each run, the mean of the two), then each loop's
 # bandwidth-bound time (its access descriptors' bytes at that triad) next to
 # its measured time and share of the loops' time (bench/report.py).
 #
@@ -61,10 +62,15 @@ echo "== STREAM triad"
 IFS=, read -ra counts <<<"$threads"
 if [[ -z $plans ]]; then
   for t in "${counts[@]}"; do
+    # The triad right before and right after the run: a shared machine's
+    # bandwidth drifts by 1.5x within the hour, and the run is judged
+    # against the mean of the two.
+    "$build/bench/opd-stream" --threads="$t" >"stream-$t.txt"
     echo "== airfoil, $t thread(s), $niter iterations"
     ./airfoil --meshfile="$mesh" --threads="$t" --niter="$niter" \
       --renumber="$renumber" --profile >"airfoil-$t.txt"
-    python3 "$root/bench/report.py" stream.txt "airfoil-$t.txt" "$t"
+    "$build/bench/opd-stream" --threads="$t" >>"stream-$t.txt"
+    python3 "$root/bench/report.py" "stream-$t.txt" "airfoil-$t.txt" "$t"
   done
   exit 0
 fi

@@ -5,7 +5,8 @@
 # 4096 grid for 100 sweeps, and heat3d (7-point stencil) on a 256^3 grid for
 # 100 steps, each at 1 and 2 threads. Prints the wall time of the iterations
 # and the per-loop profile, each loop's GB/s with its share of the STREAM
-# triad measured in this same run (bench/stream, 3 x 256 MiB arrays).
+# triad measured in this same run (bench/stream, 3 x 256 MiB arrays): the
+# mean of the triads right before and right after each program's run.
 #
 # usage: bench/structured/run.sh [--threads=1,2] [--nx=4096] [--n=256]
 #        (build/ must exist: scripts/build.sh). Work files go to
@@ -40,12 +41,17 @@ echo "== STREAM triad"
 tfinal=$(python3 -c "h = 1.0 / ($n - 1); print(repr(99.5 * h * h / 8))")
 IFS=, read -ra counts <<<"$threads"
 for t in "${counts[@]}"; do
+  # Each run between two triads of its thread count, judged against their
+  # mean (a shared machine's bandwidth drifts within the hour).
+  "$build/bench/opd-stream" --threads="$t" >"stream-poisson-$t.txt"
   echo "== poisson ${nx}^2, 100 sweeps, $t thread(s)"
   ./poisson --nx="$nx" --ny="$nx" --niter=100 --report=1000000 \
     --threads="$t" --profile >"poisson-$t.txt"
-  python3 "$root/bench/report.py" stream.txt "poisson-$t.txt" "$t"
+  "$build/bench/opd-stream" --threads="$t" | tee -a "stream-poisson-$t.txt" >"stream-heat3d-$t.txt"
+  python3 "$root/bench/report.py" "stream-poisson-$t.txt" "poisson-$t.txt" "$t"
   echo "== heat3d ${n}^3, 100 steps, $t thread(s)"
   ./heat3d --n="$n" --tfinal="$tfinal" --report=1000000 \
     --threads="$t" --profile >"heat3d-$t.txt"
-  python3 "$root/bench/report.py" stream.txt "heat3d-$t.txt" "$t"
+  "$build/bench/opd-stream" --threads="$t" >>"stream-heat3d-$t.txt"
+  python3 "$root/bench/report.py" "stream-heat3d-$t.txt" "heat3d-$t.txt" "$t"
 done
