@@ -18,8 +18,9 @@
 # solves.
 # With --airfoil it also runs examples/airfoil/airfoil_shape.opd on OP2's
 # 720k-cell mesh (generated here), 100 steps, with 10 snapshots and with
-# 100 (one a step): the shape gradient's adjoint and tangent against the
-# primal. Its "adjoint again" line is a second call that reuses the first
+# 100 (one a step), and where the memory is there with no count and a
+# 12000 MiB budget (every step taped in the forward sweep): the shape
+# gradient's adjoint and tangent against the primal. Its "adjoint again" line is a second call that reuses the first
 # one's memory (the first pays the page faults of the snapshots).
 #
 # With --no-sum-lanes every program is built with -fno-sum-lanes (float
@@ -92,4 +93,20 @@ if ((airfoil)); then
       grep -E "^(time|wall|<dL)|ok$|^adjoint:" "airfoil-$snaps-$t.txt"
     done
   done
+  # No checkpoint count and a budget that holds the tape of every step
+  # (about 9.7 GiB): the forward sweep tapes each step, no step runs
+  # twice. Only where the memory is there (14 GiB available): the default
+  # budget (a quarter of the memory, grown into over the first calls)
+  # reaches it on nodes of 40 GiB and more.
+  avail=$(awk '/MemAvailable/ {print int($2 / 1024)}' /proc/meminfo)
+  if ((avail >= 14336)); then
+    for t in "${counts[@]}"; do
+      echo "== airfoil_shape 720k cells, 100 steps, every step taped (OPD_CKPT_MEMORY=12000), $t thread(s)"
+      OPD_CKPT_MEMORY=12000 ./airfoil_shape --niter=100 --snapshots=0 \
+        --timing=true --threads="$t" --profile >"airfoil-taped-$t.txt"
+      grep -E "^(time|wall|<dL)|ok$|^adjoint:" "airfoil-taped-$t.txt"
+    done
+  else
+    echo "== airfoil_shape, every step taped: skipped ($avail MiB available, 14336 needed)"
+  fi
 fi

@@ -24,16 +24,20 @@
 //   schedule, computed here ahead of the run). With s free snapshots and t
 //   re-runs per step, beta(s, t) = C(s + t, s) steps can be reversed; to
 //   reverse [a, b) from a snapshot at a with s more snapshots the plan
-//   advances to a + m with m = (b - a) - beta(s - 1, t), saves a snapshot
-//   there, reverses [a + m, b) with s - 1 snapshots, frees it, then
-//   reverses [a, a + m) with s. The forward sweep runs the loop once from
+//   advances to a + m (Scheduler::split: Griewank's bound, the fewest
+//   re-runs), saves a snapshot there, reverses [a + m, b) with s - 1
+//   snapshots, frees it, then reverses [a, a + m) with s. The forward sweep runs the loop once from
 //   start to end and saves the snapshots of the plan's first descent (its
 //   "spine"); the reverse sweep follows the rest of the plan. A snapshot of
 //   every step (snapshots >= steps) gives no re-runs at all: every step
 //   goes on the tape instead, as long as that stays within the plan's
 //   memory bound (the snapshots' bytes, or the budget); when step 0's tape
-//   shows that it would not, step 0 stays taped and the other steps follow
-//   a binomial schedule with what the bound still holds (opd_ckpt_forward).
+//   shows that it would not, the first k steps stay taped and the others
+//   follow a binomial schedule with what the bound still holds, k chosen
+//   for the fewest step runs (tapedPrefix, opd_ckpt_forward). A plan sized
+//   by a budget that holds snapshots for half its steps or more starts that
+//   way too: Airfoil's 100 steps, whose tape of a step is 1.4 snapshots,
+//   get a taped prefix instead of none.
 //   Snapshots after the schedule's first keep of a dat that the step's
 //   first loop overwrites only its points outside that loop's range: the
 //   others are dead when the step starts (saveSlot); a plan sized by the
@@ -535,6 +539,71 @@ int64_t repsFor(int64_t n, int64_t s) {
   return t;
 }
 
+/// The steps re-run to reverse \p n steps with \p c snapshots, the forward
+/// sweep not counted: the schedule's own count up to 1000 steps; beyond,
+/// Griewank's bound r n - beta(c + 1, r - 1) on all the forward steps, r
+/// the fewest repetitions with beta(c, r) >= n, less the forward sweep's n
+/// (within a few steps of the schedule's count).
+int64_t rerunsFor(int64_t n, int64_t c) {
+  if (c >= n)
+    return 0;
+  c = std::max<int64_t>(c, 1);
+  if (n <= 1000) {
+    int64_t runs = 0;
+    for (const ScheduleAction &a : checkpointSchedule(n, c, nullptr))
+      runs += a.kind == ScheduleAction::Advance;
+    return runs;
+  }
+  const int64_t r = repsFor(n, c);
+  const double total = double(r) * double(n) - beta(c + 1, r - 1);
+  return std::max<int64_t>(int64_t(total) - n, 0);
+}
+
+/// The snapshots left for the count - k scheduled steps of a plan whose
+/// first k steps stay taped, \p stepTape bytes each, within \p bound bytes:
+/// what the rest of the bound holds; under a budget (\p budgeted) at least
+/// the binomial minimum, as budgetSnapshots gives (the budget is a target,
+/// the re-runs of fewer snapshots are not); -1 where k steps of tape pass
+/// the bound themselves (k > 1).
+int64_t prefixSnapshots(int64_t count, int64_t k, int64_t stepTape,
+                        int64_t bound, int64_t snapshotBytes, bool budgeted) {
+  const int64_t rest = count - k;
+  if (k > 1 && k * stepTape > bound)
+    return -1;
+  int64_t snaps =
+      snapshotBytes > 0 ? (bound - k * stepTape) / snapshotBytes : rest;
+  if (budgeted)
+    snaps = std::max(snaps, defaultSnapshots(rest));
+  if (snaps < 1 && k > 1)
+    return -1;
+  return std::clamp<int64_t>(snaps, 1, std::max<int64_t>(rest, 1));
+}
+
+/// How many first steps of a plan of \p count steps stay on the tape the
+/// forward sweep made, when taping all of them would pass \p bound bytes:
+/// k steps of \p stepTape bytes each stay taped (reversed from the tape,
+/// never re-run) and the other count - k follow a binomial schedule with
+/// the snapshots prefixSnapshots leaves. Each scheduled step runs once more
+/// taped before its reversal, plus its re-runs: the k with the fewest such
+/// runs (the smallest on ties, so the least tape), at least 1 (step 0 ran
+/// taped already).
+int64_t tapedPrefix(int64_t count, int64_t stepTape, int64_t bound,
+                    int64_t snapshotBytes, bool budgeted) {
+  int64_t best = 1, bestRuns = INT64_MAX;
+  for (int64_t k = 1; k < count; ++k) {
+    const int64_t snaps =
+        prefixSnapshots(count, k, stepTape, bound, snapshotBytes, budgeted);
+    if (snaps < 0)
+      break;
+    const int64_t runs = (count - k) + rerunsFor(count - k, snaps);
+    if (runs < bestRuns) {
+      bestRuns = runs;
+      best = k;
+    }
+  }
+  return best;
+}
+
 struct Snapshot {
   std::vector<DatCopy> dats;
   std::vector<uint64_t> values;
@@ -994,7 +1063,17 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
   p->dats.assign(dats, dats + ndats);
   p->nvals = nvals;
   p->tapeAtBegin = tape().bytes;
-  p->storeAll = snapshots >= p->count && p->count > 0;
+  // Taping every step first, where the snapshots would be one a step and
+  // under a budget that holds snapshots for half the steps or more (a
+  // step's tape is a few snapshots' worth, so a taped prefix then saves
+  // more runs than the snapshots it costs): opd_ckpt_forward decides at
+  // step 1 from step 0's tape how many steps stay taped. A budgeted plan
+  // keeps at least the binomial minimum of snapshots for the rest, so
+  // taping step 0 costs at most one step's tape beyond the budget, which
+  // the reversal of any step takes anyway. Smaller budgets (a first call,
+  // snapshotBudgetNow) schedule every step as before.
+  p->storeAll = p->count > 0 &&
+                (snapshots >= p->count || (p->budgeted && 2 * snapshots >= p->count));
   if (p->storeAll) {
     p->storeAllNext = p->taped = p->count;
   } else {
@@ -1011,22 +1090,28 @@ int32_t opd_ckpt_forward(int64_t step) {
   if (p.storeAll && step - p.first == 1 && p.count > 1) {
     // Taping every step is only right while the tape stays within the
     // plan's bound: one step's tape can hold more than a snapshot (every
-    // value each of its loops overwrites; Airfoil's is 2.8 snapshots). If
-    // step 0's tape times the steps would pass the bound, step 0 stays
-    // taped and the rest follows a binomial schedule with the snapshots
-    // that the bound still holds. All ranks decide alike.
+    // value each of its loops overwrites; Airfoil's is 1.4 snapshots). If
+    // step 0's tape times the steps would pass the bound, the first steps
+    // stay taped and the rest follows a binomial schedule with the
+    // snapshots that the bound still holds. All ranks decide alike.
     const int64_t step0 = std::max<int64_t>(tape().bytes - p.tapeAtBegin, 0);
     int64_t over = step0 > 0 && step0 > p.boundBytes / p.count ? 1 : 0;
     dist::allreduce(&over, OPD_I64, OPD_MAX, 1);
     if (over) {
-      const int64_t rest = p.count - 1;
-      int64_t snaps =
-          p.snapshotBytes > 0 ? (p.boundBytes - step0) / p.snapshotBytes : rest;
-      snaps = std::clamp<int64_t>(snaps, 1, rest);
+      // The first k steps stay taped (step 0 is, steps 1..k-1 will be),
+      // the rest is scheduled: the fewest runs (tapedPrefix); the smallest
+      // k over the ranks, whose tapes differ, then the fewest snapshots.
+      int64_t k = tapedPrefix(p.count, step0, p.boundBytes, p.snapshotBytes,
+                              p.budgeted);
+      dist::allreduce(&k, OPD_I64, OPD_MIN, 1);
+      int64_t snaps = prefixSnapshots(p.count, k, step0, p.boundBytes,
+                                      p.snapshotBytes, p.budgeted);
+      snaps = std::max<int64_t>(snaps, 1); // k = 1 always has a plan
+      const int64_t rest = p.count - k;
       dist::allreduce(&snaps, OPD_I64, OPD_MIN, 1);
       p.storeAll = false;
-      p.taped = p.tapedNext = 1;
-      p.memoryForSnapshots = std::max<int64_t>(p.boundBytes - step0, 0);
+      p.taped = p.tapedNext = k;
+      p.memoryForSnapshots = std::max<int64_t>(p.boundBytes - k * step0, 0);
       p.snaps = int(snaps);
       p.slots.resize(size_t(p.snaps));
       p.reverse = checkpointSchedule(rest, p.snaps, &p.forward);

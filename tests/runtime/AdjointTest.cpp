@@ -856,4 +856,72 @@ TEST_F(AdjointRuntimeTest, TapeBeyondTheSnapshotBoundFallsBackToSchedule) {
   }
 }
 
+// A tape of a step worth 1.5 snapshots (u pushed three times, the state u
+// and w), 20 steps and 20 snapshots: taping every step would take 30
+// snapshots' worth. Keeping only step 0 taped leaves 18 snapshots for 19
+// steps, each run once more taped before its reversal; keeping more taped
+// leaves fewer snapshots but fewer steps to schedule, and fewer runs in
+// all: the plan keeps a prefix of several steps taped, reverses the others
+// from their restored states, then the prefix from the tape, last first.
+TEST_F(AdjointRuntimeTest, TapedPrefixOfTheFewestRuns) {
+  opd_set *cells = opd_set_create("cells", 100);
+  opd_dat *u = opd_dat_create("u", cells, OPD_F64, 1);
+  opd_dat *w = opd_dat_create("w", cells, OPD_F64, 1);
+  auto *pu = static_cast<double *>(opd_dat_data(u));
+  auto run = [&](int64_t k, uint64_t &v) { setState(pu, k + 1, v); };
+  opd_dat *dats[] = {u, w};
+  const int64_t first = 3, n = 20;
+  opd_ckpt_begin(first, n, n, dats, 2, 0);
+  uint64_t v = uint64_t(first);
+  for (int i = 0; i < 100; ++i)
+    pu[i] = double(first);
+  int taped = 0, saves = 0;
+  for (int64_t k = first; k < first + n; ++k) {
+    const int32_t slot = opd_ckpt_forward(k);
+    if (slot >= 0) {
+      opd_ckpt_save(slot, &v);
+      ++saves;
+    }
+    if (slot == OPD_CKPT_TAPE) {
+      EXPECT_EQ(saves, 0) << "a taped step after the schedule's first save";
+      ++taped;
+      for (int j = 0; j < 3; ++j)
+        opd_tape_push_dat(u);
+    }
+    run(k, v);
+  }
+  EXPECT_GT(taped, 1);
+  EXPECT_LT(taped, int(n));
+  int64_t rerun = 0;
+  const std::vector<int64_t> order =
+      followPlan([&](int64_t k) { run(k, v); ++rerun; },
+                 [&](int32_t slot) { opd_ckpt_save(slot, &v); },
+                 [&](int32_t slot) {
+                   opd_ckpt_restore(slot, &v);
+                   pu = static_cast<double *>(opd_dat_data(u));
+                 },
+                 [&](int64_t k, bool fromTape) {
+                   EXPECT_EQ(fromTape, k < first + taped) << "step " << k;
+                   if (fromTape) {
+                     for (int j = 0; j < 3; ++j)
+                       opd_tape_pop_dat(u);
+                     pu = static_cast<double *>(opd_dat_data(u));
+                   }
+                   EXPECT_EQ(pu[57], double(k)); // the state before the step
+                 });
+  EXPECT_EQ(order, lastToFirst(first, n));
+  // Fewer runs than with step 0 alone taped: 19 scheduled steps with 18
+  // snapshots, each run taped once before its reversal, plus re-runs.
+  std::vector<ScheduleAction> fwd;
+  int64_t oneTaped = 19;
+  for (const ScheduleAction &a : checkpointSchedule(19, 18, &fwd))
+    oneTaped += a.kind == ScheduleAction::Advance;
+  EXPECT_LT(rerun + (n - taped), oneTaped);
+  // Within the bound of 20 snapshots: the taped steps' tape and the
+  // snapshots the schedule saves (at most its snapshot count at once).
+  const int64_t snapshot = 2 * 100 * 8, stepTape = 3 * 100 * 8;
+  EXPECT_LE(taped * stepTape, n * snapshot);
+  opd_rt_finalize();
+}
+
 } // namespace
