@@ -20,8 +20,9 @@
 # 720k-cell mesh (generated here), 100 steps, with 10 snapshots and with
 # 100 (one a step), and where the memory is there with no count and a
 # 12000 MiB budget (every step taped in the forward sweep): the shape
-# gradient's adjoint and tangent against the primal. Its "adjoint again" line is a second call that reuses the first
-# one's memory (the first pays the page faults of the snapshots).
+# gradient's adjoint and tangent against the primal. Its "adjoint again"
+# line is a second call that reuses the first one's memory (the first pays
+# the page faults of the snapshots).
 #
 # With --no-sum-lanes every program is built with -fno-sum-lanes (float
 # sums in element order, their loops scalar; the default splits them into

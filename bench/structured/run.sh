@@ -34,16 +34,14 @@ for ex in poisson heat3d; do
   "$build/bin/opdc" build "$root/examples/$ex/$ex.opd" -o "$ex"
 done
 
-echo "== STREAM triad"
-"$build/bench/opd-stream" --threads="$threads" | tee stream.txt
-
 # heat3d takes dt = tfinal / ceil(tfinal / (h^2 / 8)): 100 steps exactly.
 tfinal=$(python3 -c "h = 1.0 / ($n - 1); print(repr(99.5 * h * h / 8))")
 IFS=, read -ra counts <<<"$threads"
 for t in "${counts[@]}"; do
   # Each run between two triads of its thread count, judged against their
   # mean (a shared machine's bandwidth drifts within the hour).
-  "$build/bench/opd-stream" --threads="$t" >"stream-poisson-$t.txt"
+  echo "== STREAM triad, $t thread(s)"
+  "$build/bench/opd-stream" --threads="$t" | tee "stream-poisson-$t.txt"
   echo "== poisson ${nx}^2, 100 sweeps, $t thread(s)"
   ./poisson --nx="$nx" --ny="$nx" --niter=100 --report=1000000 \
     --threads="$t" --profile >"poisson-$t.txt"
