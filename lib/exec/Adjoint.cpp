@@ -26,9 +26,10 @@
 //   reverse [a, b) from a snapshot at a with s more snapshots the plan
 //   advances to a + m (Scheduler::split: Griewank's bound, the fewest
 //   re-runs), saves a snapshot there, reverses [a + m, b) with s - 1
-//   snapshots, frees it, then reverses [a, a + m) with s. The forward sweep runs the loop once from
-//   start to end and saves the snapshots of the plan's first descent (its
-//   "spine"); the reverse sweep follows the rest of the plan. A snapshot of
+//   snapshots, frees it, then reverses [a, a + m) with s. The forward
+//   sweep runs the loop once from start to end and saves the snapshots of
+//   the plan's first descent (its "spine"); the reverse sweep follows the
+//   rest of the plan. A snapshot of
 //   every step (snapshots >= steps) gives no re-runs at all: every step
 //   goes on the tape instead, as long as that stays within the plan's
 //   memory bound (the snapshots' bytes, or the budget); when step 0's tape
@@ -540,7 +541,8 @@ int64_t repsFor(int64_t n, int64_t s) {
 }
 
 /// The steps re-run to reverse \p n steps with \p c snapshots, the forward
-/// sweep not counted: the schedule's own count up to 1000 steps; beyond,
+/// sweep not counted: the schedule's own count up to 200 steps (tapedPrefix
+/// asks for every prefix, so this stays a few milliseconds); beyond,
 /// Griewank's bound r n - beta(c + 1, r - 1) on all the forward steps, r
 /// the fewest repetitions with beta(c, r) >= n, less the forward sweep's n
 /// (within a few steps of the schedule's count).
@@ -548,7 +550,7 @@ int64_t rerunsFor(int64_t n, int64_t c) {
   if (c >= n)
     return 0;
   c = std::max<int64_t>(c, 1);
-  if (n <= 1000) {
+  if (n <= 200) {
     int64_t runs = 0;
     for (const ScheduleAction &a : checkpointSchedule(n, c, nullptr))
       runs += a.kind == ScheduleAction::Advance;
