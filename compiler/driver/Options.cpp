@@ -41,7 +41,8 @@ IR passes (run between lowering and code generation; see opdc(1)):
   --list-passes       list the passes, marking the default pipeline's
   --print-after=NAME  print the IR to stderr after pass NAME ('all': after
                       every pass; repeatable)
-  --verify-each       check the IR after every pass (internal errors)
+  --verify-each       check the IR after every pass (always done; kept for
+                      scripts): invalid IR is an internal error, exit 70
   --time-passes       print each pass's wall time to stderr
   --stats             print the passes' counters to stderr
 

@@ -42,7 +42,12 @@ using namespace opdc;
 
 namespace {
 
-enum ExitCode { ExitOk = 0, ExitUserError = 1, ExitUsage = 2 };
+enum ExitCode {
+  ExitOk = 0,
+  ExitUserError = 1,
+  ExitUsage = 2,
+  ExitInternalError = 70 // EX_SOFTWARE, as reportInternalError
+};
 
 /// The stdlib next to an installed compiler (<prefix>/share/opdc/stdlib),
 /// else the source tree's (a build-tree compiler).
@@ -367,7 +372,6 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   if (std::max(steps, steps3D) < 4)
     drop("unroll-more-steps");
   po.printAfter = opts.printAfter;
-  po.verifyEach = opts.verifyEach;
   po.timePasses = opts.timePasses;
   po.stats = opts.stats;
   PassStatistics stats;
@@ -406,9 +410,9 @@ int listPasses() {
   return ExitOk;
 }
 
-int compile(const DriverOptions &opts, const char *argv0) {
-  SourceManager sm;
-  DiagnosticEngine diags(sm);
+int compileWith(const DriverOptions &opts, const char *argv0,
+                DiagnosticEngine &diags) {
+  SourceManager &sm = diags.sources();
   diags.setWarningsAsErrors(opts.warningsAsErrors);
   diags.setErrorLimit(opts.errorLimit);
   for (auto &w : opts.disabledWarnings)
@@ -538,6 +542,15 @@ int compile(const DriverOptions &opts, const char *argv0) {
 
 /// `opdc link OBJECT... -o PROGRAM`: the objects of `opdc build -c` and
 /// the runtime, linked by the same toolchain `opdc build` uses.
+/// compileWith, whose internal errors (an opdc bug reported as a diagnostic
+/// rather than an assertion) exit 70 like the assertions do.
+int compile(const DriverOptions &opts, const char *argv0) {
+  SourceManager sm;
+  DiagnosticEngine diags(sm);
+  const int status = compileWith(opts, argv0, diags);
+  return diags.hasInternalErrors() ? ExitInternalError : status;
+}
+
 int linkCommand(const DriverOptions &opts, const char *argv0) {
   SourceManager sm;
   DiagnosticEngine diags(sm);

@@ -26,7 +26,7 @@ namespace lower {
 
 void Lowerer::fail(SourceRange r, const std::string &what) {
   failed = true;
-  diags.error(r, "internal compiler error: cannot lower " + what);
+  diags.internalError(r, "cannot lower " + what);
 }
 
 //===----------------------------------------------------------------------===//
@@ -197,9 +197,8 @@ void Lowerer::fillGlobals() {
           ir::Stencil *s = nullptr;
           if (p->stencil)
             s = stencils[p->stencil->decl];
-          fs.kparams[p.get()] =
-              B::addKernelParam(*f, p->name, p->mode,
-                                p->type.resolved, s, p->nameRange);
+          fs.kparams[p.get()] = B::addKernelParam(
+              *f, p->name, p->mode, p->type.resolved, s, p->nameRange);
         }
         break;
       }
@@ -267,8 +266,7 @@ std::unique_ptr<ir::Program> Lowerer::run() {
     SourceRange at = ast.root ? ast.root->programRange : SourceRange();
     if (!why.empty() && why.back() == '\n')
       why.pop_back();
-    diags.error(at, "internal compiler error: lowering produced invalid IR:\n" +
-                        why);
+    diags.internalError(at, "lowering produced invalid IR:\n" + why);
     return nullptr;
   }
   return std::move(prog);

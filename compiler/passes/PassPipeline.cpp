@@ -105,11 +105,6 @@ std::string knownPasses() {
   return list;
 }
 
-#ifdef NDEBUG
-constexpr bool AssertionsOn = false;
-#else
-constexpr bool AssertionsOn = true;
-#endif
 } // namespace
 
 const std::vector<PassInfo> &registeredPasses() {
@@ -198,14 +193,13 @@ bool runPassPipeline(ir::Program &program, const PassPipelineOptions &options,
       ok = false;
       break;
     }
-    if (options.verifyEach || AssertionsOn) {
+    if (options.verifyEach) {
       std::string why;
       if (!verifyIR(program, why)) {
         if (!why.empty() && why.back() == '\n')
           why.pop_back();
-        ctx.diags.error({}, "internal compiler error: pass '" +
-                                std::string(pass->name) +
-                                "' produced invalid IR:\n" + why);
+        ctx.diags.internalError({}, "pass '" + std::string(pass->name) +
+                                        "' produced invalid IR:\n" + why);
         ok = false;
         break;
       }

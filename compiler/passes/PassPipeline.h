@@ -19,9 +19,11 @@ struct PassPipelineOptions {
   std::optional<std::vector<const PassInfo *>> passes;
   /// Print the IR after these passes ("all": after every pass).
   std::vector<std::string> printAfter;
-  /// Run the IR verifier after every pass (always on in builds with
-  /// assertions).
-  bool verifyEach = false;
+  /// Run the IR verifier after every pass. On by default and in every
+  /// driver build: it costs a few milliseconds a build (docs/decisions/
+  /// 0200-verify-after-every-pass.md), and a pass that breaks the IR must
+  /// stop the build as an internal error (exit 70), never miscompile.
+  bool verifyEach = true;
   /// Print each pass's wall time when the pipeline ends.
   bool timePasses = false;
   /// Print the passes' counters when the pipeline ends.

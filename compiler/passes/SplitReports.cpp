@@ -25,6 +25,18 @@
 // Several trailing ifs are one report each (the run ends where any of
 // their conditions holds; they then run in their order).
 //
+// A report may read what the step declared (`var r = 0.0; loop step (.., r)`
+// then `printf(.., r)`): inside the for it ran in the step's scope. After
+// the split it runs outside the run of steps, so each such value is copied
+// out at the end of every step into a variable declared around the runs,
+// and the report reads the copy:
+//   var r.last = 0.0                      // before the outer while
+//   for s in s.at..s.end + 1 { P; r.last = r }
+//   if C(s.end) { printf(.., r.last) }
+// The copy is a host assignment, which unroll-steps takes as part of a step
+// (its second copy of the step assigns its own renamed r), so the report
+// reads the value of step s.end, as before.
+//
 // Legal: every step and every report runs in the order it ran before, with
 // the same value of the loop variable; only the conditions are evaluated
 // earlier and once more (at the report), and they have no effects (no
@@ -121,6 +133,22 @@ struct Pure : IRVisitor {
   }
 };
 
+/// The variable slots \p b reads.
+std::set<unsigned> slotsRead(const Body &b) {
+  struct Reads : IRVisitor {
+    std::set<unsigned> slots;
+    void visitVarRef(const VarRefExpr &e) override { slots.insert(e.slot); }
+    void visitParLoop(const ParLoopStmt &s) override {
+      for (const AccessDescriptor &a : s.args)
+        if (a.var >= 0)
+          slots.insert(unsigned(a.var));
+      IRVisitor::visitParLoop(s);
+    }
+  } reads;
+  reads.visitBody(b);
+  return reads.slots;
+}
+
 bool pureExpr(const Expr &e, const std::set<unsigned> &written) {
   Pure p(written);
   p.visitExpr(e);
@@ -196,6 +224,21 @@ std::vector<StmtPtr> split(Function &fn, ForStmt &f, size_t n) {
   std::vector<unsigned> map(fn.vars.size());
   std::iota(map.begin(), map.end(), 0u);
   map[f.slot] = end;
+  // What the steps declare and the reports read: copied out of each step.
+  std::vector<StmtPtr> carried;
+  const std::set<unsigned> read = slotsRead(reports);
+  for (size_t i = 0; i < first; ++i) {
+    const auto *d = dyn_cast_or_null<DeclStmt>(stmts[i].get());
+    if (!d || !read.count(d->slot))
+      continue;
+    const Var v = fn.vars[d->slot];
+    const unsigned last = fn.addVar(v.name + ".last", v.type, true, v.range);
+    map.resize(fn.vars.size());
+    map[last] = last;
+    map[d->slot] = last;
+    carried.push_back(B::decl(last, B::constant(zeroOf(v.type)), r));
+    stmts.push_back(B::assign(ref(last), ref(d->slot), AssignOp::Set, r));
+  }
   remapSlots(reports, map);
   remapSlots(search, map);
 
@@ -208,7 +251,7 @@ std::vector<StmtPtr> split(Function &fn, ForStmt &f, size_t n) {
   for (StmtPtr &s : reports.stmts)
     run.stmts.push_back(std::move(s));
 
-  std::vector<StmtPtr> out;
+  std::vector<StmtPtr> out = std::move(carried);
   out.push_back(B::decl(at, std::move(f.lo), r));
   out.push_back(B::decl(hi, std::move(f.hi), r));
   out.push_back(B::whileLoop(B::binary(BinaryOp::Lt, ref(at), ref(hi)),

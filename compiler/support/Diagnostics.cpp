@@ -30,6 +30,14 @@ void DiagnosticEngine::print(SourceRange where, int kind,
   sm.llvm().PrintMessage(os, where.begin, k, message, ranges);
 }
 
+void DiagnosticEngine::internalError(SourceRange where,
+                                     const llvm::Twine &message) {
+  ++internalErrors;
+  error(where, "internal compiler error: " + message +
+                   "\nplease report this as a bug of opdc with the input "
+                   "that caused it");
+}
+
 void DiagnosticEngine::error(SourceRange where, const llvm::Twine &message) {
   ++errors;
   if (errors > errorLimit) {

@@ -24,6 +24,10 @@ public:
                             llvm::raw_ostream &os = llvm::errs());
 
   void error(SourceRange where, const llvm::Twine &message);
+  /// An error that is opdc's fault, not the program's (invalid IR after a
+  /// pass, a construct lowering cannot handle): printed as
+  /// "error: internal compiler error: <message>"; the driver then exits 70.
+  void internalError(SourceRange where, const llvm::Twine &message);
   /// \p flag is the warning's name without "-W" (e.g. "unused-dat"); it is
   /// printed as [-Wflag]. Disabled flags are dropped; -Werror promotes.
   void warning(SourceRange where, const llvm::Twine &message,
@@ -47,6 +51,7 @@ public:
   unsigned errorCount() const { return errors; }
   unsigned warningCount() const { return warnings; }
   bool hasErrors() const { return errors != 0; }
+  bool hasInternalErrors() const { return internalErrors != 0; }
 
   SourceManager &sources() { return sm; }
 
@@ -56,7 +61,7 @@ private:
   SourceManager &sm;
   llvm::raw_ostream &os;
   std::set<std::string> disabled, remarks;
-  unsigned errors = 0, warnings = 0, errorLimit = 50;
+  unsigned errors = 0, warnings = 0, internalErrors = 0, errorLimit = 50;
   bool werror = false;
   bool lastDropped = false;
   bool limitReported = false;

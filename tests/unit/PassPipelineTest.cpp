@@ -80,3 +80,39 @@ TEST(PassPipeline, RunsAndPrintsAfterPass) {
   EXPECT_EQ(dump.rfind("; *** IR after inline ***\nprogram empty\n", 0), 0u);
   EXPECT_FALSE(diags.hasErrors());
 }
+
+// A pass that leaves invalid IR stops the pipeline as an internal error
+// (the driver exits 70), with the default options: the verifier runs after
+// every pass in every build (issue 49: invalid IR was compiled silently when
+// it did not).
+TEST(PassPipeline, InvalidIRIsAnInternalErrorByDefault) {
+  SourceManager sm;
+  std::string printed;
+  llvm::raw_string_ostream diagOS(printed);
+  DiagnosticEngine diags(sm, diagOS);
+  ir::Program program;
+  program.name = "broken";
+  program.main = std::make_unique<ir::Function>();
+  program.main->kind = ir::FunctionKind::Main;
+  program.main->name = "main";
+  // An assignment to a variable no statement declares.
+  const Type f64 = Type::scalarOf(ScalarKind::F64);
+  unsigned x = program.main->addVar("x", f64, true);
+  program.main->body.stmts.push_back(std::make_unique<ir::AssignStmt>(
+      ir::AssignOp::Set, std::make_unique<ir::VarRefExpr>(x, f64),
+      std::make_unique<ir::ConstantExpr>(
+          ConstValue::ofFloat(ScalarKind::F64, 1.0))));
+  PassStatistics stats;
+  PassContext ctx{diags, stats, nullptr};
+  PassPipelineOptions options;
+  options.passes = std::vector<const PassInfo *>{findPass("inline")};
+  std::string dump, report;
+  llvm::raw_string_ostream dumpOS(dump), reportOS(report);
+  EXPECT_FALSE(runPassPipeline(program, options, ctx, dumpOS, reportOS, &sm));
+  EXPECT_TRUE(diags.hasInternalErrors());
+  diagOS.flush();
+  EXPECT_NE(printed.find("internal compiler error: pass 'inline' produced "
+                         "invalid IR"),
+            std::string::npos)
+      << printed;
+}
