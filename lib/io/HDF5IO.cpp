@@ -440,21 +440,6 @@ void readDats(opd_dat *const *dats, int n, const char *file) {
   dist::addReadSeconds(opd_rt_wtime() - t0);
 }
 
-hid_t memTypeOf(int type) {
-  switch (type) {
-  case OPD_F64:
-    return H5T_NATIVE_DOUBLE;
-  case OPD_F32:
-    return H5T_NATIVE_FLOAT;
-  case OPD_I32:
-    return H5T_NATIVE_INT;
-  case OPD_I64:
-    return H5T_NATIVE_LLONG;
-  default:
-    return H5T_NATIVE_UINT8;
-  }
-}
-
 // OP2's type names (op_dat->type), written into the "type" attribute.
 const char *op2TypeName(int type) {
   switch (type) {
@@ -483,7 +468,7 @@ void createDat(File &file, opd_dat *dat) {
   const std::vector<int64_t> shape = datShapes(dat).front();
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
-  hid_t type = memTypeOf(dat->type);
+  hid_t type = io::memTypeOf(dat->type);
   // No modification times in the object headers: the same dats give the
   // same bytes, whenever and on however many ranks they were written.
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -580,7 +565,7 @@ void writeSlab(File &file, opd_dat *dat, const char *data,
   if (dset < 0)
     failf("cannot write the data of dataset '%s' to HDF5 file '%s'",
           dat->name.c_str(), file.path());
-  hid_t type = memTypeOf(dat->type);
+  hid_t type = io::memTypeOf(dat->type);
   herr_t status = 0;
   if (start.empty()) {
     if (dat->interiorPoints() > 0)
@@ -768,6 +753,23 @@ std::vector<char> readWhole(const char *file, const opd_dat *dat) {
   ds.readAs(dat->type, data.data());
   f.close();
   return data;
+}
+
+// The HDF5 type of an opd_scalar, in memory and (the same, native) in
+// files.
+hid_t memTypeOf(int type) {
+  switch (type) {
+  case OPD_F64:
+    return H5T_NATIVE_DOUBLE;
+  case OPD_F32:
+    return H5T_NATIVE_FLOAT;
+  case OPD_I32:
+    return H5T_NATIVE_INT;
+  case OPD_I64:
+    return H5T_NATIVE_LLONG;
+  default:
+    return H5T_NATIVE_UINT8;
+  }
 }
 
 std::vector<int64_t> fileShape(const opd_dat *dat) {

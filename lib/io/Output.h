@@ -7,6 +7,8 @@
 
 #include "opd_rt.h"
 
+#include <hdf5.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +21,8 @@ void writeHDF5(opd_dat *const *dats, int n, const char *file);
 /// The whole dataset of `dat` in `file`, in the dat's scalar type (one
 /// rank reads it alone; failures end the program).
 std::vector<char> readWhole(const char *file, const opd_dat *dat);
+/// The HDF5 type of an opd_scalar (native: the same in memory and files).
+hid_t memTypeOf(int type);
 /// The shape of `dat`'s dataset, outermost first: [set size][dim], or
 /// [size(D-1)]..[size(0)][dim] for a block dat.
 std::vector<int64_t> fileShape(const opd_dat *dat);

@@ -28,6 +28,7 @@
 // HDF5 just written, and the coordinates and connectivity from a temporary file
 // that the ranks write together in the original numbering, so the file is the
 // same for any rank count.
+#include "core/Device.h"
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
@@ -40,24 +41,30 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace opdc::rt::io {
 namespace {
 
-// Connectivity dats made from maps (by map), kept out of the inference.
-std::map<const opd_map *, opd_dat *> &connectivityDats() {
-  static std::map<const opd_map *, opd_dat *> dats;
-  return dats;
-}
-
-bool isConnectivity(const opd_dat *d) {
-  for (const auto &[m, c] : connectivityDats())
-    if (c == d)
-      return true;
-  return false;
-}
+// A set dat outside the registry (no loop, partition or inference sees
+// it) over its own storage: the connectivity of a map, a host copy of
+// coordinates, written to the temporary mesh file.
+struct TempDat {
+  opd_dat dat;
+  std::vector<char> storage;
+  TempDat(const std::string &name, opd_set *set, int type, int dim) {
+    dat.name = name;
+    dat.set = set;
+    dat.type = type;
+    dat.dim = dim;
+    dat.bytes = scalarBytes(type);
+    dat.elements = set->size;
+    storage.resize(std::size_t(set->size * dat.elementBytes()));
+    dat.data = storage.data();
+  }
+};
 
 bool coordinateName(std::string n) {
   for (char &c : n)
@@ -82,7 +89,7 @@ bool floating(const opd_dat *d) {
 opd_dat *coordinatesOf(const opd_set *s) {
   for (opd_dat *d : allDats())
     if (d->set == s && floating(d) && (d->dim == 2 || d->dim == 3) &&
-        coordinateName(d->name) && !isConnectivity(d))
+        coordinateName(d->name))
       return d;
   return nullptr;
 }
@@ -94,6 +101,7 @@ bool cellArity(int arity) {
 // One grid of a write: an unstructured mesh (coords set) or a block size.
 struct Grid {
   opd_map *cells = nullptr;       ///< unstructured: null for vertices only
+  opd_dat *conn = nullptr;        ///< the connectivity of `cells` (TempDat)
   opd_dat *coords = nullptr;      ///< unstructured, or a curvilinear block
   const opd_dat *block = nullptr; ///< block grids: the first dat
   std::vector<opd_dat *> dats;
@@ -154,44 +162,34 @@ Grid gridOf(opd_dat *d) {
 
 // The connectivity of `m` as an i32 dat of dim arity on m->from, holding
 // global indices (the original numbering) of the target set.
-opd_dat *connectivity(opd_map *m) {
-  opd_dat *&c = connectivityDats()[m];
-  if (!c)
-    c = opd_dat_create(m->name.c_str(), m->from, OPD_I32, m->arity);
+std::unique_ptr<TempDat> connectivity(opd_map *m) {
+  auto c = std::make_unique<TempDat>(m->name, m->from, OPD_I32, m->arity);
   const int32_t *values = opd_map_values(m);
   std::copy(values, values + m->from->size * m->arity,
-            static_cast<int32_t *>(c->data));
+            reinterpret_cast<int32_t *>(c->storage.data()));
   return c;
 }
 
-hid_t fileType(int type) {
-  switch (type) {
-  case OPD_F64:
-    return H5T_IEEE_F64LE;
-  case OPD_F32:
-    return H5T_IEEE_F32LE;
-  case OPD_I32:
-    return H5T_STD_I32LE;
-  case OPD_I64:
-    return H5T_STD_I64LE;
-  default:
-    return H5T_STD_U8LE;
+// Coordinates as they are now: a CUDA build may hold newer values in the
+// device copy (a kernel placed the nodes) than in host memory, which the
+// written dats alone are synchronised with. Set coordinates: a host copy
+// through the device's pack hook (Device.h); block coordinates (rare):
+// every device copy back to the host and dropped (re-sent on next use).
+opd_dat *currentCoordinates(opd_dat *x,
+                            std::vector<std::unique_ptr<TempDat>> &keep) {
+  if (!x->set) {
+    deviceRelease();
+    return x;
   }
-}
-
-hid_t memType(int type) {
-  switch (type) {
-  case OPD_F64:
-    return H5T_NATIVE_DOUBLE;
-  case OPD_F32:
-    return H5T_NATIVE_FLOAT;
-  case OPD_I32:
-    return H5T_NATIVE_INT32;
-  case OPD_I64:
-    return H5T_NATIVE_INT64;
-  default:
-    return H5T_NATIVE_UINT8;
-  }
+  keep.push_back(std::make_unique<TempDat>(x->name, x->set, x->type, x->dim));
+  char *copy = keep.back()->storage.data();
+  const int64_t n = x->set->size;
+  std::vector<int32_t> elems(std::size_t(n > 0 ? n : 0));
+  for (int64_t i = 0; i < n; ++i)
+    elems[std::size_t(i)] = int32_t(i);
+  if (!devicePack(x, elems.data(), n, copy) && n > 0)
+    std::memcpy(copy, x->data, std::size_t(n * x->elementBytes()));
+  return &keep.back()->dat;
 }
 
 // Writes one VTKHDF file; every HDF5 failure becomes failf naming it.
@@ -258,7 +256,7 @@ public:
     hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_obj_track_times(dcpl, 0);
-    hid_t d = H5Dcreate2(where, name.c_str(), fileType(type), space,
+    hid_t d = H5Dcreate2(where, name.c_str(), memTypeOf(type), space,
                          H5P_DEFAULT, dcpl, H5P_DEFAULT);
     H5Pclose(dcpl);
     hsize_t n = 1;
@@ -266,7 +264,7 @@ public:
       n *= x;
     herr_t status = d < 0    ? -1
                     : n == 0 ? 0
-                             : H5Dwrite(d, memType(type), H5S_ALL, H5S_ALL,
+                             : H5Dwrite(d, memTypeOf(type), H5S_ALL, H5S_ALL,
                                         H5P_DEFAULT, values);
     if (d >= 0)
       H5Dclose(d);
@@ -336,8 +334,7 @@ void writeUnstructured(Writer &w, const Grid &g, const std::string &h5,
   int64_t ncells = 0;
   if (g.cells) {
     const opd_map *m = g.cells;
-    const std::vector<char> raw =
-        readWhole(meshTmp.c_str(), connectivityDats()[m]);
+    const std::vector<char> raw = readWhole(meshTmp.c_str(), g.conn);
     ncells = m->from->globalSize;
     conn.resize(std::size_t(ncells * m->arity));
     for (std::size_t k = 0; k < conn.size(); ++k) {
@@ -487,13 +484,26 @@ void describeVtkHdf(opd_dat *const *dats, int n, const std::string &h5,
   // The mesh arrays, whole and in the original numbering, through a
   // temporary HDF5 file all ranks write (collective).
   std::vector<opd_dat *> mesh;
-  for (const Grid &g : grids) {
-    if (g.coords && std::find(mesh.begin(), mesh.end(), g.coords) == mesh.end())
-      mesh.push_back(g.coords);
-    if (g.cells) {
-      opd_dat *c = connectivity(g.cells);
-      if (std::find(mesh.begin(), mesh.end(), c) == mesh.end())
+  std::vector<std::unique_ptr<TempDat>> keep;
+  std::map<opd_dat *, opd_dat *> coords;
+  std::map<opd_map *, opd_dat *> conns;
+  for (Grid &g : grids) {
+    if (g.coords) {
+      opd_dat *&c = coords[g.coords];
+      if (!c) {
+        c = currentCoordinates(g.coords, keep);
         mesh.push_back(c);
+      }
+      g.coords = c;
+    }
+    if (g.cells) {
+      opd_dat *&c = conns[g.cells];
+      if (!c) {
+        keep.push_back(connectivity(g.cells));
+        c = &keep.back()->dat;
+        mesh.push_back(c);
+      }
+      g.conn = c;
     }
   }
   const std::string meshTmp = stem + ".mesh.tmp.h5";

@@ -4,7 +4,10 @@
 vtkHDFReader (Debian's python3-vtk9), comparing each value with the closed
 form the program computed (see viz_fields.opd); the CSV dumps are parsed
 and compared too. Under MPI every output file must hold the bytes of the
-serial run's. Exit status 77 (skipped) when VTK's Python module is absent.
+serial run's. With --emulate-cuda, the CUDA backend's build of the program
+runs on the CPU (tests/cuda/emulate.py's emulation) and must write the
+serial run's bytes too: the mesh comes from device copies there. Exit
+status 77 (skipped) when VTK's Python module is absent.
 """
 import argparse
 import filecmp
@@ -185,6 +188,41 @@ def check_all(workdir):
     check(not left, f"temporary files left: {left}")
 
 
+def emulated(a, serial):
+    """The CUDA backend's program, emulated as tests/cuda/emulate.py does,
+    run in its own folder: every file the serial run's bytes."""
+    sys.path.insert(0, os.path.join(a.source_dir, "tests", "cuda"))
+    import emulate
+    work = os.path.join(a.work, "cuda")
+    os.makedirs(os.path.join(work, "include"))
+    with open(os.path.join(a.source_dir, "lib/cuda/opd_cuda.cuh")) as f:
+        cuh = emulate.launches(f.read())
+    with open(os.path.join(work, "include", "opd_cuda.cuh"), "w") as f:
+        f.write(cuh)
+    profile = os.path.join(a.source_dir, "tests/cuda/emu/emu-gpu.yaml")
+    cu = subprocess.run([a.opdc, "--emit=cuda", f"--target={profile}",
+                         a.source], capture_output=True, text=True)
+    check(cu.returncode == 0, f"opdc --emit=cuda: {cu.stderr}")
+    cpp = os.path.join(work, "viz.cpp")
+    with open(cpp, "w") as f:
+        f.write(emulate.launches(cu.stdout))
+    includes = [os.path.join(a.source_dir, "tests/cuda/emu"),
+                os.path.join(work, "include"),
+                os.path.join(a.source_dir, "lib/include")]
+    exe = os.path.join(work, "viz")
+    run([a.cxx, "-std=c++20", "-O1", "-ffp-contract=off",
+         "-DOPD_CUDA_COPY_THREADS=32", *[f"-I{d}" for d in includes], cpp,
+         "-o", exe, *emulate.read_link(a.link_file), "-pthread"], work)
+    out = os.path.join(work, "run")
+    os.makedirs(out)
+    run([exe] + ARGS, out)
+    for f in sorted(os.listdir(serial)):
+        path = os.path.join(out, f)
+        check(os.path.exists(path) and
+              filecmp.cmp(os.path.join(serial, f), path, shallow=False),
+              f"{f}: emulated CUDA bytes = serial bytes")
+
+
 def run(cmd, cwd):
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -200,6 +238,12 @@ def main():
     ap.add_argument("--mpirun", default=None,
                     help="mpirun and its flags, one string (MPI run on 2 "
                     "ranks)")
+    ap.add_argument("--emulate-cuda", action="store_true",
+                    help="also the CUDA build, emulated on the CPU")
+    ap.add_argument("--source-dir", help="the source tree (--emulate-cuda)")
+    ap.add_argument("--link-file", help="opd_rt_link.txt (--emulate-cuda)")
+    ap.add_argument("--cxx", default="c++", help="C++ compiler "
+                    "(--emulate-cuda)")
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
     serial = os.path.join(a.work, "serial")
@@ -218,6 +262,8 @@ def main():
         for f in sorted(os.listdir(serial)):
             check(filecmp.cmp(os.path.join(serial, f), os.path.join(mpi, f),
                               shallow=False), f"{f}: MPI bytes = serial bytes")
+    if a.emulate_cuda:
+        emulated(a, serial)
     if failures:
         print(f"check_viz: {len(failures)} failures")
         return 1
