@@ -315,6 +315,24 @@ std::vector<double> points3(const std::vector<char> &raw, int type, int dim) {
   return p;
 }
 
+// An UnstructuredGrid's points ([n][3]) and cells.
+void topology(Writer &w, const std::vector<double> &pts,
+              const std::vector<int64_t> &conn,
+              const std::vector<int64_t> &offsets,
+              const std::vector<uint8_t> &types) {
+  const int64_t npts = int64_t(pts.size() / 3);
+  const int64_t ncells = int64_t(types.size());
+  const int64_t nconn = int64_t(conn.size());
+  hid_t r = w.root();
+  w.dataset(r, "NumberOfPoints", OPD_I64, {1}, &npts);
+  w.dataset(r, "NumberOfCells", OPD_I64, {1}, &ncells);
+  w.dataset(r, "NumberOfConnectivityIds", OPD_I64, {1}, &nconn);
+  w.dataset(r, "Points", OPD_F64, {hsize_t(npts), 3}, pts.data());
+  w.dataset(r, "Connectivity", OPD_I64, {hsize_t(nconn)}, conn.data());
+  w.dataset(r, "Offsets", OPD_I64, {offsets.size()}, offsets.data());
+  w.dataset(r, "Types", OPD_BOOL, {types.size()}, types.data());
+}
+
 void fieldData(Writer &w, hid_t group, const opd_dat *d,
                const std::vector<char> &data, std::vector<hsize_t> dims) {
   if (d->dim > 1)
@@ -358,16 +376,8 @@ void writeUnstructured(Writer &w, const Grid &g, const std::string &h5,
     }
     types.assign(std::size_t(npts), VtkVertex);
   }
-  const int64_t nconn = int64_t(conn.size());
-  hid_t r = w.root();
-  w.dataset(r, "NumberOfPoints", OPD_I64, {1}, &npts);
-  w.dataset(r, "NumberOfCells", OPD_I64, {1}, &ncells);
-  w.dataset(r, "NumberOfConnectivityIds", OPD_I64, {1}, &nconn);
-  w.dataset(r, "Points", OPD_F64, {hsize_t(npts), 3}, pts.data());
-  w.dataset(r, "Connectivity", OPD_I64, {hsize_t(nconn)}, conn.data());
-  w.dataset(r, "Offsets", OPD_I64, {offsets.size()}, offsets.data());
-  w.dataset(r, "Types", OPD_BOOL, {types.size()}, types.data());
-  hid_t pd = w.group(r, "PointData"), cd = w.group(r, "CellData");
+  topology(w, pts, conn, offsets, types);
+  hid_t pd = w.group(w.root(), "PointData"), cd = w.group(w.root(), "CellData");
   for (const opd_dat *d : g.dats) {
     const bool node = d->set == x->set;
     fieldData(w, node ? pd : cd, d, readWhole(h5.c_str(), d),
@@ -423,20 +433,12 @@ void writeBlockCells(Writer &w, const Grid &g, const std::string &h5,
         offsets.push_back(int64_t(conn.size()));
       }
   const int64_t ncells = int64_t(offsets.size()) - 1;
-  const int64_t nconn = int64_t(conn.size());
   std::vector<uint8_t> types(std::size_t(ncells), nd == 3   ? VtkHexahedron
                                                   : nd == 2 ? VtkQuad
                                                             : VtkLine);
-  hid_t r = w.root();
-  w.dataset(r, "NumberOfPoints", OPD_I64, {1}, &npts);
-  w.dataset(r, "NumberOfCells", OPD_I64, {1}, &ncells);
-  w.dataset(r, "NumberOfConnectivityIds", OPD_I64, {1}, &nconn);
-  w.dataset(r, "Points", OPD_F64, {hsize_t(npts), 3}, pts.data());
-  w.dataset(r, "Connectivity", OPD_I64, {hsize_t(nconn)}, conn.data());
-  w.dataset(r, "Offsets", OPD_I64, {offsets.size()}, offsets.data());
-  w.dataset(r, "Types", OPD_BOOL, {types.size()}, types.data());
-  hid_t pd = w.group(r, "PointData");
-  w.group(r, "CellData");
+  topology(w, pts, conn, offsets, types);
+  hid_t pd = w.group(w.root(), "PointData");
+  w.group(w.root(), "CellData");
   for (const opd_dat *d : g.dats)
     fieldData(w, pd, d, readWhole(h5.c_str(), d), {hsize_t(npts)});
 }
