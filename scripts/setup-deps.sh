@@ -17,6 +17,8 @@ packages=(
   libomp-19-dev
   groff-base man-db
   python3
+  hdf5-tools
+  python3-vtk9 python3-matplotlib
 )
 
 missing=()

@@ -38,6 +38,16 @@ struct Conversion {
 void Sema::checkPrint(PrintStmt &s) {
   if (!s.formatted) {
     for (auto &a : s.args) {
+      // A dat's values are printed by writing it as CSV (docs/io.md).
+      if (auto *n = dyn_cast<NameExpr>(a.get()))
+        if (Decl *d = lookup(n->name); d && llvm::isa<DatDecl>(d)) {
+          diags.error(a->range, "'" + n->name +
+                                    "' is a dat, print takes values; to "
+                                    "see its values write it as CSV: write " +
+                                    n->name + " to \"" + n->name + ".csv\"");
+          noteDeclared(d);
+          continue;
+        }
       Type t = checkValue(a);
       if (!t.isError() && !t.isScalar() && !t.isString())
         diags.error(a->range, "cannot print a value of type '" + t.str() +

@@ -191,7 +191,10 @@ void opd_dat_swap(opd_dat *a, opd_dat *b);
  *  dirty state follows. Copying a dat into itself does nothing. */
 void opd_dat_copy(opd_dat *dst, const opd_dat *src);
 /** Writes the dats to an HDF5 file (created or truncated), one dataset per
- *  dat, OP2's layout; block dats without halos. */
+ *  dat, OP2's layout; block dats without halos; and a VTKHDF file beside it
+ *  for ParaView (FILE.vtkhdf for FILE.h5). FILE ending in .csv: CSV text
+ *  instead. A run of '#' in FILE: the write's number among those to that
+ *  name (docs/io.md). Collective. */
 void opd_dat_write(opd_dat *const *dats, int n, const char *file);
 void opd_dat_read(opd_dat *const *dats, int n, const char *file);
 

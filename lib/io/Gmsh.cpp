@@ -60,10 +60,10 @@
 // processes"): at one rank a map to nodes re-reads its element blocks and
 // a coordinate dat the coordinates, the price of keeping no more than a
 // slice.
+#include "io/Gmsh.h"
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
-#include "io/Gmsh.h"
 
 #include <algorithm>
 #include <array>
@@ -91,10 +91,10 @@ struct TypeInfo {
   int dim, nodes;
 };
 // Gmsh's first-order element types (and the point).
-constexpr TypeInfo Types[] = {
-    {15, "points", 0, 1}, {1, "lines", 1, 2},   {2, "triangles", 2, 3},
-    {3, "quads", 2, 4},   {4, "tets", 3, 4},    {5, "hexes", 3, 8},
-    {6, "prisms", 3, 6},  {7, "pyramids", 3, 5}};
+constexpr TypeInfo Types[] = {{15, "points", 0, 1},   {1, "lines", 1, 2},
+                              {2, "triangles", 2, 3}, {3, "quads", 2, 4},
+                              {4, "tets", 3, 4},      {5, "hexes", 3, 8},
+                              {6, "prisms", 3, 6},    {7, "pyramids", 3, 5}};
 
 const TypeInfo *typeInfo(int type) {
   for (const TypeInfo &t : Types)
@@ -140,15 +140,12 @@ public:
     buf.resize(Window);
   }
 
-  [[noreturn]] void fail(const std::string &what) const {
-    failAt(pos(), what);
-  }
+  [[noreturn]] void fail(const std::string &what) const { failAt(pos(), what); }
   [[noreturn]] void failAt(uint64_t at, const std::string &what) const {
     if (binary && inData)
       failf("%s: byte %llu: %s%s", file.c_str(), (unsigned long long)at,
             where().c_str(), what.c_str());
-    failf("%s:%d: %s%s", file.c_str(), line(at), where().c_str(),
-          what.c_str());
+    failf("%s:%d: %s%s", file.c_str(), line(at), where().c_str(), what.c_str());
   }
 
   uint64_t pos() const { return start + cur; }
@@ -166,7 +163,8 @@ public:
   void expect(const char *marker) {
     std::string w = word(marker);
     if (w != marker)
-      fail(std::string("expected ") + marker + ", found '" + shortText(w) + "'");
+      fail(std::string("expected ") + marker + ", found '" + shortText(w) +
+           "'");
   }
 
   /// After a section's marker: binary data starts after its newline.
@@ -385,9 +383,9 @@ private:
   std::ifstream in;
   uint64_t fileSize = 0;
   std::vector<char> buf;
-  uint64_t start = 0;   // the file offset of buf[0]
-  std::size_t cur = 0;  // the next byte, in buf
-  std::size_t len = 0;  // the bytes read into buf
+  uint64_t start = 0;  // the file offset of buf[0]
+  std::size_t cur = 0; // the next byte, in buf
+  std::size_t len = 0; // the bytes read into buf
 };
 
 /// Where an entity block's rows lie in the file, recorded by the first
@@ -443,7 +441,7 @@ struct Mesh {
   std::vector<Block> blocks;                                 // in file order
   std::map<int, int64_t> typeCount;                          // type -> elements
   std::map<std::pair<int, int>, std::vector<int>> physicals; // (dim, entity)
-  std::map<std::string, std::pair<int, int>> physicalNames; // -> (dim, tag)
+  std::map<std::string, std::pair<int, int>> physicalNames;  // -> (dim, tag)
   // Derived on first use (buildFaces; this rank's share only).
   bool facesBuilt = false;
   int64_t faces = 0;                         // interior faces in all
@@ -692,7 +690,8 @@ void parseNodes(Reader &r, Mesh &m) {
     for (int64_t i = 0; i < n; ++i) {
       if (!r.binary)
         block.coords.mark(r, i);
-      const std::string node = " of node " + std::to_string(tags[std::size_t(i)]);
+      const std::string node =
+          " of node " + std::to_string(tags[std::size_t(i)]);
       r.real("the x coordinate" + node);
       r.real("the y coordinate" + node);
       r.real("the z coordinate" + node);
@@ -760,8 +759,8 @@ void parseElements(Reader &r, Mesh &m) {
       block.rows.mark(r, i);
       int64_t tag = r.count("an element tag");
       for (int k = 0; k < info->nodes; ++k) {
-        int64_t node = r.count("node " + std::to_string(k + 1) + " of element " +
-                               std::to_string(tag));
+        int64_t node = r.count("node " + std::to_string(k + 1) +
+                               " of element " + std::to_string(tag));
         if (m.scattered) {
           if (danglingAt == UINT64_MAX && ownerOf(node) == me &&
               ownedIndex(m, node) < 0) {
@@ -830,7 +829,9 @@ void parse(const std::string &file, Mesh &m) {
   }
   if (!format || !nodes || !elements)
     failf("%s: not a complete Gmsh mesh: no %s section", file.c_str(),
-          !format ? "$MeshFormat" : !nodes ? "$Nodes" : "$Elements");
+          !format  ? "$MeshFormat"
+          : !nodes ? "$Nodes"
+                   : "$Elements");
 }
 
 /// A later pass: a reader at row `row` of a block whose rows hold `values`
@@ -865,9 +866,11 @@ bool reporting() {
 void reportKept(const Mesh &m, const std::string &set, int64_t first,
                 int64_t count, int64_t total) {
   if (reporting())
-    std::fprintf(stderr, "gmsh: rank %d of %d: %s: set %s: kept rows %lld-%lld of %lld\n",
-                 dist::rank(), dist::ranks(), m.file.c_str(), set.c_str(),
-                 (long long)first, (long long)(first + count), (long long)total);
+    std::fprintf(
+        stderr,
+        "gmsh: rank %d of %d: %s: set %s: kept rows %lld-%lld of %lld\n",
+        dist::rank(), dist::ranks(), m.file.c_str(), set.c_str(),
+        (long long)first, (long long)(first + count), (long long)total);
 }
 
 Mesh &meshOf(const char *file) {
@@ -878,10 +881,11 @@ Mesh &meshOf(const char *file) {
     parse(file ? file : "", *fresh);
     m = std::move(fresh);
     if (m->scattered && reporting())
-      std::fprintf(stderr, "gmsh: rank %d of %d: %s: node tags scattered: "
-                   "this rank owns %lld of %lld\n", dist::rank(), dist::ranks(),
-                   m->file.c_str(), (long long)m->owned.size(),
-                   (long long)m->nodes);
+      std::fprintf(stderr,
+                   "gmsh: rank %d of %d: %s: node tags scattered: "
+                   "this rank owns %lld of %lld\n",
+                   dist::rank(), dist::ranks(), m->file.c_str(),
+                   (long long)m->owned.size(), (long long)m->nodes);
   }
   return *m;
 }
@@ -985,7 +989,8 @@ Selection elementSet(const Mesh &m, const std::string &name) {
     failf("%s: no set '%s' in the Gmsh mesh: sets are nodes, cells, faces, "
           "an element type (points lines triangles quads tets hexes prisms "
           "pyramids) or a physical group (this file's: %s)",
-          m.file.c_str(), name.c_str(), groups.empty() ? "none" : groups.c_str());
+          m.file.c_str(), name.c_str(),
+          groups.empty() ? "none" : groups.c_str());
   }
   auto [dim, tag] = pn->second;
   Selection found;
@@ -1128,8 +1133,8 @@ void buildFaces(Mesh &m) {
   m.faceArity = int(faces[0].size());
   for (const auto &f : faces)
     if (int(f.size()) != m.faceArity)
-      failf("%s: set 'faces': %s have faces of different sizes",
-            m.file.c_str(), c.info->name);
+      failf("%s: set 'faces': %s have faces of different sizes", m.file.c_str(),
+            c.info->name);
   const int k = m.faceArity;
   const int nf = int(faces.size());
   const int arity = c.info->nodes;
@@ -1326,7 +1331,8 @@ opd_map *mapFromFile(const char *name, opd_set *from, opd_set *to, int arity,
   } else if (to->name == "nodes") {
     Selection s = elementSet(m, from->name);
     if (arity != s.info->nodes)
-      arityMismatch(s.info->nodes, (std::string("each of ") + s.info->name).c_str());
+      arityMismatch(s.info->nodes,
+                    (std::string("each of ") + s.info->name).c_str());
     std::vector<int64_t> tags;
     elementRows(m, from->name, s, first, count, rows, tags);
   } else if (to->name == "cells" && from->name == "faces") {
@@ -1369,8 +1375,8 @@ opd_map *mapFromFile(const char *name, opd_set *from, opd_set *to, int arity,
     std::vector<std::vector<int64_t>> answer(np);
     for (std::size_t q = 0; q < np; ++q)
       for (int j = askedFrom[q]; j < askedFrom[q + 1]; j += k) {
-        auto it = m.boundary.find(std::vector<int64_t>(
-            asked.begin() + j, asked.begin() + j + k));
+        auto it = m.boundary.find(
+            std::vector<int64_t>(asked.begin() + j, asked.begin() + j + k));
         answer[q].push_back(it == m.boundary.end() ? -1 : it->second);
       }
     std::vector<int> back;

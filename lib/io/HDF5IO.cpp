@@ -27,11 +27,13 @@
 // space allocated; then the ranks in turn (a token passed from rank to
 // rank) open it and write their slice of each set dat's rows in the
 // original numbering (dist::rowsToWrite): no rank gathers a whole dat, and
-// the bytes are those of a one-process write.
+// the bytes are those of a one-process write. `write` reaches this through
+// Output.cpp (io::writeHDF5), which also writes the VTKHDF copy or CSV.
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
 #include "io/Gmsh.h"
+#include "io/Output.h"
 
 #include <hdf5.h>
 
@@ -223,8 +225,7 @@ public:
   /// Reads all values, or the `rows` rows from `row0` on (a hyperslab of
   /// the first dimension; rows < 0: everything), converted to opd_scalar
   /// `type`, into `dest` (which holds that many values of that type).
-  void readAs(int type, void *dest, int64_t row0 = 0,
-              int64_t rows = -1) const {
+  void readAs(int type, void *dest, int64_t row0 = 0, int64_t rows = -1) const {
     row0_ = rows < 0 ? 0 : row0;
     rows_ = rows;
     const int64_t n = rows < 0 ? points() : rows * rowLength();
@@ -417,13 +418,10 @@ void readDats(opd_dat *const *dats, int n, const char *file) {
         // first dimension: one each, or `plane` points each (flat).
         const int64_t outer = dat->size[dat->ndims - 1];
         const int64_t plane = outer > 0 ? dat->interiorPoints() / outer : 0;
-        const int64_t per =
-            int64_t(ds.dims().front()) == outer ? 1 : plane;
-        rows[k].resize(
-            std::size_t(count[k] * plane * dat->elementBytes()));
+        const int64_t per = int64_t(ds.dims().front()) == outer ? 1 : plane;
+        rows[k].resize(std::size_t(count[k] * plane * dat->elementBytes()));
         if (count[k] > 0)
-          ds.readAs(dat->type, rows[k].data(), first[k] * per,
-                    count[k] * per);
+          ds.readAs(dat->type, rows[k].data(), first[k] * per, count[k] * per);
       }
     }
     f.close();
@@ -442,21 +440,6 @@ void readDats(opd_dat *const *dats, int n, const char *file) {
   dist::addReadSeconds(opd_rt_wtime() - t0);
 }
 
-hid_t memTypeOf(int type) {
-  switch (type) {
-  case OPD_F64:
-    return H5T_NATIVE_DOUBLE;
-  case OPD_F32:
-    return H5T_NATIVE_FLOAT;
-  case OPD_I32:
-    return H5T_NATIVE_INT;
-  case OPD_I64:
-    return H5T_NATIVE_LLONG;
-  default:
-    return H5T_NATIVE_UINT8;
-  }
-}
-
 // OP2's type names (op_dat->type), written into the "type" attribute.
 const char *op2TypeName(int type) {
   switch (type) {
@@ -473,7 +456,6 @@ const char *op2TypeName(int type) {
   }
 }
 
-
 // Creates `dat`'s dataset, [set size][dim] or the block's shape, with
 // OP2's attributes; its space is allocated now (and never filled), so
 // that the ranks' later writes only fill bytes in place and the file is
@@ -486,7 +468,7 @@ void createDat(File &file, opd_dat *dat) {
   const std::vector<int64_t> shape = datShapes(dat).front();
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
-  hid_t type = memTypeOf(dat->type);
+  hid_t type = io::memTypeOf(dat->type);
   // No modification times in the object headers: the same dats give the
   // same bytes, whenever and on however many ranks they were written.
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
@@ -583,7 +565,7 @@ void writeSlab(File &file, opd_dat *dat, const char *data,
   if (dset < 0)
     failf("cannot write the data of dataset '%s' to HDF5 file '%s'",
           dat->name.c_str(), file.path());
-  hid_t type = memTypeOf(dat->type);
+  hid_t type = io::memTypeOf(dat->type);
   herr_t status = 0;
   if (start.empty()) {
     if (dat->interiorPoints() > 0)
@@ -694,18 +676,22 @@ opd_dat *opd_dat_from_file(const char *name, opd_set *set, opd_scalar type,
   return dat;
 }
 
+void opd_dat_read(opd_dat *const *dats, int n, const char *file) {
+  dist::settleExchanges();
+  readDats(dats, n, file);
+}
+
+} // extern "C"
+
+namespace opdc::rt::io {
+
 // Rank 0 creates the file and its datasets; then each rank in turn writes
 // its rows (set dats: its slice of the original numbering, dist::
 // rowsToWrite; block dats: the box each rank owns, dist::ownedBox). No
 // rank holds a whole set dat, and the file is byte for byte the same for
 // any number of ranks.
-void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
+void writeHDF5(opd_dat *const *dats, int n, const char *file) {
   dist::settleExchanges();
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < i; ++j)
-      if (dats[i]->name == dats[j]->name)
-        failf("cannot write dat '%s' twice to HDF5 file '%s'",
-              dats[i]->name.c_str(), file ? file : "");
   const std::size_t nd = std::size_t(n > 0 ? n : 0);
   std::vector<std::vector<char>> rows(nd);
   std::vector<int64_t> first(nd, 0), count(nd, -1);
@@ -758,9 +744,36 @@ void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
   dist::agreeOnFailure(error);
 }
 
-void opd_dat_read(opd_dat *const *dats, int n, const char *file) {
-  dist::settleExchanges();
-  readDats(dats, n, file);
+std::vector<char> readWhole(const char *file, const opd_dat *dat) {
+  File f(file, File::Read);
+  Dataset ds(f, dat->name, datWhat(dat));
+  ds.checkShape(datShapes(dat));
+  std::vector<char> data(std::size_t(ds.points()) *
+                         std::size_t(scalarBytes(dat->type)));
+  ds.readAs(dat->type, data.data());
+  f.close();
+  return data;
 }
 
-} // extern "C"
+// The HDF5 type of an opd_scalar, in memory and (the same, native) in
+// files.
+hid_t memTypeOf(int type) {
+  switch (type) {
+  case OPD_F64:
+    return H5T_NATIVE_DOUBLE;
+  case OPD_F32:
+    return H5T_NATIVE_FLOAT;
+  case OPD_I32:
+    return H5T_NATIVE_INT;
+  case OPD_I64:
+    return H5T_NATIVE_LLONG;
+  default:
+    return H5T_NATIVE_UINT8;
+  }
+}
+
+std::vector<int64_t> fileShape(const opd_dat *dat) {
+  return datShapes(dat).front();
+}
+
+} // namespace opdc::rt::io

@@ -1,4 +1,5 @@
-// HDF5Test.cpp - HDF5 I/O in OP2's layout: round trips, OP2's files, errors.
+// HDF5Test.cpp - HDF5 I/O in OP2's layout: round trips, OP2's files, errors;
+// the other outputs of opd_dat_write (CSV, numbered files, VTKHDF beside).
 // SPDX-License-Identifier: Apache-2.0
 #include "TestUtil.h"
 #include "core/Objects.h"
@@ -435,6 +436,122 @@ TEST_F(HDF5Test, UnwritableFile) {
   EXPECT_EXIT(opd_dat_write(twice, 2, tempPath("twice.h5").c_str()),
               ExitedWithCode(1),
               HasSubstr("cannot write dat 'd' twice to HDF5 file"));
+}
+
+std::string slurp(const std::string &path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+bool exists(const std::string &path) { return std::ifstream(path).good(); }
+
+TEST_F(HDF5Test, CsvOfEveryType) {
+  opd_set *s = opd_set_create("cells", 3);
+  opd_dat *d[5] = {
+      opd_dat_create("q", s, OPD_F64, 2), opd_dat_create("f", s, OPD_F32, 1),
+      opd_dat_create("k", s, OPD_I32, 1), opd_dat_create("w", s, OPD_I64, 1),
+      opd_dat_create("on", s, OPD_BOOL, 1)};
+  for (int i = 0; i < 3; ++i) {
+    static_cast<double *>(opd_dat_data(d[0]))[2 * i] = 0.1 * i;
+    static_cast<double *>(opd_dat_data(d[0]))[2 * i + 1] = -1e-5 * i;
+    static_cast<float *>(opd_dat_data(d[1]))[i] = 0.1f + float(i);
+    static_cast<int32_t *>(opd_dat_data(d[2]))[i] = -7 * i;
+    static_cast<int64_t *>(opd_dat_data(d[3]))[i] = int64_t(i) << 40;
+    static_cast<uint8_t *>(opd_dat_data(d[4]))[i] = uint8_t(i % 2);
+  }
+  std::string file = tempPath("dump.CSV");
+  opd_dat_write(d, 5, file.c_str());
+  // Shortest round-trip floats (f32 at float precision), no HDF5 left.
+  EXPECT_EQ(slurp(file), "index,q[0],q[1],f,k,w,on\n"
+                         "0,0.0,-0.0,0.1,0,0,0\n"
+                         "1,0.1,-1e-05,1.1,-7,1099511627776,1\n"
+                         "2,0.2,-2e-05,2.1,-14,2199023255552,0\n");
+  EXPECT_FALSE(exists(file + ".tmp.h5"));
+  EXPECT_FALSE(exists(tempPath("dump.vtkhdf")));
+}
+
+TEST_F(HDF5Test, CsvOfABlockWithItsIndices) {
+  opd_block *b = opd_block_create("grid", 2);
+  const int64_t size[2] = {2, 2}, halo[2] = {1, 1}, base[2] = {1, -1};
+  opd_dat *u = opd_block_dat_create("u", b, OPD_I32, 1, size, halo, halo, base);
+  int64_t strides[3];
+  auto *origin = static_cast<int32_t *>(opd_dat_origin(u, strides));
+  for (int64_t j = -1; j < 1; ++j)
+    for (int64_t i = 1; i < 3; ++i)
+      origin[i * strides[0] + j * strides[1]] = int32_t(10 * i + j);
+  std::string file = tempPath("u.csv");
+  opd_dat_write(&u, 1, file.c_str());
+  EXPECT_EQ(slurp(file), "i,j,u\n1,-1,9\n2,-1,19\n1,0,10\n2,0,20\n");
+}
+
+TEST_F(HDF5Test, CsvHoldsOneSet) {
+  opd_set *a = opd_set_create("a", 2), *c = opd_set_create("c", 2);
+  opd_dat *d[2] = {opd_dat_create("x", a, OPD_F64, 1),
+                   opd_dat_create("y", c, OPD_F64, 1)};
+  EXPECT_EXIT(opd_dat_write(d, 2, tempPath("xy.csv").c_str()),
+              ExitedWithCode(1),
+              HasSubstr("cannot write dat 'x' on set 'a' and dat 'y' on set "
+                        "'c' to one CSV file"));
+}
+
+TEST_F(HDF5Test, HashesNumberTheWritesOfOneName) {
+  opd_set *s = opd_set_create("s", 4);
+  opd_dat *d = opd_dat_create("d", s, OPD_F64, 1);
+  const std::string pattern = tempPath("series_###.h5");
+  for (int k = 0; k < 3; ++k) {
+    static_cast<double *>(opd_dat_data(d))[0] = k;
+    opd_dat_write(&d, 1, pattern.c_str());
+  }
+  for (const char *n : {"series_000.h5", "series_001.h5", "series_002.h5"})
+    EXPECT_TRUE(exists(tempPath(n))) << n;
+  EXPECT_FALSE(exists(tempPath("series_003.h5")));
+  opd_dat *back = opd_dat_create("d", s, OPD_F64, 1);
+  opd_dat_read(&back, 1, tempPath("series_002.h5").c_str());
+  EXPECT_EQ(static_cast<double *>(opd_dat_data(back))[0], 2.0);
+  // A set with no coordinates: nothing to show, no VTKHDF file.
+  EXPECT_FALSE(exists(tempPath("series_000.vtkhdf")));
+}
+
+TEST_F(HDF5Test, VtkHdfBesideOutputsOnAMesh) {
+  opd_set *nodes = opd_set_create("nodes", 4),
+          *cells = opd_set_create("cells", 1);
+  opd_map *m = opd_map_create("cell_nodes", cells, nodes, 4);
+  for (int k = 0; k < 4; ++k)
+    opd_map_data(m)[k] = k;
+  opd_dat *x = opd_dat_create("node_xy", nodes, OPD_F64, 2);
+  opd_dat *q = opd_dat_create("q", cells, OPD_F32, 1);
+  const double xy[8] = {0, 0, 1, 0, 1, 1, 0, 1};
+  std::memcpy(opd_dat_data(x), xy, sizeof xy);
+  static_cast<float *>(opd_dat_data(q))[0] = 2.5f;
+  const std::string file = tempPath("mesh_out.h5");
+  opd_dat_write(&q, 1, file.c_str());
+  const std::string vtk = tempPath("mesh_out.vtkhdf");
+  hid_t f = H5Fopen(vtk.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  auto read = [&](const char *name, hid_t type, void *out) {
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    ASSERT_GE(d, 0) << name;
+    EXPECT_GE(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), 0);
+    H5Dclose(d);
+  };
+  double points[12];
+  int64_t conn[4], offsets[2];
+  uint8_t types[1];
+  float value[1];
+  read("/VTKHDF/Points", H5T_NATIVE_DOUBLE, points);
+  read("/VTKHDF/Connectivity", H5T_NATIVE_INT64, conn);
+  read("/VTKHDF/Offsets", H5T_NATIVE_INT64, offsets);
+  read("/VTKHDF/Types", H5T_NATIVE_UINT8, types);
+  read("/VTKHDF/CellData/q", H5T_NATIVE_FLOAT, value);
+  H5Fclose(f);
+  EXPECT_EQ(points[3], 1.0);
+  EXPECT_EQ(points[5], 0.0); // z of a 2D mesh
+  EXPECT_EQ(points[7], 1.0);
+  EXPECT_EQ(conn[2], 2);
+  EXPECT_EQ(offsets[1], 4);
+  EXPECT_EQ(types[0], 9); // VTK_QUAD
+  EXPECT_EQ(value[0], 2.5f);
+  EXPECT_FALSE(exists(tempPath("mesh_out.mesh.tmp.h5")));
 }
 
 } // namespace
