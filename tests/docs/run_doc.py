@@ -17,7 +17,9 @@
 #                          (stdout and stderr): lines equal after trailing
 #                          blanks are dropped; a line `...` stands for any
 #                          number of lines (times, machine-dependent parts)
-# Other blocks (none in the tutorial) are refused: every block is checked.
+# Other blocks (none in the tutorial) are refused: every block is checked;
+# with --skip-plain, blocks with no info string are left alone (the
+# README's folder layout).
 import argparse
 import os
 import re
@@ -67,6 +69,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--opdc", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--skip-plain", action="store_true")
     ap.add_argument("doc")
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
@@ -80,6 +83,8 @@ def main():
     failures, last, counts = [], None, {}
     for info, attrs, text, line in blocks(a.doc):
         where = f"{a.doc}:{line}"
+        if info == "" and a.skip_plain:
+            continue
         counts[info] = counts.get(info, 0) + 1
         if info == "opd":
             if "file" not in attrs:
