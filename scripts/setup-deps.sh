@@ -16,6 +16,7 @@ packages=(
   libgtest-dev libgmock-dev
   libomp-19-dev
   groff-base man-db
+  ccache clang-format-19 hdf5-tools
   python3
   hdf5-tools
   python3-vtk9 python3-matplotlib

@@ -7,8 +7,8 @@
 // library calls that most elements skip: CloverLeaf's viscosity kernel
 // leaves the viscosity 0 wherever the flow does not compress (most of the
 // mesh), and its vectorised loop computed the limiter and the viscosity
-// (nine divisions and a square root a cell) everywhere, 2.2-2.8x slower than
-// the scalar loop that branches around them (docs/performance.md). Which
+// (nine divisions and a square root a cell) everywhere, slower than the
+// scalar loop that branches around them (docs/performance.md). Which
 // body wins depends on the data, so the CPU backend gives such a loop a
 // second, scalar body that keeps the branches and the runtime times both
 // (codegen/llvm/LoopHost.cpp, lib/exec/Loop.cpp `opd_loop_scalar`).

@@ -308,7 +308,7 @@ ir::ExprPtr Lowerer::expr(const ast::Expr &e) {
     const auto &c = cast<ast::CastExpr>(e);
     // size(set) converted to i64 or a float (i64(size(s)), f64(size(s))):
     // the set's full 64-bit size, where a bare size(s), an i32, fails
-    // beyond 2^31 - 1 elements (docs/architecture.md, "64-bit sizes").
+    // beyond 2^31 - 1 elements (docs/decisions/0057-*).
     if (c.to == ScalarKind::I64 || c.to == ScalarKind::F64 ||
         c.to == ScalarKind::F32)
       if (auto *call = dyn_cast<ast::CallExpr>(c.operand.get());

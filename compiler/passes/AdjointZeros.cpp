@@ -780,9 +780,9 @@ private:
   /// A reduction (heat3d's dJ/dlam) leading the skewed sweep that the fuse
   /// pass makes of them runs beside G's rows; after them it runs whole
   /// chunks up to a chunk behind (lib/exec/Skew.cpp), up to 16 planes of a
-  /// 3D block: rows read twice, from memory at 2 threads (heat3d 256^3:
-  /// the sweep 37-49 -> 29-36 ms a step). A 2D chunk is about a row, and
-  /// there leading lost 3-6 ms of Poisson 4096^2's 44-53 (bench/adjoint).
+  /// 3D block: rows read twice, from memory at 2 threads (heat3d's sweep
+  /// is faster led). A 2D chunk is about a row, and there leading lost
+  /// time (Poisson; docs/performance.md, "Figures from code comments").
   void leadWithKept(Body &s, size_t g, size_t z) {
     const auto &zl = cast<ParLoopStmt>(*s.stmts[z]);
     if (zl.ranges.size() != 3)

@@ -27,9 +27,9 @@
 //      both kernels branch around costly work (analysis/BranchWork.h) or
 //      neither does. One fused body would serve both: vectorised, the
 //      branchy kernel computes its costly arm in every lane; scalar, the
-//      other loses its vectors. CloverLeaf's viscosity (2.9 ms a call with
-//      its scalar body) and calc_dt (4.0 ms vectorised, six divisions a
-//      cell) took 12.0 ms fused. Apart, each keeps its own body, and a
+//      other loses its vectors: CloverLeaf's viscosity and calc_dt ran
+//      slower fused than apart (docs/performance.md, "Figures from code
+//      comments"). Apart, each keeps its own body, and a
 //      skewed sweep (below) still reads their common rows once.
 //   7. for the CPU backend's float sums in lanes (PassContext::sumLanes):
 //      no loop of the two sides has a float sum reduction while the other
@@ -37,9 +37,9 @@
 //      groups of 4 kernel copies that only the SLP vectoriser packs
 //      (codegen/llvm/LoopBody.cpp, "Float sums"), and it leaves the
 //      gathered reads, square roots and divisions of a kernel like
-//      Airfoil's adt_calc scalar: update (rms) + adt_calc took 13.5 ms a
-//      call fused on a Zen 4 core, 2.5 + 3.9 apart (docs/performance.md,
-//      "Airfoil's predictor and corrector unrolled").
+//      Airfoil's adt_calc scalar: update (rms) + adt_calc ran slower
+//      fused than apart (docs/performance.md, "Airfoil's predictor and
+//      corrector unrolled").
 // A group grows loop by loop while the next loop passes these checks
 // against every loop of the group.
 //

@@ -19,10 +19,10 @@
 //   loop save_soln; let k = 0; loop adt_calc; ...; loop update;
 //   let k.u = 1; loop adt_calc; ...; loop update
 // save_soln and adt_calc become one sweep over cells that reads q once
-// (Airfoil 720k on a Zen 4 core: 4.2 ms a call fused against 1.6 + 3.9
-// apart; docs/performance.md, "Airfoil's predictor and corrector
-// unrolled"). update and the next adt_calc stay apart: update's float sum
-// keeps a fused loop from the loop vectoriser (rule 7 of passes/Fuse.cpp).
+// (faster than the two apart: docs/performance.md, "Airfoil's predictor
+// and corrector unrolled"). update and the next adt_calc stay apart:
+// update's float sum keeps a fused loop from the loop vectoriser (rule 7 of
+// passes/Fuse.cpp).
 //
 // Which loops: `for v in lo..hi` with constant bounds and 2 to
 // MaxShortTrips iterations whose body is loops over sets (block loops'

@@ -23,17 +23,14 @@
 // of two steps this pass made are unrolled by two again, and again, until
 // a sweep runs -funroll-steps=N steps (default 4, and 8 when the loops run
 // over a 3D block: such a sweep runs in tiles of dimension 1 whose planes
-// stay in L2 at any depth, lib/exec/Skew.cpp; heat3d 256^3 8.0 -> 6.9 ms a
-// step, 384^3 28.0-28.6 -> 24.4-24.6 ms, docs/performance.md): deeper
+// stay in L2 at any depth, lib/exec/Skew.cpp; docs/performance.md): deeper
 // temporal blocking, each row of the dats read from memory once every N
 // steps. The tangent's copy of a loop is plain code and gets the same; the
 // adjoint's checkpointed time loop keeps its steps of two (reversing four
 // steps a sweep measured 3-8 % slower: more intermediate states alive at
 // once).
-// bench/adjoint/README.md: Poisson 4096^2's primal 0.83 -> 0.62 s at 1
-// thread and 0.56 -> 0.34 s at 2, heat3d 256^3's 1.15 -> 0.95 s and 0.66
-// -> 0.53 s, the same bits (eight steps lost to four on heat3d 384^3
-// before 3D sweeps ran in tiles). The remainder loops (a pair, a step) are
+// Four steps a sweep beat two on Poisson and heat3d with the same bits
+// (bench/adjoint/README.md). The remainder loops (a pair, a step) are
 // left as they are.
 //
 // Legal: the same steps run in the same order with the same values of the

@@ -251,7 +251,7 @@ opd_set *opd_set_create(const char *name, int64_t size) {
 int64_t opd_set_size(const opd_set *set) { return set ? set->globalSize : 0; }
 
 // Sizes and counts are 64-bit everywhere in the runtime; the language's
-// size(set) is an i32 (docs/architecture.md, "64-bit sizes"), so a bigger
+// size(set) is an i32 (docs/decisions/0057-*), so a bigger
 // set is an error where the program asks for its size, not a wrapped value.
 int32_t opd_set_size_i32(const opd_set *set) {
   const int64_t n = opd_set_size(set);

@@ -7,8 +7,8 @@
 // that makes back-to-back loops fast; with more threads than cores (4 ranks
 // x 2 threads on 2 cores, or --threads=8 on 4 cores) the spinning threads
 // take the cores from the ranks and threads that have work: Airfoil's
-// small mesh ran 16-17x slower at 4 ranks x 2 threads on 2 cores than with
-// passive waiting (bench/repro/README.md). libgomp reads its policy once,
+// small mesh ran many times slower at 4 ranks x 2 threads on 2 cores than
+// with passive waiting (bench/repro/README.md). libgomp reads its policy once,
 // when it is loaded, before main, so the runtime cannot change it
 // afterwards: when opd_rt_init finds the node oversubscribed and the user
 // chose no policy (OMP_WAIT_POLICY, GOMP_SPINCOUNT unset), it sets

@@ -13,7 +13,7 @@ namespace opdc::rt {
 /// chunks (and the order reduction partials are combined in) do not depend
 /// on the thread count. With 4096, a streaming loop over Airfoil's 720k
 /// cells (176 chunks) ran as fast as one plain `omp parallel for`
-/// (tests/runtime/PlanBench.cpp: 0.79 vs 0.80 ms on 2 threads).
+/// (tests/runtime/PlanBench.cpp; docs/performance.md).
 constexpr int64_t DirectChunkSize = 4096;
 
 /// Block loops aim at this many grid points per chunk: a chunk is

@@ -762,10 +762,10 @@ int opd_loop_streams(const opd_loop *loop) {
   // (docs/performance.md). Loops within the cache never stream: the data
   // would be evicted for the next loop to fetch again.
   //
-  // Whether it pays is decided by timing: on an AMD EPYC (Zen 3) a 3D
-  // 7-point sweep with one output streams 1.1-1.3x faster, but one that
-  // also reads a second 7-point stencil, or writes a second output, ran
-  // 2-7x slower streaming (docs/performance.md). So after a first call
+  // Whether it pays is decided by timing: a 3D 7-point sweep with one
+  // output streams faster, but one that also reads a second 7-point
+  // stencil, or writes a second output, ran slower streaming
+  // (docs/performance.md). So after a first call
   // (streaming, untimed: it also pays for cold TLBs and caches) the next
   // StreamTrials calls alternate the plain and the streaming body, and the
   // variant with the best of its times stays for the rest (endLoop records
@@ -795,8 +795,8 @@ int opd_loop_scalar(const opd_loop *loop) {
   // Whether a kernel's branch pays as a branch or as selects over both arms
   // depends on how often the elements take the costly arm, so it is timed
   // as streaming is (opd_loop_streams): CloverLeaf's viscosity kernel ran
-  // its scalar body 2.2-2.8x faster than the vectorised one on the benchmark
-  // deck, where most cells skip the costly arm (docs/performance.md).
+  // its scalar body faster than the vectorised one on the benchmark deck,
+  // where most cells skip the costly arm (docs/performance.md).
   static const VariantMode mode =
       variantMode("OPD_SCALAR_BODIES", "the scalar body");
   if (!loop)

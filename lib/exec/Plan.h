@@ -30,10 +30,10 @@ namespace opdc::rt {
 
 /// Elements per block of a colouring plan. Measured with
 /// tests/runtime/PlanBench.cpp (Airfoil's res_calc on OP2's 1.44M-edge
-/// mesh, 2 cores): blocks of 64-128 need 5 colours and run 1.6x slower on
+/// mesh, 2 cores): blocks of 64-128 need 5 colours and run slower on
 /// one thread (colour order scatters the accesses); 256..4096 are within 5%
-/// of each other and of a plain serial loop (about 15 ms on one thread,
-/// 7.3 ms on two). 512 keeps about 700 blocks per colour there, enough to
+/// of each other and of a plain serial loop (docs/performance.md, "Figures
+/// from code comments"). 512 keeps about 700 blocks per colour there, enough to
 /// balance many more threads.
 constexpr int64_t PlanBlockSize = 512;
 

@@ -33,7 +33,7 @@
 // generated body (LoopBody.cpp, emitExactAdd; this file's
 // opd_xsum_add_* for zeros, subnormals, inf and NaN), instead of one float
 // add (measured in bench/repro/README.md; the decision to keep it
-// off by default is in docs/architecture.md). Differences from the plain
+// off by default is docs/decisions/0053-*). Differences from the plain
 // sum: the result is the correctly rounded exact sum (the plain sum's
 // rounding errors are gone), an all -0.0 sum gives +0.0, and an overflow
 // happens only if the exact sum overflows. f32 sums accumulate the exact

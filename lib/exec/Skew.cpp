@@ -93,11 +93,9 @@ constexpr int64_t SkewStepPoints = 16384;
 /// Points of a plane per tile of dimension 1 (3D sweeps): 32 rows of
 /// heat3d 256^3's 254 points, 64 KiB of a plane of doubles, so that the
 /// planes a sweep of four or eight steps keeps alive stay in a 1 MiB L2
-/// rather than L3. On the Zen 5 of docs/performance.md, heat3d's sweeps of
-/// eight steps took 7.02 and 7.08 ms a step with 8192 points a tile (two
-/// runs), 7.30 with 4096, 8.65 with 2048, 7.35 with 12288 and with 16384,
-/// 8.65 with 32768 (one thread, one run each, the step of SkewStepPoints
-/// points above).
+/// rather than L3. 8192 was the fastest of the sizes tried on heat3d's
+/// sweeps of eight steps (docs/performance.md, "Figures from code
+/// comments").
 constexpr int64_t SkewTilePoints = 8192;
 /// The fewest points a body call of a loop that spans several tiles may
 /// get (tileRows).

@@ -239,9 +239,8 @@ template <typename T>
 // the same lane loops, 4 or 8 doubles an instruction instead of SSE2's 2.
 // Lanes are independent and the runtime is compiled with
 // -ffp-contract=off (no fused multiply-adds), so every variant computes
-// the same bits. Measured at 1 thread (bench/solvers/README.md): 4096^2
-// along 1 9.1-9.4 GB/s with SSE2, 10.4-10.5 with AVX2, 11.4-11.6 with
-// AVX-512.
+// the same bits, and the widest the CPU has is the fastest
+// (bench/solvers/README.md).
 template <typename T>
 using PanelKernel = bool (*)(const Panel &, const T *, const T *, const T *,
                              T *, T *, T *);
@@ -312,10 +311,10 @@ template <typename T> void solveStrided(const Problem &p) {
   // A panel's rows are runs of W values. When a run is shorter than a page
   // and the next row lies in another page (along 2 of 256^3: runs of 2 KiB
   // 512 KiB apart), the hardware prefetchers start afresh at every row:
-  // the forward sweep asks for the runs PrefetchRows ahead itself (9.2-9.7
-  // -> 10.0-10.2 GB/s there). Rows next to each other in memory (along 1 of
-  // 256^3) or runs of whole pages (along 1 of 4096^2) are left to the
-  // hardware, which measured faster for them.
+  // the forward sweep asks for the runs PrefetchRows ahead itself (faster
+  // there: docs/performance.md, "Figures from code comments"). Rows next to
+  // each other in memory (along 1 of 256^3) or runs of whole pages (along 1
+  // of 4096^2) are left to the hardware, which measured faster for them.
   const int64_t page = 4096 / int64_t(sizeof(T));
   const bool fetchAhead =
       W < page && std::min({sa, sb, sc, sd}) >= page && n > PrefetchRows;
@@ -325,8 +324,8 @@ template <typename T> void solveStrided(const Problem &p) {
   {
     // c' of the panel, rows of W lanes, starting 512 bytes into the
     // allocation: page-aligned c' rows of the same length as d's rows
-    // (along 1 of 256^3) 4 KiB-alias the rows of d in the L1, 10.0 against
-    // 11.5 GB/s.
+    // (along 1 of 256^3) 4 KiB-alias the rows of d in the L1, which
+    // measured slower (docs/performance.md, "Figures from code comments").
     const int64_t skew = 512 / int64_t(sizeof(T));
     std::vector<T> scratch(static_cast<std::size_t>(n * W + skew));
     std::vector<T> probes(static_cast<std::size_t>(W));

@@ -78,9 +78,9 @@ namespace {
 /// Panels along dimensions 1 and 2 are as wide as MaxPanelLanes, less when
 /// the panel's a', c' and d' (3 m W values) would pass PanelBudgetBytes.
 /// Wide panels beat L2-sized ones, as for the whole-line solves: along 1
-/// of 2048^2 on one process (opd-tridiag-bench --split, lines of 2048
-/// rows, two runs each beside other work), 1.5 MiB (32 lanes) ran at
-/// 2.0-2.5 GB/s, 6 MiB at 2.9-3.2, 12 MiB (256 lanes) at 3.1-3.5.
+/// of 2048^2 on one process (opd-tridiag-bench --split), 12 MiB panels
+/// beat 6 and 1.5 MiB ones (docs/performance.md, "Figures from code
+/// comments").
 constexpr int64_t PanelBudgetBytes = int64_t(12) << 20;
 constexpr int64_t MinPanelLanes = 8, MaxPanelLanes = 512;
 

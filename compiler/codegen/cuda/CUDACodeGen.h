@@ -6,7 +6,7 @@
 // print, files, loop phases and reductions) and lib/cuda/opd_cuda.cuh (the
 // device runtime: resident device copies, layouts, colouring, reductions,
 // scalar semantics). nvcc compiles it; the driver links it with opd_rt and
-// the CUDA runtime library. See docs/architecture.md, "The CUDA backend".
+// the CUDA runtime library. See docs/decisions/0059-0070.
 #ifndef OPDC_CODEGEN_CUDA_CUDACODEGEN_H
 #define OPDC_CODEGEN_CUDA_CUDACODEGEN_H
 

@@ -428,9 +428,8 @@ private:
   ///
   /// Atomics are not staged: on an H100, summing a block's increments with
   /// shared-memory atomics first and sending one atomic per target made
-  /// Airfoil's res_calc 1.3x slower than an atomic per increment (0.096
-  /// against 0.074 ms on 720k cells, 0.336 against 0.254 ms on 2.8M;
-  /// docs/gpu.md). Colouring gains: its increments' read-modify-writes of
+  /// Airfoil's res_calc slower than an atomic per increment (docs/gpu.md).
+  /// Colouring gains: its increments' read-modify-writes of
   /// device memory, one thread colour after the other, were what it waited
   /// for.
   void planStaging() {
@@ -1034,8 +1033,8 @@ private:
                  "opd_b0;");
     line(in + 2, "if (opd_nb == 0)");
     line(in + 3, "continue;");
-    // 64-bit indices only: the 32-bit instance ran res_calc 1.25x slower
-    // on an H100 (docs/gpu.md).
+    // 64-bit indices only: the 32-bit instance ran res_calc slower on an
+    // H100 (docs/gpu.md).
     std::string colArgs = "c, opd_pt.first, opd_pt.count, opd_pt.block_size, "
                           "opd_tc[opd_k].blocks + opd_b0, "
                           "opd_tc[opd_k].colour, opd_tc[opd_k].ncolours, ";

@@ -57,8 +57,9 @@
 // are not peeled to an aligned element in such loops (see alignArgs
 // below): the peel depends on the row's address, and with it which
 // elements would share a partial. -fno-sum-lanes sums in element order
-// (one chain of dependent additions, 4 cycles an element on Zen 3: the
-// whole element loop stays scalar); -frepro-sum keeps its exact sums.
+// (one chain of dependent additions, the latency of an addition an
+// element: the whole element loop stays scalar); -frepro-sum keeps its
+// exact sums.
 //
 // Row tails: the vectoriser's loop leaves the last (hi - lo) mod (VF x
 // UF) elements of a row to a scalar loop; with AVX-512, heat3d's rows of
@@ -349,7 +350,7 @@ void LoopEmitter::emitLaneGroups(
   // bits are the same (p + (-0.0 + e) == p + e, p + -0.0 == p), but the
   // row's loop-carried chain is that one addition: carried through every
   // copy, SLP split it into pieces with shuffles between (Poisson's adjoint
-  // loop jacobi.b; its adjoint 4.34 -> 4.17 s on Zen 5,
+  // loop jacobi.b: its adjoint is faster without it,
   // bench/adjoint/README.md).
   std::vector<llvm::Value *> saved = argPtr;
   emitCountedLoop(

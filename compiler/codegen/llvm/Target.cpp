@@ -110,11 +110,9 @@ createCPUTargetMachine(const CPUCodeGenOptions &options, std::string &error) {
   }
 
   // Reads through maps in vectorised loops: LLVM gathers with AVX-512 on
-  // every CPU that has it, but AMD Zen 4 runs a gather of 8 doubles slower
-  // than 8 scalar loads put into a vector: Airfoil's res_calc (OP2's 720k
-  // grid, 1 thread, znver4) 15.4 ms a call with vgatherqpd, 10.1 ms with
-  // scalar loads, adt_calc 5.2 -> 3.7 ms (docs/performance.md, "Gathers on
-  // Zen 4"). The loaded values are the same, so the bits are too.
+  // every CPU that has it, but on some CPUs (znver4) a gather of 8 doubles
+  // is slower than 8 scalar loads put into a vector (docs/performance.md,
+  // "Gathers on Zen 4"). The loaded values are the same, so the bits are.
   if (llvm::Triple(triple).getArch() == llvm::Triple::x86_64 &&
       (options.gathers == "scalar" ||
        (options.gathers == "auto" && slowGathers(cpu))))
