@@ -4,6 +4,7 @@
 // restore dats (halos and halo state included) and host values.
 // SPDX-License-Identifier: Apache-2.0
 #include "exec/Adjoint.h"
+#include "TestUtil.h"
 #include "core/Objects.h"
 
 #include <gtest/gtest.h>
@@ -1126,4 +1127,25 @@ TEST_F(AdjointRuntimeTest, SnapshotsBeyondMemoryGoToDisk) {
               "--ckpt-dir '/nonexistent/opd-ckpt'");
   EXPECT_EXIT(opdc::rt::setCheckpointDir("/etc/hostname"),
               ::testing::ExitedWithCode(1), "is not a directory");
+}
+
+// The program option: listed by --help, a value required, a directory that
+// does not exist an error naming it before the program runs.
+TEST(AdjointSummary, CheckpointDirOption) {
+  using opdc::rt::test::RunResult;
+  using opdc::rt::test::runTestProgram;
+  RunResult help = runTestProgram({"--help"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("  --ckpt-dir=<DIR> "), std::string::npos);
+  RunResult empty = runTestProgram({"--ckpt-dir"});
+  EXPECT_EQ(empty.status, 1);
+  EXPECT_EQ(empty.err, "testprog: error: option '--ckpt-dir' needs a "
+                       "directory (--ckpt-dir=<DIR>)\n");
+  RunResult bad = runTestProgram({"--ckpt-dir=/nonexistent/opd-ckpt"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_NE(bad.err.find("--ckpt-dir '/nonexistent/opd-ckpt': No such file "
+                         "or directory"),
+            std::string::npos)
+      << bad.err;
 }
