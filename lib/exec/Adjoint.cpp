@@ -88,6 +88,9 @@ struct Buffer {
 
 AdjointMemory stats;
 
+/// adjointRerunning(): loops run now re-run primal steps.
+bool rerunPhase = false;
+
 /// Test settings (setAvailableMemory, setFreshMemoryCost); -1: none.
 int64_t availableOverride = -1;
 double freshCostOverride = -1;
@@ -473,6 +476,7 @@ void bodyStarts() {
 /// The tape's last dat copy, taken off the tape (to restore into \p dat).
 DatCopy popDat(opd_dat *dat) {
   settlePending();
+  rerunPhase = false;
   Tape &t = tape();
   if (t.dats.empty())
     failf("internal error: the adjoint tape is empty (restoring dat '%s')",
@@ -1442,6 +1446,48 @@ const AdjointMemory &adjointMemory() { return stats; }
 
 int64_t checkpointBytesInMemory() { return checkpointBytesNow; }
 
+bool adjointRerunning() { return rerunPhase; }
+
+/// Whether loop \p name runs a kernel the derivative passes made: the
+/// compiler's names (step.b, step.bt3, step.d, adjoint_zero_f64, fused
+/// groups of them) or the user's ("step (adjoint)"). The reverse part of a
+/// scheduled step may start with such loops before its first tape pop.
+static bool derivativeLoop(const std::string &name) {
+  if (name.find("(adjoint") != std::string::npos ||
+      name.find("(tangent") != std::string::npos)
+    return true;
+  size_t at = 0;
+  while (at <= name.size()) {
+    size_t end = name.find('+', at);
+    if (end == std::string::npos)
+      end = name.size();
+    const std::string part = name.substr(at, end - at);
+    if (part.find('.') != std::string::npos || part.rfind("adjoint_", 0) == 0 ||
+        part.rfind("tangent_", 0) == 0)
+      return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+std::string rerunLoopName(const std::string &name) {
+  if (derivativeLoop(name))
+    return name;
+  constexpr size_t Width = 48; // ir::MaxUserLoopName
+  std::string base = name, tag = " (re-run)";
+  if (base.size() > 2 && base.back() == ')') {
+    // "a+b (fused)": one parenthesis.
+    const size_t open = base.rfind(" (");
+    if (open != std::string::npos) {
+      tag = base.substr(open, base.size() - 1 - open) + ", re-run)";
+      base.resize(open);
+    }
+  }
+  if (base.size() + tag.size() > Width)
+    base = base.substr(0, Width - tag.size() - 3) + "...";
+  return base + tag;
+}
+
 } // namespace opdc::rt
 
 using namespace opdc::rt;
@@ -1494,6 +1540,7 @@ void opd_tape_push_value(uint64_t bits) {
 }
 
 uint64_t opd_tape_pop_value(void) {
+  rerunPhase = false;
   Tape &t = tape();
   if (t.values.empty())
     failf("internal error: the adjoint tape holds no value to restore");
@@ -1698,6 +1745,7 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
   // still waits by copy.
   Plan &p = topPlan("the reverse of a checkpointed loop");
   p.reversing = true;
+  rerunPhase = false;
   pollIO(p);
   if (p.rerunStart >= 0) {
     stats.rerunSeconds += opd_rt_wtime() - p.rerunStart;
@@ -1731,6 +1779,7 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
   case ScheduleAction::Advance:
     ++stats.stepsRerun;
     p.rerunStart = opd_rt_wtime();
+    rerunPhase = true;
     return OPD_CKPT_ADVANCE;
   case ScheduleAction::Save:
     return OPD_CKPT_SAVE;
@@ -1738,6 +1787,7 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
     return OPD_CKPT_RESTORE;
   case ScheduleAction::Reverse:
     ++stats.stepsReversed;
+    rerunPhase = true; // its forward run with tape, until the first pop
     return OPD_CKPT_REVERSE;
   }
   return OPD_CKPT_DONE;
@@ -1745,6 +1795,7 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
 
 void opd_ckpt_end(void) {
   settlePending();
+  rerunPhase = false;
   Plan &p = topPlan("the end of a checkpointed loop");
   for (Snapshot &s : p.slots) {
     if (s.io.valid())

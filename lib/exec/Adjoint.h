@@ -136,6 +136,17 @@ int64_t checkpointBytesInMemory();
 /// most 100 columns (lib/core/Profile.cpp); nothing when no adjoint ran.
 void appendAdjointSummary(std::string &text, const AdjointMemory &adj);
 
+/// Whether the loops run now re-run primal steps for an adjoint: the
+/// body of a checkpoint schedule's ADVANCE, or a scheduled step's forward
+/// run with tape before its reverse part (its first tape pop). A loop
+/// prepared then is counted in its own --profile row (rerunLoopName).
+bool adjointRerunning();
+/// The --profile name of loop \p name's re-runs: "step (re-run)", "a+b
+/// (fused, re-run)"; a derivative loop's own name ("step (adjoint)",
+/// "step.b"). At
+/// most 48 characters, the names' width in a 100-column profile.
+std::string rerunLoopName(const std::string &name);
+
 /// Called by every loop's prepare (block loops: `block`, with the range
 /// [lo, hi) the loop runs on this rank; set loops: the elements [lo[0],
 /// hi[0]) it runs on this rank): tape pushes waiting for the loop

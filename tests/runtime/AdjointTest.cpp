@@ -6,6 +6,8 @@
 #include "exec/Adjoint.h"
 #include "TestUtil.h"
 #include "core/Objects.h"
+#include "core/Profile.h"
+#include "exec/Loop.h"
 
 #include <gtest/gtest.h>
 
@@ -1148,4 +1150,60 @@ TEST(AdjointSummary, CheckpointDirOption) {
                          "or directory"),
             std::string::npos)
       << bad.err;
+}
+
+// Loops prepared while the reverse sweep re-runs steps (an ADVANCE's body,
+// a scheduled step's forward run before its first tape pop) get their own
+// --profile row, "step (re-run)"; the first forward sweep's stay "step",
+// and a loop after the step's first pop is not a re-run.
+TEST_F(AdjointRuntimeTest, RerunsHaveTheirOwnProfileRow) {
+  opd_set *cells = opd_set_create("cells", 100);
+  opd_dat *u = opd_dat_create("u", cells, OPD_F64, 1);
+  opd_arg w = writes(u, OPD_ARG_DIRECT, 8);
+  opd_loop *forwardSite = nullptr, *advanceSite = nullptr, *tapedSite = nullptr,
+           *reverseSite = nullptr;
+  opd_dat *dats[] = {u};
+  const int64_t n = 6;
+  opd_ckpt_begin(0, n, 2, dats, 1, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    const int32_t slot = opd_ckpt_forward(k);
+    if (slot >= 0)
+      opd_ckpt_save(slot, nullptr);
+    opd_loop_prepare(&forwardSite, "step", cells, 1, &w);
+  }
+  int64_t step = 0;
+  int32_t slot = 0;
+  for (;;) {
+    const int32_t what = opd_ckpt_next(&step, &slot);
+    if (what == OPD_CKPT_DONE)
+      break;
+    if (what == OPD_CKPT_SAVE)
+      opd_ckpt_save(slot, nullptr);
+    else if (what == OPD_CKPT_RESTORE)
+      opd_ckpt_restore(slot, nullptr);
+    else if (what == OPD_CKPT_ADVANCE)
+      opd_loop_prepare(&advanceSite, "step", cells, 1, &w);
+    else if (what == OPD_CKPT_REVERSE) {
+      opd_tape_push_dat(u);
+      opd_loop_prepare(&tapedSite, "step", cells, 1, &w);
+      opd_tape_pop_dat(u);
+      opd_loop_prepare(&reverseSite, "step.b", cells, 1, &w);
+    }
+  }
+  opd_ckpt_end();
+  ASSERT_NE(advanceSite, nullptr);
+  ASSERT_NE(tapedSite, nullptr);
+  // The profile lists loops that ran: as if each had run once.
+  for (opd_loop *l : {forwardSite, advanceSite, tapedSite, reverseSite})
+    l->calls = 1;
+  std::vector<std::string> names;
+  for (const opdc::rt::ProfileRow &r : opdc::rt::collectProfile())
+    names.push_back(r.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"step", "step (re-run)", "step.b"}));
+  EXPECT_EQ(opdc::rt::rerunLoopName("a+b (fused)"), "a+b (fused, re-run)");
+  EXPECT_EQ(opdc::rt::rerunLoopName("step (adjoint)"), "step (adjoint)");
+  EXPECT_EQ(opdc::rt::rerunLoopName("copy.b+copy"), "copy.b+copy");
+  EXPECT_EQ(opdc::rt::rerunLoopName("adjoint_zero_f64"), "adjoint_zero_f64");
+  EXPECT_EQ(opdc::rt::rerunLoopName(std::string(60, 'k')).size(), 48u);
 }
