@@ -993,6 +993,17 @@ void startWrite(Plan &p, int slot) {
   s.io = std::async(std::launch::async, fileIO, s.path, fileParts(s), false);
 }
 
+/// Starts reading disk slot \p s's file into buffers from the pool.
+void startRead(Plan &p, Snapshot &s) {
+  for (size_t i = 0; i < s.dats.size(); ++i)
+    s.dats[i].buf = pool().get(s.sizes[i]);
+  countResident(p, s, true);
+  s.reading = true;
+  for (int64_t b : s.sizes)
+    stats.diskReadBytes += b;
+  s.io = std::async(std::launch::async, fileIO, s.path, fileParts(s), true);
+}
+
 /// A disk slot's values in its buffers for a restore: from a read started
 /// earlier (prefetchNext), or read now.
 void makeResident(Plan &p, Snapshot &s) {
@@ -1003,13 +1014,7 @@ void makeResident(Plan &p, Snapshot &s) {
   }
   if (s.resident)
     return;
-  for (size_t i = 0; i < s.dats.size(); ++i)
-    s.dats[i].buf = pool().get(s.sizes[i]);
-  countResident(p, s, true);
-  s.reading = true;
-  for (int64_t b : s.sizes)
-    stats.diskReadBytes += b;
-  s.io = std::async(std::launch::async, fileIO, s.path, fileParts(s), true);
+  startRead(p, s);
   finishIO(p, s, true);
 }
 
@@ -1029,13 +1034,7 @@ void prefetchNext(Plan &p) {
     Snapshot &s = p.slots[size_t(a.slot)];
     if (!s.disk || s.resident || s.io.valid() || !s.allocated || s.moved)
       return;
-    for (size_t k = 0; k < s.dats.size(); ++k)
-      s.dats[k].buf = pool().get(s.sizes[k]);
-    countResident(p, s, true);
-    s.reading = true;
-    for (int64_t b : s.sizes)
-      stats.diskReadBytes += b;
-    s.io = std::async(std::launch::async, fileIO, s.path, fileParts(s), true);
+    startRead(p, s);
     return;
   }
 }

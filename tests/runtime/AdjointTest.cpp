@@ -874,25 +874,16 @@ TEST_F(AdjointRuntimeTest, TapeBeyondTheSnapshotBoundFallsBackToSchedule) {
   }
 }
 
-// A tape of a step worth 1.5 snapshots (u pushed three times, the state u
-// and w), 20 steps and 20 snapshots: taping every step would take 30
-// snapshots' worth. Keeping only step 0 taped leaves 18 snapshots for 19
-// steps, each run once more taped before its reversal; keeping more taped
-// leaves fewer snapshots but fewer steps to schedule, and fewer runs in
-// all: the plan keeps a prefix of several steps taped, reverses the others
-// from their restored states, then the prefix from the tape, last first.
-TEST_F(AdjointRuntimeTest, TapedPrefixOfTheFewestRuns) {
-  opd_set *cells = opd_set_create("cells", 100);
-  opd_dat *u = opd_dat_create("u", cells, OPD_F64, 1);
-  opd_dat *w = opd_dat_create("w", cells, OPD_F64, 1);
+/// A plan's two sweeps over [first, first + n) whose taped steps push u
+/// three times (a step's tape of 3 copies of u): the forward sweep (taped
+/// steps only before the schedule's first save) and the reverse, each step
+/// reversed from the state before it, from the tape exactly for the first
+/// `taped` steps. Returns the steps taped; \p rerun counts re-runs.
+int taperThrice(int64_t first, int64_t n, opd_dat *u, uint64_t &v,
+                int64_t *rerun = nullptr) {
   auto *pu = static_cast<double *>(opd_dat_data(u));
-  auto run = [&](int64_t k, uint64_t &v) { setState(pu, k + 1, v); };
-  opd_dat *dats[] = {u, w};
-  const int64_t first = 3, n = 20;
-  opd_ckpt_begin(first, n, n, dats, 2, 0);
-  uint64_t v = uint64_t(first);
-  for (int i = 0; i < 100; ++i)
-    pu[i] = double(first);
+  auto run = [&](int64_t k) { setState(pu, k + 1, v); };
+  setState(pu, first, v);
   int taped = 0, saves = 0;
   for (int64_t k = first; k < first + n; ++k) {
     const int32_t slot = opd_ckpt_forward(k);
@@ -906,28 +897,51 @@ TEST_F(AdjointRuntimeTest, TapedPrefixOfTheFewestRuns) {
       for (int j = 0; j < 3; ++j)
         opd_tape_push_dat(u);
     }
-    run(k, v);
+    run(k);
   }
+  const std::vector<int64_t> order = followPlan(
+      [&](int64_t k) {
+        run(k);
+        if (rerun)
+          ++*rerun;
+      },
+      [&](int32_t slot) { opd_ckpt_save(slot, &v); },
+      [&](int32_t slot) {
+        opd_ckpt_restore(slot, &v);
+        pu = static_cast<double *>(opd_dat_data(u));
+      },
+      [&](int64_t k, bool fromTape) {
+        EXPECT_EQ(fromTape, k < first + taped) << "step " << k;
+        if (fromTape) {
+          for (int j = 0; j < 3; ++j)
+            opd_tape_pop_dat(u);
+          pu = static_cast<double *>(opd_dat_data(u));
+        }
+        EXPECT_EQ(pu[57], double(k)); // the state before the step
+      });
+  EXPECT_EQ(order, lastToFirst(first, n));
+  return taped;
+}
+
+// A tape of a step worth 1.5 snapshots (u pushed three times, the state u
+// and w), 20 steps and 20 snapshots: taping every step would take 30
+// snapshots' worth. Keeping only step 0 taped leaves 18 snapshots for 19
+// steps, each run once more taped before its reversal; keeping more taped
+// leaves fewer snapshots but fewer steps to schedule, and fewer runs in
+// all: the plan keeps a prefix of several steps taped, reverses the others
+// from their restored states, then the prefix from the tape, last first.
+TEST_F(AdjointRuntimeTest, TapedPrefixOfTheFewestRuns) {
+  opd_set *cells = opd_set_create("cells", 100);
+  opd_dat *u = opd_dat_create("u", cells, OPD_F64, 1);
+  opd_dat *w = opd_dat_create("w", cells, OPD_F64, 1);
+  opd_dat *dats[] = {u, w};
+  const int64_t first = 3, n = 20;
+  opd_ckpt_begin(first, n, n, dats, 2, 0);
+  uint64_t v = 0;
+  int64_t rerun = 0;
+  const int taped = taperThrice(first, n, u, v, &rerun);
   EXPECT_GT(taped, 1);
   EXPECT_LT(taped, int(n));
-  int64_t rerun = 0;
-  const std::vector<int64_t> order =
-      followPlan([&](int64_t k) { run(k, v); ++rerun; },
-                 [&](int32_t slot) { opd_ckpt_save(slot, &v); },
-                 [&](int32_t slot) {
-                   opd_ckpt_restore(slot, &v);
-                   pu = static_cast<double *>(opd_dat_data(u));
-                 },
-                 [&](int64_t k, bool fromTape) {
-                   EXPECT_EQ(fromTape, k < first + taped) << "step " << k;
-                   if (fromTape) {
-                     for (int j = 0; j < 3; ++j)
-                       opd_tape_pop_dat(u);
-                     pu = static_cast<double *>(opd_dat_data(u));
-                   }
-                   EXPECT_EQ(pu[57], double(k)); // the state before the step
-                 });
-  EXPECT_EQ(order, lastToFirst(first, n));
   // Fewer runs than with step 0 alone taped: 19 scheduled steps with 18
   // snapshots, each run taped once before its reversal, plus re-runs.
   std::vector<ScheduleAction> fwd;
@@ -961,25 +975,11 @@ TEST_F(AdjointRuntimeTest, AutomaticPlanFromStepZero) {
     opd_set *cells = opd_set_create("cells", cellsN);
     opd_dat *u = opd_dat_create("u", cells, OPD_F64, 1);
     opd_dat *w = opd_dat_create("w", cells, OPD_F64, 1);
-    auto *pu = static_cast<double *>(opd_dat_data(u));
-    auto run = [&](int64_t k, uint64_t &v) { setState(pu, k + 1, v); };
     opd_dat *dats[] = {u, w};
     const int64_t first = 2, n = 20;
     opd_ckpt_begin(first, n, 0, dats, 2, 1);
-    uint64_t v = uint64_t(first);
-    setState(pu, first, v);
-    int taped = 0;
-    for (int64_t k = first; k < first + n; ++k) {
-      const int32_t slot = opd_ckpt_forward(k);
-      if (slot >= 0)
-        opd_ckpt_save(slot, &v);
-      if (slot == OPD_CKPT_TAPE) {
-        ++taped;
-        for (int j = 0; j < 3; ++j)
-          opd_tape_push_dat(u);
-      }
-      run(k, v);
-    }
+    uint64_t v = 0;
+    const int taped = taperThrice(first, n, u, v);
     const opdc::rt::AdjointMemory &m = opdc::rt::adjointMemory();
     ASSERT_TRUE(m.planned);
     EXPECT_EQ(m.planStepTape, 3 * cellsN * 8);
@@ -991,23 +991,6 @@ TEST_F(AdjointRuntimeTest, AutomaticPlanFromStepZero) {
       EXPECT_LT(taped, int(n));
       EXPECT_LE(m.lastPlan.bytes, m.planMemoryBytes);
     }
-    const std::vector<int64_t> order =
-        followPlan([&](int64_t k) { run(k, v); },
-                   [&](int32_t slot) { opd_ckpt_save(slot, &v); },
-                   [&](int32_t slot) {
-                     opd_ckpt_restore(slot, &v);
-                     pu = static_cast<double *>(opd_dat_data(u));
-                   },
-                   [&](int64_t k, bool fromTape) {
-                     EXPECT_EQ(fromTape, k < first + taped) << "step " << k;
-                     if (fromTape) {
-                       for (int j = 0; j < 3; ++j)
-                         opd_tape_pop_dat(u);
-                       pu = static_cast<double *>(opd_dat_data(u));
-                     }
-                     EXPECT_EQ(pu[57], double(k)); // the state before the step
-                   });
-    EXPECT_EQ(order, lastToFirst(first, n));
     opd_rt_finalize();
   }
   opdc::rt::setAvailableMemory(-1);
