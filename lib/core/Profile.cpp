@@ -82,7 +82,7 @@ void appendAdjointSummary(std::string &text, const AdjointMemory &adj) {
     const StepZeroPlan &p = adj.lastPlan;
     appendf(text,
             "adjoint: plan %lld of %lld steps taped, %lld snapshots; a step "
-            "%.1f MiB, %.4f s\n",
+            "%.1f MiB, %.2f ms\n",
             (long long)p.taped, (long long)adj.planCount,
             (long long)p.snapshots, double(adj.planStepTape) / MiB,
             adj.planStepSeconds * 1e3);

@@ -90,6 +90,8 @@ AdjointMemory stats;
 
 /// adjointRerunning(): loops run now re-run primal steps.
 bool rerunPhase = false;
+/// An automatic plan's step 0 runs: fresh buffers are touched and timed.
+bool measuringFresh = false;
 
 /// Test settings (setAvailableMemory, setFreshMemoryCost); -1: none.
 int64_t availableOverride = -1;
@@ -108,13 +110,21 @@ public:
     // Touched here, in parallel pieces, and timed: the seconds a byte of
     // fresh memory costs (the kernel's page faults; on some virtual
     // machines many times a copy's) are what automatic plans weigh
-    // against re-running steps (planFromStepZero).
+    // against re-running steps (planFromStepZero). Only during an
+    // automatic plan's step 0 (whose time is measured without them) and
+    // for the first MiB of the process: beyond, the extra write costs
+    // more than a better measure gains.
+    constexpr int64_t Measure = int64_t(256) << 20;
     Buffer b;
-    const double start = opd_rt_wtime();
-    b.data = allocZeroed(std::size_t(std::max<int64_t>(bytes, 1)),
-                         "the adjoint tape");
-    stats.freshSeconds += opd_rt_wtime() - start;
-    stats.freshBytes += bytes;
+    const std::size_t size = std::size_t(std::max<int64_t>(bytes, 1));
+    if (measuringFresh || stats.freshBytes < Measure) {
+      const double start = opd_rt_wtime();
+      b.data = allocZeroed(size, "the adjoint tape");
+      stats.freshSeconds += opd_rt_wtime() - start;
+      stats.freshBytes += bytes;
+    } else {
+      b.data = allocRaw(size, "the adjoint tape");
+    }
     b.bytes = bytes;
     allocated += bytes;
     return b;
@@ -1621,7 +1631,9 @@ int32_t opd_ckpt_forward(int64_t step) {
     if (step - p.first == 0) {
       p.stepStart = opd_rt_wtime();
       p.freshAtStart = stats.freshSeconds;
+      measuringFresh = true;
     } else {
+      measuringFresh = false;
       planAutomatically(p);
     }
   } else if (p.storeAll && step - p.first == 1 && p.count > 1) {
@@ -1794,7 +1806,7 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
 
 void opd_ckpt_end(void) {
   settlePending();
-  rerunPhase = false;
+  rerunPhase = measuringFresh = false;
   Plan &p = topPlan("the end of a checkpointed loop");
   for (Snapshot &s : p.slots) {
     if (s.io.valid())

@@ -125,7 +125,8 @@ struct AdjointMemory {
   int64_t diskSnapshots = 0, diskPeakBytes = 0, diskWrittenBytes = 0,
           diskReadBytes = 0;
   double diskWaitSeconds = 0;
-  /// Memory the adjoints touched for the first time, and its seconds.
+  /// Memory the adjoints touched for the first time and timed (the first
+  /// 256 MiB, and during automatic plans' step 0), and its seconds.
   int64_t freshBytes = 0;
   double freshSeconds = 0;
 };
