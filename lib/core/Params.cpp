@@ -14,6 +14,7 @@
 #include "core/Format.h"
 #include "core/Renumber.h"
 #include "core/Runtime.h"
+#include "exec/Adjoint.h"
 #include "exec/FPCheck.h"
 #include "exec/Plan.h"
 #include "opd_rt.h"
@@ -340,6 +341,8 @@ std::string defaultText(const opd_param_desc &p) {
   row("--profile", "print time and bandwidth per loop at exit");
   row("--check-fp", "stop at the first NaN or infinity a loop produces "
                     "(default: OPD_CHECK_FP=1 in the environment, else off)");
+  row("--ckpt-dir=<DIR>", "adjoints: snapshots beyond the memory budget "
+                          "to files in DIR");
   row("--deck=<FILE>", "set params from an input deck (KEY=VALUE lines, "
                        "see opdc(1)); later options override it");
   row("--partition=ptscotch|metis|block",
@@ -476,6 +479,12 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
       else
         failf("option '--partition' needs 'ptscotch', 'metis' or 'block' "
               "(--partition=ptscotch)");
+      continue;
+    }
+    if (name == "ckpt-dir") {
+      if (!value || !*value)
+        failf("option '--ckpt-dir' needs a directory (--ckpt-dir=<DIR>)");
+      setCheckpointDir(value);
       continue;
     }
     if (name == "deck") {

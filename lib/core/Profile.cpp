@@ -50,6 +50,50 @@ void appendRow(std::string &out, int width, const ProfileRow &r, int ranks) {
 }
 } // namespace
 
+void appendAdjointSummary(std::string &text, const AdjointMemory &adj) {
+  // Lines of at most 100 columns (the profile's width).
+  if (!adj.tapePeakBytes && !adj.snapshotsTaken)
+    return;
+  constexpr double MiB = 1048576.0;
+  appendf(text,
+          "adjoint: tape peak %.1f MiB, checkpoints peak %.1f MiB in memory, "
+          "%.1f MiB on disk\n",
+          double(adj.tapePeakBytes) / MiB,
+          double(adj.checkpointPeakBytes) / MiB,
+          double(adj.diskPeakBytes) / MiB);
+  appendf(text,
+          "adjoint: %lld snapshots, %lld restores (%lld moved), %lld steps "
+          "reversed\n",
+          (long long)adj.snapshotsTaken, (long long)adj.restores,
+          (long long)adj.restoresMoved, (long long)adj.stepsReversed);
+  appendf(text, "adjoint: %lld steps re-run in %.3f s\n",
+          (long long)adj.stepsRerun, adj.rerunSeconds);
+  appendf(text,
+          "adjoint: copies %.2f s to and from the tape, %.2f s to snapshots, "
+          "%.2f s back\n",
+          adj.tapeSeconds, adj.saveSeconds, adj.restoreSeconds);
+  if (adj.diskSnapshots)
+    appendf(text,
+            "adjoint: disk %lld snapshots, %.1f MiB written, %.1f MiB read, "
+            "%.3f s waited for\n",
+            (long long)adj.diskSnapshots, double(adj.diskWrittenBytes) / MiB,
+            double(adj.diskReadBytes) / MiB, adj.diskWaitSeconds);
+  if (adj.planned) {
+    const StepZeroPlan &p = adj.lastPlan;
+    appendf(text,
+            "adjoint: plan %lld of %lld steps taped, %lld snapshots; a step "
+            "%.1f MiB, %.2f ms\n",
+            (long long)p.taped, (long long)adj.planCount,
+            (long long)p.snapshots, double(adj.planStepTape) / MiB,
+            adj.planStepSeconds * 1e3);
+    appendf(text,
+            "adjoint: plan within %.0f MiB, %.1f MiB of it held; fresh memory "
+            "%.2f s a GiB\n",
+            double(adj.planMemoryBytes) / MiB, double(p.bytes) / MiB,
+            adj.planFreshSecondsPerGiB);
+  }
+}
+
 std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
                           int ranks) {
   int width = 5; // "total"
@@ -108,20 +152,7 @@ void printProfile(std::FILE *out) {
   if (!partition.empty())
     text += "partition: " + partition + "\n";
   text += chainProfile(); // collective
-  const AdjointMemory &adj = adjointMemory();
-  if (adj.tapePeakBytes || adj.snapshotsTaken)
-    appendf(text,
-            "adjoint: tape peak %.1f MiB, checkpoints peak %.1f MiB, %lld "
-            "snapshots, %lld steps reversed, %lld re-run\n"
-            "adjoint: copies %.3f s onto and off the tape, %.3f s into "
-            "snapshots, %.3f s back from them (%lld restores, %lld moved "
-            "without a copy)\n",
-            double(adj.tapePeakBytes) / 1048576.0,
-            double(adj.checkpointPeakBytes) / 1048576.0,
-            (long long)adj.snapshotsTaken, (long long)adj.stepsReversed,
-            (long long)adj.stepsRerun, adj.tapeSeconds, adj.saveSeconds,
-            adj.restoreSeconds, (long long)adj.restores,
-            (long long)adj.restoresMoved);
+  appendAdjointSummary(text, adjointMemory());
   if (dist::printer())
     std::fputs(text.c_str(), out);
 }

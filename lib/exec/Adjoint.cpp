@@ -43,12 +43,17 @@
 //   first loop overwrites only its points outside that loop's range: the
 //   others are dead when the step starts (saveSlot); a plan sized by the
 //   memory budget then re-plans for the smaller snapshots at its second
-//   step (replanSmallerSnapshots). The default budget is grown into
-//   (snapshotBudgetNow): a call may take twice what the pool already
-//   holds, at least 1 GiB, since memory touched for the first time costs
-//   the kernel's page faults (Poisson 4096^2's first call 17.7-18.0 s with
-//   the whole budget at once, 4.8-5.1 s growing; later calls 4.1-4.2 s
-//   alike).
+//   step (replanSmallerSnapshots).
+//   Without a budget (no OPD_CKPT_MEMORY) a plan tapes step 0 and plans at
+//   step 1 from what step 0 showed (planAutomatically): its tape's bytes,
+//   its time, the seconds a byte of fresh memory cost (the pool touches
+//   new buffers itself and times it) and the memory free on the node; it
+//   takes the plan of the fewest expected seconds within three quarters of
+//   that memory less 1 GiB (planFromStepZero): every step taped where the
+//   tape fits and its fresh memory costs less than re-running, else a taped
+//   prefix and snapshots for the rest. The n-th such call counts fresh
+//   memory at 1/n of its cost (the pool keeps it for the calls after), so
+//   repeated calls grow into the memory a one-shot call would not pay for.
 #include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Objects.h"
@@ -57,12 +62,18 @@
 
 #include "opd_rt.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <future>
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -75,6 +86,17 @@ struct Buffer {
   int64_t bytes = 0;
 };
 
+AdjointMemory stats;
+
+/// adjointRerunning(): loops run now re-run primal steps.
+bool rerunPhase = false;
+/// An automatic plan's step 0 runs: fresh buffers are touched and timed.
+bool measuringFresh = false;
+
+/// Test settings (setAvailableMemory, setFreshMemoryCost); -1: none.
+int64_t availableOverride = -1;
+double freshCostOverride = -1;
+
 class Pool {
 public:
   Buffer get(int64_t bytes) {
@@ -82,10 +104,27 @@ public:
     if (it != free.end() && it->first <= 2 * bytes) {
       Buffer b = it->second;
       free.erase(it);
+      freeBytes -= b.bytes;
       return b;
     }
+    // Touched here, in parallel pieces, and timed: the seconds a byte of
+    // fresh memory costs (the kernel's page faults; on some virtual
+    // machines many times a copy's) are what automatic plans weigh
+    // against re-running steps (planFromStepZero). Only during an
+    // automatic plan's step 0 (whose time is measured without them) and
+    // for the first MiB of the process: beyond, the extra write costs
+    // more than a better measure gains.
+    constexpr int64_t Measure = int64_t(256) << 20;
     Buffer b;
-    b.data = allocRaw(std::size_t(std::max<int64_t>(bytes, 1)), "the adjoint tape");
+    const std::size_t size = std::size_t(std::max<int64_t>(bytes, 1));
+    if (measuringFresh || stats.freshBytes < Measure) {
+      const double start = opd_rt_wtime();
+      b.data = allocZeroed(size, "the adjoint tape");
+      stats.freshSeconds += opd_rt_wtime() - start;
+      stats.freshBytes += bytes;
+    } else {
+      b.data = allocRaw(size, "the adjoint tape");
+    }
     b.bytes = bytes;
     allocated += bytes;
     return b;
@@ -93,7 +132,12 @@ public:
   /// Bytes of every buffer this pool allocated (it keeps them all, in use
   /// or free): memory the adjoints have touched already.
   int64_t allocatedBytes() const { return allocated; }
-  void put(Buffer b) { free.emplace(b.bytes, b); }
+  /// Bytes of the buffers free in the pool now.
+  int64_t freeNow() const { return freeBytes; }
+  void put(Buffer b) {
+    freeBytes += b.bytes;
+    free.emplace(b.bytes, b);
+  }
   ~Pool() {
     for (auto &[n, b] : free)
       freeAligned(b.data);
@@ -101,7 +145,7 @@ public:
 
 private:
   std::multimap<int64_t, Buffer> free;
-  int64_t allocated = 0;
+  int64_t allocated = 0, freeBytes = 0;
 };
 
 Pool &pool() {
@@ -326,8 +370,6 @@ private:
   }
 };
 
-AdjointMemory stats;
-
 /// Adds the seconds from its construction to its end to \p into.
 struct Timed {
   explicit Timed(double &into) : into(into), start(opd_rt_wtime()) {}
@@ -444,6 +486,7 @@ void bodyStarts() {
 /// The tape's last dat copy, taken off the tape (to restore into \p dat).
 DatCopy popDat(opd_dat *dat) {
   settlePending();
+  rerunPhase = false;
   Tape &t = tape();
   if (t.dats.empty())
     failf("internal error: the adjoint tape is empty (restoring dat '%s')",
@@ -613,6 +656,17 @@ struct Snapshot {
   int64_t bytes = 0; ///< counted in the plan's bytes (an estimate)
   /// Its storage went to the dats (a last restore): empty until saved again.
   bool moved = false;
+  /// Kept in a file of the checkpoint directory between its save and its
+  /// restores (assignDisk); `resident` while its buffers hold the values
+  /// (a write or a read in flight, or a restore), the bytes counted in
+  /// the plan's memory only then.
+  bool disk = false, resident = true;
+  std::string path;
+  std::vector<int64_t> sizes; ///< each dat copy's buffer bytes
+  /// The write or read in flight on the I/O thread: its error, or "".
+  std::future<std::string> io;
+  bool reading = false;
+  int64_t fileBytes = 0; ///< the file's bytes (0: none written)
 };
 
 struct Plan {
@@ -650,6 +704,17 @@ struct Plan {
   /// The bytes the snapshots may hold: the bound, less the tape of steps
   /// taped before the schedule.
   int64_t memoryForSnapshots = 0;
+  /// Planned from step 0 at step 1 (automaticBudget): when step 0 began,
+  /// and the seconds fresh memory had cost then.
+  bool automatic = false;
+  double stepStart = 0, freshAtStart = 0;
+  /// When the re-run the reverse sweep runs now began (-1: none).
+  double rerunStart = -1;
+  /// The memory the plan's snapshots may hold (the rest go to disk where
+  /// a checkpoint directory is set; -1: no limit), and the plan's number
+  /// among the process's (file names).
+  int64_t memoryLimit = -1;
+  int64_t serial = 0;
   /// The state dats' flags from opd_ckpt_save_overwritten (empty: none),
   /// and the bytes of each flag-1 dat outside its first loop's range, as
   /// that loop's prepare found them (-1: not yet).
@@ -794,6 +859,242 @@ private:
   int64_t pos = 0; ///< the step whose state is current (-1: none, after a reversal)
 };
 
+//===-- Snapshots on disk -------------------------------------------------===//
+
+std::string checkpointDir; ///< setCheckpointDir, else OPD_CKPT_DIR
+bool checkpointDirRead = false;
+
+/// The directory \p dir, checked: a directory this process can write.
+void checkDirectory(const std::string &dir, const char *from) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0)
+    failf("%s '%s': %s; the adjoint's disk snapshots need an existing "
+          "directory (create it first)",
+          from, dir.c_str(), std::strerror(errno));
+  if (!S_ISDIR(st.st_mode))
+    failf("%s '%s' is not a directory; the adjoint's disk snapshots need a "
+          "directory",
+          from, dir.c_str());
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    failf("%s '%s': %s; the adjoint's disk snapshots need a directory this "
+          "process can write",
+          from, dir.c_str(), std::strerror(errno));
+}
+
+const std::string &diskDirectory() {
+  if (!checkpointDirRead) {
+    checkpointDirRead = true;
+    const char *env = std::getenv("OPD_CKPT_DIR");
+    if (env && *env) {
+      checkDirectory(env, "OPD_CKPT_DIR");
+      checkpointDir = env;
+    }
+  }
+  return checkpointDir;
+}
+
+/// Writes (or reads, \p read) the byte ranges \p parts to (from) \p path;
+/// runs on the I/O thread, so it reports an error instead of failing.
+std::string fileIO(const std::string &path,
+                   const std::vector<std::pair<char *, int64_t>> &parts,
+                   bool read) {
+  const int fd = read
+                     ? ::open(path.c_str(), O_RDONLY)
+                     : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0)
+    return std::strerror(errno);
+  std::string error;
+  for (const auto &[at, bytes] : parts) {
+    int64_t done = 0;
+    while (done < bytes && error.empty()) {
+      const ssize_t n = read ? ::read(fd, at + done, size_t(bytes - done))
+                             : ::write(fd, at + done, size_t(bytes - done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        error = std::strerror(errno);
+      else if (n == 0)
+        error = "the file ends early";
+      else
+        done += n;
+    }
+  }
+  if (::close(fd) != 0 && error.empty())
+    error = std::strerror(errno);
+  return error;
+}
+
+/// The snapshot's buffers and host values as byte ranges (its file's
+/// layout).
+std::vector<std::pair<char *, int64_t>> fileParts(Snapshot &s) {
+  std::vector<std::pair<char *, int64_t>> parts;
+  for (DatCopy &c : s.dats)
+    parts.push_back({static_cast<char *>(c.buf.data), c.buf.bytes});
+  parts.push_back({reinterpret_cast<char *>(s.values.data()),
+                   int64_t(s.values.size() * sizeof(uint64_t))});
+  return parts;
+}
+
+int64_t diskBytesNow = 0;
+
+void countResident(Plan &p, Snapshot &s, bool resident) {
+  if (s.resident == resident)
+    return;
+  s.resident = resident;
+  const int64_t d = resident ? s.bytes : -s.bytes;
+  p.bytes += d;
+  checkpointBytesNow += d;
+  stats.checkpointPeakBytes =
+      std::max(stats.checkpointPeakBytes, checkpointBytesNow);
+}
+
+/// Waits for the I/O in flight on \p s; after a write its buffers go back
+/// to the pool unless \p keep (a restore reads them next).
+void finishIO(Plan &p, Snapshot &s, bool keep = false) {
+  if (s.io.valid()) {
+    const double start = opd_rt_wtime();
+    const std::string error = s.io.get();
+    stats.diskWaitSeconds += opd_rt_wtime() - start;
+    if (!error.empty())
+      failf("cannot %s the adjoint's snapshot file '%s': %s",
+            s.reading ? "read" : "write", s.path.c_str(), error.c_str());
+  }
+  if (!s.reading && !keep && s.resident) {
+    for (DatCopy &c : s.dats)
+      if (c.buf.data) {
+        pool().put(c.buf);
+        c.buf = Buffer();
+      }
+    countResident(p, s, false);
+  }
+  s.reading = false;
+}
+
+/// Ends the writes that finished (their buffers back to the pool).
+void pollIO(Plan &p) {
+  for (Snapshot &s : p.slots)
+    if (s.disk && !s.reading && s.io.valid() &&
+        s.io.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+      finishIO(p, s);
+}
+
+/// A disk slot just saved (every dat copied, none pending): one write at a
+/// time on the I/O thread, so at most one snapshot waits in memory.
+void startWrite(Plan &p, int slot) {
+  for (Snapshot &o : p.slots)
+    if (o.disk && o.io.valid() && !o.reading)
+      finishIO(p, o);
+  Snapshot &s = p.slots[size_t(slot)];
+  if (s.path.empty())
+    s.path = diskDirectory() + "/opd-ckpt-" + std::to_string(::getpid()) + "-" +
+             std::to_string(p.serial) + "-" + std::to_string(slot);
+  s.sizes.clear();
+  int64_t bytes = 0;
+  for (DatCopy &c : s.dats) {
+    s.sizes.push_back(c.buf.bytes);
+    bytes += c.buf.bytes;
+  }
+  ++stats.diskSnapshots;
+  stats.diskWrittenBytes += bytes;
+  diskBytesNow += bytes - s.fileBytes;
+  s.fileBytes = bytes;
+  stats.diskPeakBytes = std::max(stats.diskPeakBytes, diskBytesNow);
+  s.reading = false;
+  s.io = std::async(std::launch::async, fileIO, s.path, fileParts(s), false);
+}
+
+/// Starts reading disk slot \p s's file into buffers from the pool.
+void startRead(Plan &p, Snapshot &s) {
+  for (size_t i = 0; i < s.dats.size(); ++i)
+    s.dats[i].buf = pool().get(s.sizes[i]);
+  countResident(p, s, true);
+  s.reading = true;
+  for (int64_t b : s.sizes)
+    stats.diskReadBytes += b;
+  s.io = std::async(std::launch::async, fileIO, s.path, fileParts(s), true);
+}
+
+/// A disk slot's values in its buffers for a restore: from a read started
+/// earlier (prefetchNext), or read now.
+void makeResident(Plan &p, Snapshot &s) {
+  if (s.io.valid()) {
+    finishIO(p, s, true);
+    if (s.resident)
+      return;
+  }
+  if (s.resident)
+    return;
+  startRead(p, s);
+  finishIO(p, s, true);
+}
+
+/// Starts reading the snapshot the reverse sweep restores next, where it
+/// is on disk and no other read is under way, so that the sweep overlaps
+/// the read (a SAVE into that slot first: nothing to read).
+void prefetchNext(Plan &p) {
+  for (Snapshot &o : p.slots)
+    if (o.disk && o.reading)
+      return;
+  for (size_t i = p.reverseNext; i < p.reverse.size(); ++i) {
+    const ScheduleAction &a = p.reverse[i];
+    if (a.kind == ScheduleAction::Save)
+      return;
+    if (a.kind != ScheduleAction::Restore)
+      continue;
+    Snapshot &s = p.slots[size_t(a.slot)];
+    if (!s.disk || s.resident || s.io.valid() || !s.allocated || s.moved)
+      return;
+    startRead(p, s);
+    return;
+  }
+}
+
+/// Which of the plan's slots live on disk: where a checkpoint directory is
+/// set and the snapshots pass the plan's memory limit, all but the slots
+/// the memory holds (less two, for the write and the read in flight), those
+/// the schedule saves and restores least; slot 0 (the schedule's start,
+/// restored most) stays in memory. Called whenever the schedule is made,
+/// before any slot but 0 was saved.
+void assignDisk(Plan &p) {
+  for (Snapshot &s : p.slots)
+    s.disk = false;
+  if (diskDirectory().empty() || p.memoryLimit < 0 || p.snapshotBytes <= 0)
+    return;
+  const int64_t memSlots =
+      std::max<int64_t>(p.memoryLimit / p.snapshotBytes - 2, 1);
+  if (p.snaps <= memSlots)
+    return;
+  std::vector<int64_t> uses(size_t(p.snaps), 0);
+  for (const auto *list : {&p.forward, &p.reverse})
+    for (const ScheduleAction &a : *list)
+      if (a.kind == ScheduleAction::Save || a.kind == ScheduleAction::Restore)
+        ++uses[size_t(a.slot)];
+  uses[0] = INT64_MAX;
+  std::vector<int> order(size_t(p.snaps));
+  for (int i = 0; i < p.snaps; ++i)
+    order[size_t(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return uses[size_t(a)] > uses[size_t(b)];
+  });
+  for (size_t i = size_t(memSlots); i < order.size(); ++i)
+    p.slots[size_t(order[i])].disk = true;
+}
+
+/// The snapshots a plan with a checkpoint directory takes beyond what
+/// memory holds (\p inMemory): as many again, within three quarters of the
+/// directory's free space and the \p steps.
+int64_t withDiskSnapshots(int64_t steps, int64_t inMemory,
+                          int64_t snapshotBytes) {
+  if (diskDirectory().empty() || snapshotBytes <= 0)
+    return inMemory;
+  struct statvfs st;
+  int64_t room = 0;
+  if (::statvfs(diskDirectory().c_str(), &st) == 0)
+    room = int64_t(st.f_bavail) * int64_t(st.f_frsize) / 4 * 3;
+  const int64_t extra = std::min(inMemory, room / snapshotBytes);
+  return std::clamp<int64_t>(inMemory + extra, 1, std::max<int64_t>(steps, 1));
+}
+
 Plan &topPlan(const char *what) {
   if (plans().empty())
     failf("internal error: %s without a checkpoint plan", what);
@@ -824,8 +1125,14 @@ void saveSlot(Plan &p, int slot, const uint64_t *vals, int64_t step,
     p.flags.assign(overwritten, overwritten + p.dats.size());
     p.outsideBytes.assign(p.dats.size(), -1);
   }
-  Timed timed(stats.saveSeconds);
   Snapshot &s = p.slots[size_t(slot)];
+  if (s.disk) {
+    // Every dat copied now (a write follows), into buffers counted again.
+    finishIO(p, s);
+    countResident(p, s, true);
+    overwritten = nullptr;
+  }
+  Timed timed(stats.saveSeconds);
   if (!s.allocated) {
     s.dats.resize(p.dats.size());
     s.allocated = true;
@@ -864,6 +1171,8 @@ void saveSlot(Plan &p, int slot, const uint64_t *vals, int64_t step,
   s.moved = false;
   s.values.assign(vals, vals + p.nvals);
   ++stats.snapshotsTaken;
+  if (s.disk)
+    startWrite(p, slot);
 }
 
 /// The plan's snapshots are smaller than opd_ckpt_begin counted (flag-1
@@ -894,6 +1203,71 @@ void replanSmallerSnapshots(Plan &p) {
   p.slots.resize(size_t(snaps));
   p.forward = std::move(fwd);
   p.reverse = std::move(rev);
+  assignDisk(p);
+}
+
+/// Top-level checkpointed loops begun under an automatic budget: the n-th
+/// call of an adjoint expects as many more, so memory touched for the
+/// first time counts 1/n of its cost (later calls reuse it from the pool).
+int64_t automaticCalls = 0;
+/// Plans begun (their snapshot files' names).
+int64_t planSerial = 0;
+
+/// An automatic plan at step 1 (opd_ckpt_begin taped step 0): from step
+/// 0's tape and time, the memory free on the node and what the adjoints'
+/// pool holds, the plan of the fewest expected seconds (planFromStepZero):
+/// every step taped where that fits and pays, else a taped prefix and a
+/// binomial schedule for the rest. All ranks decide alike: the largest
+/// times, the smallest prefix, then the fewest snapshots.
+void planAutomatically(Plan &p) {
+  const int64_t step0 = std::max<int64_t>(tape().bytes - p.tapeAtBegin, 0);
+  double costs[2] = {std::max(opd_rt_wtime() - p.stepStart -
+                                  (stats.freshSeconds - p.freshAtStart),
+                              0.0),
+                     freshCostOverride >= 0 ? freshCostOverride
+                     : stats.freshBytes > 0
+                         ? stats.freshSeconds / double(stats.freshBytes)
+                         : 0.0};
+  dist::allreduce(costs, OPD_F64, OPD_MAX, 2);
+  int64_t ranksOnNode = dist::nodeRank() + 1;
+  dist::allreduce(&ranksOnNode, OPD_I64, OPD_MAX, 1);
+  // Step 0's tape is touched already, and so is what the pool holds free;
+  // a few MiB more count as touched too, so that small problems, whose
+  // timings are noise, plan alike in every run (every step taped).
+  constexpr int64_t Small = int64_t(64) << 20;
+  const int64_t touched = step0 + pool().freeNow() + Small;
+  const int64_t memory =
+      planMemory(availableMemory(), touched, int(ranksOnNode));
+  const double fresh = costs[1] / double(std::max<int64_t>(automaticCalls, 1));
+  StepZeroPlan plan = planFromStepZero(p.count, step0, p.snapshotBytes, memory,
+                                       touched, costs[0], fresh);
+  int64_t k = plan.taped;
+  dist::allreduce(&k, OPD_I64, OPD_MIN, 1);
+  if (k < p.count) {
+    if (k != plan.taped)
+      plan = planForPrefix(p.count, k, step0, p.snapshotBytes, memory, touched,
+                           costs[0], fresh);
+    int64_t snaps = std::max<int64_t>(plan.snapshots, 1);
+    dist::allreduce(&snaps, OPD_I64, OPD_MIN, 1);
+    plan.snapshots = snaps;
+    p.storeAll = false;
+    p.taped = p.tapedNext = k;
+    p.boundBytes = memory;
+    p.memoryForSnapshots = snaps * p.snapshotBytes;
+    p.snaps = int(snaps);
+    p.slots.resize(size_t(p.snaps));
+    p.reverse = checkpointSchedule(p.count - k, p.snaps, &p.forward);
+    // The minimum plan may pass the memory: the rest on disk, if allowed.
+    p.memoryLimit = std::max<int64_t>(memory - (k + 1) * step0, 0);
+    assignDisk(p);
+  }
+  stats.planned = true;
+  stats.lastPlan = plan;
+  stats.planCount = p.count;
+  stats.planStepTape = step0;
+  stats.planMemoryBytes = memory;
+  stats.planStepSeconds = costs[0];
+  stats.planFreshSecondsPerGiB = fresh * double(int64_t(1) << 30);
 }
 
 } // namespace
@@ -951,16 +1325,117 @@ static int64_t environmentBudget() {
   return bytes;
 }
 
-int64_t snapshotBudgetNow(int64_t leastBytes) {
-  const int64_t budget = snapshotBudget();
-  if (budgetOverride >= 0 || environmentBudget() >= 0)
-    return budget;
-  // Up to 1 GiB of fresh memory costs at most a second or two: a plan
-  // within it (the ring's tape of every step, 305 MiB) keeps its re-runs
-  // away from the first call as before.
-  constexpr int64_t FreshFloor = int64_t(1) << 30;
-  return std::min(
-      budget, std::max({leastBytes, FreshFloor, 2 * pool().allocatedBytes()}));
+void setCheckpointDir(const char *dir) {
+  checkpointDirRead = true;
+  checkpointDir.clear();
+  if (!dir || !*dir)
+    return;
+  checkDirectory(dir, "--ckpt-dir");
+  checkpointDir = dir;
+}
+
+bool automaticBudget() { return budgetOverride < 0 && environmentBudget() < 0; }
+
+void setAvailableMemory(int64_t bytes) { availableOverride = bytes; }
+void setFreshMemoryCost(double secondsPerByte) {
+  freshCostOverride = secondsPerByte;
+}
+
+int64_t availableMemory() {
+  if (availableOverride >= 0)
+    return availableOverride;
+  // MemAvailable counts the page cache the kernel would drop; the free
+  // pages alone (the fallback) are less.
+  if (std::FILE *f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    long long kib = -1;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
+        break;
+    std::fclose(f);
+    if (kib >= 0)
+      return int64_t(kib) << 10;
+  }
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? int64_t(pages) * page : 0;
+}
+
+int64_t planMemory(int64_t availableBytes, int64_t touchedBytes,
+                   int ranksOnNode) {
+  // A margin for everything else on the node (the adjoint dats the reverse
+  // sweep allocates, other processes): a quarter of what is free, and 1 GiB.
+  constexpr int64_t Margin = int64_t(1) << 30;
+  const int64_t fresh = std::max<int64_t>(availableBytes / 4 * 3 - Margin, 0) /
+                        std::max(ranksOnNode, 1);
+  return std::max<int64_t>(touchedBytes, 0) + fresh;
+}
+
+StepZeroPlan planForPrefix(int64_t count, int64_t taped, int64_t stepTape,
+                           int64_t snapshotBytes, int64_t memoryBytes,
+                           int64_t touchedBytes, double stepSeconds,
+                           double freshSecondsPerByte) {
+  StepZeroPlan best;
+  best.taped = taped;
+  best.cost = -1;
+  const int64_t rest = count - taped;
+  const int64_t least = defaultSnapshots(rest);
+  // The taped steps, and the tape of the scheduled step in flight.
+  const int64_t room = memoryBytes - (taped + 1) * stepTape;
+  int64_t most =
+      snapshotBytes > 0 ? (room < 0 ? 0 : room / snapshotBytes) : rest;
+  most = std::min(most, rest);
+  if (most < least) {
+    if (taped > 1)
+      return best; // cost -1: beyond the memory
+    most = least;  // the minimum plan always qualifies
+  }
+  // The snapshot counts from the binomial minimum to what the memory
+  // holds, a quarter more each (the re-runs fall slowly with more).
+  for (int64_t s = least;; s = std::max(s + 1, s + s / 4)) {
+    s = std::min(s, most);
+    StepZeroPlan p;
+    p.taped = taped;
+    p.snapshots = s;
+    p.runs = rest + rerunsFor(rest, s);
+    p.bytes = (taped + 1) * stepTape + s * snapshotBytes;
+    p.cost = double(p.runs) * stepSeconds +
+             double(std::max<int64_t>(p.bytes - touchedBytes, 0)) *
+                 freshSecondsPerByte;
+    if (best.cost < 0 || p.cost < best.cost ||
+        (p.cost == best.cost &&
+         (p.runs < best.runs || (p.runs == best.runs && p.bytes < best.bytes))))
+      best = p;
+    if (s >= most)
+      break;
+  }
+  return best;
+}
+
+StepZeroPlan planFromStepZero(int64_t count, int64_t stepTape,
+                              int64_t snapshotBytes, int64_t memoryBytes,
+                              int64_t touchedBytes, double stepSeconds,
+                              double freshSecondsPerByte) {
+  StepZeroPlan best;
+  best.cost = -1;
+  if (count <= 1 || count * stepTape <= memoryBytes) {
+    // Every step taped: no step runs twice.
+    best.taped = std::max<int64_t>(count, 0);
+    best.bytes = best.taped * stepTape;
+    best.cost = double(std::max<int64_t>(best.bytes - touchedBytes, 0)) *
+                freshSecondsPerByte;
+  }
+  for (int64_t k = 1; k < count; ++k) {
+    const StepZeroPlan p =
+        planForPrefix(count, k, stepTape, snapshotBytes, memoryBytes,
+                      touchedBytes, stepSeconds, freshSecondsPerByte);
+    if (p.cost < 0)
+      break; // longer prefixes take more memory still
+    if (best.cost < 0 || p.cost < best.cost ||
+        (p.cost == best.cost &&
+         (p.runs < best.runs || (p.runs == best.runs && p.bytes < best.bytes))))
+      best = p;
+  }
+  return best;
 }
 
 int64_t snapshotBudget() {
@@ -977,6 +1452,50 @@ int64_t snapshotBudget() {
 }
 
 const AdjointMemory &adjointMemory() { return stats; }
+
+int64_t checkpointBytesInMemory() { return checkpointBytesNow; }
+
+bool adjointRerunning() { return rerunPhase; }
+
+/// Whether loop \p name runs a kernel the derivative passes made: the
+/// compiler's names (step.b, step.bt3, step.d, adjoint_zero_f64, fused
+/// groups of them) or the user's ("step (adjoint)"). The reverse part of a
+/// scheduled step may start with such loops before its first tape pop.
+static bool derivativeLoop(const std::string &name) {
+  if (name.find("(adjoint") != std::string::npos ||
+      name.find("(tangent") != std::string::npos)
+    return true;
+  size_t at = 0;
+  while (at <= name.size()) {
+    size_t end = name.find('+', at);
+    if (end == std::string::npos)
+      end = name.size();
+    const std::string part = name.substr(at, end - at);
+    if (part.find('.') != std::string::npos || part.rfind("adjoint_", 0) == 0 ||
+        part.rfind("tangent_", 0) == 0)
+      return true;
+    at = end + 1;
+  }
+  return false;
+}
+
+std::string rerunLoopName(const std::string &name) {
+  if (derivativeLoop(name))
+    return name;
+  constexpr size_t Width = 48; // ir::MaxUserLoopName
+  std::string base = name, tag = " (re-run)";
+  if (base.size() > 2 && base.back() == ')') {
+    // "a+b (fused)": one parenthesis.
+    const size_t open = base.rfind(" (");
+    if (open != std::string::npos) {
+      tag = base.substr(open, base.size() - 1 - open) + ", re-run)";
+      base.resize(open);
+    }
+  }
+  if (base.size() + tag.size() > Width)
+    base = base.substr(0, Width - tag.size() - 3) + "...";
+  return base + tag;
+}
 
 } // namespace opdc::rt
 
@@ -1030,6 +1549,7 @@ void opd_tape_push_value(uint64_t bits) {
 }
 
 uint64_t opd_tape_pop_value(void) {
+  rerunPhase = false;
   Tape &t = tape();
   if (t.values.empty())
     failf("internal error: the adjoint tape holds no value to restore");
@@ -1048,18 +1568,29 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
   for (int32_t i = 0; i < ndats; ++i)
     bytes += storageBytes(dats[i]);
   p->snapshotBytes = bytes;
-  if (snapshots <= 0) {
+  if (snapshots <= 0 && automaticBudget()) {
+    // Planned at step 1 from step 0's tape, its time and the memory free
+    // then (opd_ckpt_forward): step 0 goes on the tape, as the reversal of
+    // any step needs one step's tape anyway.
+    p->automatic = p->budgeted = true;
+    snapshots = std::max<int64_t>(p->count, 1);
+    p->boundBytes = snapshots * bytes;
+    if (plans().empty())
+      ++automaticCalls;
+  } else if (snapshots <= 0) {
     // As many as the memory budget holds: fewer re-runs. Every rank runs
     // the same schedule (its steps' exchanges must meet): the smallest.
-    const int64_t budget =
-        snapshotBudgetNow(defaultSnapshots(p->count) * bytes);
+    const int64_t budget = snapshotBudget();
     snapshots = budgetSnapshots(p->count, bytes, budget);
     dist::allreduce(&snapshots, OPD_I64, OPD_MIN, 1);
     p->boundBytes = std::max(budget, snapshots * bytes);
     p->budgeted = true;
+    p->memoryLimit = budget;
   } else {
     p->boundBytes = snapshots * bytes;
+    p->memoryLimit = snapshotBudget();
   }
+  p->serial = ++planSerial;
   p->snaps = int(std::clamp<int64_t>(snapshots, 1, std::max<int64_t>(p->count, 1)));
   p->memoryForSnapshots = p->boundBytes;
   p->dats.assign(dats, dats + ndats);
@@ -1079,8 +1610,15 @@ void opd_ckpt_begin(int64_t first, int64_t count, int64_t snapshots,
   if (p->storeAll) {
     p->storeAllNext = p->taped = p->count;
   } else {
+    if (p->budgeted && !diskDirectory().empty()) {
+      // Beyond what the budget holds, as many again on disk.
+      int64_t total = withDiskSnapshots(p->count, snapshots, bytes);
+      dist::allreduce(&total, OPD_I64, OPD_MIN, 1);
+      p->snaps = int(total);
+    }
     p->slots.resize(size_t(p->snaps));
     p->reverse = checkpointSchedule(p->count, p->snaps, &p->forward);
+    assignDisk(*p);
   }
   plans().push_back(std::move(p));
 }
@@ -1089,7 +1627,16 @@ int32_t opd_ckpt_forward(int64_t step) {
   bodyStarts();
   Plan &p = topPlan("a checkpointed step");
   p.forwardStep = step - p.first;
-  if (p.storeAll && step - p.first == 1 && p.count > 1) {
+  if (p.automatic && p.storeAll && step - p.first <= 1 && p.count > 1) {
+    if (step - p.first == 0) {
+      p.stepStart = opd_rt_wtime();
+      p.freshAtStart = stats.freshSeconds;
+      measuringFresh = true;
+    } else {
+      measuringFresh = false;
+      planAutomatically(p);
+    }
+  } else if (p.storeAll && step - p.first == 1 && p.count > 1) {
     // Taping every step is only right while the tape stays within the
     // plan's bound: one step's tape can hold more than a snapshot (every
     // value each of its loops overwrites; Airfoil's is 1.4 snapshots). If
@@ -1117,6 +1664,9 @@ int32_t opd_ckpt_forward(int64_t step) {
       p.snaps = int(snaps);
       p.slots.resize(size_t(p.snaps));
       p.reverse = checkpointSchedule(rest, p.snaps, &p.forward);
+      if (p.memoryLimit >= 0)
+        p.memoryLimit = std::max<int64_t>(p.memoryLimit - k * step0, 0);
+      assignDisk(p);
     }
   }
   if (p.storeAll)
@@ -1164,12 +1714,17 @@ static void restoreSlot(int32_t slot, uint64_t *vals, bool mayMove) {
       p.slots[size_t(slot)].moved)
     failf("internal error: restore of checkpoint slot %d, never saved", slot);
   Snapshot &s = p.slots[size_t(slot)];
+  if (s.disk)
+    makeResident(p, s);
   const ScheduleAction *a =
       p.reverseNext > 0 && p.reverseNext <= p.reverse.size()
           ? &p.reverse[p.reverseNext - 1]
           : nullptr;
-  const bool move = mayMove && a && a->kind == ScheduleAction::Restore &&
-                    a->slot == slot && a->last;
+  // A disk snapshot's buffers go back to the pool after the restore (its
+  // file stays), so it is restored by copy.
+  const bool move = mayMove && !s.disk && a &&
+                    a->kind == ScheduleAction::Restore && a->slot == slot &&
+                    a->last;
   Timed timed(stats.restoreSeconds);
   for (size_t i = 0; i < p.dats.size(); ++i) {
     if (move && !s.dats[i].isPartial())
@@ -1181,6 +1736,10 @@ static void restoreSlot(int32_t slot, uint64_t *vals, bool mayMove) {
   ++stats.restores;
   stats.restoresMoved += move;
   std::copy(s.values.begin(), s.values.end(), vals);
+  if (s.disk) {
+    finishIO(p, s); // its buffers back to the pool
+    prefetchNext(p);
+  }
 }
 
 void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
@@ -1197,6 +1756,12 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
   // still waits by copy.
   Plan &p = topPlan("the reverse of a checkpointed loop");
   p.reversing = true;
+  rerunPhase = false;
+  pollIO(p);
+  if (p.rerunStart >= 0) {
+    stats.rerunSeconds += opd_rt_wtime() - p.rerunStart;
+    p.rerunStart = -1;
+  }
   if (!p.storeAll && p.advanceAt(p.reverseNext))
     bodyStarts();
   else
@@ -1224,6 +1789,8 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
   switch (a.kind) {
   case ScheduleAction::Advance:
     ++stats.stepsRerun;
+    p.rerunStart = opd_rt_wtime();
+    rerunPhase = true;
     return OPD_CKPT_ADVANCE;
   case ScheduleAction::Save:
     return OPD_CKPT_SAVE;
@@ -1231,6 +1798,7 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
     return OPD_CKPT_RESTORE;
   case ScheduleAction::Reverse:
     ++stats.stepsReversed;
+    rerunPhase = true; // its forward run with tape, until the first pop
     return OPD_CKPT_REVERSE;
   }
   return OPD_CKPT_DONE;
@@ -1238,11 +1806,19 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
 
 void opd_ckpt_end(void) {
   settlePending();
+  rerunPhase = measuringFresh = false;
   Plan &p = topPlan("the end of a checkpointed loop");
-  for (Snapshot &s : p.slots)
+  for (Snapshot &s : p.slots) {
+    if (s.io.valid())
+      finishIO(p, s, true);
+    if (s.fileBytes) {
+      ::unlink(s.path.c_str());
+      diskBytesNow -= s.fileBytes;
+    }
     for (DatCopy &c : s.dats)
       if (c.buf.data)
         pool().put(c.buf);
+  }
   checkpointBytesNow -= p.bytes;
   plans().pop_back();
 }

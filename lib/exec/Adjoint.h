@@ -8,6 +8,7 @@
 #include "opd_rt.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace opdc::rt {
@@ -41,23 +42,63 @@ int64_t defaultSnapshots(int64_t steps);
 int64_t budgetSnapshots(int64_t steps, int64_t snapshotBytes,
                         int64_t budgetBytes);
 
-/// Bytes the snapshots of one checkpointed loop may take on this rank:
-/// OPD_CKPT_MEMORY (MiB) from the environment, else a quarter of the
-/// physical memory divided among the ranks.
+/// Bytes the snapshots of one checkpointed loop may take on this rank when
+/// the user sets them: OPD_CKPT_MEMORY (MiB) from the environment, or
+/// setSnapshotBudget; else (automaticBudget) a quarter of the physical
+/// memory divided among the ranks, which plans no longer use.
 int64_t snapshotBudget();
-/// The budget of a checkpointed loop that begins now, whose fewest
-/// snapshots (defaultSnapshots) take \p leastBytes: snapshotBudget() when
-/// OPD_CKPT_MEMORY or setSnapshotBudget set it; else the memory the
-/// adjoints' buffers already hold, doubled, at least \p leastBytes and
-/// 1 GiB, at most snapshotBudget(). A snapshot in memory touched for the first
-/// time costs the kernel's page faults (0.4-2 s a GiB measured, against about
-/// 0.025 s a GiB to stream memory that is there), many re-runs' worth, so
-/// the first call takes the fewest snapshots and later calls grow into the
-/// budget as the pool keeps what earlier calls touched.
-int64_t snapshotBudgetNow(int64_t leastBytes);
 /// Sets snapshotBudget() to \p bytes (tests; -1: back to the environment's
 /// or the memory's).
 void setSnapshotBudget(int64_t bytes);
+/// Whether plans without a snapshot count size themselves from step 0
+/// (neither OPD_CKPT_MEMORY nor setSnapshotBudget set a budget).
+bool automaticBudget();
+
+/// Sets the directory where snapshots beyond the memory go (--ckpt-dir;
+/// OPD_CKPT_DIR otherwise; null or empty: none). A path that is not a
+/// directory this process can write is an error.
+void setCheckpointDir(const char *dir);
+
+/// The memory free on this node (MemAvailable in /proc/meminfo; else the
+/// free pages), or what setAvailableMemory set.
+int64_t availableMemory();
+/// Sets availableMemory() to \p bytes (tests; -1: back to the node's).
+void setAvailableMemory(int64_t bytes);
+/// Sets the seconds a byte of memory touched for the first time costs
+/// (tests; -1: back to the pool's measure).
+void setFreshMemoryCost(double secondsPerByte);
+/// The bytes an automatic plan may hold on this rank: \p touchedBytes the
+/// adjoints already hold (free in their pool, or step 0's tape) plus three
+/// quarters of \p availableBytes less a margin of 1 GiB, shared among the
+/// \p ranksOnNode ranks of the node: never all of the free memory.
+int64_t planMemory(int64_t availableBytes, int64_t touchedBytes,
+                   int ranksOnNode);
+
+/// An automatic plan of a checkpointed loop, decided at step 1: the first
+/// `taped` steps stay on the tape (all of them: taped == count), the others
+/// follow a binomial schedule with `snapshots` snapshots.
+struct StepZeroPlan {
+  int64_t taped = 0, snapshots = 0;
+  int64_t runs = 0;  ///< scheduled steps' taped runs and re-runs
+  int64_t bytes = 0; ///< the taped steps' tape and the snapshots
+  double cost = 0;   ///< seconds the model expects beyond the first sweep
+};
+/// The plan of \p count steps, each taping \p stepTape bytes, with
+/// snapshots of \p snapshotBytes, within \p memoryBytes (k = 1 with the
+/// binomial minimum of snapshots always qualifies) that costs the fewest
+/// seconds: each step run again (taped before its reversal, or re-run)
+/// \p stepSeconds, each byte beyond the \p touchedBytes the adjoints hold
+/// already \p freshSecondsPerByte (the kernel's page faults of a first
+/// touch); ties to the fewest runs, then bytes.
+StepZeroPlan planFromStepZero(int64_t count, int64_t stepTape,
+                              int64_t snapshotBytes, int64_t memoryBytes,
+                              int64_t touchedBytes, double stepSeconds,
+                              double freshSecondsPerByte);
+/// The same for a given prefix of \p taped steps (taped < count).
+StepZeroPlan planForPrefix(int64_t count, int64_t taped, int64_t stepTape,
+                           int64_t snapshotBytes, int64_t memoryBytes,
+                           int64_t touchedBytes, double stepSeconds,
+                           double freshSecondsPerByte);
 
 /// What the adjoint runs so far have used (for --profile).
 struct AdjointMemory {
@@ -71,8 +112,41 @@ struct AdjointMemory {
   /// and off it (handovers' copies of the points a loop does not write
   /// included).
   double saveSeconds = 0, restoreSeconds = 0, tapeSeconds = 0;
+  /// The last automatic plan (automaticBudget) and what it was made of.
+  bool planned = false;
+  StepZeroPlan lastPlan;
+  int64_t planCount = 0, planStepTape = 0, planMemoryBytes = 0;
+  double planStepSeconds = 0, planFreshSecondsPerGiB = 0;
+  /// Seconds in re-runs (the bodies of the reverse sweep's ADVANCEs).
+  double rerunSeconds = 0;
+  /// Snapshots on disk (--ckpt-dir): how many were written, the bytes
+  /// there at most at once, written and read, and the seconds the sweep
+  /// waited for the I/O thread.
+  int64_t diskSnapshots = 0, diskPeakBytes = 0, diskWrittenBytes = 0,
+          diskReadBytes = 0;
+  double diskWaitSeconds = 0;
+  /// Memory the adjoints touched for the first time and timed (the first
+  /// 256 MiB, and during automatic plans' step 0), and its seconds.
+  int64_t freshBytes = 0;
+  double freshSeconds = 0;
 };
 const AdjointMemory &adjointMemory();
+/// The bytes the open plans' snapshots hold in memory now.
+int64_t checkpointBytesInMemory();
+/// Appends --profile's `adjoint:` lines for \p adj to \p text, each at
+/// most 100 columns (lib/core/Profile.cpp); nothing when no adjoint ran.
+void appendAdjointSummary(std::string &text, const AdjointMemory &adj);
+
+/// Whether the loops run now re-run primal steps for an adjoint: the
+/// body of a checkpoint schedule's ADVANCE, or a scheduled step's forward
+/// run with tape before its reverse part (its first tape pop). A loop
+/// prepared then is counted in its own --profile row (rerunLoopName).
+bool adjointRerunning();
+/// The --profile name of loop \p name's re-runs: "step (re-run)", "a+b
+/// (fused, re-run)"; a derivative loop's own name ("step (adjoint)",
+/// "step.b"). At
+/// most 48 characters, the names' width in a 100-column profile.
+std::string rerunLoopName(const std::string &name);
 
 /// Called by every loop's prepare (block loops: `block`, with the range
 /// [lo, hi) the loop runs on this rank; set loops: the elements [lo[0],

@@ -362,11 +362,12 @@ std::string describePlan(const PlanEntry &e, bool partsUsed) {
 std::vector<ProfileRow> collectProfile() {
   std::vector<ProfileRow> rows;
   for (const auto &loop : loops()) {
-    auto it = std::find_if(rows.begin(), rows.end(), [&](const ProfileRow &r) {
-      return r.name == loop->name;
-    });
+    const std::string name =
+        loop->rerun ? rerunLoopName(loop->name) : loop->name;
+    auto it = std::find_if(rows.begin(), rows.end(),
+                           [&](const ProfileRow &r) { return r.name == name; });
     if (it == rows.end()) {
-      rows.push_back(ProfileRow{loop->name, 0, 0, 0});
+      rows.push_back(ProfileRow{name, 0, 0, 0});
       it = rows.end() - 1;
     }
     if (loop->plan && it->plan.empty() && loop->calls > 0)
@@ -582,6 +583,7 @@ opd_loop *opd_loop_prepare(opd_loop **cache, const char *name, opd_set *set,
   // Its direct writes reach the elements it runs: [0, count).
   const int64_t lo[3] = {0, 0, 0}, hi[3] = {loop->count, 1, 1};
   tapeLoopPrepared(false, lo, hi, nargs, args);
+  loop->rerun = loop->rerun || adjointRerunning();
   return loop;
 }
 
@@ -596,6 +598,7 @@ opd_loop *opd_loop_prepare_block(opd_loop **cache, const char *name,
   // Tape pushes waiting for this loop (compiler-built adjoints) take what
   // it overwrites.
   tapeLoopPrepared(true, loop->lo, loop->hi, nargs, args);
+  loop->rerun = loop->rerun || adjointRerunning();
   return loop;
 }
 

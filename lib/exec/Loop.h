@@ -67,6 +67,9 @@ struct TimedChoice {
 
 struct opd_loop {
   std::string name;
+  /// Prepared while an adjoint re-ran primal steps (exec/Adjoint.h): its
+  /// --profile row is rerunLoopName(name).
+  bool rerun = false;
   /// "file.opd:12:3" from opd_loop_set_location ("" when never given), and
   /// the string it was copied from (a call with the same pointer copies
   /// nothing).

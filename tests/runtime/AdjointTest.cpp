@@ -4,7 +4,10 @@
 // restore dats (halos and halo state included) and host values.
 // SPDX-License-Identifier: Apache-2.0
 #include "exec/Adjoint.h"
+#include "TestUtil.h"
 #include "core/Objects.h"
+#include "core/Profile.h"
+#include "exec/Loop.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace {
@@ -211,34 +215,48 @@ TEST(CheckpointSchedule, DefaultSnapshots) {
   EXPECT_EQ(opdc::rt::budgetSnapshots(0, 1000, 1000000), 1);
 }
 
+// Automatic plans (no OPD_CKPT_MEMORY): every step taped where the tape
+// fits and fresh memory is cheap; the least memory where fresh memory
+// costs more than re-running; in between a taped prefix within the memory.
+TEST(CheckpointSchedule, PlanFromStepZero) {
+  using opdc::rt::planFromStepZero;
+  const int64_t n = 100, tapeBytes = 100, snap = 70;
+  auto all = planFromStepZero(n, tapeBytes, snap, int64_t(1) << 40, tapeBytes,
+                              1.0, 0.0);
+  EXPECT_EQ(all.taped, n);
+  EXPECT_EQ(all.runs, 0);
+  auto least = planFromStepZero(n, tapeBytes, snap, int64_t(1) << 40, tapeBytes,
+                                1.0, 1e6);
+  EXPECT_EQ(least.taped, 1);
+  EXPECT_EQ(least.snapshots, opdc::rt::defaultSnapshots(n - 1));
+  // 6000 bytes hold about 50 steps' tape and the least snapshots of the rest,
+  // not all 100 steps: a prefix within the memory, fewer runs than k = 1.
+  auto prefix = planFromStepZero(n, tapeBytes, snap, 6000, tapeBytes, 1.0, 0.0);
+  EXPECT_GT(prefix.taped, 1);
+  EXPECT_LT(prefix.taped, n);
+  EXPECT_LE(prefix.bytes, 6000);
+  EXPECT_EQ(prefix.bytes,
+            (prefix.taped + 1) * tapeBytes + prefix.snapshots * snap);
+  auto one =
+      opdc::rt::planForPrefix(n, 1, tapeBytes, snap, 6000, tapeBytes, 1.0, 0.0);
+  EXPECT_LT(prefix.runs, one.runs);
+  EXPECT_LE(prefix.cost, one.cost);
+  // Nothing fits: the binomial minimum with step 0 taped.
+  auto none = planFromStepZero(n, tapeBytes, snap, 0, 0, 1.0, 0.0);
+  EXPECT_EQ(none.taped, 1);
+  EXPECT_EQ(none.snapshots, opdc::rt::defaultSnapshots(n - 1));
+  // Never more than three quarters of the free memory less 1 GiB, beyond
+  // what the adjoints hold already.
+  const int64_t gib = int64_t(1) << 30;
+  EXPECT_EQ(opdc::rt::planMemory(20 * gib, 0, 1), 14 * gib);
+  EXPECT_EQ(opdc::rt::planMemory(20 * gib, 5, 2), 7 * gib + 5);
+  EXPECT_EQ(opdc::rt::planMemory(gib, 5, 1), 5);
+}
+
 class AdjointRuntimeTest : public ::testing::Test {
 protected:
   void TearDown() override { opd_rt_finalize(); }
 };
-
-TEST_F(AdjointRuntimeTest, DefaultBudgetGrowsWithTheMemoryTouched) {
-  if (std::getenv("OPD_CKPT_MEMORY"))
-    GTEST_SKIP() << "OPD_CKPT_MEMORY sets the budget";
-  const int64_t budget = opdc::rt::snapshotBudget();
-  // Never below the fewest snapshots' bytes and 1 GiB (within the
-  // budget), never above the budget.
-  EXPECT_GE(opdc::rt::snapshotBudgetNow(1000),
-            std::min<int64_t>(budget, int64_t(1) << 30));
-  EXPECT_LE(opdc::rt::snapshotBudgetNow(1000), budget);
-  EXPECT_EQ(opdc::rt::snapshotBudgetNow(int64_t(1) << 62), budget);
-  // A tape push takes a buffer from the adjoints' pool, which keeps it:
-  // the budget is now at least twice its 768 MiB.
-  opd_set *s = opd_set_create("cells", 3 << 25);
-  opd_dat *a = opd_dat_create("a", s, OPD_F64, 1);
-  opd_tape_push_dat(a);
-  opd_tape_pop_dat_copy(a);
-  EXPECT_GE(opdc::rt::snapshotBudgetNow(1000),
-            std::min<int64_t>(budget, int64_t(3) << 29));
-  // A budget set explicitly holds from the first call.
-  opdc::rt::setSnapshotBudget(12345);
-  EXPECT_EQ(opdc::rt::snapshotBudgetNow(1000), 12345);
-  opdc::rt::setSnapshotBudget(-1);
-}
 
 TEST_F(AdjointRuntimeTest, TapeRestoresDatsAndValuesInReverse) {
   opd_set *s = opd_set_create("nodes", 5000);
@@ -856,25 +874,16 @@ TEST_F(AdjointRuntimeTest, TapeBeyondTheSnapshotBoundFallsBackToSchedule) {
   }
 }
 
-// A tape of a step worth 1.5 snapshots (u pushed three times, the state u
-// and w), 20 steps and 20 snapshots: taping every step would take 30
-// snapshots' worth. Keeping only step 0 taped leaves 18 snapshots for 19
-// steps, each run once more taped before its reversal; keeping more taped
-// leaves fewer snapshots but fewer steps to schedule, and fewer runs in
-// all: the plan keeps a prefix of several steps taped, reverses the others
-// from their restored states, then the prefix from the tape, last first.
-TEST_F(AdjointRuntimeTest, TapedPrefixOfTheFewestRuns) {
-  opd_set *cells = opd_set_create("cells", 100);
-  opd_dat *u = opd_dat_create("u", cells, OPD_F64, 1);
-  opd_dat *w = opd_dat_create("w", cells, OPD_F64, 1);
+/// A plan's two sweeps over [first, first + n) whose taped steps push u
+/// three times (a step's tape of 3 copies of u): the forward sweep (taped
+/// steps only before the schedule's first save) and the reverse, each step
+/// reversed from the state before it, from the tape exactly for the first
+/// `taped` steps. Returns the steps taped; \p rerun counts re-runs.
+int taperThrice(int64_t first, int64_t n, opd_dat *u, uint64_t &v,
+                int64_t *rerun = nullptr) {
   auto *pu = static_cast<double *>(opd_dat_data(u));
-  auto run = [&](int64_t k, uint64_t &v) { setState(pu, k + 1, v); };
-  opd_dat *dats[] = {u, w};
-  const int64_t first = 3, n = 20;
-  opd_ckpt_begin(first, n, n, dats, 2, 0);
-  uint64_t v = uint64_t(first);
-  for (int i = 0; i < 100; ++i)
-    pu[i] = double(first);
+  auto run = [&](int64_t k) { setState(pu, k + 1, v); };
+  setState(pu, first, v);
   int taped = 0, saves = 0;
   for (int64_t k = first; k < first + n; ++k) {
     const int32_t slot = opd_ckpt_forward(k);
@@ -888,28 +897,51 @@ TEST_F(AdjointRuntimeTest, TapedPrefixOfTheFewestRuns) {
       for (int j = 0; j < 3; ++j)
         opd_tape_push_dat(u);
     }
-    run(k, v);
+    run(k);
   }
+  const std::vector<int64_t> order = followPlan(
+      [&](int64_t k) {
+        run(k);
+        if (rerun)
+          ++*rerun;
+      },
+      [&](int32_t slot) { opd_ckpt_save(slot, &v); },
+      [&](int32_t slot) {
+        opd_ckpt_restore(slot, &v);
+        pu = static_cast<double *>(opd_dat_data(u));
+      },
+      [&](int64_t k, bool fromTape) {
+        EXPECT_EQ(fromTape, k < first + taped) << "step " << k;
+        if (fromTape) {
+          for (int j = 0; j < 3; ++j)
+            opd_tape_pop_dat(u);
+          pu = static_cast<double *>(opd_dat_data(u));
+        }
+        EXPECT_EQ(pu[57], double(k)); // the state before the step
+      });
+  EXPECT_EQ(order, lastToFirst(first, n));
+  return taped;
+}
+
+// A tape of a step worth 1.5 snapshots (u pushed three times, the state u
+// and w), 20 steps and 20 snapshots: taping every step would take 30
+// snapshots' worth. Keeping only step 0 taped leaves 18 snapshots for 19
+// steps, each run once more taped before its reversal; keeping more taped
+// leaves fewer snapshots but fewer steps to schedule, and fewer runs in
+// all: the plan keeps a prefix of several steps taped, reverses the others
+// from their restored states, then the prefix from the tape, last first.
+TEST_F(AdjointRuntimeTest, TapedPrefixOfTheFewestRuns) {
+  opd_set *cells = opd_set_create("cells", 100);
+  opd_dat *u = opd_dat_create("u", cells, OPD_F64, 1);
+  opd_dat *w = opd_dat_create("w", cells, OPD_F64, 1);
+  opd_dat *dats[] = {u, w};
+  const int64_t first = 3, n = 20;
+  opd_ckpt_begin(first, n, n, dats, 2, 0);
+  uint64_t v = 0;
+  int64_t rerun = 0;
+  const int taped = taperThrice(first, n, u, v, &rerun);
   EXPECT_GT(taped, 1);
   EXPECT_LT(taped, int(n));
-  int64_t rerun = 0;
-  const std::vector<int64_t> order =
-      followPlan([&](int64_t k) { run(k, v); ++rerun; },
-                 [&](int32_t slot) { opd_ckpt_save(slot, &v); },
-                 [&](int32_t slot) {
-                   opd_ckpt_restore(slot, &v);
-                   pu = static_cast<double *>(opd_dat_data(u));
-                 },
-                 [&](int64_t k, bool fromTape) {
-                   EXPECT_EQ(fromTape, k < first + taped) << "step " << k;
-                   if (fromTape) {
-                     for (int j = 0; j < 3; ++j)
-                       opd_tape_pop_dat(u);
-                     pu = static_cast<double *>(opd_dat_data(u));
-                   }
-                   EXPECT_EQ(pu[57], double(k)); // the state before the step
-                 });
-  EXPECT_EQ(order, lastToFirst(first, n));
   // Fewer runs than with step 0 alone taped: 19 scheduled steps with 18
   // snapshots, each run taped once before its reversal, plus re-runs.
   std::vector<ScheduleAction> fwd;
@@ -925,3 +957,236 @@ TEST_F(AdjointRuntimeTest, TapedPrefixOfTheFewestRuns) {
 }
 
 } // namespace
+
+// Without a budget the plan is made at step 1 from step 0's tape (u pushed
+// three times, 6 MiB) and the memory free: none beyond what the adjoints
+// hold (and 64 MiB) gives a taped prefix and snapshots within that memory;
+// memory to spare and fresh memory free of cost gives every step taped.
+// Either way each step is reversed from its own state, last first.
+TEST_F(AdjointRuntimeTest, AutomaticPlanFromStepZero) {
+  if (std::getenv("OPD_CKPT_MEMORY"))
+    GTEST_SKIP() << "OPD_CKPT_MEMORY sets the budget";
+  ASSERT_TRUE(opdc::rt::automaticBudget());
+  for (bool spare : {false, true}) {
+    SCOPED_TRACE(spare ? "memory to spare" : "no memory free");
+    opdc::rt::setAvailableMemory(spare ? int64_t(1) << 40 : 0);
+    opdc::rt::setFreshMemoryCost(0);
+    const int64_t cellsN = int64_t(1) << 18;
+    opd_set *cells = opd_set_create("cells", cellsN);
+    opd_dat *u = opd_dat_create("u", cells, OPD_F64, 1);
+    opd_dat *w = opd_dat_create("w", cells, OPD_F64, 1);
+    opd_dat *dats[] = {u, w};
+    const int64_t first = 2, n = 20;
+    opd_ckpt_begin(first, n, 0, dats, 2, 1);
+    uint64_t v = 0;
+    const int taped = taperThrice(first, n, u, v);
+    const opdc::rt::AdjointMemory &m = opdc::rt::adjointMemory();
+    ASSERT_TRUE(m.planned);
+    EXPECT_EQ(m.planStepTape, 3 * cellsN * 8);
+    EXPECT_EQ(m.lastPlan.taped, taped);
+    if (spare) {
+      EXPECT_EQ(taped, int(n));
+    } else {
+      EXPECT_GT(taped, 1);
+      EXPECT_LT(taped, int(n));
+      EXPECT_LE(m.lastPlan.bytes, m.planMemoryBytes);
+    }
+    opd_rt_finalize();
+  }
+  opdc::rt::setAvailableMemory(-1);
+  opdc::rt::setFreshMemoryCost(-1);
+}
+
+// --profile's adjoint lines fit in 100 columns with large figures, and
+// name the plan and the disk only when there was one.
+TEST(AdjointSummary, LinesFitInOneHundredColumns) {
+  opdc::rt::AdjointMemory m;
+  std::string none;
+  opdc::rt::appendAdjointSummary(none, m);
+  EXPECT_EQ(none, "");
+  m.tapePeakBytes = m.checkpointPeakBytes = m.diskPeakBytes = int64_t(999999)
+                                                              << 20;
+  m.snapshotsTaken = m.stepsReversed = m.stepsRerun = 9999999;
+  m.restores = m.restoresMoved = 9999999;
+  m.rerunSeconds = m.tapeSeconds = m.saveSeconds = m.restoreSeconds = 99999.5;
+  std::string text;
+  opdc::rt::appendAdjointSummary(text, m);
+  EXPECT_EQ(text.find("plan"), std::string::npos);
+  EXPECT_EQ(text.find("disk "), std::string::npos);
+  m.diskSnapshots = 99999;
+  m.diskWrittenBytes = m.diskReadBytes = int64_t(9999999) << 20;
+  m.diskWaitSeconds = 99999.5;
+  m.planned = true;
+  m.lastPlan.taped = m.lastPlan.snapshots = m.planCount = 999999;
+  m.lastPlan.bytes = m.planMemoryBytes = m.planStepTape = int64_t(999999) << 20;
+  m.planStepSeconds = 999.5;
+  m.planFreshSecondsPerGiB = 999.5;
+  text.clear();
+  opdc::rt::appendAdjointSummary(text, m);
+  size_t lines = 0, at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    ASSERT_NE(end, std::string::npos);
+    EXPECT_LE(end - at, 100u) << text.substr(at, end - at);
+    EXPECT_EQ(text.compare(at, 9, "adjoint: "), 0);
+    at = end + 1;
+    ++lines;
+  }
+  EXPECT_EQ(lines, 7u);
+  EXPECT_NE(text.find("MiB on disk"), std::string::npos);
+  EXPECT_NE(text.find("steps taped"), std::string::npos);
+}
+
+// Snapshots beyond the memory budget go to files of the checkpoint
+// directory (written and read by an I/O thread): a budget of two
+// snapshots, 6 requested for 30 steps, the state of every step restored
+// exactly as from memory, the files removed at the end, resident snapshots
+// within the budget, and a bad directory a clear error.
+TEST_F(AdjointRuntimeTest, SnapshotsBeyondMemoryGoToDisk) {
+  char dirTemplate[] = "/tmp/opd-ckpt-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dirTemplate), nullptr);
+  const std::string dir = dirTemplate;
+  const int64_t cellsN = 4096;
+  const int64_t snapshot = cellsN * 8 + 8;
+  for (bool disk : {false, true}) {
+    SCOPED_TRACE(disk ? "on disk" : "in memory");
+    opdc::rt::setCheckpointDir(disk ? dir.c_str() : nullptr);
+    opdc::rt::setSnapshotBudget(disk ? 4 * snapshot : int64_t(1) << 40);
+    opd_dat *u =
+        opd_dat_create("u", opd_set_create("cells", cellsN), OPD_F64, 1);
+    auto *pu = static_cast<double *>(opd_dat_data(u));
+    auto run = [&](int64_t k, uint64_t &v) {
+      for (int64_t i = 0; i < cellsN; ++i)
+        pu[i] = double(k + 1) + 1e-3 * double(i);
+      v = uint64_t(k + 1);
+    };
+    opd_dat *dats[] = {u};
+    const int64_t first = 1, n = 30;
+    opd_ckpt_begin(first, n, 6, dats, 1, 1);
+    uint64_t v = 0;
+    run(first - 1, v);
+    for (int64_t k = first; k < first + n; ++k) {
+      const int32_t slot = opd_ckpt_forward(k);
+      if (slot >= 0)
+        opd_ckpt_save(slot, &v);
+      run(k, v);
+    }
+    int64_t files = 0, maxResident = 0;
+    const std::vector<int64_t> order = followPlan(
+        [&](int64_t k) {
+          run(k, v);
+          maxResident =
+              std::max(maxResident, opdc::rt::checkpointBytesInMemory());
+          if (disk && files == 0)
+            files = std::system(("test -n \"$(ls " + dir + ")\"").c_str()) == 0;
+        },
+        [&](int32_t slot) { opd_ckpt_save(slot, &v); },
+        [&](int32_t slot) {
+          opd_ckpt_restore(slot, &v);
+          pu = static_cast<double *>(opd_dat_data(u));
+        },
+        [&](int64_t k, bool) {
+          EXPECT_EQ(v, uint64_t(k)) << "step " << k;
+          for (int64_t i = 0; i < cellsN; i += 511)
+            EXPECT_EQ(pu[i], double(k) + 1e-3 * double(i)) << "step " << k;
+        });
+    EXPECT_EQ(order, lastToFirst(first, n));
+    const opdc::rt::AdjointMemory &m = opdc::rt::adjointMemory();
+    if (disk) {
+      EXPECT_EQ(files, 1) << "no snapshot file while the plan ran";
+      EXPECT_GT(m.diskSnapshots, 0);
+      EXPECT_GT(m.diskReadBytes, 0);
+      // Never more in memory than the budget.
+      EXPECT_GT(maxResident, 0);
+      EXPECT_LE(maxResident, 4 * snapshot);
+      EXPECT_EQ(std::system(("test -z \"$(ls " + dir + ")\"").c_str()), 0)
+          << "snapshot files left in " << dir;
+    }
+    opd_rt_finalize();
+  }
+  opdc::rt::setCheckpointDir(nullptr);
+  opdc::rt::setSnapshotBudget(-1);
+  std::system(("rmdir " + dir).c_str());
+  EXPECT_EXIT(opdc::rt::setCheckpointDir("/nonexistent/opd-ckpt"),
+              ::testing::ExitedWithCode(1),
+              "--ckpt-dir '/nonexistent/opd-ckpt'");
+  EXPECT_EXIT(opdc::rt::setCheckpointDir("/etc/hostname"),
+              ::testing::ExitedWithCode(1), "is not a directory");
+}
+
+// The program option: listed by --help, a value required, a directory that
+// does not exist an error naming it before the program runs.
+TEST(AdjointSummary, CheckpointDirOption) {
+  using opdc::rt::test::RunResult;
+  using opdc::rt::test::runTestProgram;
+  RunResult help = runTestProgram({"--help"});
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("  --ckpt-dir=<DIR> "), std::string::npos);
+  RunResult empty = runTestProgram({"--ckpt-dir"});
+  EXPECT_EQ(empty.status, 1);
+  EXPECT_EQ(empty.err, "testprog: error: option '--ckpt-dir' needs a "
+                       "directory (--ckpt-dir=<DIR>)\n");
+  RunResult bad = runTestProgram({"--ckpt-dir=/nonexistent/opd-ckpt"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_NE(bad.err.find("--ckpt-dir '/nonexistent/opd-ckpt': No such file "
+                         "or directory"),
+            std::string::npos)
+      << bad.err;
+}
+
+// Loops prepared while the reverse sweep re-runs steps (an ADVANCE's body,
+// a scheduled step's forward run before its first tape pop) get their own
+// --profile row, "step (re-run)"; the first forward sweep's stay "step",
+// and a loop after the step's first pop is not a re-run.
+TEST_F(AdjointRuntimeTest, RerunsHaveTheirOwnProfileRow) {
+  opd_set *cells = opd_set_create("cells", 100);
+  opd_dat *u = opd_dat_create("u", cells, OPD_F64, 1);
+  opd_arg w = writes(u, OPD_ARG_DIRECT, 8);
+  opd_loop *forwardSite = nullptr, *advanceSite = nullptr, *tapedSite = nullptr,
+           *reverseSite = nullptr;
+  opd_dat *dats[] = {u};
+  const int64_t n = 6;
+  opd_ckpt_begin(0, n, 2, dats, 1, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    const int32_t slot = opd_ckpt_forward(k);
+    if (slot >= 0)
+      opd_ckpt_save(slot, nullptr);
+    opd_loop_prepare(&forwardSite, "step", cells, 1, &w);
+  }
+  int64_t step = 0;
+  int32_t slot = 0;
+  for (;;) {
+    const int32_t what = opd_ckpt_next(&step, &slot);
+    if (what == OPD_CKPT_DONE)
+      break;
+    if (what == OPD_CKPT_SAVE)
+      opd_ckpt_save(slot, nullptr);
+    else if (what == OPD_CKPT_RESTORE)
+      opd_ckpt_restore(slot, nullptr);
+    else if (what == OPD_CKPT_ADVANCE)
+      opd_loop_prepare(&advanceSite, "step", cells, 1, &w);
+    else if (what == OPD_CKPT_REVERSE) {
+      opd_tape_push_dat(u);
+      opd_loop_prepare(&tapedSite, "step", cells, 1, &w);
+      opd_tape_pop_dat(u);
+      opd_loop_prepare(&reverseSite, "step.b", cells, 1, &w);
+    }
+  }
+  opd_ckpt_end();
+  ASSERT_NE(advanceSite, nullptr);
+  ASSERT_NE(tapedSite, nullptr);
+  // The profile lists loops that ran: as if each had run once.
+  for (opd_loop *l : {forwardSite, advanceSite, tapedSite, reverseSite})
+    l->calls = 1;
+  std::vector<std::string> names;
+  for (const opdc::rt::ProfileRow &r : opdc::rt::collectProfile())
+    names.push_back(r.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"step", "step (re-run)", "step.b"}));
+  EXPECT_EQ(opdc::rt::rerunLoopName("a+b (fused)"), "a+b (fused, re-run)");
+  EXPECT_EQ(opdc::rt::rerunLoopName("step (adjoint)"), "step (adjoint)");
+  EXPECT_EQ(opdc::rt::rerunLoopName("copy.b+copy"), "copy.b+copy");
+  EXPECT_EQ(opdc::rt::rerunLoopName("adjoint_zero_f64"), "adjoint_zero_f64");
+  EXPECT_EQ(opdc::rt::rerunLoopName(std::string(60, 'k')).size(), 48u);
+}
