@@ -532,6 +532,9 @@ struct ConstDecl : Decl {
 struct ParamDecl : Decl {
   TypeRef type;
   ExprPtr init;
+  /// The `//` comment lines right above the declaration, without the
+  /// slashes (the generated program's --help shows them).
+  std::string doc;
   ConstValue defaultValue; ///< sema
   ParamDecl(std::string n, SourceRange nr, SourceRange r)
       : Decl(DeclKind::Param, std::move(n), nr, r) {}

@@ -4,7 +4,9 @@
 
 #include "passes/PassPipeline.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
 namespace opdc {
 
@@ -143,6 +145,9 @@ Diagnostics:
                       each pair of chained loops not fused, with the dat
                       and dependence that prevented it)
   --error-limit=N     stop printing errors after N (default 50, 0 = no limit)
+  --diagnostics-format=text|json
+                      print diagnostics as text (the default) or as one
+                      JSON object per line (schema in opdc(1))
 
   --help              show this text
   --version           show the version
@@ -163,6 +168,12 @@ std::string knownPassNames() {
 
 bool startsWith(const std::string &s, const char *prefix) {
   return s.rfind(prefix, 0) == 0;
+}
+
+bool endsWith(const std::string &s, const char *suffix) {
+  std::string x = suffix;
+  return s.size() >= x.size() &&
+         s.compare(s.size() - x.size(), x.size(), x) == 0;
 }
 
 const char *emitName(EmitKind k) {
@@ -270,8 +281,37 @@ bool checkTargetOptions(const DriverOptions &o, std::string &error) {
 
 } // namespace
 
+/// `--name VALUE` as `--name=VALUE` for the long options that take a value
+/// after '=', where that is unambiguous: VALUE is not an option and not the
+/// .opd input; nothing after `--` (the program's own arguments).
+static std::vector<std::string>
+joinLongOptionValues(std::vector<std::string> args) {
+  static const char *const valued[] = {
+      "--emit",          "--stdlib-dir",        "--passes",
+      "--print-after",   "--error-limit",       "--comm-avoid",
+      "--cuda-indirect", "--diagnostics-format"};
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    if (a == "--") {
+      out.insert(out.end(), args.begin() + long(i), args.end());
+      break;
+    }
+    bool takes =
+        std::find(std::begin(valued), std::end(valued), a) != std::end(valued);
+    if (takes && i + 1 < args.size() && !startsWith(args[i + 1], "-") &&
+        !endsWith(args[i + 1], ".opd")) {
+      out.push_back(a + "=" + args[++i]);
+      continue;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
 std::optional<DriverOptions>
-parseCommandLine(const std::vector<std::string> &args, std::string &error) {
+parseCommandLine(const std::vector<std::string> &rawArgs, std::string &error) {
+  const std::vector<std::string> args = joinLongOptionValues(rawArgs);
   DriverOptions o;
   bool emitSeen = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -423,6 +463,14 @@ parseCommandLine(const std::vector<std::string> &args, std::string &error) {
       o.stats = true;
     } else if (a == "--list-passes") {
       o.listPasses = true;
+    } else if (startsWith(a, "--diagnostics-format=")) {
+      std::string f = a.substr(21);
+      if (f != "text" && f != "json") {
+        error = "unknown value '" + f +
+                "' for --diagnostics-format; expected 'text' or 'json'";
+        return std::nullopt;
+      }
+      o.diagnosticsJSON = f == "json";
     } else if (startsWith(a, "--error-limit=")) {
       std::string n = a.substr(14);
       char *end = nullptr;

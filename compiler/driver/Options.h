@@ -31,6 +31,7 @@ struct DriverOptions {
   std::vector<std::string> importPaths;      ///< -I
   std::string stdlibDir;                     ///< --stdlib-dir; empty: default
   unsigned errorLimit = 50;                  ///< --error-limit
+  bool diagnosticsJSON = false;              ///< --diagnostics-format=json
   // Code generation (build, run, --emit=llvm|obj):
   unsigned optLevel = 3;   ///< -O0 .. -O3
   bool objectOnly = false; ///< build -c: stop after the object

@@ -415,6 +415,7 @@ int compileWith(const DriverOptions &opts, const char *argv0,
   SourceManager &sm = diags.sources();
   diags.setWarningsAsErrors(opts.warningsAsErrors);
   diags.setErrorLimit(opts.errorLimit);
+  diags.setJSON(opts.diagnosticsJSON);
   for (auto &w : opts.disabledWarnings)
     diags.disableWarning(w);
   for (auto &r : opts.remarks)
@@ -506,9 +507,12 @@ int compileWith(const DriverOptions &opts, const char *argv0,
     printProgram(*program, out->os(), &sm);
     return ExitOk;
   }
-  if (opts.command == Command::Compile &&
-      (opts.checkOnly || opts.emit == EmitKind::None))
-    return ExitOk;
+  // --check (and no --emit) stops before code generation but after the
+  // passes: the derivative passes reject programs (an adjoint wrt a dat
+  // the proc never reads, of a proc that prints) that sema accepts, and
+  // --check must reject whatever build rejects.
+  const bool checkOnly = opts.command == Command::Compile &&
+                         (opts.checkOnly || opts.emit == EmitKind::None);
 
   auto ir = lowerProgram(*program, diags);
   if (!ir || diags.hasErrors())
@@ -518,6 +522,8 @@ int compileWith(const DriverOptions &opts, const char *argv0,
                      opts.command != Command::Compile);
   if (!runPasses(opts, *ir, diags, target, sm, cuda))
     return ExitUserError;
+  if (checkOnly)
+    return ExitOk;
   if (opts.emit == EmitKind::IR) {
     printIR(*ir, out->os(), &sm);
     return ExitOk;

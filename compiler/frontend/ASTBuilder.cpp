@@ -147,6 +147,7 @@ void ParseDriver::addConst(NameRef name, std::optional<TypeRef> type,
 void ParseDriver::addParam(NameRef name, TypeRef type, ExprPtr init,
                            SourceRange range) {
   auto d = std::make_unique<ParamDecl>(name.name, name.range, range);
+  d->doc = commentAbove(range);
   d->type = std::move(type);
   takeDepth(init.get());
   d->init = std::move(init);

@@ -10,8 +10,6 @@
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 
-#include "llvm/ADT/StringSwitch.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -85,6 +83,39 @@ llvm::StringRef ParseDriver::textOf(SourceRange r) const {
     return {};
   return llvm::StringRef(r.begin.getPointer(),
                          r.end.getPointer() - r.begin.getPointer());
+}
+
+std::string ParseDriver::commentAbove(SourceRange r) const {
+  if (!r.valid())
+    return {};
+  size_t at = size_t(r.begin.getPointer() - buffer.data());
+  if (at > buffer.size())
+    return {};
+  // StringRef::rfind(c, from) looks at the offsets before `from`.
+  size_t lineStart = buffer.rfind('\n', at);
+  lineStart = lineStart == llvm::StringRef::npos ? 0 : lineStart + 1;
+  if (!buffer.slice(lineStart, at).trim().empty())
+    return {};
+  std::vector<std::string> lines;
+  while (lineStart > 0) {
+    size_t prevEnd = lineStart - 1; // the '\n' ending the line above
+    size_t prevStart = buffer.rfind('\n', prevEnd);
+    prevStart = prevStart == llvm::StringRef::npos ? 0 : prevStart + 1;
+    llvm::StringRef line = buffer.slice(prevStart, prevEnd).trim();
+    if (!line.starts_with("//"))
+      break;
+    lines.push_back(line.drop_front(2).trim().str());
+    lineStart = prevStart;
+  }
+  std::string doc;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (it->empty())
+      continue;
+    if (!doc.empty())
+      doc += ' ';
+    doc += *it;
+  }
+  return doc;
 }
 
 void ParseDriver::lexError(const std::string &message) {
@@ -234,70 +265,92 @@ int ParseDriver::scanString(RawToken &tok, bool terminated) {
   return Tok::TOK_STRING;
 }
 
+namespace {
+struct Keyword {
+  const char *spelling;
+  int kind;
+};
+} // namespace
+
+/// Every reserved word of the language and its token. The editor grammars
+/// (editors/) are checked against this list by a unit test.
+static const std::vector<Keyword> &keywordTable() {
+  static const std::vector<Keyword> table = {
+      {"program", Tok::TOK_PROGRAM},
+      {"import", Tok::TOK_IMPORT},
+      {"const", Tok::TOK_CONST},
+      {"param", Tok::TOK_PARAM},
+      {"set", Tok::TOK_SET},
+      {"map", Tok::TOK_MAP},
+      {"dat", Tok::TOK_DAT},
+      {"block", Tok::TOK_BLOCK},
+      {"stencil", Tok::TOK_STENCIL},
+      {"kernel", Tok::TOK_KERNEL},
+      {"fn", Tok::TOK_FN},
+      {"proc", Tok::TOK_PROC},
+      {"main", Tok::TOK_MAIN},
+      {"from", Tok::TOK_FROM},
+      {"size", Tok::TOK_SIZE},
+      {"halo", Tok::TOK_HALO},
+      {"base", Tok::TOK_BASE},
+      {"let", Tok::TOK_LET},
+      {"var", Tok::TOK_VAR},
+      {"if", Tok::TOK_IF},
+      {"else", Tok::TOK_ELSE},
+      {"for", Tok::TOK_FOR},
+      {"in", Tok::TOK_IN},
+      {"while", Tok::TOK_WHILE},
+      {"loop", Tok::TOK_LOOP},
+      {"over", Tok::TOK_OVER},
+      {"return", Tok::TOK_RETURN},
+      {"break", Tok::TOK_BREAK},
+      {"continue", Tok::TOK_CONTINUE},
+      {"print", Tok::TOK_PRINT},
+      {"printf", Tok::TOK_PRINTF},
+      {"fail", Tok::TOK_FAIL},
+      {"swap", Tok::TOK_SWAP},
+      {"write", Tok::TOK_WRITE},
+      {"read", Tok::TOK_READ},
+      {"to", Tok::TOK_TO},
+      {"solve", Tok::TOK_SOLVE},
+      {"along", Tok::TOK_ALONG},
+      {"adjoint", Tok::TOK_ADJOINT},
+      {"tangent", Tok::TOK_TANGENT},
+      {"wrt", Tok::TOK_WRT},
+      {"checkpoints", Tok::TOK_CHECKPOINTS},
+      {"true", Tok::TOK_TRUE},
+      {"false", Tok::TOK_FALSE},
+      {"out", Tok::TOK_OUT},
+      {"inout", Tok::TOK_INOUT},
+      {"inc", Tok::TOK_INC},
+      {"min", Tok::TOK_MIN},
+      {"max", Tok::TOK_MAX},
+      {"sum", Tok::TOK_SUM},
+      {"f64", Tok::TOK_F64},
+      {"f32", Tok::TOK_F32},
+      {"i32", Tok::TOK_I32},
+      {"i64", Tok::TOK_I64},
+      {"bool", Tok::TOK_BOOL},
+      {"str", Tok::TOK_STR},
+      {"as", Tok::TOK_AS},
+  };
+  return table;
+}
+
+std::vector<std::string> ParseDriver::keywords() {
+  std::vector<std::string> words;
+  for (const Keyword &k : keywordTable())
+    words.push_back(k.spelling);
+  return words;
+}
+
 int ParseDriver::scanIdentifier(RawToken &tok) {
   llvm::StringRef text = tokenText();
-  int kind = llvm::StringSwitch<int>(text)
-                 .Case("program", Tok::TOK_PROGRAM)
-                 .Case("import", Tok::TOK_IMPORT)
-                 .Case("const", Tok::TOK_CONST)
-                 .Case("param", Tok::TOK_PARAM)
-                 .Case("set", Tok::TOK_SET)
-                 .Case("map", Tok::TOK_MAP)
-                 .Case("dat", Tok::TOK_DAT)
-                 .Case("block", Tok::TOK_BLOCK)
-                 .Case("stencil", Tok::TOK_STENCIL)
-                 .Case("kernel", Tok::TOK_KERNEL)
-                 .Case("fn", Tok::TOK_FN)
-                 .Case("proc", Tok::TOK_PROC)
-                 .Case("main", Tok::TOK_MAIN)
-                 .Case("from", Tok::TOK_FROM)
-                 .Case("size", Tok::TOK_SIZE)
-                 .Case("halo", Tok::TOK_HALO)
-                 .Case("base", Tok::TOK_BASE)
-                 .Case("let", Tok::TOK_LET)
-                 .Case("var", Tok::TOK_VAR)
-                 .Case("if", Tok::TOK_IF)
-                 .Case("else", Tok::TOK_ELSE)
-                 .Case("for", Tok::TOK_FOR)
-                 .Case("in", Tok::TOK_IN)
-                 .Case("while", Tok::TOK_WHILE)
-                 .Case("loop", Tok::TOK_LOOP)
-                 .Case("over", Tok::TOK_OVER)
-                 .Case("return", Tok::TOK_RETURN)
-                 .Case("break", Tok::TOK_BREAK)
-                 .Case("continue", Tok::TOK_CONTINUE)
-                 .Case("print", Tok::TOK_PRINT)
-                 .Case("printf", Tok::TOK_PRINTF)
-                 .Case("fail", Tok::TOK_FAIL)
-                 .Case("swap", Tok::TOK_SWAP)
-                 .Case("write", Tok::TOK_WRITE)
-                 .Case("read", Tok::TOK_READ)
-                 .Case("to", Tok::TOK_TO)
-                 .Case("solve", Tok::TOK_SOLVE)
-                 .Case("along", Tok::TOK_ALONG)
-                 .Case("adjoint", Tok::TOK_ADJOINT)
-                 .Case("tangent", Tok::TOK_TANGENT)
-                 .Case("wrt", Tok::TOK_WRT)
-                 .Case("checkpoints", Tok::TOK_CHECKPOINTS)
-                 .Case("true", Tok::TOK_TRUE)
-                 .Case("false", Tok::TOK_FALSE)
-                 .Case("out", Tok::TOK_OUT)
-                 .Case("inout", Tok::TOK_INOUT)
-                 .Case("inc", Tok::TOK_INC)
-                 .Case("min", Tok::TOK_MIN)
-                 .Case("max", Tok::TOK_MAX)
-                 .Case("sum", Tok::TOK_SUM)
-                 .Case("f64", Tok::TOK_F64)
-                 .Case("f32", Tok::TOK_F32)
-                 .Case("i32", Tok::TOK_I32)
-                 .Case("i64", Tok::TOK_I64)
-                 .Case("bool", Tok::TOK_BOOL)
-                 .Case("str", Tok::TOK_STR)
-                 .Case("as", Tok::TOK_AS)
-                 .Default(Tok::TOK_IDENT);
-  if (kind == Tok::TOK_IDENT)
-    tok.text = text.str();
-  return kind;
+  for (const Keyword &k : keywordTable())
+    if (text == k.spelling)
+      return k.kind;
+  tok.text = text.str();
+  return Tok::TOK_IDENT;
 }
 
 //===----------------------------------------------------------------------===//
@@ -598,6 +651,20 @@ void ParseDriver::syntaxError(SourceRange where, int unexpected,
         message += i + 1 == items.size() ? " or " : ", ";
       message += items[i];
     }
+  }
+  // A reserved word where a name was expected: say so, since the word
+  // looks like any other name to someone who does not know the keywords.
+  bool nameExpected = std::find(expected.begin(), expected.end(),
+                                int(Sym::S_IDENT)) != expected.end();
+  bool isKeyword =
+      std::any_of(keywordTable().begin(), keywordTable().end(),
+                  [&](const Keyword &k) { return k.kind == unexpected; });
+  if (nameExpected && isKeyword) {
+    std::string word = textOf(where).str();
+    message += "; '" + word +
+               "' is a keyword and cannot be used as a name: rename it "
+               "(e.g. '" +
+               word + "_')";
   }
   diags.error(where, message);
 }

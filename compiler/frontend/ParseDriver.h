@@ -133,6 +133,8 @@ public:
   int scanBadNumber(RawToken &tok);
   /// Returns the token kind: a keyword's, or that of identifiers.
   int scanIdentifier(RawToken &tok);
+  /// The language's reserved words, in the scanner's order.
+  static std::vector<std::string> keywords();
   /// Reports a lexical error at the current match.
   void lexError(const std::string &message);
   void badCharacters();
@@ -160,6 +162,10 @@ public:
   void startRecovery(bool topLevel);
   /// Text of \p r (for "unexpected identifier 'x'").
   llvm::StringRef textOf(SourceRange r) const;
+  /// The `//` comment lines right above the line \p r starts on (no blank
+  /// line between), without the slashes, joined by spaces; "" if none or
+  /// if \p r does not start its line.
+  std::string commentAbove(SourceRange r) const;
 
   // Module structure.
   void setProgram(const std::string &name, SourceRange range);

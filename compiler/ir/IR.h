@@ -703,6 +703,7 @@ struct Param {
   std::string name;
   Type type;
   ConstValue defaultValue;
+  std::string doc; ///< the comment above the declaration, for --help
   SourceRange range;
 };
 

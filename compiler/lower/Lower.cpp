@@ -48,6 +48,7 @@ void Lowerer::createGlobals() {
         Type t = p->type.resolved;
         params[d] = build.addParam(
             p->name, t, ir::convertConst(p->defaultValue, t), p->nameRange);
+        params[d]->doc = p->doc;
         break;
       }
       case ast::DeclKind::Set:

@@ -132,6 +132,7 @@
 #include "ir/IRMutator.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/LoopNames.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 
@@ -153,6 +154,25 @@ constexpr const char *PassName = "fuse";
 constexpr const char *MissedName = "fuse-missed";
 
 std::string quoted(const std::string &s) { return "'" + s + "'"; }
+
+/// A loop as remarks name it: its kernel's user name (ir/LoopNames.h), not
+/// the compiler-made one (step.b2, a+b).
+std::string shown(const ParLoopStmt &l) {
+  return quoted(userLoopName(l.kernel->name));
+}
+
+/// Remarks name several loops but sit at one; a note at each other loop's
+/// own statement (when it is another one) shows where it is.
+void noteOthers(PassContext &ctx, const char *pass, SourceRange at,
+                const std::vector<const ParLoopStmt *> &others) {
+  if (!ctx.diags.remarksEnabled(pass))
+    return;
+  std::set<std::pair<const char *, std::string>> said;
+  for (const ParLoopStmt *o : others)
+    if (o->range.valid() && o->range.begin != at.begin &&
+        said.insert({o->range.begin.getPointer(), shown(*o)}).second)
+      ctx.diags.note(o->range, "loop " + shown(*o) + " is here");
+}
 
 std::string offsetText(const std::vector<int64_t> &o) {
   std::string s = "(";
@@ -350,7 +370,7 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
       same = spaceA == spaceB;
   }
   if (!same)
-    return quoted(c.loops[group.back()]->kernel->name) + " runs over " +
+    return shown(*c.loops[group.back()]) + " runs over " +
            spaceText(a0, c.access[group.front()], &host) + " and " + bName +
            " over " + spaceText(b, c.access[next], &host);
 
@@ -363,7 +383,7 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
       for (const ChainAccess &y : d.accesses) {
         if (!inGroup.count(y.loop))
           continue;
-        std::string yName = quoted(c.loops[y.loop]->kernel->name);
+        std::string yName = shown(*c.loops[y.loop]);
         std::string dat = quoted(d.dat->name);
         if (modeWrites(y.mode) && !x.centre)
           return bName + " reads " + dat + " " + howReached(x) + ", which " +
@@ -391,11 +411,11 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
       continue;
     unsigned v = unsigned(a.var);
     if (auto it = reducedBy.find(v); it != reducedBy.end())
-      return bName + " and " + quoted(c.loops[it->second]->kernel->name) +
+      return bName + " and " + shown(*c.loops[it->second]) +
              " both reduce into " + varName(v);
     if (auto it = readBy.find(v); it != readBy.end())
       return bName + " reduces into " + varName(v) + ", which " +
-             quoted(c.loops[it->second]->kernel->name) + " reads";
+             shown(*c.loops[it->second]) + " reads";
   }
   for (const AccessDescriptor &a : b.args) {
     if (a.kind != ArgKind::GlobalRead || !a.value)
@@ -403,7 +423,7 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
     for (unsigned v : slotsIn(*a.value))
       if (auto it = reducedBy.find(v); it != reducedBy.end())
         return bName + " reads " + varName(v) + ", which " +
-               quoted(c.loops[it->second]->kernel->name) + " reduces into";
+               shown(*c.loops[it->second]) + " reduces into";
   }
   // 5. Host statements between the group's last loop and `next` run before
   // the fused loop.
@@ -669,7 +689,7 @@ std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
     std::string n;
     for (unsigned l : u.loops)
       n += (n.empty() ? "" : "+") + c.loops[l]->kernel->name;
-    return quoted(n);
+    return quoted(userLoopName(n));
   };
   const Unit &u = units[next];
   const std::string bName = unitName(u);
@@ -944,12 +964,13 @@ bool Fuser::reorderForFusion(const Function &host, Body &body,
                     "loops moved next to one they fuse with");
       ctx.diags.remark(
           c.loops[M]->range,
-          "loop " + quoted(c.loops[M]->kernel->name) + " moved next to " +
-              quoted(c.loops[L]->kernel->name) + " to fuse with it (" +
+          "loop " + shown(*c.loops[M]) + " moved next to " +
+              shown(*c.loops[L]) + " to fuse with it (" +
               std::to_string(before.size() + after.size()) +
               (before.size() + after.size() == 1 ? " loop" : " loops") +
               " between them moved around them)",
           PassName);
+      noteOthers(ctx, PassName, c.loops[M]->range, {c.loops[L]});
       order = std::move(next);
       i += before.size();
       changed = true;
@@ -990,7 +1011,7 @@ void Fuser::fuseBody(Function &host, Body &body) {
     std::string n;
     for (unsigned l : loops)
       n += (n.empty() ? "" : "+") + c.loops[l]->kernel->name;
-    return quoted(n);
+    return quoted(userLoopName(n));
   };
   for (const LoopChain &c : chains) {
     // 1. Element fusion: units of loops fused at the same point.
@@ -1007,8 +1028,7 @@ void Fuser::fuseBody(Function &host, Body &body) {
         if (!group.empty() || l + 1 < c.loops.size()) {
           ctx.stats.add(PassName, "refused", "loops not fused");
           ctx.diags.remark(c.loops[l]->range,
-                           "loop " + quoted(c.loops[l]->kernel->name) +
-                               " not fused: " + why,
+                           "loop " + shown(*c.loops[l]) + " not fused: " + why,
                            MissedName);
         }
         close();
@@ -1025,11 +1045,17 @@ void Fuser::fuseBody(Function &host, Body &body) {
         continue;
       }
       ctx.stats.add(PassName, "refused", "loops not fused");
+      const ParLoopStmt &prev = *c.loops[group.back()];
+      // Two runs of one loop statement (an unrolled or inlined copy) share
+      // a line: say so rather than name the loop twice.
+      bool sameStmt = prev.range.begin == c.loops[l]->range.begin;
       ctx.diags.remark(
           c.loops[l]->range,
-          "loop " + quoted(c.loops[l]->kernel->name) + " not fused with " +
-              quoted(c.loops[group.back()]->kernel->name) + ": " + why,
+          "loop " + shown(*c.loops[l]) + " not fused with " +
+              (sameStmt ? "the run of this loop before it" : shown(prev)) +
+              ": " + why,
           MissedName);
+      noteOthers(ctx, MissedName, c.loops[l]->range, {&prev});
       close();
       group.push_back(l);
     }
@@ -1115,8 +1141,7 @@ void Fuser::fuseBody(Function &host, Body &body) {
         }
         std::string names;
         for (unsigned g : u.loops)
-          names +=
-              (names.empty() ? "" : ", ") + quoted(c.loops[g]->kernel->name);
+          names += (names.empty() ? "" : ", ") + shown(*c.loops[g]);
         StmtPtr fused = buildFused(c, u.loops);
         auto *l = llvm::cast<ParLoopStmt>(fused.get());
         ctx.stats.add(PassName, "fused", "loops fused away",
@@ -1124,10 +1149,14 @@ void Fuser::fuseBody(Function &host, Body &body) {
         ctx.stats.add(PassName, "groups", "fused loops created");
         ctx.diags.remark(c.loops[u.loops.front()]->range,
                          "fused " + std::to_string(u.loops.size()) +
-                             " loops (" + names + ") into " +
-                             quoted(l->kernel->name) + " over " +
+                             " loops (" + names + ") into " + shown(*l) +
+                             " over " +
                              spaceText(*l, c.access[u.loops.front()], &host),
                          PassName);
+        std::vector<const ParLoopStmt *> others;
+        for (size_t g = 1; g < u.loops.size(); ++g)
+          others.push_back(c.loops[u.loops[g]]);
+        noteOthers(ctx, PassName, c.loops[u.loops.front()]->range, others);
         out.push_back(std::move(fused));
         changed = true;
       }
@@ -1158,11 +1187,10 @@ void Fuser::fuseBody(Function &host, Body &body) {
                      llvm::cast<ParLoopStmt>(out[j].get())->args)
                   if (o.usesDat() && o.dat == a.dat)
                     l->skew.cached = true;
-          names += (names.empty() ? "" : ", ") + quoted(l->kernel->name);
+          names += (names.empty() ? "" : ", ") + shown(*l);
           if (i > 0)
-            behind += "; " + quoted(l->kernel->name) + " " +
-                      std::to_string(u.lag) + (u.lag == 1 ? " row" : " rows") +
-                      " behind" +
+            behind += "; " + shown(*l) + " " + std::to_string(u.lag) +
+                      (u.lag == 1 ? " row" : " rows") + " behind" +
                       (lagWhy[sg[i]].empty() ? "" : " (" + lagWhy[sg[i]] + ")");
         }
         const ParLoopStmt &first = *c.loops[units[sg[0]].loops.front()];
@@ -1179,6 +1207,10 @@ void Fuser::fuseBody(Function &host, Body &body) {
                                      "separate loops"
                                    : ""),
                          PassName);
+        std::vector<const ParLoopStmt *> others;
+        for (size_t i = 1; i < sg.size(); ++i)
+          others.push_back(c.loops[units[sg[i]].loops.front()]);
+        noteOthers(ctx, PassName, first.range, others);
         changed = true;
       }
       const Unit &last = units[sg.back()];

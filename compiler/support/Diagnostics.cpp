@@ -4,6 +4,7 @@
 
 #include "support/SourceManager.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 
 namespace opdc {
@@ -11,15 +12,61 @@ namespace opdc {
 DiagnosticEngine::DiagnosticEngine(SourceManager &sm, llvm::raw_ostream &os)
     : sm(sm), os(os) {}
 
-void DiagnosticEngine::print(SourceRange where, int kind,
-                             const llvm::Twine &message) {
+static const char *severityName(llvm::SourceMgr::DiagKind k) {
+  return k == llvm::SourceMgr::DK_Error     ? "error"
+         : k == llvm::SourceMgr::DK_Warning ? "warning"
+         : k == llvm::SourceMgr::DK_Remark  ? "remark"
+                                            : "note";
+}
+
+// One object per line (JSON Lines), so that a reader can act on each
+// diagnostic as it comes and a crash mid-way leaves the lines before it
+// readable. Lines and columns are 1-based; columns count bytes, as in the
+// text form; the end is one past the range's last character.
+void DiagnosticEngine::printJSON(SourceRange where, int kind,
+                                 const std::string &message,
+                                 llvm::StringRef flag) {
   auto k = static_cast<llvm::SourceMgr::DiagKind>(kind);
+  llvm::json::Object o;
+  o["severity"] = severityName(k);
+  o["message"] = message;
+  if (k == llvm::SourceMgr::DK_Error)
+    o["internal"] =
+        llvm::StringRef(message).starts_with("internal compiler error:");
+  if (!flag.empty())
+    o["option"] = flag.str();
+  if (where.valid()) {
+    unsigned buf = sm.bufferOf(where.begin);
+    auto [line, col] = sm.lineAndColumn(where.begin);
+    auto [endLine, endCol] = sm.lineAndColumn(where.end);
+    if (where.end.getPointer() <= where.begin.getPointer())
+      std::tie(endLine, endCol) = std::make_pair(line, col + 1);
+    o["file"] = sm.bufferName(buf).str();
+    o["line"] = line;
+    o["column"] = col;
+    o["end_line"] = endLine;
+    o["end_column"] = endCol;
+  } else {
+    o["file"] = nullptr;
+  }
+  os << llvm::json::Value(std::move(o)) << "\n";
+  os.flush();
+}
+
+void DiagnosticEngine::print(SourceRange where, int kind,
+                             const llvm::Twine &message, llvm::StringRef flag) {
+  auto k = static_cast<llvm::SourceMgr::DiagKind>(kind);
+  if (json) {
+    printJSON(where, kind, message.str(), flag);
+    return;
+  }
+  if (!flag.empty()) {
+    print(where, kind, message + " [" + flag + "]");
+    return;
+  }
   if (!where.valid()) {
     // No location (command line, whole program): "opdc: error: ...".
-    const char *label = k == llvm::SourceMgr::DK_Error     ? "error"
-                        : k == llvm::SourceMgr::DK_Warning ? "warning"
-                        : k == llvm::SourceMgr::DK_Remark  ? "remark"
-                                                           : "note";
+    const char *label = severityName(k);
     os << "opdc: " << label << ": " << message << "\n";
     return;
   }
@@ -39,17 +86,27 @@ void DiagnosticEngine::internalError(SourceRange where,
 }
 
 void DiagnosticEngine::error(SourceRange where, const llvm::Twine &message) {
+  reportError(where, message, {});
+}
+
+void DiagnosticEngine::reportError(SourceRange where,
+                                   const llvm::Twine &message,
+                                   llvm::StringRef option) {
   ++errors;
   if (errors > errorLimit) {
     lastDropped = true;
     if (!limitReported) {
       limitReported = true;
-      os << "opdc: fatal error: too many errors emitted, stopping now\n";
+      if (json)
+        printJSON({}, llvm::SourceMgr::DK_Error,
+                  "too many errors emitted, stopping now", {});
+      else
+        os << "opdc: fatal error: too many errors emitted, stopping now\n";
     }
     return;
   }
   lastDropped = false;
-  print(where, llvm::SourceMgr::DK_Error, message);
+  print(where, llvm::SourceMgr::DK_Error, message, option);
 }
 
 void DiagnosticEngine::warning(SourceRange where, const llvm::Twine &message,
@@ -59,12 +116,12 @@ void DiagnosticEngine::warning(SourceRange where, const llvm::Twine &message,
     return;
   }
   if (werror) {
-    error(where, message + " [-Werror," + "-W" + flag + "]");
+    reportError(where, message, ("-Werror,-W" + flag).str());
     return;
   }
   ++warnings;
   lastDropped = false;
-  print(where, llvm::SourceMgr::DK_Warning, message + " [-W" + flag + "]");
+  print(where, llvm::SourceMgr::DK_Warning, message, ("-W" + flag).str());
 }
 
 void DiagnosticEngine::note(SourceRange where, const llvm::Twine &message) {

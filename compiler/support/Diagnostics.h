@@ -44,6 +44,11 @@ public:
   bool remarksEnabled(llvm::StringRef pass) const {
     return remarks.count(pass.str()) || remarks.count("all");
   }
+  /// JSON output (--diagnostics-format=json): each diagnostic is printed as
+  /// one JSON object on a line of its own instead of the text form; the
+  /// schema is in opdc(1).
+  void setJSON(bool on) { json = on; }
+  bool isJSON() const { return json; }
   /// After this many errors, further ones are counted but not printed and a
   /// single "too many errors" line is shown (keeps fuzzed input readable).
   void setErrorLimit(unsigned n) { errorLimit = n; }
@@ -56,13 +61,21 @@ public:
   SourceManager &sources() { return sm; }
 
 private:
-  void print(SourceRange where, int kind, const llvm::Twine &message);
+  /// \p option: the warning option that reports it ("-Wunused-dat",
+  /// "-Werror,-Wunused-dat"), shown in brackets after the text.
+  void print(SourceRange where, int kind, const llvm::Twine &message,
+             llvm::StringRef option = {});
+  void reportError(SourceRange where, const llvm::Twine &message,
+                   llvm::StringRef option);
+  void printJSON(SourceRange where, int kind, const std::string &message,
+                 llvm::StringRef flag);
 
   SourceManager &sm;
   llvm::raw_ostream &os;
   std::set<std::string> disabled, remarks;
   unsigned errors = 0, warnings = 0, internalErrors = 0, errorLimit = 50;
   bool werror = false;
+  bool json = false;
   bool lastDropped = false;
   bool limitReported = false;
 };

@@ -64,6 +64,39 @@ const char *const kRequiredGPU[][2] = {
 // Loading
 //===----------------------------------------------------------------------===//
 
+/// The offset of the first '[' or '{' of \p text that is never closed (or
+/// closed by the wrong bracket), skipping comments and quoted strings; npos
+/// if every bracket is closed. yaml-cpp reports an unclosed flow collection
+/// where it gave up (often the end of the file); the opener is what the
+/// author has to fix.
+size_t unclosedFlowBracket(llvm::StringRef text) {
+  std::vector<size_t> open;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '#' && (i == 0 || llvm::isSpace(text[i - 1]))) {
+      size_t eol = text.find('\n', i);
+      if (eol == llvm::StringRef::npos)
+        break;
+      i = eol;
+    } else if ((c == '"' || c == '\'') && !open.empty()) {
+      // Quoted scalars inside flow collections may hold brackets.
+      for (++i; i < text.size() && text[i] != c; ++i)
+        if (c == '"' && text[i] == '\\')
+          ++i;
+    } else if (c == '[' || c == '{') {
+      open.push_back(i);
+    } else if (c == ']' || c == '}') {
+      if (open.empty())
+        continue;
+      char want = text[open.back()] == '[' ? ']' : '}';
+      if (c != want)
+        return open.back();
+      open.pop_back();
+    }
+  }
+  return open.empty() ? llvm::StringRef::npos : open.front();
+}
+
 std::string nodeKind(const YAML::Node &n) {
   switch (n.Type()) {
   case YAML::NodeType::Map:
@@ -382,6 +415,18 @@ bool Loader::loadFile(const std::string &file, TargetProfile &out,
   try {
     root = YAML::Load(buffer.str());
   } catch (const YAML::Exception &e) { // ParserException and the rest
+    size_t opener = unclosedFlowBracket(buffer);
+    if (opener != llvm::StringRef::npos &&
+        llvm::StringRef(e.msg).contains("flow")) {
+      char c = buffer[opener];
+      YAML::Mark m;
+      m.pos = int(opener);
+      diags.error(at(m), std::string("malformed YAML: this '") + c +
+                             "' is never closed; add the '" +
+                             (c == '[' ? "]" : "}") + "' that ends it (" +
+                             e.msg + ")");
+      return restore(false);
+    }
     diags.error(at(e.mark), "malformed YAML: " + e.msg);
     return restore(false);
   }

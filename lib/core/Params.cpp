@@ -2,14 +2,15 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Accepted: --NAME=VALUE for each param (a bool param also as bare --NAME,
-// meaning true), --threads=N, --profile, --check-fp[=BOOL] (default: the
-// environment variable OPD_CHECK_FP, else off), --partition=ptscotch|metis|block
-// (MPI runtime; accepted and unused on one process), --deck=FILE (params from
-// an input deck, see readDeck), --renumber=auto|none|rcm (one process;
-// core/Renumber.cpp), --plan=colour|super (default: the environment variable
-// OPD_PLAN, else super; exec/Plan.h), --help. Everything else,
-// including positional arguments, is an error pointing at --help. A repeated option
-// takes its last value. The runtime options' names are reserved.
+// meaning true), --threads=N, each valued option also as `--NAME VALUE`,
+// --profile, --check-fp[=BOOL] (default: the environment variable OPD_CHECK_FP,
+// else off), --partition=ptscotch|metis|block (MPI runtime; accepted and unused
+// on one process), --deck=FILE (params from an input deck, see readDeck),
+// --renumber=auto|none|rcm (one process; core/Renumber.cpp),
+// --plan=colour|super (default: the environment variable OPD_PLAN, else super;
+// exec/Plan.h), --help. Everything else, including positional arguments, is an
+// error pointing at --help. A repeated option takes its last value. The runtime
+// options' names are reserved.
 #include "core/Dist.h"
 #include "core/Format.h"
 #include "core/Renumber.h"
@@ -325,12 +326,41 @@ std::string defaultText(const opd_param_desc &p) {
       line += "  ";
     out += line + right + "\n";
   };
+  // A param's comment, wrapped to 80 columns under the description column.
+  auto docRow = [&out, &row](const std::string &left, const std::string &doc,
+                             const std::string &tail) {
+    std::string text = doc + " (" + tail + ")";
+    std::vector<std::string> lines;
+    std::string line;
+    std::size_t at = 0;
+    while (at < text.size()) {
+      std::size_t end = text.find(' ', at);
+      if (end == std::string::npos)
+        end = text.size();
+      std::string word = text.substr(at, end - at);
+      if (!line.empty() && line.size() + 1 + word.size() > 80 - 26) {
+        lines.push_back(line);
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word;
+      at = end + 1;
+    }
+    lines.push_back(line);
+    row(left, lines[0]);
+    for (std::size_t i = 1; i < lines.size(); ++i)
+      out += std::string(26, ' ') + lines[i] + "\n";
+  };
   if (nparams > 0) {
     out += "\nparameters:\n";
-    for (int i = 0; i < nparams; ++i)
-      row("--" + std::string(params[i].name) + "=<" +
-              typeLabel(params[i].type) + ">",
-          "default: " + defaults[std::size_t(i)]);
+    for (int i = 0; i < nparams; ++i) {
+      std::string left = "--" + std::string(params[i].name) + "=<" +
+                         typeLabel(params[i].type) + ">";
+      std::string tail = "default: " + defaults[std::size_t(i)];
+      if (params[i].doc && *params[i].doc)
+        docRow(left, params[i].doc, tail);
+      else
+        row(left, tail);
+    }
   }
   out += "\nruntime options:\n";
   row("--threads=<N>", "threads for parallel loops (default: "
@@ -400,6 +430,48 @@ PlanKind planKindFromEnvironment() {
   return parsePlanKind(env, "environment variable OPD_PLAN");
 }
 
+// Options that take a value, which may also follow as the next argument
+// (`--threads 2`): the runtime's, and every param but bools (a bare `--flag`
+// is true, so `--flag false` would be ambiguous). --check-fp, optional-valued,
+// takes its value only after '='.
+bool takesValue(const std::string &name, const opd_param_desc *params,
+                int nparams) {
+  for (const char *o :
+       {"threads", "partition", "deck", "tridiag-reduced", "renumber", "plan"})
+    if (name == o)
+      return true;
+  for (int i = 0; i < nparams; ++i)
+    if (params[i].name && name == params[i].name)
+      return params[i].type != OPD_BOOL;
+  return false;
+}
+
+// The command line with `--name VALUE` joined into `--name=VALUE` where
+// --name takes a value and VALUE is not an option itself, so that the
+// parser (and the wait-policy check, which looks for --threads=) see one
+// spelling. The strings live as long as the program: str params point
+// into them.
+std::vector<char *> joinOptionValues(int argc, char **argv,
+                                     const opd_param_desc *params,
+                                     int nparams) {
+  static std::deque<std::string> joined;
+  std::vector<char *> out;
+  for (int a = 0; a < argc; ++a) {
+    const char *arg = argv[a];
+    if (a > 0 && a + 1 < argc && !std::strncmp(arg, "--", 2) &&
+        !std::strchr(arg, '=') && std::strncmp(argv[a + 1], "--", 2) != 0 &&
+        takesValue(arg + 2, params, nparams)) {
+      joined.push_back(std::string(arg) + "=" + argv[a + 1]);
+      out.push_back(joined.back().data());
+      ++a;
+      continue;
+    }
+    out.push_back(argv[a]);
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
 std::string baseName(const char *path) {
   if (!path)
     return "";
@@ -422,6 +494,10 @@ extern "C" void opd_rt_set_default_threads(int n) {
 
 extern "C" void opd_rt_init(int argc, char **argv, const char *program,
                             const opd_param_desc *params, int nparams) {
+  static std::vector<char *> args;
+  args = joinOptionValues(argc, argv, params, nparams);
+  argc = int(args.size()) - 1;
+  argv = args.data();
   avoidSpinningWhenOversubscribed(argc, argv);
   setProgramName(program && *program
                      ? std::string(program)
@@ -446,7 +522,8 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   for (int a = 1; a < argc; ++a) {
     const char *arg = argv[a];
     if (std::strncmp(arg, "--", 2) != 0 || arg[2] == '\0' || arg[2] == '=') {
-      failf("unexpected argument '%s'; options are --name=value, see --help",
+      failf("unexpected argument '%s'; options are --name=value (or --name "
+            "value), see --help",
             arg);
     }
     const char *eq = std::strchr(arg, '=');

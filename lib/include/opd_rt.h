@@ -75,6 +75,7 @@ typedef struct opd_param_desc {
   const char *name;
   opd_scalar type;
   void *storage;
+  const char *doc; /**< the comment above the param, or NULL (--help) */
 } opd_param_desc;
 
 /** Parses the command line: the params, `--threads=N` (default:

@@ -21,7 +21,11 @@ foreach(f bin/opdc lib/opdc/libopd_rt.a lib/opdc/opd_rt_link.txt
           share/opdc/stdlib/mesh.opd share/opdc/targets/x86_64-avx512.yaml
           share/opdc/targets/cluster-h100-example.yaml
           share/man/man1/opdc.1 share/man/man5/opd.5
-          share/man/man5/opd-target.5 lib/cmake/opdc/opdcConfig.cmake)
+          share/man/man5/opd-target.5 lib/cmake/opdc/opdcConfig.cmake
+          share/opdc/editors/vscode/package.json
+          share/opdc/editors/vscode/syntaxes/opd.tmLanguage.json
+          share/opdc/editors/vim/syntax/opd.vim
+          share/opdc/editors/vim/ftdetect/opd.vim)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "not installed: ${prefix}/${f}")
   endif()

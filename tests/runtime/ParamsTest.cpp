@@ -40,6 +40,18 @@ TEST(Params, EachTypeParses) {
             "n=-42 big=-9000000000 threads=2\n0.1 0.0025 true grid.h5\n");
 }
 
+TEST(Params, ValueAsTheNextArgument) {
+  RunResult r = runTestProgram(
+      {"--n", "-42", "--threads", "2", "--name", "grid.h5", "--y", "2.5e-3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "n=-42 big=1 threads=2\n0.5 0.0025 false grid.h5\n");
+  // An option after a valued option is not its value.
+  RunResult missing = runTestProgram({"--threads", "--profile"});
+  EXPECT_NE(missing.status, 0);
+  EXPECT_THAT(missing.err,
+              HasSubstr("option '--threads' needs a value (--threads=<N>)"));
+}
+
 TEST(Params, BoolSpellings) {
   EXPECT_THAT(runTestProgram({"--flag=1"}).out, HasSubstr(" true "));
   EXPECT_THAT(runTestProgram({"--flag=0"}).out, HasSubstr(" false "));
@@ -109,11 +121,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"--bogus=1"}, "unknown option '--bogus'; see --help"},
         BadCase{{"--bogus"}, "unknown option '--bogus'; see --help"},
         BadCase{{"positional"},
-                "unexpected argument 'positional'; options are --name=value, "
-                "see --help"},
+                "unexpected argument 'positional'; options are --name=value "
+                "(or --name value), see --help"},
         BadCase{{"-n=3"},
-                "unexpected argument '-n=3'; options are --name=value, see "
-                "--help"},
+                "unexpected argument '-n=3'; options are --name=value (or "
+                "--name value), see --help"},
+        // A value after a bool param is not taken: a bare bool is true.
+        BadCase{{"--flag", "false"},
+                "unexpected argument 'false'; options are --name=value (or "
+                "--name value), see --help"},
         BadCase{{"--threads=0"},
                 "value '0' for option '--threads' is out of range: expected 1 "
                 "to 4096"},
@@ -138,8 +154,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"--plan=metis"},
                 "invalid value 'metis' for option '--plan': expected "
                 "'colour' or 'super' (--plan=super)"},
-        BadCase{{"--plan"}, "option '--plan' needs a value: 'colour' or "
-                            "'super' (--plan=super)"},
+        BadCase{{"--plan"},
+                "option '--plan' needs a value: 'colour' or "
+                "'super' (--plan=super)"},
         BadCase{{"--help", "--bogus"},
                 "unknown option '--bogus'; see --help"}));
 
@@ -232,7 +249,10 @@ TEST(Params, HelpListsParamsAndRuntimeOptions) {
   EXPECT_EQ(r.err, "");
   EXPECT_THAT(r.out, HasSubstr("usage: testprog [options]\n"));
   // Defaults as declared, not the values given beside --help.
-  EXPECT_THAT(r.out, HasSubstr("  --n=<i32>               default: 7\n"));
+  // The param's comment (opd_param_desc::doc), wrapped to 80 columns.
+  EXPECT_THAT(r.out, HasSubstr("  --n=<i32>               number of cells "
+                               "along each side of the square\n"
+                               "                          (default: 7)\n"));
   EXPECT_THAT(r.out, HasSubstr("  --big=<i64>             default: 1\n"));
   EXPECT_THAT(r.out, HasSubstr("  --x=<f32>               default: 0.5\n"));
   EXPECT_THAT(r.out, HasSubstr("  --y=<f64>               default: 0.25\n"));

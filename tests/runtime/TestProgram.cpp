@@ -121,11 +121,15 @@ void runLoops() {
 
 int main(int argc, char **argv) {
   opd_param_desc params[] = {
-      {"n", OPD_I32, &n},        {"big", OPD_I64, &big},
-      {"x", OPD_F32, &x},        {"y", OPD_F64, &y},
-      {"flag", OPD_BOOL, &flag}, {"name", OPD_STR, &name},
-      {"mode", OPD_STR, &mode},  {"state2_y", OPD_F64, &state2_y},
-      {"shape_round", OPD_BOOL, &shape_round},
+      {"n", OPD_I32, &n, "number of cells along each side of the square"},
+      {"big", OPD_I64, &big, nullptr},
+      {"x", OPD_F32, &x, nullptr},
+      {"y", OPD_F64, &y, nullptr},
+      {"flag", OPD_BOOL, &flag, nullptr},
+      {"name", OPD_STR, &name, nullptr},
+      {"mode", OPD_STR, &mode, nullptr},
+      {"state2_y", OPD_F64, &state2_y, nullptr},
+      {"shape_round", OPD_BOOL, &shape_round, nullptr},
   };
   opd_rt_init(argc, argv, "testprog", params, 9);
   if (!std::strcmp(mode, "params")) {

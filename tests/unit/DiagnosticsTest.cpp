@@ -96,3 +96,49 @@ TEST(SourceManager, DescribeAndLineColumn) {
 }
 
 } // namespace
+
+// --diagnostics-format=json: one object per line, the range's end one past
+// its last character, the warning's option apart from the message.
+TEST(DiagnosticsJSON, OneObjectPerDiagnostic) {
+  DiagFixture f("dat q: cells f64\nloop k over edges (tempr)\n");
+  f.diags.setJSON(true);
+  f.diags.error(f.at(36, 5), "unknown dat 'tempr' \"quoted\"");
+  f.diags.note(f.at(4, 1), "here");
+  f.diags.warning(f.at(0, 3), "unused", "unused-dat");
+  f.diags.error({}, "internal compiler error: pass 'x' produced invalid IR");
+  EXPECT_EQ(
+      f.text,
+      "{\"column\":20,\"end_column\":25,\"end_line\":2,\"file\":\"t.opd\","
+      "\"internal\":false,\"line\":2,\"message\":\"unknown dat 'tempr' "
+      "\\\"quoted\\\"\",\"severity\":\"error\"}\n"
+      "{\"column\":5,\"end_column\":6,\"end_line\":1,\"file\":\"t.opd\","
+      "\"line\":1,\"message\":\"here\",\"severity\":\"note\"}\n"
+      "{\"column\":1,\"end_column\":4,\"end_line\":1,\"file\":\"t.opd\","
+      "\"line\":1,\"message\":\"unused\",\"option\":\"-Wunused-dat\","
+      "\"severity\":\"warning\"}\n"
+      "{\"file\":null,\"internal\":true,\"message\":\"internal compiler "
+      "error: pass 'x' produced invalid IR\",\"severity\":\"error\"}\n");
+  EXPECT_EQ(f.diags.errorCount(), 2u);
+  EXPECT_EQ(f.diags.warningCount(), 1u);
+}
+
+TEST(DiagnosticsJSON, WerrorKeepsTheOption) {
+  DiagFixture f("a\n");
+  f.diags.setJSON(true);
+  f.diags.setWarningsAsErrors(true);
+  f.diags.warning(f.at(0, 1), "unused", "unused-dat");
+  EXPECT_NE(f.text.find("\"option\":\"-Werror,-Wunused-dat\""),
+            std::string::npos);
+  EXPECT_NE(f.text.find("\"severity\":\"error\""), std::string::npos);
+  EXPECT_EQ(f.diags.errorCount(), 1u);
+}
+
+TEST(Diagnostics, WarningOptionInBrackets) {
+  DiagFixture f("a\n");
+  f.diags.warning(f.at(0, 1), "unused", "unused-dat");
+  f.diags.setWarningsAsErrors(true);
+  f.diags.warning(f.at(0, 1), "unused", "unused-dat");
+  EXPECT_NE(f.text.find("warning: unused [-Wunused-dat]"), std::string::npos);
+  EXPECT_NE(f.text.find("error: unused [-Werror,-Wunused-dat]"),
+            std::string::npos);
+}

@@ -152,7 +152,12 @@ struct Bad {
 
 TEST(TargetProfile, EveryKindOfBadProfileIsAnErrorAtItsNode) {
   const Bad cases[] = {
-      {"malformed YAML", "name: t\ncpu: [a, b\n", ":3:1: error: malformed YAML"},
+      // An unclosed flow sequence: reported at its '[', not where the
+      // YAML parser gave up (the end of the file).
+      {"malformed YAML", "name: t\ncpu: [a, b\n",
+       ":2:6: error: malformed YAML: this '[' is never closed; add the ']'"},
+      {"unclosed flow map", "name: t\ncpu: {name: x\n# a ] comment\n",
+       ":2:6: error: malformed YAML: this '{' is never closed; add the '}'"},
       {"not a mapping", "- a\n- b\n",
        ":1:1: error: a target profile is a YAML mapping of keys"},
       {"empty file", "", ":1:1: error: a target profile is a YAML mapping"},
@@ -161,12 +166,12 @@ TEST(TargetProfile, EveryKindOfBadProfileIsAnErrorAtItsNode) {
        ":4:3: error: unknown key 'cpu.core'; did you mean 'cpu.cores'?"},
       {"unknown top-level key", "name: t\nmemory: 4\n",
        ":2:1: error: unknown key 'memory'; a profile takes 'name'"},
-      {"duplicate key", "name: t\nname: u\n", ":2:1: error: duplicate key 'name'"},
+      {"duplicate key", "name: t\nname: u\n",
+       ":2:1: error: duplicate key 'name'"},
       {"section not a mapping", "name: t\ncpu: 4\n",
        ":2:6: error: 'cpu' is a section (the CPU of one socket): expected a "
        "mapping of keys, got '4'"},
-      {"string where a number goes",
-       "name: t\ncpu:\n  cores: many\n",
+      {"string where a number goes", "name: t\ncpu:\n  cores: many\n",
        ":3:10: error: 'cpu.cores' expects an integer (physical cores per "
        "socket), got 'many'"},
       {"quoted number", "name: t\ncpu:\n  cores: \"4\"\n",
@@ -175,8 +180,7 @@ TEST(TargetProfile, EveryKindOfBadProfileIsAnErrorAtItsNode) {
        ":3:10: error: 'cpu.cores' expects an integer"},
       {"list for a number", "name: t\ncpu:\n  frequency_ghz: [1, 2]\n",
        ":3:18: error: 'cpu.frequency_ghz' expects a number (GHz), got a list"},
-      {"negative bandwidth",
-       "name: t\ncpu:\n  memory_bandwidth_gbs: -5\n",
+      {"negative bandwidth", "name: t\ncpu:\n  memory_bandwidth_gbs: -5\n",
        ":3:25: error: 'cpu.memory_bandwidth_gbs' must be greater than 0 (GB/s "
        "per socket), got -5"},
       {"zero cores", "name: t\ncpu:\n  cores: 0\n",
@@ -187,8 +191,7 @@ TEST(TargetProfile, EveryKindOfBadProfileIsAnErrorAtItsNode) {
        "name: t\ncpu:\n  vector_width_bits: 300\n",
        ":3:22: error: impossible value 300 for 'cpu.vector_width_bits': a "
        "vector width is a power of two from 64 to 2048 bits"},
-      {"block size not a multiple of 32",
-       "name: t\ngpu:\n  block_size: 100\n",
+      {"block size not a multiple of 32", "name: t\ngpu:\n  block_size: 100\n",
        ":3:15: error: impossible value 100 for 'gpu.block_size'"},
       {"unknown choice", "name: t\nbackend:\n  cpu:\n    layout: csr\n",
        ":4:13: error: 'backend.cpu.layout' must be 'aos' or 'soa' (dat "

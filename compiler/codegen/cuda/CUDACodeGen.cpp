@@ -188,7 +188,9 @@ private:
     for (const auto &pp : p.params)
       table += "      {" + cudaStringLiteral(pp->name) + ", opd_scalar(" +
                std::to_string(runtimeScalar(pp->type)) + "), &opd_p_" +
-               cudaIdent(pp->name) + "},\n";
+               cudaIdent(pp->name) + ", " +
+               (pp->doc.empty() ? "nullptr" : cudaStringLiteral(pp->doc)) +
+               "},\n";
     if (!table.empty()) {
       r += "  static const opd_param_desc opd_params[] = {\n" + table + "  };\n";
       r += "  opd_rt_init(argc, argv, " + cudaStringLiteral(p.name) +

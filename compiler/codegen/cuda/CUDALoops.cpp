@@ -54,6 +54,7 @@
 
 #include "codegen/common/Identities.h"
 #include "codegen/common/RuntimeMapping.h"
+#include "ir/LoopNames.h"
 
 #include "support/Assert.h"
 
@@ -847,7 +848,7 @@ private:
                      "].map = " + CUDAModule::handle(a.map) + ";");
     }
     // The profile's row names the strategy of loops with increments.
-    std::string lname = loop.kernel->name;
+    std::string lname = ir::userLoopName(loop.kernel->name);
     if (access.race == RaceClass::IncStrips)
       lname += std::string("[") + cudaIndirectName(m.options.indirect) + "]";
     std::string nm = cudaStringLiteral(lname);

@@ -214,7 +214,9 @@ void CodeGenModule::emitParams() {
     descs.push_back(llvm::ConstantStruct::get(
         rt.paramDescTy,
         {string(p->name), llvm::ConstantInt::get(i32Ty, runtimeScalar(p->type)),
-         gv}));
+         gv,
+         p->doc.empty() ? llvm::ConstantPointerNull::get(ptrTy)
+                        : string(p->doc)}));
   }
   if (descs.empty())
     return;

@@ -114,6 +114,7 @@
 #include "codegen/common/Identities.h"
 #include "codegen/common/RuntimeMapping.h"
 #include "codegen/llvm/LLVMCodeGen.h"
+#include "ir/LoopNames.h"
 
 #include "support/Assert.h"
 #include "support/Diagnostics.h"
@@ -689,11 +690,12 @@ void LoopEmitter::tagWithLoop(llvm::Function &f) {
     return llvm::ConstantAsMetadata::get(
         llvm::ConstantInt::get(cgm.i32Ty, v));
   };
-  f.setMetadata(LoopMetadataKind,
-                llvm::MDNode::get(cgm.context,
-                                  {llvm::MDString::get(cgm.context,
-                                                       loop.kernel->name),
-                                   num(buffer), num(line), num(col)}));
+  f.setMetadata(
+      LoopMetadataKind,
+      llvm::MDNode::get(cgm.context,
+                        {llvm::MDString::get(
+                             cgm.context, ir::userLoopName(loop.kernel->name)),
+                         num(buffer), num(line), num(col)}));
 }
 
 llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,

@@ -50,9 +50,10 @@
 // from analyzeLoopAccess() (analysis/LoopAccess.h); the runtime's values
 // and identities from codegen/common.
 
+#include "codegen/llvm/KernelCodeGen.h"
 #include "codegen/llvm/LoopCodeGen.h"
 #include "codegen/llvm/LoopEmitter.h"
-#include "codegen/llvm/KernelCodeGen.h"
+#include "ir/LoopNames.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include "analysis/BranchWork.h"
@@ -287,7 +288,8 @@ llvm::Value *LoopEmitter::emitPrepare() {
       b.CreateStore(b.CreateLoad(cgm.ptrTy, cgm.handle(a.map)),
                     entryField(i, 1));
   }
-  llvm::Value *name = cgm.string(loop.kernel->name);
+  // The user's name (ir/LoopNames.h): --profile rows and run-time errors.
+  llvm::Value *name = cgm.string(ir::userLoopName(loop.kernel->name));
   llvm::Value *nargs = i32(int64_t(n));
   emitCommAvoid(suffix);
   llvm::Value *handle =

@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace opdc {
@@ -76,9 +77,18 @@ public:
     std::string msg = r->getMsg();
     if (info.getKind() == llvm::DK_OptimizationRemark)
       o.vectorized = msg;
-    else if (o.reason.empty() || o.reason == "loop not vectorized")
+    else if (o.reason.empty() || isVague(o.reason))
       o.reason = msg;
     return true;
+  }
+
+  /// Reasons that say nothing about the element loop: the generic missed
+  /// remark, and the one LLVM gives for the loops around it (a block
+  /// loop's rows, the chunk loop), which are not innermost. Any other
+  /// reason, from the element loop itself, replaces them.
+  static bool isVague(llvm::StringRef reason) {
+    return reason == "loop not vectorized" ||
+           reason.contains("control flow is not understood");
   }
 
 private:
@@ -116,6 +126,12 @@ std::string describeMissed(const std::string &reason, unsigned optLevel) {
     return "not vectorized: the loop vectoriser runs from -O2 up";
   if (reason.empty())
     return "not vectorized: no vectorisable element loop";
+  // Only the loops around the element loop reported: the element loop was
+  // removed (a loop of one element) or never reached the vectoriser.
+  if (llvm::StringRef(reason).contains("control flow is not understood"))
+    return "not vectorized: its element loop did not reach LLVM's loop "
+           "vectoriser in a form it handles (the remark LLVM gives is about "
+           "the loops around it)";
   // "loop not vectorized: X" -> "not vectorized: X"
   std::string r = reason;
   if (r.rfind("loop ", 0) == 0)
@@ -180,6 +196,14 @@ void VectorizationRemarks::report(const llvm::Module &module, unsigned optLevel,
   // Source order, as the program reads.
   std::stable_sort(sites.begin(), sites.end(), [](const Site &a, const Site &b) {
     return std::tie(a.buffer, a.line, a.col) < std::tie(b.buffer, b.line, b.col);
+  });
+  // One remark per loop statement and outcome: the bodies of one source
+  // loop (a proc inlined twice, the copies of an unrolled time step) that
+  // fared alike say it once.
+  std::set<std::tuple<unsigned, unsigned, unsigned, std::string, std::string>>
+      said;
+  std::erase_if(sites, [&](const Site &s) {
+    return !said.insert({s.buffer, s.line, s.col, s.kernel, s.message}).second;
   });
   llvm::SourceMgr &sm = diags.sources().llvm();
   for (const Site &s : sites) {

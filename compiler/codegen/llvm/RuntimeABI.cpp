@@ -20,7 +20,8 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   auto *f64 = llvm::Type::getDoubleTy(c);
   auto *voidTy = llvm::Type::getVoidTy(c);
 
-  paramDescTy = llvm::StructType::create(c, {ptr, i32, ptr}, "opd_param_desc");
+  paramDescTy =
+      llvm::StructType::create(c, {ptr, i32, ptr, ptr}, "opd_param_desc");
   auto *i32x3 = llvm::ArrayType::get(i32, 3);
   argTy = llvm::StructType::create(
       c, {ptr, ptr, i32, i32, i32, i32, i32x3, i32x3, i32}, "opd_arg");
