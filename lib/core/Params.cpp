@@ -420,6 +420,7 @@ extern "C" void opd_rt_set_default_threads(int n) {
 extern "C" void opd_rt_init(int argc, char **argv, const char *program,
                             const opd_param_desc *params, int nparams) {
   avoidSpinningWhenOversubscribed(argc, argv);
+  lineBufferOutput();
   setProgramName(program && *program
                      ? std::string(program)
                      : baseName(argc > 0 && argv ? argv[0] : nullptr));

@@ -1,5 +1,6 @@
 // Gmsh.cpp - Sets, maps and dats from Gmsh meshes (.msh version 4.1, ASCII
-// and binary), for `set/map/dat ... from FILE` when FILE is a .msh file.
+// and binary, and version 2.2 ASCII, which many tools still write), for
+// `set/map/dat ... from FILE` when FILE is a .msh file.
 // SPDX-License-Identifier: Apache-2.0
 //
 // Users make meshes with Gmsh; this reader turns one into the program's
@@ -414,6 +415,9 @@ struct NodeBlock {
   int64_t count;
   int perNode;
   Rows coords;
+  /// Words before the coordinates in each row: 0 (version 4.1: the tags
+  /// come before the block's rows), 1 (version 2.2: "tag x y z").
+  int lead = 0;
 };
 
 /// An element block's header and where its elements lie.
@@ -422,6 +426,9 @@ struct Block {
   int entity;
   int64_t count;
   Rows rows;
+  /// Words between each row's element tag and its nodes: 0 (version
+  /// 4.1), 2 + the number of tags (version 2.2: "tag type ntags tags...").
+  int skip = 0;
 };
 
 /// The whole file's structure (the first pass), and the faces when a
@@ -429,6 +436,10 @@ struct Block {
 struct Mesh {
   std::string file;
   bool binary = false;
+  /// Version 2.2 (ASCII; no $Entities, one row per node and per element,
+  /// each element with its type and tags): the blocks are made from runs
+  /// of elements alike (parseElements22).
+  bool legacy = false;
   int dataSize = 8;
   int64_t nodes = 0;
   std::vector<NodeBlock> nodeBlocks; // in file order
@@ -557,10 +568,11 @@ bool addNode(Mesh &m, int64_t tag, int64_t index,
 void parseFormat(Reader &r, Mesh &m) {
   r.section = "$MeshFormat";
   std::string version = r.word("the format version");
-  if (version != "4.1")
+  if (version != "4.1" && version != "2.2")
     r.fail("version " + version +
-           "; this reader takes version 4.1 (gmsh -format msh41, or "
-           "Mesh.MshFileVersion = 4.1)");
+           "; this reader takes versions 4.1 and 2.2 (gmsh -format msh41, "
+           "or Mesh.MshFileVersion = 4.1)");
+  m.legacy = version == "2.2";
   int64_t fileType = r.integer("the file type (0 ASCII, 1 binary)", false);
   if (fileType != 0 && fileType != 1)
     r.fail("file type " + std::to_string(fileType) +
@@ -570,6 +582,10 @@ void parseFormat(Reader &r, Mesh &m) {
     r.fail("data size " + std::to_string(dataSize) + ", expected 8 (or 4)");
   m.dataSize = r.dataSize = int(dataSize);
   m.binary = r.binary = fileType == 1;
+  if (m.legacy && m.binary)
+    r.fail("a binary version 2.2 file; this reader takes version 2.2 in "
+           "ASCII (file type 0) only: write ASCII (gmsh -format msh22 "
+           "without -bin) or version 4.1 (gmsh -format msh41)");
   if (r.binary) {
     r.startData("$MeshFormat");
     int32_t one = int32_t(r.integer("the integer 1 (byte order check)", false));
@@ -626,22 +642,85 @@ void parseEntities(Reader &r, Mesh &m) {
   r.endData("$EndEntities");
 }
 
+/// Node tags in $Nodes order (both versions): into the runs, or, once
+/// they are scattered, this rank's (tag, index) pairs.
+class NodeTags {
+public:
+  explicit NodeTags(Mesh &m) : m(m), last(m.runs.end()), me(dist::rank()) {}
+
+  void add(Reader &r, int64_t tag, int64_t index) {
+    if (m.scattered) {
+      if (ownerOf(tag) == me)
+        mine.push_back({tag, index, r.pos()});
+      return;
+    }
+    if (!addNode(m, tag, index, last))
+      r.fail("node tag " + std::to_string(tag) + " appears twice");
+    if (m.runs.size() > runLimit()) {
+      // Too many runs for every rank: from now on each keeps its owned
+      // tags (those so far from the runs; a repeat of one of them is
+      // found at its second appearance, position 0 marking the first).
+      m.scattered = true;
+      for (const auto &[t0, run] : m.runs)
+        for (int64_t k = 0; k < run.second; ++k)
+          if (ownerOf(t0 + k) == me)
+            mine.push_back({t0 + k, run.first + k, 0});
+      m.runs.clear();
+      last = m.runs.end();
+    }
+  }
+
+  /// After the last tag: a tag twice (scattered tags: the first second
+  /// appearance over all ranks); the node count.
+  void finish(Reader &r, int64_t seen, int64_t total) {
+    if (m.scattered) {
+      std::sort(mine.begin(), mine.end(), [](const Owned &a, const Owned &b) {
+        return a.tag != b.tag ? a.tag < b.tag : a.at < b.at;
+      });
+      uint64_t at = UINT64_MAX;
+      int64_t twice = 0;
+      for (std::size_t k = 1; k < mine.size(); ++k)
+        if (mine[k].tag == mine[k - 1].tag && mine[k].at < at) {
+          at = mine[k].at;
+          twice = mine[k].tag;
+        }
+      agreeFirst(at, &twice, 1);
+      if (at != UINT64_MAX)
+        r.failAt(at, "node tag " + std::to_string(twice) + " appears twice");
+      m.owned.reserve(mine.size());
+      for (const Owned &o : mine)
+        m.owned.emplace_back(o.tag, o.index);
+    }
+    if (seen != total)
+      r.fail("the header announces " + std::to_string(total) +
+             " nodes, the blocks hold " + std::to_string(seen));
+    if (seen >= int64_t(INT32_MAX))
+      r.fail("more than 2^31 - 1 nodes: maps hold 32-bit indices");
+    m.nodes = seen;
+    r.endData("$EndNodes");
+  }
+
+private:
+  // Scattered tags: this rank's (tag, index, file position after the tag).
+  struct Owned {
+    int64_t tag, index;
+    uint64_t at;
+  };
+  Mesh &m;
+  std::map<int64_t, std::pair<int64_t, int64_t>>::iterator last;
+  std::vector<Owned> mine;
+  int me;
+};
+
 void parseNodes(Reader &r, Mesh &m) {
   r.startData("$Nodes");
   int64_t blocks = r.count("the number of entity blocks");
   int64_t total = r.count("the number of nodes");
   r.count("the smallest node tag");
   r.count("the largest node tag");
-  auto last = m.runs.end();
+  NodeTags sink(m);
   int64_t seen = 0; // nodes so far
   std::vector<int64_t> tags;
-  // Scattered tags: this rank's (tag, index, file position after the tag).
-  struct Owned {
-    int64_t tag, index;
-    uint64_t at;
-  };
-  std::vector<Owned> mine;
-  const int me = dist::rank();
   for (int64_t b = 0; b < blocks; ++b) {
     int dim = int(r.integer("an entity dimension", false));
     r.integer("an entity tag", false);
@@ -654,28 +733,8 @@ void parseNodes(Reader &r, Mesh &m) {
     // The tags: every one, into the runs (a block's tags are kept while
     // its coordinates are read, for the error messages).
     tags.resize(std::size_t(n));
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t tag = tags[std::size_t(i)] = r.count("a node tag");
-      if (m.scattered) {
-        if (ownerOf(tag) == me)
-          mine.push_back({tag, seen + i, r.pos()});
-        continue;
-      }
-      if (!addNode(m, tag, seen + i, last))
-        r.fail("node tag " + std::to_string(tag) + " appears twice");
-      if (m.runs.size() > runLimit()) {
-        // Too many runs for every rank: from now on each keeps its owned
-        // tags (those so far from the runs; a repeat of one of them is
-        // found at its second appearance, position 0 marking the first).
-        m.scattered = true;
-        for (const auto &[t0, run] : m.runs)
-          for (int64_t k = 0; k < run.second; ++k)
-            if (ownerOf(t0 + k) == me)
-              mine.push_back({t0 + k, run.first + k, 0});
-        m.runs.clear();
-        last = m.runs.end();
-      }
-    }
+    for (int64_t i = 0; i < n; ++i)
+      sink.add(r, tags[std::size_t(i)] = r.count("a node tag"), seen + i);
     const int perNode = 3 + (parametric ? dim : 0);
     NodeBlock &block = m.nodeBlocks.emplace_back(NodeBlock{n, perNode, {}});
     seen += n;
@@ -700,32 +759,85 @@ void parseNodes(Reader &r, Mesh &m) {
         r.real("a parametric coordinate" + node);
     }
   }
-  if (m.scattered) {
-    // A tag twice: the first second appearance over all ranks.
-    std::sort(mine.begin(), mine.end(), [](const Owned &a, const Owned &b) {
-      return a.tag != b.tag ? a.tag < b.tag : a.at < b.at;
-    });
-    uint64_t at = UINT64_MAX;
-    int64_t twice = 0;
-    for (std::size_t k = 1; k < mine.size(); ++k)
-      if (mine[k].tag == mine[k - 1].tag && mine[k].at < at) {
-        at = mine[k].at;
-        twice = mine[k].tag;
-      }
-    agreeFirst(at, &twice, 1);
-    if (at != UINT64_MAX)
-      r.failAt(at, "node tag " + std::to_string(twice) + " appears twice");
-    m.owned.reserve(mine.size());
-    for (const Owned &o : mine)
-      m.owned.emplace_back(o.tag, o.index);
+  sink.finish(r, seen, total);
+}
+
+/// Version 2.2: the node count, then "tag x y z" per node; one block.
+void parseNodes22(Reader &r, Mesh &m) {
+  r.startData("$Nodes");
+  const int64_t n = r.count("the number of nodes");
+  NodeTags sink(m);
+  NodeBlock &block = m.nodeBlocks.emplace_back(NodeBlock{n, 3, {}, 1});
+  for (int64_t i = 0; i < n; ++i) {
+    block.coords.mark(r, i);
+    const int64_t tag = r.count("a node tag");
+    sink.add(r, tag, i);
+    const std::string node = " of node " + std::to_string(tag);
+    r.real("the x coordinate" + node);
+    r.real("the y coordinate" + node);
+    r.real("the z coordinate" + node);
   }
-  if (seen != total)
-    r.fail("the header announces " + std::to_string(total) +
-           " nodes, the blocks hold " + std::to_string(seen));
-  if (seen >= int64_t(INT32_MAX))
-    r.fail("more than 2^31 - 1 nodes: maps hold 32-bit indices");
-  m.nodes = seen;
-  r.endData("$EndNodes");
+  sink.finish(r, n, n);
+}
+
+/// The elements' references to nodes (both versions): each must be a node
+/// $Nodes defined (scattered tags: this rank checks its own, and the first
+/// bad reference over all ranks is reported).
+class NodeRefs {
+public:
+  explicit NodeRefs(const Mesh &m) : m(m), me(dist::rank()) {}
+
+  void check(Reader &r, int64_t element, int64_t node, int type) {
+    if (m.scattered) {
+      if (danglingAt == UINT64_MAX && ownerOf(node) == me &&
+          ownedIndex(m, node) < 0) {
+        danglingAt = r.pos();
+        dangling[0] = element;
+        dangling[1] = node;
+        dangling[2] = type;
+      }
+      return;
+    }
+    if (nodeIndex(m, node) < 0)
+      r.fail("element " + std::to_string(element) + " (" +
+             typeInfo(type)->name + ") refers to node " + std::to_string(node) +
+             ", which $Nodes does not define");
+  }
+
+  /// After the last element: the scattered tags' agreed first error; the
+  /// element count.
+  void finish(Reader &r, int64_t seen, int64_t total) {
+    if (m.scattered) {
+      agreeFirst(danglingAt, dangling, 3);
+      if (danglingAt != UINT64_MAX)
+        r.failAt(danglingAt, "element " + std::to_string(dangling[0]) + " (" +
+                                 typeInfo(int(dangling[2]))->name +
+                                 ") refers to node " +
+                                 std::to_string(dangling[1]) +
+                                 ", which $Nodes does not define");
+    }
+    if (seen != total)
+      r.fail("the header announces " + std::to_string(total) +
+             " elements, the blocks hold " + std::to_string(seen));
+    r.endData("$EndElements");
+  }
+
+private:
+  const Mesh &m;
+  int me;
+  uint64_t danglingAt = UINT64_MAX;
+  int64_t dangling[3] = {0, 0, 0}; // element tag, node tag, type
+};
+
+/// A supported element type, or a message saying which are.
+const TypeInfo *supportedType(Reader &r, int type) {
+  const TypeInfo *info = typeInfo(type);
+  if (!info)
+    r.fail("element type " + std::to_string(type) +
+           " is not supported (first-order points, lines, triangles, "
+           "quads, tets, hexes, prisms and pyramids are: types 15, 1-7; "
+           "mesh with Mesh.ElementOrder = 1)");
+  return info;
 }
 
 void parseElements(Reader &r, Mesh &m) {
@@ -735,21 +847,12 @@ void parseElements(Reader &r, Mesh &m) {
   r.count("the smallest element tag");
   r.count("the largest element tag");
   int64_t seen = 0;
-  // Scattered tags: this rank's first reference to an undefined node of
-  // its own (position; element tag, node tag, type).
-  uint64_t danglingAt = UINT64_MAX;
-  int64_t dangling[3] = {0, 0, 0};
-  const int me = dist::rank();
+  NodeRefs refs(m);
   for (int64_t b = 0; b < blocks; ++b) {
     int dim = int(r.integer("an entity dimension", false));
     int entity = int(r.integer("an entity tag", false));
     int type = int(r.integer("an element type", false));
-    const TypeInfo *info = typeInfo(type);
-    if (!info)
-      r.fail("element type " + std::to_string(type) +
-             " is not supported (first-order points, lines, triangles, "
-             "quads, tets, hexes, prisms and pyramids are: types 15, 1-7; "
-             "mesh with Mesh.ElementOrder = 1)");
+    const TypeInfo *info = supportedType(r, type);
     if (info->dim != dim)
       r.fail("element type " + std::to_string(type) + " (" + info->name +
              ") in an entity of dimension " + std::to_string(dim));
@@ -759,40 +862,72 @@ void parseElements(Reader &r, Mesh &m) {
     for (int64_t i = 0; i < n; ++i) {
       block.rows.mark(r, i);
       int64_t tag = r.count("an element tag");
-      for (int k = 0; k < info->nodes; ++k) {
-        int64_t node = r.count("node " + std::to_string(k + 1) + " of element " +
-                               std::to_string(tag));
-        if (m.scattered) {
-          if (danglingAt == UINT64_MAX && ownerOf(node) == me &&
-              ownedIndex(m, node) < 0) {
-            danglingAt = r.pos();
-            dangling[0] = tag;
-            dangling[1] = node;
-            dangling[2] = type;
-          }
-          continue;
-        }
-        if (nodeIndex(m, node) < 0)
-          r.fail("element " + std::to_string(tag) + " (" + info->name +
-                 ") refers to node " + std::to_string(node) +
-                 ", which $Nodes does not define");
-      }
+      for (int k = 0; k < info->nodes; ++k)
+        refs.check(r, tag,
+                   r.count("node " + std::to_string(k + 1) + " of element " +
+                           std::to_string(tag)),
+                   type);
     }
     seen += n;
   }
-  if (m.scattered) {
-    agreeFirst(danglingAt, dangling, 3);
-    if (danglingAt != UINT64_MAX)
-      r.failAt(danglingAt, "element " + std::to_string(dangling[0]) + " (" +
-                               typeInfo(int(dangling[2]))->name +
-                               ") refers to node " +
-                               std::to_string(dangling[1]) +
-                               ", which $Nodes does not define");
+  refs.finish(r, seen, total);
+}
+
+/// Version 2.2: the element count, then per element "tag type ntags
+/// tags... nodes...", where the first tag is the physical group (0: none)
+/// and the second the elementary entity. Runs of consecutive elements with
+/// the same type, tags count, physical group and entity become one block,
+/// whose entity is a number made for the (dimension, entity, physical
+/// group) triple, with that group as its physical tag: the sets, maps and
+/// dats of version 4.1 read such blocks unchanged. (Gmsh 2.2 writes an
+/// element in several physical groups once per group; each is an element
+/// here.)
+void parseElements22(Reader &r, Mesh &m) {
+  r.startData("$Elements");
+  const int64_t n = r.count("the number of elements");
+  NodeRefs refs(m);
+  std::map<std::array<int64_t, 3>, int> entities;
+  Block *block = nullptr;
+  int64_t physical = 0, elementary = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t row = r.pos();
+    const int64_t tag = r.count("an element tag");
+    const std::string of = " of element " + std::to_string(tag);
+    const int type = int(r.integer("the element type" + of, false));
+    const TypeInfo *info = supportedType(r, type);
+    const int64_t ntags = r.count("the number of tags" + of);
+    if (ntags > 64)
+      r.fail("element " + std::to_string(tag) + " has " +
+             std::to_string(ntags) +
+             " tags (a physical group, an entity, "
+             "partitions: expected at most 64)");
+    for (int64_t k = 0; k < ntags; ++k) {
+      const int64_t v = r.integer("tag " + std::to_string(k + 1) + of, false);
+      if (k == 0)
+        physical = v;
+      else if (k == 1)
+        elementary = v;
+    }
+    if (ntags < 1)
+      physical = 0;
+    if (ntags < 2)
+      elementary = 0;
+    const int skip = int(2 + ntags);
+    auto [it, fresh] = entities.try_emplace({info->dim, elementary, physical},
+                                            int(entities.size()) + 1);
+    if (fresh && physical != 0)
+      m.physicals[{info->dim, it->second}] = {int(physical)};
+    if (!block || block->info != info || block->skip != skip ||
+        block->entity != it->second)
+      block = &m.blocks.emplace_back(Block{info, it->second, 0, {}, skip});
+    if (block->count % MarkStride == 0)
+      block->rows.marks.push_back(row);
+    ++block->count;
+    ++m.typeCount[type];
+    for (int k = 0; k < info->nodes; ++k)
+      refs.check(r, tag, r.count("node " + std::to_string(k + 1) + of), type);
   }
-  if (seen != total)
-    r.fail("the header announces " + std::to_string(total) +
-           " elements, the blocks hold " + std::to_string(seen));
-  r.endData("$EndElements");
+  refs.finish(r, n, n);
 }
 
 /// The first pass over the file: validates everything and fills `m`'s
@@ -814,15 +949,21 @@ void parse(const std::string &file, Mesh &m) {
       format = true;
     } else if (s == "$PhysicalNames") {
       parsePhysicalNames(r, m);
-    } else if (s == "$Entities") {
+    } else if (s == "$Entities" && !m.legacy) {
       parseEntities(r, m);
     } else if (s == "$Nodes") {
-      parseNodes(r, m);
+      if (m.legacy)
+        parseNodes22(r, m);
+      else
+        parseNodes(r, m);
       nodes = true;
     } else if (s == "$Elements") {
       if (!nodes)
         r.fail("$Elements before $Nodes");
-      parseElements(r, m);
+      if (m.legacy)
+        parseElements22(r, m);
+      else
+        parseElements(r, m);
       elements = true;
     } else {
       r.skipSection(s.substr(1));
@@ -903,8 +1044,9 @@ std::vector<double> nodeRows(Mesh &m, int64_t first, int64_t count) {
     seen += b.count;
     if (lo == hi)
       continue;
-    seekRow(r, m, "$Nodes", b.coords, lo, b.perNode, 8);
+    seekRow(r, m, "$Nodes", b.coords, lo, b.lead + b.perNode, 8);
     for (int64_t i = lo; i < hi; ++i) {
+      r.skipWords(b.lead, "a node tag");
       for (int k = 0; k < 3; ++k)
         xyz.push_back(r.real(axis[k]));
       for (int k = 3; k < b.perNode; ++k)
@@ -1053,9 +1195,10 @@ void elementRows(Mesh &m, const std::string &name, const Selection &s,
     row += k.count;
     if (lo == hi)
       continue;
-    seekRow(r, m, "$Elements", k.rows, lo, 1 + arity, m.dataSize);
+    seekRow(r, m, "$Elements", k.rows, lo, 1 + k.skip + arity, m.dataSize);
     for (int64_t i = lo; i < hi; ++i) {
       tags.push_back(r.count(elementTag));
+      r.skipWords(k.skip, "an element's type or tags");
       for (int j = 0; j < arity; ++j) {
         const int64_t node = r.count(nodeTag);
         if (m.scattered)
