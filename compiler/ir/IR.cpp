@@ -273,6 +273,8 @@ StmtPtr SolveStmt::clone() const {
   c->precond = precond;
   c->tol = cloneExpr(tol);
   c->maxiter = cloneExpr(maxiter);
+  if (warn)
+    c->warn = cloneExpr(warn);
   c->itersVar = itersVar;
   c->residualVar = residualVar;
   c->resultsAssigned = resultsAssigned;

@@ -533,6 +533,8 @@ struct SolveStmt : Stmt {
   Function *op = nullptr;  ///< the operator proc
   Dat *precond = nullptr;  ///< Jacobi: the diagonal, or null
   ExprPtr tol, maxiter;    ///< f64 and i32 host expressions
+  /// bool host expression: whether stopping at maxiter warns; null: it does
+  ExprPtr warn;
   int itersVar = -1;       ///< slot defined (i32), or -1
   int residualVar = -1;    ///< slot defined (f64), or -1
   /// The result slots are declared elsewhere (the adjoint pass declares a

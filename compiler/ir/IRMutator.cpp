@@ -227,6 +227,7 @@ StmtPtr IRMutator::mutateSolve(std::unique_ptr<SolveStmt> s) {
   }
   mutateInPlace(s->tol);
   mutateInPlace(s->maxiter);
+  mutateInPlace(s->warn);
   return s;
 }
 

@@ -428,6 +428,8 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
            << (v.dats[i] ? v.dats[i]->name : "<null>");
       os << ") tol " << exprOrNull(v.tol, names) << " maxiter "
          << exprOrNull(v.maxiter, names);
+      if (v.warn)
+        os << " warn " << exprOrNull(v.warn, names);
       if (v.precond)
         os << " precond " << v.precond->name;
       os << "\n";

@@ -173,6 +173,7 @@ void IRVisitor::visitSolve(const SolveStmt &s) {
   }
   visitOptional(s.tol);
   visitOptional(s.maxiter);
+  visitOptional(s.warn);
 }
 
 void IRVisitor::visitAdjoint(const AdjointStmt &s) { visitDerivative(s); }

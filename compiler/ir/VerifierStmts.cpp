@@ -517,6 +517,8 @@ void Verifier::checkSolveCG(const SolveStmt &v, Scope &sc,
   expectType(v.tol, Type::scalarOf(ScalarKind::F64), sc, "solve cg tol");
   expectType(v.maxiter, Type::scalarOf(ScalarKind::I32), sc,
              "solve cg maxiter");
+  if (v.warn)
+    expectType(v.warn, Type::scalarOf(ScalarKind::Bool), sc, "solve cg warn");
   if (!v.tol || !v.maxiter)
     problem("solve cg without tol or maxiter");
   if ((v.itersVar < 0) != (v.residualVar < 0))

@@ -297,6 +297,8 @@ void Lowerer::lowerSolveCG(const ast::SolveStmt &v, ir::Body &out) {
       solve->tol = exprAs(*o.value, f64);
     else if (o.name.name == "maxiter")
       solve->maxiter = exprAs(*o.value, i32);
+    else if (o.name.name == "warn")
+      solve->warn = exprAs(*o.value, Type::scalarOf(ScalarKind::Bool));
   }
   if (v.precond) {
     auto it = dats.find(v.precond);

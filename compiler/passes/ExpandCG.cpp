@@ -244,6 +244,12 @@ std::vector<StmtPtr> CGExpander::expand(SolveStmt &s) {
   out.push_back(B::decl(tol, std::move(s.tol), at));
   unsigned maxiter = newVar("maxiter", I32, false);
   out.push_back(B::decl(maxiter, std::move(s.maxiter), at));
+  // `warn: E`, evaluated once as tol and maxiter are.
+  int warnVar = -1;
+  if (s.warn) {
+    warnVar = int(newVar("warn", Type::scalarOf(ScalarKind::Bool), false));
+    out.push_back(B::decl(unsigned(warnVar), std::move(s.warn), at));
+  }
   unsigned k = s.itersVar >= 0 ? unsigned(s.itersVar) : newVar("iters", I32, true);
   unsigned res =
       s.residualVar >= 0 ? unsigned(s.residualVar) : newVar("res", F64, true);
@@ -400,10 +406,12 @@ std::vector<StmtPtr> CGExpander::expand(SolveStmt &s) {
             "iterations (tol %g, maxiter %d)",
       exprs(var(res), var(k), var(tol), var(maxiter)), at));
   cast<PrintStmt>(*warn.stmts.back()).to = PrintTo::Warning;
-  out.push_back(B::ifThen(
-      B::unary(UnaryOp::Not, B::binary(BinaryOp::Le, var(res), var(tol), at),
-               at),
-      std::move(warn), {}, at));
+  ExprPtr notConverged = B::unary(
+      UnaryOp::Not, B::binary(BinaryOp::Le, var(res), var(tol), at), at);
+  if (warnVar >= 0)
+    notConverged = B::binary(BinaryOp::And, std::move(notConverged),
+                             var(unsigned(warnVar)), at);
+  out.push_back(B::ifThen(std::move(notConverged), std::move(warn), {}, at));
   return out;
 }
 

@@ -7,12 +7,13 @@
 // solution. All four are scalar float dats on the block, of one type.
 //
 // `[let (iters, res) =] solve cg(apply, p -> Ap, b, x[, tol: T,
-// maxiter: M, precond: diag])` solves A x = b by conjugate gradients,
+// maxiter: M, precond: diag, warn: W])` solves A x = b by conjugate gradients,
 // where the proc `apply` (no parameters, no result) applies A to the dat p
 // and writes the result into the dat Ap. p, Ap, b, x (and diag) are
 // distinct scalar f64 dats on one set or block; x holds the initial guess
 // and then the solution. `iters` (i32) and `res` (f64, ||r|| / ||b||) are
-// the iteration count and the final relative residual.
+// the iteration count and the final relative residual. `warn: false`
+// (a bool, default true) keeps a solve that stops at maxiter silent.
 #include "sema/SemaImpl.h"
 
 #include "llvm/Support/Casting.h"
@@ -27,7 +28,7 @@ using llvm::dyn_cast_or_null;
 namespace {
 const char *const CGShape =
     "'cg' takes (OPERATOR, P -> AP, B, X) and the options 'tol: E', "
-    "'maxiter: E', 'precond: DAT'";
+    "'maxiter: E', 'precond: DAT', 'warn: E'";
 } // namespace
 
 void Sema::checkSolve(SolveStmt &s) {
@@ -209,6 +210,8 @@ void Sema::checkSolveCG(SolveStmt &s) {
       convert(o.value, Type::scalarOf(ScalarKind::F64), "'tol'");
     } else if (n == "maxiter") {
       convert(o.value, Type::scalarOf(ScalarKind::I32), "'maxiter'");
+    } else if (n == "warn") {
+      convert(o.value, Type::scalarOf(ScalarKind::Bool), "'warn'");
     } else if (n == "precond") {
       if (DatDecl *d = resolveDatExpr(o.value)) {
         s.precond = d;
@@ -216,11 +219,11 @@ void Sema::checkSolveCG(SolveStmt &s) {
       }
     } else {
       std::string msg = "unknown option '" + n + "' of 'cg'";
-      for (const char *k : {"tol", "maxiter", "precond"})
+      for (const char *k : {"tol", "maxiter", "precond", "warn"})
         if (llvm::StringRef(n).edit_distance(k) <= 2)
           msg += std::string("; did you mean '") + k + "'?";
-      diags.error(o.name.range, msg + " (it takes 'tol', 'maxiter' and "
-                                      "'precond')");
+      diags.error(o.name.range, msg + " (it takes 'tol', 'maxiter', "
+                                      "'precond' and 'warn')");
       checkValue(o.value);
     }
   }

@@ -1,13 +1,14 @@
 // Mesh.cpp - Sets, maps, blocks and dats: creation, layout, fill, swap,
 // copy.
 // SPDX-License-Identifier: Apache-2.0
-#include "exec/CommAvoid.h"
 #include "core/Device.h"
 #include "core/Dist.h"
 #include "core/Memory.h"
 #include "core/Objects.h"
 #include "core/Renumber.h"
 #include "core/Runtime.h"
+#include "exec/CommAvoid.h"
+#include "exec/Pool.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -470,17 +471,17 @@ void opd_dat_fill(opd_dat *dat, const void *elem) {
   for (int64_t b = 0; b < eb; ++b)
     zero = zero && static_cast<const char *>(elem)[b] == 0;
   const int64_t chunks = (n + DirectChunkSize - 1) / DirectChunkSize;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) {
+  // On the runtime's threads (exec/Pool.h), as loops run.
+  runTasks(chunks, double(n * eb) >= parallelBytes(), [&](int64_t c) {
     int64_t begin = c * DirectChunkSize;
     int64_t end = begin + DirectChunkSize < n ? begin + DirectChunkSize : n;
     if (zero) {
       std::memset(p + begin * eb, 0, std::size_t((end - begin) * eb));
-      continue;
+      return;
     }
     for (int64_t i = begin; i < end; ++i)
       std::memcpy(p + i * eb, elem, std::size_t(eb));
-  }
+  });
   // Every rank filled its halos with the same value.
   dat->haloValid = INT64_MAX / 4;
   dat->cornersValid = true;

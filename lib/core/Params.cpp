@@ -499,6 +499,7 @@ extern "C" void opd_rt_init(int argc, char **argv, const char *program,
   argc = int(args.size()) - 1;
   argv = args.data();
   avoidSpinningWhenOversubscribed(argc, argv);
+  lineBufferOutput();
   setProgramName(program && *program
                      ? std::string(program)
                      : baseName(argc > 0 && argv ? argv[0] : nullptr));

@@ -1,8 +1,12 @@
-// Print.cpp - print()/printf() of compiled programs; float formatting.
+// Print.cpp - print()/printf() of compiled programs; float formatting;
+// line-buffered output.
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Dist.h"
 #include "core/Format.h"
+#include "core/Runtime.h"
 #include "opd_rt.h"
+
+#include <unistd.h>
 
 #include <cinttypes>
 #include <cmath>
@@ -51,6 +55,23 @@ std::string shortest(double v, int maxDigits, SameValue same) {
   return keepFloatLook(buf);
 }
 } // namespace
+
+void lineBufferOutput() {
+  // stdio buffers a file or pipe fully, so a program's lines appeared only
+  // at exit (or every 4 KiB): `tail -f` of a running program showed
+  // nothing, and a program killed (a job's time limit, a crash in a
+  // library) lost its last lines. A terminal is line-buffered already.
+  // OPD_LINE_BUFFER=0 keeps stdio's full buffering (bench/oversub measures
+  // what the line buffering costs a print-heavy program).
+  static bool done = false;
+  if (done)
+    return;
+  done = true;
+  if (!envSwitch("OPD_LINE_BUFFER", true) || isatty(STDOUT_FILENO))
+    return;
+  // glibc changes only the mode for a null buffer, also after output.
+  std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+}
 
 std::string formatF64(double v) {
   if (!std::isfinite(v))

@@ -45,6 +45,7 @@ int capturing = 0;
 } // namespace
 CaptureFailures::CaptureFailures() { ++capturing; }
 CaptureFailures::~CaptureFailures() { --capturing; }
+bool capturingFailures() { return capturing > 0; }
 
 void printError(const std::string &message) {
   // Program output first, so the error follows it when both go to a file.

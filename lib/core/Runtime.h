@@ -37,6 +37,11 @@ void setProgramName(const std::string &name);
 /// OMP_WAIT_POLICY=passive (core/Oversubscribe.cpp).
 void avoidSpinningWhenOversubscribed(int argc, char **argv);
 
+/// opd_rt_init: stdout line-buffered when it is a file or a pipe (unless
+/// OPD_LINE_BUFFER=0), so a program's lines appear as it prints them
+/// (core/Print.cpp).
+void lineBufferOutput();
+
 /// Prints "<program>: error: <message>" to stderr (after flushing stdout)
 /// and exits with status 1.
 [[noreturn]] void fail(const std::string &message);
@@ -56,6 +61,9 @@ public:
   CaptureFailures(const CaptureFailures &) = delete;
   CaptureFailures &operator=(const CaptureFailures &) = delete;
 };
+/// Whether a CaptureFailures is alive (fail() throws): exec/Pool.cpp then
+/// runs tasks on the calling thread, where the exception can be caught.
+bool capturingFailures();
 /// Prints "<program>: error: <prefix><message>" (no exit).
 void printError(const std::string &message);
 

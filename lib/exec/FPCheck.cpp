@@ -254,6 +254,13 @@ std::string describeLoop(const opd_loop *loop) {
   return text;
 }
 
+// ", in call 12 of this loop": which step of a time loop went wrong, where
+// the loop runs once per step (counted at its end, so the failing call is
+// included; the same count on every rank).
+std::string callText(const opd_loop *loop) {
+  return ", in call " + std::to_string(loop->calls) + " of this loop";
+}
+
 [[noreturn]] void reportDat(const opd_loop *loop, const opd_dat *d,
                             int64_t key) {
   const char *p;
@@ -283,7 +290,7 @@ std::string describeLoop(const opd_loop *loop) {
   fail(describeLoop(loop) + " produced " +
        valueKind(d->type, p + std::size_t(c) * std::size_t(d->bytes)) +
        " in dat '" + d->name + "' at " + where + ", component " +
-       std::to_string(c) + " (--check-fp)");
+       std::to_string(c) + callText(loop) + " (--check-fp)");
 }
 } // namespace
 
@@ -362,7 +369,8 @@ void checkReductionFP(const void *v, int type, int op, int dim) {
       text += " (argument " + std::to_string(i + 1) + ")";
       break;
     }
-  fail(text + ", component " + std::to_string(bad) + " (--check-fp)");
+  fail(text + ", component " + std::to_string(bad) +
+       (lastLoop ? callText(lastLoop) : std::string()) + " (--check-fp)");
 }
 
 void forgetFPLoops() {

@@ -26,6 +26,7 @@
 #include "core/Memory.h"
 #include "core/Runtime.h"
 #include "exec/Loop.h"
+#include "exec/Pool.h"
 
 #include <algorithm>
 #include <cstring>
@@ -108,17 +109,23 @@ const Reverse &reverseOf(const opd_map *map, int idx, const opd_set *set,
 template <typename T>
 void apply(T *dat, const T *rows, int dim, const Reverse &r) {
   const int64_t nactive = int64_t(r.active.size());
-#pragma omp parallel for schedule(static)
-  for (int64_t k = 0; k < nactive; ++k) {
-    const int64_t t = r.active[std::size_t(k)];
-    const int64_t lo = r.offsets[std::size_t(t)], hi = r.offsets[std::size_t(t) + 1];
-    T *out = dat + t * dim;
-    for (int64_t j = lo; j < hi; ++j) {
-      const T *row = rows + r.sources[std::size_t(j)] * dim;
-      for (int c = 0; c < dim; ++c)
-        out[c] += row[c];
+  // Each target once, its rows in element order: any thread, same bits.
+  // Tasks of DirectChunkSize targets (exec/Pool.h).
+  const int64_t tasks = (nactive + DirectChunkSize - 1) / DirectChunkSize;
+  runTasks(tasks, true, [&](int64_t task) {
+    const int64_t k1 = std::min(nactive, (task + 1) * DirectChunkSize);
+    for (int64_t k = task * DirectChunkSize; k < k1; ++k) {
+      const int64_t t = r.active[std::size_t(k)];
+      const int64_t lo = r.offsets[std::size_t(t)],
+                    hi = r.offsets[std::size_t(t) + 1];
+      T *out = dat + t * dim;
+      for (int64_t j = lo; j < hi; ++j) {
+        const T *row = rows + r.sources[std::size_t(j)] * dim;
+        for (int c = 0; c < dim; ++c)
+          out[c] += row[c];
+      }
     }
-  }
+  });
 }
 } // namespace
 

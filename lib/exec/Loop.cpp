@@ -15,6 +15,7 @@
 #include "core/Renumber.h"
 #include "core/Runtime.h"
 #include "exec/FPCheck.h"
+#include "exec/Pool.h"
 
 #include <unistd.h>
 
@@ -826,8 +827,11 @@ void opd_loop_set_location(opd_loop *loop, const char *location) {
 namespace {
 // The super-block schedule of `p` (exec/Plan.h): each super-block's own
 // elements in order on one thread, then the cross elements colour by
-// colour; chunk index = `chunk0` + block, as in the colouring.
-void runSuper(const Plan &p, int64_t chunk0, opd_body body, void *ctx) {
+// colour; chunk index = `chunk0` + block, as in the colouring. Tasks run
+// on the pool (exec/Pool.h) when `parallel`: super-blocks reach disjoint
+// targets in phase 1, so any thread may take any of them.
+void runSuper(const Plan &p, int64_t chunk0, opd_body body, void *ctx,
+              bool parallel) {
   const SuperPlan &s = p.super;
   const int64_t *first = s.superFirst.data();
   const ElementRun *own = s.ownRuns.data(), *cross = s.crossRuns.data();
@@ -835,62 +839,48 @@ void runSuper(const Plan &p, int64_t chunk0, opd_body body, void *ctx) {
   const int64_t *colourOff = s.crossColourOffsets.data();
   const int64_t *crossBlocks = s.crossBlocks.data();
   const int32_t nsuper = s.nsuper, ncolours = p.ncolours;
-#pragma omp parallel if (nsuper > 1 || !s.crossBlocks.empty())
-  {
-    // Super-blocks reach disjoint targets in this phase, so any thread may
-    // take any of them: dynamic, for threads slowed by other work.
-#pragma omp for schedule(dynamic, 1)
-    for (int32_t k = 0; k < nsuper; ++k)
-      for (int64_t b = first[k]; b < first[k + 1]; ++b)
-        for (int64_t r = ownOff[b]; r < ownOff[b + 1]; ++r)
-          body(ctx, own[r].begin, own[r].end, chunk0 + b);
-    for (int32_t c = 0; c < ncolours; ++c) {
-      if (colourOff[c] == colourOff[c + 1])
-        continue; // same test on every thread: no barrier for nothing
-#pragma omp for schedule(static)
-      for (int64_t k = colourOff[c]; k < colourOff[c + 1]; ++k) {
-        const int64_t b = crossBlocks[k];
-        for (int64_t r = crossOff[b]; r < crossOff[b + 1]; ++r)
-          body(ctx, cross[r].begin, cross[r].end, chunk0 + b);
-      }
-    }
-  }
+  runTasks(nsuper, parallel, [&](int64_t k) {
+    for (int64_t b = first[k]; b < first[k + 1]; ++b)
+      for (int64_t r = ownOff[b]; r < ownOff[b + 1]; ++r)
+        body(ctx, own[r].begin, own[r].end, chunk0 + b);
+  });
+  for (int32_t c = 0; c < ncolours; ++c)
+    runTasks(colourOff[c + 1] - colourOff[c], parallel, [&](int64_t j) {
+      const int64_t b = crossBlocks[colourOff[c] + j];
+      for (int64_t r = crossOff[b]; r < crossOff[b + 1]; ++r)
+        body(ctx, cross[r].begin, cross[r].end, chunk0 + b);
+    });
 }
 
 // Runs the blocks of `p` colour by colour (or by its super-block
 // schedule); chunk index = `chunk0` + block.
-void runPlan(const Plan &p, int64_t chunk0, opd_body body, void *ctx) {
+void runPlan(const Plan &p, int64_t chunk0, opd_body body, void *ctx,
+             bool parallel) {
   if (p.super.nsuper > 0) {
-    runSuper(p, chunk0, body, ctx);
+    runSuper(p, chunk0, body, ctx, parallel);
     return;
   }
   const int64_t *offsets = p.colourOffsets.data();
   const int64_t *blocks = p.blocks.data();
   const int64_t first = p.first, n = p.setSize, bs = p.blockSize;
-  const int32_t ncolours = p.ncolours;
-  // One parallel region for all colours; the implicit barrier of each
-  // `omp for` separates them.
-#pragma omp parallel if (p.nblocks > 1)
-  for (int32_t c = 0; c < ncolours; ++c) {
-#pragma omp for schedule(static)
-    for (int64_t k = offsets[c]; k < offsets[c + 1]; ++k) {
-      const int64_t b = blocks[k];
+  for (int32_t c = 0; c < p.ncolours; ++c)
+    runTasks(offsets[c + 1] - offsets[c], parallel, [&](int64_t j) {
+      const int64_t b = blocks[offsets[c] + j];
       const int64_t begin = first + b * bs;
       body(ctx, begin, std::min(begin + bs, n), chunk0 + b);
-    }
-  }
+    });
 }
 
 // The chunks of segment `k` of a loop without a plan.
-void runSegment(const opd_loop *loop, int k, opd_body body, void *ctx) {
+void runSegment(const opd_loop *loop, int k, opd_body body, void *ctx,
+                bool parallel) {
   const opd_loop::Segment s = loop->segments[k];
   const int64_t cs = loop->chunkSize;
   const int64_t n = (s.end - s.begin + cs - 1) / cs;
-#pragma omp parallel for schedule(static) if (n > 1)
-  for (int64_t c = 0; c < n; ++c) {
+  runTasks(n, parallel, [&](int64_t c) {
     const int64_t begin = s.begin + c * cs;
     body(ctx, begin, std::min(begin + cs, s.end), s.chunk0 + c);
-  }
+  });
 }
 } // namespace
 
@@ -954,11 +944,13 @@ const Plan &planPart(const PlanEntry &e, int32_t part) {
 
 void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
   beginLoop(loop);
+  // Small loops run on this thread (exec/Pool.h, parallelBytes).
+  const bool parallel = loop->bytesPerCall >= parallelBytes();
   if (loop->plan) {
     const PlanEntry &e = *loop->plan;
-    runPlan(e.plan, 0, body, ctx);
+    runPlan(e.plan, 0, body, ctx, parallel);
     waitHalos(loop);
-    runPlan(e.rest, e.plan.nblocks, body, ctx);
+    runPlan(e.rest, e.plan.nblocks, body, ctx, parallel);
     if (e.halo.nblocks + e.deep.nblocks > 0) {
       // The exec halo belongs to other ranks: its increments are needed
       // here, its reduction partials are not (the owner counts them). The
@@ -970,18 +962,18 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
       if (partials)
         saved.assign(static_cast<char *>(partials),
                      static_cast<char *>(partials) + bytes);
-      runPlan(e.halo, e.plan.nblocks + e.rest.nblocks, body, ctx);
+      runPlan(e.halo, e.plan.nblocks + e.rest.nblocks, body, ctx, parallel);
       runPlan(e.deep, e.plan.nblocks + e.rest.nblocks + e.halo.nblocks, body,
-              ctx);
+              ctx, parallel);
       if (partials && bytes)
         std::memcpy(partials, saved.data(), bytes);
     }
   } else {
     if (loop->nsegments > 0)
-      runSegment(loop, 0, body, ctx);
+      runSegment(loop, 0, body, ctx, parallel);
     waitHalos(loop);
     for (int k = 1; k < loop->nsegments; ++k)
-      runSegment(loop, k, body, ctx);
+      runSegment(loop, k, body, ctx, parallel);
   }
   endLoop(loop);
 }

@@ -72,6 +72,7 @@
 
 #include "core/Dist.h"
 #include "core/Runtime.h"
+#include "exec/Pool.h"
 
 #include <omp.h>
 
@@ -444,8 +445,13 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
   std::vector<double> spent(ms.size() * size_t(parts), 0.0);
 
   // Phase 1: each part swept, loop k lag_k rows behind the first.
-#pragma omp parallel for schedule(static, 1) num_threads(int(parts)) if (parts > 1)
-  for (int64_t t = 0; t < parts; ++t) {
+  // Parts are tasks of the runtime's pool (exec/Pool.h): any thread may
+  // run any part; small sweeps run on this thread.
+  double sweepBytes = 0;
+  for (const Member &m : ms)
+    sweepBytes += m.loop->bytesPerCall;
+  const bool parallel = sweepBytes >= parallelBytes();
+  runTasks(parts, parallel && parts > 1, [&](int64_t t) {
     double *mine = &spent[ms.size() * size_t(t)];
     std::vector<int64_t> lo(ms.size()), hi(ms.size()), next(ms.size());
     int64_t from = LLONG_MAX, to = LLONG_MIN;
@@ -478,7 +484,7 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
                       std::min(hi[k], i - ms[k].lag + step), mine[k],
                       copies[k].get());
       }
-      continue;
+      return;
     }
     for (int64_t i = from; i < to; i += step)
       for (size_t k = 0; k < ms.size(); ++k) {
@@ -495,11 +501,11 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
           next[k] = e;
         }
       }
-  }
+  });
   // Phase 2: around each cut, the rows left out, loop by loop (in tiles:
   // tile by tile, loop by loop in each, as phase 1 orders them).
-#pragma omp parallel for schedule(static, 1) num_threads(int(parts)) if (parts > 2)
-  for (int64_t t = 1; t < parts; ++t) {
+  runTasks(parts - 1, parallel && parts > 2, [&](int64_t t0) {
+    const int64_t t = t0 + 1;
     double *mine = &spent[ms.size() * size_t(t)];
     if (tile) {
       std::vector<TileContext> copies(ms.begin(), ms.end());
@@ -508,7 +514,7 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
           if (copies[k].rows(j - ms[k].shift, j + tile - ms[k].shift))
             runRows(ms[k], cut[size_t(t)] - ms[k].trail,
                     cut[size_t(t)] + ms[k].lead, mine[k], copies[k].get());
-      continue;
+      return;
     }
     for (size_t k = 1; k < ms.size(); ++k) {
       const Member &m = ms[k];
@@ -519,7 +525,7 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
       }
       runRows(m, a, z, mine[k]);
     }
-  }
+  });
 
   // The profile: the sweep's time and bytes on the first loop, and so the
   // time the later loops' exchanges took before it (a loop's time outside

@@ -1,5 +1,6 @@
 // Gmsh.cpp - Sets, maps and dats from Gmsh meshes (.msh version 4.1, ASCII
-// and binary), for `set/map/dat ... from FILE` when FILE is a .msh file.
+// and binary, and version 2.2 ASCII, which many tools still write), for
+// `set/map/dat ... from FILE` when FILE is a .msh file.
 // SPDX-License-Identifier: Apache-2.0
 //
 // Users make meshes with Gmsh; this reader turns one into the program's
@@ -60,10 +61,10 @@
 // processes"): at one rank a map to nodes re-reads its element blocks and
 // a coordinate dat the coordinates, the price of keeping no more than a
 // slice.
-#include "io/Gmsh.h"
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
+#include "io/Gmsh.h"
 
 #include <algorithm>
 #include <array>
@@ -91,10 +92,10 @@ struct TypeInfo {
   int dim, nodes;
 };
 // Gmsh's first-order element types (and the point).
-constexpr TypeInfo Types[] = {{15, "points", 0, 1},   {1, "lines", 1, 2},
-                              {2, "triangles", 2, 3}, {3, "quads", 2, 4},
-                              {4, "tets", 3, 4},      {5, "hexes", 3, 8},
-                              {6, "prisms", 3, 6},    {7, "pyramids", 3, 5}};
+constexpr TypeInfo Types[] = {
+    {15, "points", 0, 1}, {1, "lines", 1, 2},   {2, "triangles", 2, 3},
+    {3, "quads", 2, 4},   {4, "tets", 3, 4},    {5, "hexes", 3, 8},
+    {6, "prisms", 3, 6},  {7, "pyramids", 3, 5}};
 
 const TypeInfo *typeInfo(int type) {
   for (const TypeInfo &t : Types)
@@ -140,12 +141,15 @@ public:
     buf.resize(Window);
   }
 
-  [[noreturn]] void fail(const std::string &what) const { failAt(pos(), what); }
+  [[noreturn]] void fail(const std::string &what) const {
+    failAt(pos(), what);
+  }
   [[noreturn]] void failAt(uint64_t at, const std::string &what) const {
     if (binary && inData)
       failf("%s: byte %llu: %s%s", file.c_str(), (unsigned long long)at,
             where().c_str(), what.c_str());
-    failf("%s:%d: %s%s", file.c_str(), line(at), where().c_str(), what.c_str());
+    failf("%s:%d: %s%s", file.c_str(), line(at), where().c_str(),
+          what.c_str());
   }
 
   uint64_t pos() const { return start + cur; }
@@ -163,8 +167,7 @@ public:
   void expect(const char *marker) {
     std::string w = word(marker);
     if (w != marker)
-      fail(std::string("expected ") + marker + ", found '" + shortText(w) +
-           "'");
+      fail(std::string("expected ") + marker + ", found '" + shortText(w) + "'");
   }
 
   /// After a section's marker: binary data starts after its newline.
@@ -383,9 +386,9 @@ private:
   std::ifstream in;
   uint64_t fileSize = 0;
   std::vector<char> buf;
-  uint64_t start = 0;  // the file offset of buf[0]
-  std::size_t cur = 0; // the next byte, in buf
-  std::size_t len = 0; // the bytes read into buf
+  uint64_t start = 0;   // the file offset of buf[0]
+  std::size_t cur = 0;  // the next byte, in buf
+  std::size_t len = 0;  // the bytes read into buf
 };
 
 /// Where an entity block's rows lie in the file, recorded by the first
@@ -412,6 +415,9 @@ struct NodeBlock {
   int64_t count;
   int perNode;
   Rows coords;
+  /// Words before the coordinates in each row: 0 (version 4.1: the tags
+  /// come before the block's rows), 1 (version 2.2: "tag x y z").
+  int lead = 0;
 };
 
 /// An element block's header and where its elements lie.
@@ -420,6 +426,9 @@ struct Block {
   int entity;
   int64_t count;
   Rows rows;
+  /// Words between each row's element tag and its nodes: 0 (version
+  /// 4.1), 2 + the number of tags (version 2.2: "tag type ntags tags...").
+  int skip = 0;
 };
 
 /// The whole file's structure (the first pass), and the faces when a
@@ -427,6 +436,10 @@ struct Block {
 struct Mesh {
   std::string file;
   bool binary = false;
+  /// Version 2.2 (ASCII; no $Entities, one row per node and per element,
+  /// each element with its type and tags): the blocks are made from runs
+  /// of elements alike (parseElements22).
+  bool legacy = false;
   int dataSize = 8;
   int64_t nodes = 0;
   std::vector<NodeBlock> nodeBlocks; // in file order
@@ -441,7 +454,7 @@ struct Mesh {
   std::vector<Block> blocks;                                 // in file order
   std::map<int, int64_t> typeCount;                          // type -> elements
   std::map<std::pair<int, int>, std::vector<int>> physicals; // (dim, entity)
-  std::map<std::string, std::pair<int, int>> physicalNames;  // -> (dim, tag)
+  std::map<std::string, std::pair<int, int>> physicalNames; // -> (dim, tag)
   // Derived on first use (buildFaces; this rank's share only).
   bool facesBuilt = false;
   int64_t faces = 0;                         // interior faces in all
@@ -555,10 +568,11 @@ bool addNode(Mesh &m, int64_t tag, int64_t index,
 void parseFormat(Reader &r, Mesh &m) {
   r.section = "$MeshFormat";
   std::string version = r.word("the format version");
-  if (version != "4.1")
+  if (version != "4.1" && version != "2.2")
     r.fail("version " + version +
-           "; this reader takes version 4.1 (gmsh -format msh41, or "
-           "Mesh.MshFileVersion = 4.1)");
+           "; this reader takes versions 4.1 and 2.2 (gmsh -format msh41, "
+           "or Mesh.MshFileVersion = 4.1)");
+  m.legacy = version == "2.2";
   int64_t fileType = r.integer("the file type (0 ASCII, 1 binary)", false);
   if (fileType != 0 && fileType != 1)
     r.fail("file type " + std::to_string(fileType) +
@@ -568,6 +582,10 @@ void parseFormat(Reader &r, Mesh &m) {
     r.fail("data size " + std::to_string(dataSize) + ", expected 8 (or 4)");
   m.dataSize = r.dataSize = int(dataSize);
   m.binary = r.binary = fileType == 1;
+  if (m.legacy && m.binary)
+    r.fail("a binary version 2.2 file; this reader takes version 2.2 in "
+           "ASCII (file type 0) only: write ASCII (gmsh -format msh22 "
+           "without -bin) or version 4.1 (gmsh -format msh41)");
   if (r.binary) {
     r.startData("$MeshFormat");
     int32_t one = int32_t(r.integer("the integer 1 (byte order check)", false));
@@ -624,22 +642,85 @@ void parseEntities(Reader &r, Mesh &m) {
   r.endData("$EndEntities");
 }
 
+/// Node tags in $Nodes order (both versions): into the runs, or, once
+/// they are scattered, this rank's (tag, index) pairs.
+class NodeTags {
+public:
+  explicit NodeTags(Mesh &m) : m(m), last(m.runs.end()), me(dist::rank()) {}
+
+  void add(Reader &r, int64_t tag, int64_t index) {
+    if (m.scattered) {
+      if (ownerOf(tag) == me)
+        mine.push_back({tag, index, r.pos()});
+      return;
+    }
+    if (!addNode(m, tag, index, last))
+      r.fail("node tag " + std::to_string(tag) + " appears twice");
+    if (m.runs.size() > runLimit()) {
+      // Too many runs for every rank: from now on each keeps its owned
+      // tags (those so far from the runs; a repeat of one of them is
+      // found at its second appearance, position 0 marking the first).
+      m.scattered = true;
+      for (const auto &[t0, run] : m.runs)
+        for (int64_t k = 0; k < run.second; ++k)
+          if (ownerOf(t0 + k) == me)
+            mine.push_back({t0 + k, run.first + k, 0});
+      m.runs.clear();
+      last = m.runs.end();
+    }
+  }
+
+  /// After the last tag: a tag twice (scattered tags: the first second
+  /// appearance over all ranks); the node count.
+  void finish(Reader &r, int64_t seen, int64_t total) {
+    if (m.scattered) {
+      std::sort(mine.begin(), mine.end(), [](const Owned &a, const Owned &b) {
+        return a.tag != b.tag ? a.tag < b.tag : a.at < b.at;
+      });
+      uint64_t at = UINT64_MAX;
+      int64_t twice = 0;
+      for (std::size_t k = 1; k < mine.size(); ++k)
+        if (mine[k].tag == mine[k - 1].tag && mine[k].at < at) {
+          at = mine[k].at;
+          twice = mine[k].tag;
+        }
+      agreeFirst(at, &twice, 1);
+      if (at != UINT64_MAX)
+        r.failAt(at, "node tag " + std::to_string(twice) + " appears twice");
+      m.owned.reserve(mine.size());
+      for (const Owned &o : mine)
+        m.owned.emplace_back(o.tag, o.index);
+    }
+    if (seen != total)
+      r.fail("the header announces " + std::to_string(total) +
+             " nodes, the blocks hold " + std::to_string(seen));
+    if (seen >= int64_t(INT32_MAX))
+      r.fail("more than 2^31 - 1 nodes: maps hold 32-bit indices");
+    m.nodes = seen;
+    r.endData("$EndNodes");
+  }
+
+private:
+  // Scattered tags: this rank's (tag, index, file position after the tag).
+  struct Owned {
+    int64_t tag, index;
+    uint64_t at;
+  };
+  Mesh &m;
+  std::map<int64_t, std::pair<int64_t, int64_t>>::iterator last;
+  std::vector<Owned> mine;
+  int me;
+};
+
 void parseNodes(Reader &r, Mesh &m) {
   r.startData("$Nodes");
   int64_t blocks = r.count("the number of entity blocks");
   int64_t total = r.count("the number of nodes");
   r.count("the smallest node tag");
   r.count("the largest node tag");
-  auto last = m.runs.end();
+  NodeTags sink(m);
   int64_t seen = 0; // nodes so far
   std::vector<int64_t> tags;
-  // Scattered tags: this rank's (tag, index, file position after the tag).
-  struct Owned {
-    int64_t tag, index;
-    uint64_t at;
-  };
-  std::vector<Owned> mine;
-  const int me = dist::rank();
   for (int64_t b = 0; b < blocks; ++b) {
     int dim = int(r.integer("an entity dimension", false));
     r.integer("an entity tag", false);
@@ -652,28 +733,8 @@ void parseNodes(Reader &r, Mesh &m) {
     // The tags: every one, into the runs (a block's tags are kept while
     // its coordinates are read, for the error messages).
     tags.resize(std::size_t(n));
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t tag = tags[std::size_t(i)] = r.count("a node tag");
-      if (m.scattered) {
-        if (ownerOf(tag) == me)
-          mine.push_back({tag, seen + i, r.pos()});
-        continue;
-      }
-      if (!addNode(m, tag, seen + i, last))
-        r.fail("node tag " + std::to_string(tag) + " appears twice");
-      if (m.runs.size() > runLimit()) {
-        // Too many runs for every rank: from now on each keeps its owned
-        // tags (those so far from the runs; a repeat of one of them is
-        // found at its second appearance, position 0 marking the first).
-        m.scattered = true;
-        for (const auto &[t0, run] : m.runs)
-          for (int64_t k = 0; k < run.second; ++k)
-            if (ownerOf(t0 + k) == me)
-              mine.push_back({t0 + k, run.first + k, 0});
-        m.runs.clear();
-        last = m.runs.end();
-      }
-    }
+    for (int64_t i = 0; i < n; ++i)
+      sink.add(r, tags[std::size_t(i)] = r.count("a node tag"), seen + i);
     const int perNode = 3 + (parametric ? dim : 0);
     NodeBlock &block = m.nodeBlocks.emplace_back(NodeBlock{n, perNode, {}});
     seen += n;
@@ -690,8 +751,7 @@ void parseNodes(Reader &r, Mesh &m) {
     for (int64_t i = 0; i < n; ++i) {
       if (!r.binary)
         block.coords.mark(r, i);
-      const std::string node =
-          " of node " + std::to_string(tags[std::size_t(i)]);
+      const std::string node = " of node " + std::to_string(tags[std::size_t(i)]);
       r.real("the x coordinate" + node);
       r.real("the y coordinate" + node);
       r.real("the z coordinate" + node);
@@ -699,32 +759,85 @@ void parseNodes(Reader &r, Mesh &m) {
         r.real("a parametric coordinate" + node);
     }
   }
-  if (m.scattered) {
-    // A tag twice: the first second appearance over all ranks.
-    std::sort(mine.begin(), mine.end(), [](const Owned &a, const Owned &b) {
-      return a.tag != b.tag ? a.tag < b.tag : a.at < b.at;
-    });
-    uint64_t at = UINT64_MAX;
-    int64_t twice = 0;
-    for (std::size_t k = 1; k < mine.size(); ++k)
-      if (mine[k].tag == mine[k - 1].tag && mine[k].at < at) {
-        at = mine[k].at;
-        twice = mine[k].tag;
-      }
-    agreeFirst(at, &twice, 1);
-    if (at != UINT64_MAX)
-      r.failAt(at, "node tag " + std::to_string(twice) + " appears twice");
-    m.owned.reserve(mine.size());
-    for (const Owned &o : mine)
-      m.owned.emplace_back(o.tag, o.index);
+  sink.finish(r, seen, total);
+}
+
+/// Version 2.2: the node count, then "tag x y z" per node; one block.
+void parseNodes22(Reader &r, Mesh &m) {
+  r.startData("$Nodes");
+  const int64_t n = r.count("the number of nodes");
+  NodeTags sink(m);
+  NodeBlock &block = m.nodeBlocks.emplace_back(NodeBlock{n, 3, {}, 1});
+  for (int64_t i = 0; i < n; ++i) {
+    block.coords.mark(r, i);
+    const int64_t tag = r.count("a node tag");
+    sink.add(r, tag, i);
+    const std::string node = " of node " + std::to_string(tag);
+    r.real("the x coordinate" + node);
+    r.real("the y coordinate" + node);
+    r.real("the z coordinate" + node);
   }
-  if (seen != total)
-    r.fail("the header announces " + std::to_string(total) +
-           " nodes, the blocks hold " + std::to_string(seen));
-  if (seen >= int64_t(INT32_MAX))
-    r.fail("more than 2^31 - 1 nodes: maps hold 32-bit indices");
-  m.nodes = seen;
-  r.endData("$EndNodes");
+  sink.finish(r, n, n);
+}
+
+/// The elements' references to nodes (both versions): each must be a node
+/// $Nodes defined (scattered tags: this rank checks its own, and the first
+/// bad reference over all ranks is reported).
+class NodeRefs {
+public:
+  explicit NodeRefs(const Mesh &m) : m(m), me(dist::rank()) {}
+
+  void check(Reader &r, int64_t element, int64_t node, int type) {
+    if (m.scattered) {
+      if (danglingAt == UINT64_MAX && ownerOf(node) == me &&
+          ownedIndex(m, node) < 0) {
+        danglingAt = r.pos();
+        dangling[0] = element;
+        dangling[1] = node;
+        dangling[2] = type;
+      }
+      return;
+    }
+    if (nodeIndex(m, node) < 0)
+      r.fail("element " + std::to_string(element) + " (" +
+             typeInfo(type)->name + ") refers to node " + std::to_string(node) +
+             ", which $Nodes does not define");
+  }
+
+  /// After the last element: the scattered tags' agreed first error; the
+  /// element count.
+  void finish(Reader &r, int64_t seen, int64_t total) {
+    if (m.scattered) {
+      agreeFirst(danglingAt, dangling, 3);
+      if (danglingAt != UINT64_MAX)
+        r.failAt(danglingAt, "element " + std::to_string(dangling[0]) + " (" +
+                                 typeInfo(int(dangling[2]))->name +
+                                 ") refers to node " +
+                                 std::to_string(dangling[1]) +
+                                 ", which $Nodes does not define");
+    }
+    if (seen != total)
+      r.fail("the header announces " + std::to_string(total) +
+             " elements, the blocks hold " + std::to_string(seen));
+    r.endData("$EndElements");
+  }
+
+private:
+  const Mesh &m;
+  int me;
+  uint64_t danglingAt = UINT64_MAX;
+  int64_t dangling[3] = {0, 0, 0}; // element tag, node tag, type
+};
+
+/// A supported element type, or a message saying which are.
+const TypeInfo *supportedType(Reader &r, int type) {
+  const TypeInfo *info = typeInfo(type);
+  if (!info)
+    r.fail("element type " + std::to_string(type) +
+           " is not supported (first-order points, lines, triangles, "
+           "quads, tets, hexes, prisms and pyramids are: types 15, 1-7; "
+           "mesh with Mesh.ElementOrder = 1)");
+  return info;
 }
 
 void parseElements(Reader &r, Mesh &m) {
@@ -734,21 +847,12 @@ void parseElements(Reader &r, Mesh &m) {
   r.count("the smallest element tag");
   r.count("the largest element tag");
   int64_t seen = 0;
-  // Scattered tags: this rank's first reference to an undefined node of
-  // its own (position; element tag, node tag, type).
-  uint64_t danglingAt = UINT64_MAX;
-  int64_t dangling[3] = {0, 0, 0};
-  const int me = dist::rank();
+  NodeRefs refs(m);
   for (int64_t b = 0; b < blocks; ++b) {
     int dim = int(r.integer("an entity dimension", false));
     int entity = int(r.integer("an entity tag", false));
     int type = int(r.integer("an element type", false));
-    const TypeInfo *info = typeInfo(type);
-    if (!info)
-      r.fail("element type " + std::to_string(type) +
-             " is not supported (first-order points, lines, triangles, "
-             "quads, tets, hexes, prisms and pyramids are: types 15, 1-7; "
-             "mesh with Mesh.ElementOrder = 1)");
+    const TypeInfo *info = supportedType(r, type);
     if (info->dim != dim)
       r.fail("element type " + std::to_string(type) + " (" + info->name +
              ") in an entity of dimension " + std::to_string(dim));
@@ -758,40 +862,72 @@ void parseElements(Reader &r, Mesh &m) {
     for (int64_t i = 0; i < n; ++i) {
       block.rows.mark(r, i);
       int64_t tag = r.count("an element tag");
-      for (int k = 0; k < info->nodes; ++k) {
-        int64_t node = r.count("node " + std::to_string(k + 1) +
-                               " of element " + std::to_string(tag));
-        if (m.scattered) {
-          if (danglingAt == UINT64_MAX && ownerOf(node) == me &&
-              ownedIndex(m, node) < 0) {
-            danglingAt = r.pos();
-            dangling[0] = tag;
-            dangling[1] = node;
-            dangling[2] = type;
-          }
-          continue;
-        }
-        if (nodeIndex(m, node) < 0)
-          r.fail("element " + std::to_string(tag) + " (" + info->name +
-                 ") refers to node " + std::to_string(node) +
-                 ", which $Nodes does not define");
-      }
+      for (int k = 0; k < info->nodes; ++k)
+        refs.check(r, tag,
+                   r.count("node " + std::to_string(k + 1) + " of element " +
+                           std::to_string(tag)),
+                   type);
     }
     seen += n;
   }
-  if (m.scattered) {
-    agreeFirst(danglingAt, dangling, 3);
-    if (danglingAt != UINT64_MAX)
-      r.failAt(danglingAt, "element " + std::to_string(dangling[0]) + " (" +
-                               typeInfo(int(dangling[2]))->name +
-                               ") refers to node " +
-                               std::to_string(dangling[1]) +
-                               ", which $Nodes does not define");
+  refs.finish(r, seen, total);
+}
+
+/// Version 2.2: the element count, then per element "tag type ntags
+/// tags... nodes...", where the first tag is the physical group (0: none)
+/// and the second the elementary entity. Runs of consecutive elements with
+/// the same type, tags count, physical group and entity become one block,
+/// whose entity is a number made for the (dimension, entity, physical
+/// group) triple, with that group as its physical tag: the sets, maps and
+/// dats of version 4.1 read such blocks unchanged. (Gmsh 2.2 writes an
+/// element in several physical groups once per group; each is an element
+/// here.)
+void parseElements22(Reader &r, Mesh &m) {
+  r.startData("$Elements");
+  const int64_t n = r.count("the number of elements");
+  NodeRefs refs(m);
+  std::map<std::array<int64_t, 3>, int> entities;
+  Block *block = nullptr;
+  int64_t physical = 0, elementary = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t row = r.pos();
+    const int64_t tag = r.count("an element tag");
+    const std::string of = " of element " + std::to_string(tag);
+    const int type = int(r.integer("the element type" + of, false));
+    const TypeInfo *info = supportedType(r, type);
+    const int64_t ntags = r.count("the number of tags" + of);
+    if (ntags > 64)
+      r.fail("element " + std::to_string(tag) + " has " +
+             std::to_string(ntags) +
+             " tags (a physical group, an entity, "
+             "partitions: expected at most 64)");
+    for (int64_t k = 0; k < ntags; ++k) {
+      const int64_t v = r.integer("tag " + std::to_string(k + 1) + of, false);
+      if (k == 0)
+        physical = v;
+      else if (k == 1)
+        elementary = v;
+    }
+    if (ntags < 1)
+      physical = 0;
+    if (ntags < 2)
+      elementary = 0;
+    const int skip = int(2 + ntags);
+    auto [it, fresh] = entities.try_emplace({info->dim, elementary, physical},
+                                            int(entities.size()) + 1);
+    if (fresh && physical != 0)
+      m.physicals[{info->dim, it->second}] = {int(physical)};
+    if (!block || block->info != info || block->skip != skip ||
+        block->entity != it->second)
+      block = &m.blocks.emplace_back(Block{info, it->second, 0, {}, skip});
+    if (block->count % MarkStride == 0)
+      block->rows.marks.push_back(row);
+    ++block->count;
+    ++m.typeCount[type];
+    for (int k = 0; k < info->nodes; ++k)
+      refs.check(r, tag, r.count("node " + std::to_string(k + 1) + of), type);
   }
-  if (seen != total)
-    r.fail("the header announces " + std::to_string(total) +
-           " elements, the blocks hold " + std::to_string(seen));
-  r.endData("$EndElements");
+  refs.finish(r, n, n);
 }
 
 /// The first pass over the file: validates everything and fills `m`'s
@@ -813,15 +949,21 @@ void parse(const std::string &file, Mesh &m) {
       format = true;
     } else if (s == "$PhysicalNames") {
       parsePhysicalNames(r, m);
-    } else if (s == "$Entities") {
+    } else if (s == "$Entities" && !m.legacy) {
       parseEntities(r, m);
     } else if (s == "$Nodes") {
-      parseNodes(r, m);
+      if (m.legacy)
+        parseNodes22(r, m);
+      else
+        parseNodes(r, m);
       nodes = true;
     } else if (s == "$Elements") {
       if (!nodes)
         r.fail("$Elements before $Nodes");
-      parseElements(r, m);
+      if (m.legacy)
+        parseElements22(r, m);
+      else
+        parseElements(r, m);
       elements = true;
     } else {
       r.skipSection(s.substr(1));
@@ -829,9 +971,7 @@ void parse(const std::string &file, Mesh &m) {
   }
   if (!format || !nodes || !elements)
     failf("%s: not a complete Gmsh mesh: no %s section", file.c_str(),
-          !format  ? "$MeshFormat"
-          : !nodes ? "$Nodes"
-                   : "$Elements");
+          !format ? "$MeshFormat" : !nodes ? "$Nodes" : "$Elements");
 }
 
 /// A later pass: a reader at row `row` of a block whose rows hold `values`
@@ -866,11 +1006,9 @@ bool reporting() {
 void reportKept(const Mesh &m, const std::string &set, int64_t first,
                 int64_t count, int64_t total) {
   if (reporting())
-    std::fprintf(
-        stderr,
-        "gmsh: rank %d of %d: %s: set %s: kept rows %lld-%lld of %lld\n",
-        dist::rank(), dist::ranks(), m.file.c_str(), set.c_str(),
-        (long long)first, (long long)(first + count), (long long)total);
+    std::fprintf(stderr, "gmsh: rank %d of %d: %s: set %s: kept rows %lld-%lld of %lld\n",
+                 dist::rank(), dist::ranks(), m.file.c_str(), set.c_str(),
+                 (long long)first, (long long)(first + count), (long long)total);
 }
 
 Mesh &meshOf(const char *file) {
@@ -881,11 +1019,10 @@ Mesh &meshOf(const char *file) {
     parse(file ? file : "", *fresh);
     m = std::move(fresh);
     if (m->scattered && reporting())
-      std::fprintf(stderr,
-                   "gmsh: rank %d of %d: %s: node tags scattered: "
-                   "this rank owns %lld of %lld\n",
-                   dist::rank(), dist::ranks(), m->file.c_str(),
-                   (long long)m->owned.size(), (long long)m->nodes);
+      std::fprintf(stderr, "gmsh: rank %d of %d: %s: node tags scattered: "
+                   "this rank owns %lld of %lld\n", dist::rank(), dist::ranks(),
+                   m->file.c_str(), (long long)m->owned.size(),
+                   (long long)m->nodes);
   }
   return *m;
 }
@@ -907,8 +1044,9 @@ std::vector<double> nodeRows(Mesh &m, int64_t first, int64_t count) {
     seen += b.count;
     if (lo == hi)
       continue;
-    seekRow(r, m, "$Nodes", b.coords, lo, b.perNode, 8);
+    seekRow(r, m, "$Nodes", b.coords, lo, b.lead + b.perNode, 8);
     for (int64_t i = lo; i < hi; ++i) {
+      r.skipWords(b.lead, "a node tag");
       for (int k = 0; k < 3; ++k)
         xyz.push_back(r.real(axis[k]));
       for (int k = 3; k < b.perNode; ++k)
@@ -989,8 +1127,7 @@ Selection elementSet(const Mesh &m, const std::string &name) {
     failf("%s: no set '%s' in the Gmsh mesh: sets are nodes, cells, faces, "
           "an element type (points lines triangles quads tets hexes prisms "
           "pyramids) or a physical group (this file's: %s)",
-          m.file.c_str(), name.c_str(),
-          groups.empty() ? "none" : groups.c_str());
+          m.file.c_str(), name.c_str(), groups.empty() ? "none" : groups.c_str());
   }
   auto [dim, tag] = pn->second;
   Selection found;
@@ -1058,9 +1195,10 @@ void elementRows(Mesh &m, const std::string &name, const Selection &s,
     row += k.count;
     if (lo == hi)
       continue;
-    seekRow(r, m, "$Elements", k.rows, lo, 1 + arity, m.dataSize);
+    seekRow(r, m, "$Elements", k.rows, lo, 1 + k.skip + arity, m.dataSize);
     for (int64_t i = lo; i < hi; ++i) {
       tags.push_back(r.count(elementTag));
+      r.skipWords(k.skip, "an element's type or tags");
       for (int j = 0; j < arity; ++j) {
         const int64_t node = r.count(nodeTag);
         if (m.scattered)
@@ -1133,8 +1271,8 @@ void buildFaces(Mesh &m) {
   m.faceArity = int(faces[0].size());
   for (const auto &f : faces)
     if (int(f.size()) != m.faceArity)
-      failf("%s: set 'faces': %s have faces of different sizes", m.file.c_str(),
-            c.info->name);
+      failf("%s: set 'faces': %s have faces of different sizes",
+            m.file.c_str(), c.info->name);
   const int k = m.faceArity;
   const int nf = int(faces.size());
   const int arity = c.info->nodes;
@@ -1331,8 +1469,7 @@ opd_map *mapFromFile(const char *name, opd_set *from, opd_set *to, int arity,
   } else if (to->name == "nodes") {
     Selection s = elementSet(m, from->name);
     if (arity != s.info->nodes)
-      arityMismatch(s.info->nodes,
-                    (std::string("each of ") + s.info->name).c_str());
+      arityMismatch(s.info->nodes, (std::string("each of ") + s.info->name).c_str());
     std::vector<int64_t> tags;
     elementRows(m, from->name, s, first, count, rows, tags);
   } else if (to->name == "cells" && from->name == "faces") {
@@ -1375,8 +1512,8 @@ opd_map *mapFromFile(const char *name, opd_set *from, opd_set *to, int arity,
     std::vector<std::vector<int64_t>> answer(np);
     for (std::size_t q = 0; q < np; ++q)
       for (int j = askedFrom[q]; j < askedFrom[q + 1]; j += k) {
-        auto it = m.boundary.find(
-            std::vector<int64_t>(asked.begin() + j, asked.begin() + j + k));
+        auto it = m.boundary.find(std::vector<int64_t>(
+            asked.begin() + j, asked.begin() + j + k));
         answer[q].push_back(it == m.boundary.end() ? -1 : it->second);
       }
     std::vector<int> back;

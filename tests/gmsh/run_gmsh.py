@@ -8,6 +8,10 @@
 # with the file, the line (ASCII) or byte offset (binary) and what was
 # expected (the line checked exactly, also for errors deep in a 200 x 150
 # channel, past the reader's 1 MiB window and its first marks of rows).
+# The same channel written as Gmsh 2.2 ASCII (to_msh22 below, as Gmsh's
+# `-format msh22` lays it out) must give the same output too, and a
+# hand-written 2.2 square its known sizes; broken 2.2 files fail with
+# file:line errors.
 # SPDX-License-Identifier: Apache-2.0
 #
 # usage: run_gmsh.py --opdc OPDC --work DIR
@@ -62,6 +66,122 @@ def respell(text):
     return "\n".join(out)
 
 
+def to_msh22(text):
+    """The ASCII 4.1 mesh `text` as Gmsh 2.2 ASCII: one "tag x y z" row per
+    node, one "tag type 2 physical entity nodes..." row per element (the
+    physical group of the element's entity, 0 if none), no $Entities."""
+    lines = text.split("\n")
+    out, phys, i = [], {}, 0
+
+    def nums(k):
+        return [float(w) if "." in w or "e" in w else int(w)
+                for w in lines[k].split()]
+    while i < len(lines):
+        ln = lines[i]
+        if ln == "$MeshFormat":
+            out += ["$MeshFormat", "2.2 0 8", "$EndMeshFormat"]
+            i += 3
+        elif ln == "$Entities":
+            counts = nums(i + 1)
+            k = i + 2
+            for d in range(4):
+                for _ in range(counts[d]):
+                    v = lines[k].split()
+                    tag = int(v[0])
+                    at = 4 if d == 0 else 7
+                    nphys = int(v[at])
+                    phys[(d, tag)] = [int(w) for w in v[at + 1:at + 1 + nphys]]
+                    k += 1
+            i = k + 1
+        elif ln == "$Nodes":
+            blocks, total = nums(i + 1)[:2]
+            rows, k = [], i + 2
+            for _ in range(blocks):
+                n = int(lines[k].split()[3])
+                tags = [lines[k + 1 + j].strip() for j in range(n)]
+                coords = [lines[k + 1 + n + j].strip() for j in range(n)]
+                rows += [f"{t} {c}" for t, c in zip(tags, coords)]
+                k += 1 + 2 * n
+            out += ["$Nodes", str(total)] + rows + ["$EndNodes"]
+            i = k + 1
+        elif ln == "$Elements":
+            blocks, total = nums(i + 1)[:2]
+            rows, k = [], i + 2
+            for _ in range(blocks):
+                dim, ent, typ, n = (int(w) for w in lines[k].split())
+                p = (phys.get((dim, ent)) or [0])[0]
+                for j in range(n):
+                    v = lines[k + 1 + j].split()
+                    rows.append(" ".join([v[0], str(typ), "2", str(p),
+                                          str(ent)] + v[1:]))
+                k += 1 + n
+            out += ["$Elements", str(total)] + rows + ["$EndElements"]
+            i = k + 1
+        else:
+            out.append(ln)
+            i += 1
+    return "\n".join(out)
+
+
+# A unit square of two triangles, hand-written in Gmsh 2.2: nodes tagged
+# 10, 20, 30, 40 (not 1..4), one inlet line, two wall lines (one with three
+# tags: a partition too), the triangles in group "fluid".
+SQUARE22 = """$MeshFormat
+2.2 0 8
+$EndMeshFormat
+$PhysicalNames
+3
+1 1 "inlet"
+1 2 "walls"
+2 3 "fluid"
+$EndPhysicalNames
+$Nodes
+4
+10 0 0 0
+20 1 0 0
+30 1 1 0
+40 0 1 0
+$EndNodes
+$Elements
+5
+1 1 2 1 4 40 10
+2 1 2 2 1 10 20
+3 1 3 2 3 1 30 40
+4 2 2 3 7 10 20 30
+5 2 2 3 7 10 30 40
+$EndElements
+"""
+SQUARE22_PROGRAM = """program square22
+param mesh: str = "square22.msh"
+set nodes, cells, faces, lines, inlet, walls from mesh
+map pcell: cells -> nodes[3] from mesh
+map fcell: faces -> cells[2] from mesh
+map wcell: walls -> cells[1] from mesh
+dat x: nodes f64[2] from mesh
+dat ctag: cells i32 from mesh
+dat ltag: lines i32 from mesh
+kernel area(a: f64[2], b: f64[2], c: f64[2], s: sum f64, tag: i32,
+            t: sum i32) {
+  s += 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1]))
+  t += tag
+}
+kernel addtag(t: i32, s: sum i32) { s += t }
+main {
+  printf("nodes %d cells %d faces %d lines %d inlet %d walls %d\\n",
+         size(nodes), size(cells), size(faces), size(lines), size(inlet),
+         size(walls))
+  var a = 0.0
+  var t = 0
+  loop area over cells (x[pcell[0]], x[pcell[1]], x[pcell[2]], a, ctag, t)
+  var lt = 0
+  loop addtag over lines (ltag, lt)
+  printf("area %.3f cell tags %d line tags %d\\n", a, t, lt)
+}
+"""
+SQUARE22_EXPECTED = ("nodes 4 cells 2 faces 1 lines 3 inlet 1 walls 2\n"
+                     "area 1.000 cell tags 6 line tags 5\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--opdc", required=True)
@@ -78,6 +198,8 @@ def main():
             fail(f"make_mesh.py {' '.join(args)}: {r.stderr}")
     with open("spelled.msh", "w") as f:
         f.write(respell(open("channel.msh").read()))
+    with open("channel22.msh", "w") as f:
+        f.write(to_msh22(open("channel.msh").read()))
     progs = {"gmsh_read": os.path.join(HERE, "gmsh_read.opd"),
              "channel": os.path.join(ROOT, "examples", "gmsh", "channel.opd")}
     for name, src in progs.items():
@@ -85,15 +207,29 @@ def main():
         if r.returncode:
             fail(f"opdc build {src}: {r.stderr}")
         expected = open(os.path.join(HERE, name + ".expected")).read()
-        for mesh in ("channel.msh", "channel-binary.msh", "spelled.msh"):
+        for mesh in ("channel.msh", "channel-binary.msh", "spelled.msh",
+                     "channel22.msh"):
             for threads in (1, 2):
                 r = run([f"./{name}", f"--mesh={mesh}", f"--threads={threads}"])
                 if r.returncode or r.stdout != expected:
                     fail(f"{name} --mesh={mesh} --threads={threads} (status "
                          f"{r.returncode}):\n{r.stdout}{r.stderr}\nexpected:\n"
                          f"{expected}")
-        print(f"{name}: ASCII, binary and respelled ASCII meshes, 1 and 2 "
-              "threads: as expected")
+        print(f"{name}: ASCII, binary, respelled ASCII and 2.2 meshes, 1 and "
+              "2 threads: as expected")
+    with open("square22.msh", "w") as f:
+        f.write(SQUARE22)
+    with open("square22.opd", "w") as f:
+        f.write(SQUARE22_PROGRAM)
+    r = run([a.opdc, "build", "square22.opd", "-o", "square22"])
+    if r.returncode:
+        fail(f"opdc build square22.opd: {r.stderr}")
+    for threads in (1, 2):
+        r = run(["./square22", f"--threads={threads}"])
+        if r.returncode or r.stdout != SQUARE22_EXPECTED:
+            fail(f"square22 --threads={threads} (status {r.returncode}):\n"
+                 f"{r.stdout}{r.stderr}\nexpected:\n{SQUARE22_EXPECTED}")
+    print("square22: the hand-written 2.2 square as expected")
 
     ascii_text = open("channel.msh").read()
     binary = open("channel-binary.msh", "rb").read()
@@ -115,9 +251,28 @@ def main():
     # (file name, contents, program, expected error regex)
     nodes_at = binary.index(b"$Nodes\n") + len(b"$Nodes\n")
     cases = [
-        ("version.msh", ascii_text.replace("4.1 0 8", "2.2 0 8"), "gmsh_read",
-         r"version\.msh:2: \$MeshFormat: version 2\.2; this reader takes "
-         r"version 4\.1"),
+        ("version.msh", ascii_text.replace("4.1 0 8", "3.0 0 8"), "gmsh_read",
+         r"version\.msh:2: \$MeshFormat: version 3\.0; this reader takes "
+         r"versions 4\.1 and 2\.2"),
+        ("binary22.msh", SQUARE22.replace("2.2 0 8", "2.2 1 8"), "square22",
+         r"binary22\.msh:2: \$MeshFormat: a binary version 2\.2 file; this "
+         r"reader takes version 2\.2 in ASCII"),
+        ("dangling22.msh", SQUARE22.replace("4 2 2 3 7 10 20 30",
+                                            "4 2 2 3 7 10 20 35"), "square22",
+         r"dangling22\.msh:22: \$Elements: element 4 \(triangles\) refers "
+         r"to node 35, which \$Nodes does not define"),
+        ("type22.msh", SQUARE22.replace("5 2 2 3 7", "5 9 2 3 7"), "square22",
+         r"type22\.msh:23: \$Elements: element type 9 is not supported"),
+        ("tags22.msh", SQUARE22.replace("3 1 3 2 3 1", "3 1 3 2 x 1"),
+         "square22",
+         r"tags22\.msh:21: \$Elements: expected tag 2 of element 3 \(an "
+         r"integer\), found 'x'"),
+        ("count22.msh", SQUARE22.replace("$Elements\n5", "$Elements\n6"),
+         "square22",
+         r"count22\.msh:24: \$Elements: expected an element tag \(an "
+         r"integer\), found '\$EndElements'"),
+        ("twice22.msh", SQUARE22.replace("30 1 1 0", "20 1 1 0"), "square22",
+         r"twice22\.msh:14: \$Nodes: node tag 20 appears twice"),
         ("token.msh", ascii_text.replace("\n2 1 0 153\n", "\n2 1 0 15x3\n"),
          "gmsh_read",
          rf"token\.msh:{token_line}: \$Nodes: "

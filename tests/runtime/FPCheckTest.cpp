@@ -79,7 +79,7 @@ TEST_F(FPCheckTest, DirectWriteOfNaN) {
       ExitedWithCode(1),
       HasSubstr("rt: error: prog.opd:12:3: loop 'poke' over set "
                 "'cells' produced NaN in dat 'q' at element 5000, "
-                "component 2 (--check-fp)\n"));
+                "component 2, in call 1 of this loop (--check-fp)\n"));
 }
 
 TEST_F(FPCheckTest, DirectWriteOfMinusInfinityWithoutLocation) {
@@ -89,6 +89,31 @@ TEST_F(FPCheckTest, DirectWriteOfMinusInfinityWithoutLocation) {
               ExitedWithCode(1),
               HasSubstr("rt: error: loop 'poke' over set 'cells' produced "
                         "-inf in dat 'q' at element 0, component 0"));
+}
+
+// The message names the loop's call: the step of a time loop that calls it
+// once per step (issue 53).
+TEST_F(FPCheckTest, NamesTheCallOfTheLoop) {
+  opd_set *s = opd_set_create("cells", 100);
+  opd_dat *d = opd_dat_create("q", s, OPD_F64, 1);
+  opd_arg args[] = {{d, nullptr, 0, OPD_ARG_DIRECT, OPD_WRITE, 8}};
+  opd_loop *slot = nullptr;
+  auto step = [&](double value) {
+    opd_loop *l = opd_loop_prepare(&slot, "poke", s, 1, args);
+    opd_loop_set_location(l, "step.opd:5:3");
+    Poke poke{static_cast<double *>(opd_dat_data(d)), 1, {42}, 0, value};
+    opd_loop_run(l, pokeBody, &poke);
+  };
+  EXPECT_EXIT(
+      {
+        for (int k = 0; k < 3; ++k)
+          step(2.0);
+        step(NaN);
+      },
+      ExitedWithCode(1),
+      HasSubstr("rt: error: step.opd:5:3: loop 'poke' over set 'cells' "
+                "produced NaN in dat 'q' at element 42, component 0, in "
+                "call 4 of this loop (--check-fp)\n"));
 }
 
 TEST_F(FPCheckTest, OffReportsNothing) {
@@ -173,7 +198,7 @@ TEST_F(FPCheckTest, IndirectIncrementOfInfinity) {
   EXPECT_EXIT(opd_loop_run(l, incBody, &inc), ExitedWithCode(1),
               HasSubstr("rt: error: air.opd:40:3: loop 'flux' over set "
                         "'edges' produced +inf in dat 'res' at element 123, "
-                        "component 0 (--check-fp)"));
+                        "component 0, in call 1 of this loop (--check-fp)"));
 }
 
 // Through a map only the elements it reaches are scanned: a NaN from
@@ -238,7 +263,7 @@ TEST_F(FPCheckTest, BlockCentreWriteOfMinusInfinity) {
   EXPECT_EXIT(opd_loop_run(l, blockPokeBody, &p), ExitedWithCode(1),
               HasSubstr("rt: error: heat.opd:7:3: loop 'smooth' over block "
                         "'grid' produced -inf in dat 'u' at point (15, 2), "
-                        "component 0 (--check-fp)"));
+                        "component 0, in call 1 of this loop (--check-fp)"));
 }
 
 TEST_F(FPCheckTest, BlockPointsOutsideTheRangeAreNotScanned) {
@@ -299,7 +324,8 @@ TEST_F(FPCheckTest, ReductionThatOverflows) {
   EXPECT_EXIT(runSum(s, 0.0), ExitedWithCode(1),
               HasSubstr("rt: error: sum.opd:9:3: loop 'total' over set "
                         "'cells' produced +inf in its sum reduction "
-                        "(argument 3), component 0 (--check-fp)"));
+                        "(argument 3), component 0, in call 1 of this loop "
+                        "(--check-fp)"));
 }
 
 TEST_F(FPCheckTest, ReductionFromNonFiniteValueIsNotReported) {
@@ -328,7 +354,7 @@ TEST_F(FPCheckTest, IntegerDatsAndReductionsAreNotScanned) {
 TEST(FPCheckOption, CommandLineAndEnvironment) {
   const char *msg = "testprog: error: prog.opd:3:5: loop 'divide' over set "
                     "'cells' produced +inf in dat 'r' at element 7, "
-                    "component 0 (--check-fp)\n";
+                    "component 0, in call 1 of this loop (--check-fp)\n";
   RunResult off = runTestProgram({"--mode=fp"});
   EXPECT_EQ(off.status, 0);
   EXPECT_EQ(off.out, "written\n");

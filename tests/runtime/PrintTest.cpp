@@ -1,4 +1,5 @@
-// PrintTest.cpp - print() formatting: shortest round-trip floats, bools.
+// PrintTest.cpp - print() formatting: shortest round-trip floats, bools;
+// output line-buffered into a pipe.
 // SPDX-License-Identifier: Apache-2.0
 #include "TestUtil.h"
 #include "core/Format.h"
@@ -70,6 +71,21 @@ TEST(Print, HelpersSeparateWithSpacesAndEndLines) {
   auto r = opdc::rt::test::runTestProgram({"--mode=print"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "-42 3.0 0.1 1e-05 0.1 true false done\n");
+}
+
+// Output into a pipe or a file is line-buffered (issue 53): a program
+// killed after printing still leaves its lines; OPD_LINE_BUFFER=0 keeps
+// full buffering, where they are lost.
+TEST(Print, LinesReachAPipeBeforeTheProgramEnds) {
+  using opdc::rt::test::runTestProgram;
+  opdc::rt::test::RunResult r = runTestProgram({"--mode=killed"});
+  EXPECT_EQ(r.status, -1);
+  EXPECT_EQ(r.out, "step 1\n2\n");
+  setenv("OPD_LINE_BUFFER", "0", 1);
+  r = runTestProgram({"--mode=killed"});
+  unsetenv("OPD_LINE_BUFFER");
+  EXPECT_EQ(r.status, -1);
+  EXPECT_EQ(r.out, "");
 }
 
 } // namespace

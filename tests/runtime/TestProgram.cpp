@@ -6,9 +6,11 @@
 // prints values of each type, "loops" runs direct, coloured and block loops
 // and prints their results (with --profile: the table follows), "fp"
 // divides by zero at element --n of a direct loop (--check-fp stops there),
-// "deck" prints the params an input deck (--deck) sets.
+// "deck" prints the params an input deck (--deck) sets, "killed" prints a
+// line and a value, then is killed by SIGKILL (no exit, no flush).
 #include "opd_rt.h"
 
+#include <csignal>
 #include <cstring>
 
 namespace {
@@ -140,6 +142,11 @@ int main(int argc, char **argv) {
     opd_rt_print_bool(flag, 0);
     opd_rt_print_str(name, 0);
     opd_rt_print_end();
+  } else if (!std::strcmp(mode, "killed")) {
+    opd_rt_printf("step 1\n");
+    opd_rt_print_i64(2, 1);
+    opd_rt_print_end();
+    std::raise(SIGKILL);
   } else if (!std::strcmp(mode, "deck")) {
     opd_rt_printf("n=%d big=%lld y=%g flag=%d name=%s state2_y=%g round=%d\n",
                   n, (long long)big, y, int(flag), name, state2_y,

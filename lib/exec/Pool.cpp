@@ -1,0 +1,221 @@
+// Pool.cpp - runTasks: the runtime's threads for a loop's chunks, which
+// never wait for a thread that is not running.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Why not `omp parallel for`: libgomp's workers spin between regions and
+// every region ends in a barrier that waits for all of them. With another
+// process busy on a worker's core, the worker gets the core for a time
+// slice now and then, so each short region waited up to a slice for it
+// and the spinning took the slices it did get (issue 53: a 201^2 wave
+// program ran many times slower at 2 threads than at 1). Here:
+//
+//  * A job is (n, task, ctx) and a 64-bit claim word: n in the high 32
+//    bits, the next unclaimed task in the low 32. A thread claims task i
+//    by a compare-and-swap from (n, i) to (n, i + 1), i < n, and reads the
+//    job's task and context only after that: the caller stored them before
+//    the word (n, 0) (release), and a successful claim means the word's
+//    job is the current one with task i left, so it cannot end (nor its
+//    fields change) before this task is done. A worker that read a word of
+//    an earlier job claims only if the word is current again, and then the
+//    task it claims is the current job's. Whoever claims a task runs it
+//    and counts it done; the caller claims too, and returns when the done
+//    count is n. A worker that wakes after the last claim finds nothing
+//    and goes back to waiting: the caller waits only for tasks a worker is
+//    running, never for a worker to arrive.
+//  * Workers spin briefly for the next job (back-to-back loops find them
+//    awake), then sleep on a futex; the caller wakes sleepers only when
+//    there are some. The caller waiting for a worker's last task spins
+//    briefly, then sleeps too: its core goes idle and the kernel may move
+//    the worker that holds the task onto it.
+//  * The pool (omp_get_max_threads() - 1 workers, grown or shrunk to match
+//    at the next call) is never destroyed: a task that fails calls exit
+//    from whatever thread runs it.
+#include "exec/Pool.h"
+
+#include "core/Runtime.h"
+
+#include <immintrin.h>
+#include <linux/futex.h>
+#include <omp.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <strings.h>
+#include <thread>
+#include <vector>
+
+namespace opdc::rt {
+namespace {
+void futexWait(std::atomic<uint32_t> *word, uint32_t expected) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAIT_PRIVATE,
+          expected, nullptr, nullptr, 0);
+}
+void futexWake(std::atomic<uint32_t> *word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE_PRIVATE,
+          INT_MAX, nullptr, nullptr, 0);
+}
+
+using Clock = std::chrono::steady_clock;
+/// Spins until done() or `micros` have passed; whether done() held.
+template <class Done> bool spinFor(int64_t micros, Done done) {
+  const Clock::time_point until =
+      Clock::now() + std::chrono::microseconds(micros);
+  for (;;) {
+    for (int k = 0; k < 64; ++k) {
+      if (done())
+        return true;
+      _mm_pause();
+    }
+    if (Clock::now() >= until)
+      return done();
+  }
+}
+
+thread_local bool inTask = false;
+
+struct Pool {
+  // The job: its task and context, read after a claim (atomics all the
+  // same: a worker may be between two loads while the caller writes them).
+  std::atomic<PoolTask> task{nullptr};
+  std::atomic<void *> ctx{nullptr};
+  std::atomic<uint64_t> claim{0};
+  std::atomic<int64_t> done{0};
+  // Workers sleep on `jobs` (bumped per job); the caller on `finished`
+  // (bumped when a worker completes a job's last task).
+  std::atomic<uint32_t> jobs{0};
+  std::atomic<int> sleepers{0};
+  std::atomic<uint32_t> finished{0};
+  std::atomic<bool> callerSleeps{false};
+  std::atomic<int> wanted{0}; ///< workers that should run; others exit
+  std::vector<std::thread> workers;
+  int64_t workerSpinMicros = 0, callerSpinMicros = 0;
+
+  /// Claims and runs tasks of the current job until none is left.
+  void work(bool caller) {
+    for (;;) {
+      uint64_t c = claim.load(std::memory_order_acquire);
+      const uint32_t count = uint32_t(c >> 32), i = uint32_t(c);
+      if (i >= count)
+        return;
+      if (!claim.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel))
+        continue;
+      PoolTask t = task.load(std::memory_order_relaxed);
+      void *x = ctx.load(std::memory_order_relaxed);
+      inTask = true;
+      t(x, int64_t(i));
+      inTask = false;
+      if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == int64_t(count) &&
+          !caller) {
+        finished.fetch_add(1, std::memory_order_seq_cst);
+        if (callerSleeps.load(std::memory_order_seq_cst))
+          futexWake(&finished);
+      }
+    }
+  }
+
+  /// `seen`: the job counter when the worker was made (read by the
+  /// caller: a thread that starts late must still see every bump after
+  /// it, the one that stops it included).
+  void workerMain(int index, uint32_t seen) {
+    for (;;) {
+      if (!spinFor(workerSpinMicros, [&] {
+            return jobs.load(std::memory_order_acquire) != seen;
+          })) {
+        sleepers.fetch_add(1, std::memory_order_seq_cst);
+        while (jobs.load(std::memory_order_seq_cst) == seen)
+          futexWait(&jobs, seen);
+        sleepers.fetch_sub(1, std::memory_order_seq_cst);
+      }
+      seen = jobs.load(std::memory_order_acquire);
+      if (index >= wanted.load(std::memory_order_acquire))
+        return;
+      work(false);
+    }
+  }
+
+  void resize(int count) {
+    if (count == int(workers.size()))
+      return;
+    // Stop them all (a job with no tasks wakes them), start anew.
+    wanted.store(0, std::memory_order_release);
+    jobs.fetch_add(1, std::memory_order_seq_cst);
+    futexWake(&jobs);
+    for (std::thread &w : workers)
+      w.join();
+    workers.clear();
+    wanted.store(count, std::memory_order_release);
+    const uint32_t now = jobs.load(std::memory_order_acquire);
+    for (int k = 0; k < count; ++k)
+      workers.emplace_back([this, k, now] { workerMain(k, now); });
+  }
+
+  void run(int64_t count, PoolTask t, void *x) {
+    task.store(t, std::memory_order_relaxed);
+    ctx.store(x, std::memory_order_relaxed);
+    done.store(0, std::memory_order_relaxed);
+    claim.store(uint64_t(count) << 32, std::memory_order_release);
+    jobs.fetch_add(1, std::memory_order_seq_cst);
+    if (sleepers.load(std::memory_order_seq_cst) > 0)
+      futexWake(&jobs);
+    work(true);
+    auto allDone = [&] {
+      return done.load(std::memory_order_acquire) == count;
+    };
+    if (spinFor(callerSpinMicros, allDone))
+      return;
+    callerSleeps.store(true, std::memory_order_seq_cst);
+    for (;;) {
+      const uint32_t f = finished.load(std::memory_order_seq_cst);
+      if (allDone())
+        break;
+      futexWait(&finished, f);
+    }
+    callerSleeps.store(false, std::memory_order_relaxed);
+  }
+};
+
+Pool &pool() {
+  // Never destroyed (the header comment).
+  static Pool *p = [] {
+    Pool *q = new Pool;
+    // OMP_WAIT_POLICY=passive (the user's, or core/Oversubscribe.cpp's
+    // restart of an oversubscribed node): sleep at once, as OpenMP would.
+    const char *policy = std::getenv("OMP_WAIT_POLICY");
+    const bool passive = policy && !strcasecmp(policy, "passive");
+    q->workerSpinMicros = envInteger(
+        "OPD_SPIN_US", passive ? 0 : 50, 0, 1000000,
+        "the microseconds an idle thread spins before it sleeps, 0 to 1000000");
+    q->callerSpinMicros = q->workerSpinMicros;
+    return q;
+  }();
+  return *p;
+}
+} // namespace
+
+double parallelBytes() {
+  static const double bytes = double(envInteger(
+      "OPD_PARALLEL_BYTES", 256 * 1024, 0, INT64_MAX,
+      "the bytes a loop moves per call from which it runs on several "
+      "threads (0: always)"));
+  return bytes;
+}
+
+void runTasks(int64_t n, bool parallel, PoolTask task, void *ctx) {
+  const int threads = parallel && n > 1 && !inTask && !capturingFailures() &&
+                              n < int64_t(INT32_MAX)
+                          ? omp_get_max_threads()
+                          : 1;
+  if (threads <= 1) {
+    for (int64_t k = 0; k < n; ++k)
+      task(ctx, k);
+    return;
+  }
+  Pool &p = pool();
+  p.resize(threads - 1);
+  p.run(n, task, ctx);
+}
+} // namespace opdc::rt
