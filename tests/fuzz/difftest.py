@@ -278,6 +278,10 @@ class Driver:
                 self.report(seed, text, e)
                 shutil.rmtree(work, ignore_errors=True)
                 return False
+        else:
+            s = self.stats
+            print(f"seed {seed}: ok ({s['builds']} builds, {s['runs']} runs so far)",
+                  flush=True)
         shutil.rmtree(work, ignore_errors=True)
         return True
 
