@@ -79,7 +79,7 @@ def program():
             if fold is not None:
                 consts.append(f"const c{n[1]}: {rt} = {fold}")
             n[1] += 1
-        body.append(f"  loop k{k} over one ({', '.join(names)})")
+        body.append(f"  loop k{k} over single ({', '.join(names)})")
         for m, (label, fold, runtime) in enumerate(cases):
             v = names[m]
             c = "c" + v[1:]
@@ -142,7 +142,7 @@ def program():
            "param one: f64 = 1.0", "param zero: f64 = 0.0",
            "param onef: f32 = 1.0f", "param zerof: f32 = 0.0f",
            "param ione: i32 = 1", "param lone: i64 = i64(1)", "",
-           "set one size 1", ""]
+           "set single size 1", ""]
     src += consts + [""] + kernels + ["", "main {"] + body + ["}", ""]
     return "\n".join(src), n[1]
 

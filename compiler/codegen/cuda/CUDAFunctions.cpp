@@ -436,7 +436,12 @@ void CUDAFunctionWriter::solve(const ir::SolveStmt &s, int indent) {
 
 void CUDAFunctionWriter::print(const ir::PrintStmt &s, int indent) {
   if (s.formatted) {
-    std::string call = "opd_rt_printf(" + cudaStringLiteral(s.format);
+    // As the CPU backend (HostCodeGen.cpp, emitPrintf): `fail` ends the
+    // program, warnings go to stderr.
+    const char *fn = s.to == PrintTo::Error     ? "opd_rt_fail_allf("
+                     : s.to == PrintTo::Warning ? "opd_rt_warnf("
+                                                : "opd_rt_printf(";
+    std::string call = fn + cudaStringLiteral(s.format);
     for (const auto &a : s.args) {
       std::string v = expr(*a);
       if (a->type.isBool())
