@@ -38,6 +38,7 @@ CUDACodeGenOptions cudaCodeGenOptions(const DriverOptions &opts,
       o.soa = profile->cudaBackend.layout != "aos";
     o.arch = profile->gpu.arch;
   }
+  o.reproSum = opts.reproSum;
   if (!opts.cudaIndirect.empty())
     o.indirect = opts.cudaIndirect == "atomics" ? CUDAIndirect::Atomics
                                                 : CUDAIndirect::Colouring;

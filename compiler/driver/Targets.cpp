@@ -90,9 +90,12 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   cg.fpContract = opts.fpContract;
   cg.vecLibMvec = opts.vecLibMvec;
   cg.reproSum = opts.reproSum;
-  cg.sumLanes = opts.sumLanes;
+  // The passes' answers (targetQueries), so that each fact has one
+  // condition: sum lanes at every -O, scalar bodies at -O2 and up.
+  const TargetQueries q = targetQueries(opts, false);
+  cg.sumLanes = q.sumLanes();
   cg.rowTails = opts.rowTails;
-  cg.scalarBodies = opts.scalarBodies;
+  cg.scalarBodies = q.scalarBodies();
   cg.cpu = opts.cpu.empty() ? "native" : opts.cpu;
   cg.gathers = opts.gathers;
   if (cg.gathers.empty())
@@ -139,6 +142,52 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
                 "of docs/performance.md");
   warnGathersOffX86(cg, diags);
   return cg;
+}
+
+void warnCUDAOnlyOptions(const DriverOptions &opts, DiagnosticEngine &diags) {
+  if (!opts.cudaIndirect.empty())
+    diags.warning({},
+                  "--cuda-indirect=" + opts.cudaIndirect +
+                      " applies to the CUDA backend only; the CPU backend "
+                      "ignores it (its increments through maps use block "
+                      "colouring)",
+                  "target-option");
+}
+
+TargetQueries targetQueries(const DriverOptions &opts, bool cuda) {
+  TargetRequest r;
+  r.backend = cuda ? Backend::CUDA : Backend::CPU;
+  r.optLevel = opts.optLevel;
+  r.skew = !opts.noSkew;
+  r.scalarBodies = opts.scalarBodies;
+  r.sumLanes = opts.sumLanes;
+  return TargetQueries(r);
+}
+
+void warnCPUOnlyOptions(const DriverOptions &opts, const TargetProfile *profile,
+                        DiagnosticEngine &diags) {
+  const std::string backend =
+      profile && opts.emit != EmitKind::CUDA
+          ? "the CUDA backend of target '" + profile->name + "'"
+          : std::string("the CUDA backend (--emit=cuda)");
+  auto warn = [&](bool given, const std::string &option, const char *instead) {
+    if (given)
+      diags.warning({},
+                    option + " applies to the CPU backend only; " + backend +
+                        " ignores it (" + instead + ")",
+                    "target-option");
+  };
+  warn(!opts.gathers.empty(), "-fgathers=" + opts.gathers,
+       "device threads read through maps one element each");
+  warn(opts.vecLibMvec, "-fveclib=libmvec",
+       "math functions are CUDA's device functions");
+  warn(!opts.cpu.empty(), "-march=" + opts.cpu,
+       "the device code is built for the profile's gpu.arch");
+  warn(!opts.sumLanes, "-fno-sum-lanes",
+       "device sums are combined per block in a fixed order");
+  warn(!opts.rowTails, "-fno-row-tails", "no vectorised rows on the device");
+  warn(!opts.scalarBodies, "-fno-scalar-bodies",
+       "no vectorised bodies on the device");
 }
 
 bool canLinkHere(const TargetProfile &profile, std::string &error) {

@@ -4,6 +4,7 @@
 #define OPDC_DRIVER_TARGETS_H
 
 #include "driver/Options.h"
+#include "passes/Pass.h"
 #include "target/TargetProfile.h"
 
 #include <optional>
@@ -41,6 +42,21 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
 /// False with \p error set when \p profile's triple is not this machine's
 /// architecture (an executable for it cannot be linked or run here).
 bool canLinkHere(const TargetProfile &profile, std::string &error);
+
+/// The CPU backend: warns under -Wtarget-option for --cuda-indirect.
+void warnCUDAOnlyOptions(const DriverOptions &opts, DiagnosticEngine &diags);
+
+/// The backend's answers to the passes' queries (passes/Pass.h), made
+/// once from the options: the pass pipeline and the CPU backend's options
+/// (cpuCodeGenOptions) both follow them.
+TargetQueries targetQueries(const DriverOptions &opts, bool cuda);
+
+/// The CUDA backend (--emit=cuda, a GPU target): warns under
+/// -Wtarget-option for each CPU code-generation option given (-fgathers,
+/// -fveclib, -march, -fno-sum-lanes, -fno-row-tails, -fno-scalar-bodies),
+/// naming it and the backend, instead of dropping it silently.
+void warnCPUOnlyOptions(const DriverOptions &opts, const TargetProfile *profile,
+                        DiagnosticEngine &diags);
 
 } // namespace opdc
 #endif

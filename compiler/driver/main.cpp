@@ -343,48 +343,31 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
                DiagnosticEngine &diags, const TargetProfile *target,
                const SourceManager &sm, bool cuda) {
   PassPipelineOptions po;
+  std::optional<std::vector<const PassInfo *>> named;
   if (opts.passes) {
     std::string error;
-    auto list = parsePassList(*opts.passes, error);
-    OPDC_ASSERT(list, "--passes was checked by the command line parser");
-    po.passes = *list;
-  }
-  auto drop = [&](const char *name) {
-    std::vector<const PassInfo *> list =
-        po.passes ? *po.passes : defaultPipeline();
-    std::erase_if(
-        list, [&](const PassInfo *p) { return std::string(p->name) == name; });
-    po.passes = list;
-  };
-  if (opts.noFuse) {
-    drop("fuse");
-    drop("unroll-short-loops"); // it only serves fusion
+    named = parsePassList(*opts.passes, error);
+    OPDC_ASSERT(named, "--passes was checked by the command line parser");
   }
   // -funroll-steps=N for every block, or the defaults (PassContext).
   const unsigned steps =
       opts.unrollSteps ? opts.unrollSteps : DefaultUnrollSteps;
   const unsigned steps3D =
       opts.unrollSteps ? opts.unrollSteps : DefaultUnrollSteps3D;
-  if (std::max(steps, steps3D) < 2) {
-    drop("split-reports");
-    drop("unroll-steps");
-  }
-  if (std::max(steps, steps3D) < 4)
-    drop("unroll-more-steps");
+  PipelineChoices choices;
+  choices.backend = targetQueries(opts, cuda || isGPUTarget(target));
+  choices.fuse = !opts.noFuse;
+  choices.maxUnrollSteps = std::max(steps, steps3D);
+  po.passes = declaredPipeline(choices, named);
   po.printAfter = opts.printAfter;
   po.timePasses = opts.timePasses;
   po.stats = opts.stats;
   PassStatistics stats;
   PassContext ctx{diags, stats, target};
   ctx.mpi = opts.mpi;
-  // The CUDA backend (a GPU target) runs skewed loops one by one: no skew.
-  ctx.skew = !opts.noSkew && !cuda && !isGPUTarget(target);
+  ctx.backend = choices.backend;
   ctx.unrollSteps = steps;
   ctx.unrollSteps3D = steps3D;
-  ctx.scalarBodies =
-      opts.scalarBodies && opts.optLevel >= 2 && !cuda && !isGPUTarget(target);
-  ctx.sumLanes =
-      opts.sumLanes && opts.optLevel >= 2 && !cuda && !isGPUTarget(target);
   const std::string ca =
       opts.commAvoid.empty() ? (opts.mpi ? "auto" : "off") : opts.commAvoid;
   ctx.commAvoid = ca == "on"     ? CommAvoidMode::On
@@ -529,6 +512,7 @@ int compileWith(const DriverOptions &opts, const char *argv0,
     return ExitOk;
   }
   if (cuda) {
+    warnCPUOnlyOptions(opts, target, diags);
     CUDACodeGenOptions ccg = cudaCodeGenOptions(opts, target);
     ccg.buildStamp = stamp;
     int status = generateCUDA(opts, *ir, diags, out.get(), argv0, ccg);
@@ -536,6 +520,7 @@ int compileWith(const DriverOptions &opts, const char *argv0,
       return status;
     return writeDepfileIfAsked(opts, dest, inputs, diags);
   }
+  warnCUDAOnlyOptions(opts, diags);
   CPUCodeGenOptions cg = cpuCodeGenOptions(opts, target, diags);
   cg.buildStamp = stamp;
   if (diags.hasErrors())

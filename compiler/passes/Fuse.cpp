@@ -23,7 +23,7 @@
 //      variable the other reduces into;
 //   5. the host statements between them use no variable A's arguments or
 //      ranges use: the fused loop runs where B was, after them;
-//   6. for the CPU backend's scalar bodies (PassContext::scalarBodies):
+//   6. for the CPU backend's scalar bodies (TargetQueries::scalarBodies):
 //      both kernels branch around costly work (analysis/BranchWork.h) or
 //      neither does. One fused body would serve both: vectorised, the
 //      branchy kernel computes its costly arm in every lane; scalar, the
@@ -31,7 +31,7 @@
 //      slower fused than apart (docs/performance.md, "Figures from code
 //      comments"). Apart, each keeps its own body, and a
 //      skewed sweep (below) still reads their common rows once.
-//   7. for the CPU backend's float sums in lanes (PassContext::sumLanes):
+//   7. for the CPU backend's float sums in lanes (TargetQueries::sumLanes):
 //      no loop of the two sides has a float sum reduction while the other
 //      reads a dat through a map. A loop with such a sum runs its rows in
 //      groups of 4 kernel copies that only the SLP vectoriser packs
@@ -444,7 +444,7 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
                " between them uses " + varName(v);
   }
   // 6. One body for both (the group's kernels all branch or all do not).
-  if (ctx.scalarBodies) {
+  if (ctx.backend.scalarBodies()) {
     const ParLoopStmt &a = *c.loops[group.back()];
     const bool branchyA = branchesAroundCostlyWork(*a.kernel);
     if (branchyA != branchesAroundCostlyWork(*b.kernel)) {
@@ -458,7 +458,7 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
     }
   }
   // 7. Float sums in lanes beside reads through maps.
-  if (ctx.sumLanes) {
+  if (ctx.backend.sumLanes()) {
     auto floatSum = [](const ParLoopStmt &l) -> const AccessDescriptor * {
       for (const AccessDescriptor &a : l.args)
         if (a.kind == ArgKind::Reduction && a.mode == AccessMode::Sum &&
@@ -1073,7 +1073,7 @@ void Fuser::fuseBody(Function &host, Body &body) {
     for (unsigned n = 0; n < units.size(); ++n) {
       Unit &u = units[n];
       const ParLoopStmt &b = *c.loops[u.loops.front()];
-      if (!u.fusable || !ctx.skew || !b.block) {
+      if (!u.fusable || !ctx.backend.skewedSweeps() || !b.block) {
         closeSkew();
         if (u.fusable)
           skew.push_back(n); // a group of its own

@@ -58,6 +58,59 @@ enum class CommAvoidMode : uint8_t { Off, Auto, On };
 /// 1D and 2D blocks, and over 3D blocks.
 inline constexpr unsigned DefaultUnrollSteps = 4, DefaultUnrollSteps3D = 8;
 
+/// The backend that compiles the IR after the passes.
+enum class Backend : uint8_t { CPU, CUDA };
+
+/// What the code-generation options ask of the backend (the command line:
+/// -O, -fno-skew, -fno-scalar-bodies, -fno-sum-lanes).
+struct TargetRequest {
+  Backend backend = Backend::CPU;
+  unsigned optLevel = 3;
+  bool skew = true;
+  bool scalarBodies = true;
+  bool sumLanes = true;
+};
+
+/// The target as the passes see it: what the backend that will compile the
+/// IR does, asked through these queries only. One object answers for the
+/// whole compilation, and the driver fills the CPU backend's options from
+/// the same answers (driver/Targets.cpp), so that each fact has one
+/// condition. Default-constructed: the CPU backend with skewed sweeps and
+/// neither scalar bodies nor sum lanes (the passes' unit tests).
+class TargetQueries {
+public:
+  TargetQueries() = default;
+  explicit TargetQueries(const TargetRequest &r)
+      : backend_(r.backend), skew_(r.skew && r.backend == Backend::CPU),
+        scalarBodies_(r.scalarBodies && r.optLevel >= 2 &&
+                      r.backend == Backend::CPU),
+        sumLanes_(r.sumLanes && r.backend == Backend::CPU) {}
+
+  Backend backend() const { return backend_; }
+  /// Runs a skewed group of loops as one sweep (passes/Fuse.cpp makes
+  /// them, passes/UnrollSteps.cpp unrolls time loops for them): the CPU
+  /// backend unless -fno-skew; the CUDA backend runs a group's loops one by
+  /// one and gets none.
+  bool skewedSweeps() const { return skew_; }
+  /// Gives a loop whose kernel branches around costly work a second,
+  /// scalar body chosen by timing (analysis/BranchWork.h,
+  /// codegen/llvm/LoopHost.cpp): the CPU backend at -O2 and up unless
+  /// -fno-scalar-bodies. The fuse pass then keeps such a loop apart from
+  /// one without (one fused body would serve both).
+  bool scalarBodies() const { return scalarBodies_; }
+  /// Splits float sums into 4 partial sums a row written out in the IR
+  /// (-fsum-lanes, the default; codegen/llvm/LoopBody.cpp "Float sums"),
+  /// at every -O (the sums' bits must not depend on -O): the CPU backend.
+  /// Such a loop is vectorised by the SLP vectoriser only, so the fuse pass
+  /// keeps a summing loop apart from one that reads through maps (rule 7
+  /// of passes/Fuse.cpp).
+  bool sumLanes() const { return sumLanes_; }
+
+private:
+  Backend backend_ = Backend::CPU;
+  bool skew_ = true, scalarBodies_ = false, sumLanes_ = false;
+};
+
 /// What a pass may use besides the IR it rewrites.
 struct PassContext {
   /// Errors (a derivative that cannot be built), warnings and remarks
@@ -72,10 +125,8 @@ struct PassContext {
   /// --mpi: the program runs on several ranks (halo exchanges between
   /// loops).
   bool mpi = false;
-  /// Skewed fusion (passes/Fuse.cpp): on for the CPU backend unless
-  /// -fno-skew; the CUDA backend runs a skewed group's loops one by one and
-  /// gets none.
-  bool skew = true;
+  /// The backend's answers (skewed sweeps, scalar bodies, sum lanes).
+  TargetQueries backend = TargetQueries();
   /// -funroll-steps=N: the steps of a time loop of stencil steps one skewed
   /// sweep runs (passes/UnrollSteps.cpp: two before the derivative passes,
   /// doubled after them up to N), for loops over 1D and 2D blocks and for
@@ -83,19 +134,6 @@ struct PassContext {
   /// dimension 1 whose planes stay in L2 however deep, lib/exec/Skew.cpp).
   unsigned unrollSteps = DefaultUnrollSteps,
            unrollSteps3D = DefaultUnrollSteps3D;
-  /// The CPU backend may give a loop whose kernel branches around costly
-  /// work a second, scalar body chosen by timing (analysis/BranchWork.h,
-  /// codegen/llvm/LoopHost.cpp): -O2 and up unless -fno-scalar-bodies, not
-  /// for the CUDA backend. The fuse pass then keeps such a loop apart from
-  /// one without (one fused body would serve both).
-  bool scalarBodies = false;
-  /// The CPU backend splits float sums into 4 partial sums a row written
-  /// out in the IR (-fsum-lanes, the default; codegen/llvm/LoopBody.cpp
-  /// "Float sums"): such a loop is vectorised by the SLP vectoriser only,
-  /// not by the loop vectoriser. -O2 and up, not for the CUDA backend. The
-  /// fuse pass then keeps a summing loop apart from one that reads through
-  /// maps (rule 7 of passes/Fuse.cpp).
-  bool sumLanes = false;
 };
 
 /// A pass's entry point: rewrites \p program, returns true when it changed

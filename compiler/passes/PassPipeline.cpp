@@ -34,66 +34,82 @@
 namespace opdc {
 
 namespace {
+/// When a pass runs: its condition on the backend and the options, declared
+/// beside it (nullptr: only when --passes names it).
+using RunsWhen = bool (*)(const PipelineChoices &);
+bool always(const PipelineChoices &) { return true; }
+/// Loop fusion and what only serves it (-fno-fuse turns both off).
+bool fusing(const PipelineChoices &c) { return c.fuse; }
+/// Time loops unrolled for skewed sweeps: a backend that runs them, and
+/// -funroll-steps=N of 2 or more (4 or more for the second unrolling).
+bool unrollingBy2(const PipelineChoices &c) {
+  return c.backend.skewedSweeps() && c.maxUnrollSteps >= 2;
+}
+bool unrollingBy4(const PipelineChoices &c) {
+  return c.backend.skewedSweeps() && c.maxUnrollSteps >= 4;
+}
+
 struct Registered {
   PassInfo info;
-  bool inDefault; ///< run when --passes is not given
+  RunsWhen when;
 };
 
 // In pipeline order, one line each.
 const std::vector<Registered> &registry() {
   static const std::vector<Registered> passes = {
-      {{"inline", "inline fn calls into kernels and fns", inlineCalls}, false},
+      {{"inline", "inline fn calls into kernels and fns", inlineCalls},
+       nullptr},
       {{"split-reports",
         "split time loops of stencil steps at their reports (runs of plain "
         "steps)",
         splitReports},
-       true},
+       unrollingBy2},
       {{"unroll-steps",
         "unroll time loops of stencil steps by two (one sweep for two steps)",
         unrollSteps},
-       true},
+       unrollingBy2},
       {{"tangent", "build the tangents of procs (forward mode)", buildTangents},
-       true},
+       always},
       {{"adjoint", "build the adjoints of procs (reverse mode)", buildAdjoints},
-       true},
+       always},
       {{"adjoint-zeros",
         "assign instead of zeroing then incrementing adjoints in reversed "
         "time loops",
         assignAdjointZeros},
-       true},
+       always},
       {{"kernel-dce",
         "drop dead kernel statements and the read arguments nothing reads",
         eliminateDeadKernelCode},
-       true},
+       always},
       {{"adjoint-tape",
         "tape only the values the reverse sweep reads (drop dead restores)",
         tapeOnlyWhatIsRead},
-       true},
+       always},
       {{"unroll-more-steps",
         "unroll those two-step loops further, to -funroll-steps=N steps a "
         "sweep (after the derivative passes copied them)",
         unrollMoreSteps},
-       true},
+       unrollingBy4},
       {{"expand-cg", "expand solve cg into loops and a while loop", expandCG},
-       true},
+       always},
       {{"unroll-short-loops",
         "unroll for loops of 2-4 iterations whose loops meet the next "
         "iteration's over one set (so that fuse sees across them)",
         unrollShortLoops},
-       true},
+       fusing},
       {{"join-chains",
         "move swaps, tape pops and reduction uses out from between loops",
         joinLoopChains},
-       true},
+       always},
       {{"chain", "report loop chains (-Rpass=chain); changes nothing",
         reportLoopChains},
-       true},
-      {{"fuse", "fuse neighbouring loops of a loop chain", fuseLoops}, true},
+       always},
+      {{"fuse", "fuse neighbouring loops of a loop chain", fuseLoops}, fusing},
       {{"comm-avoid",
         "group a chain's halo exchanges, compute beyond rank boundaries "
         "(--comm-avoid)",
         avoidCommunication},
-       true},
+       always},
   };
   return passes;
 }
@@ -125,11 +141,28 @@ const PassInfo *findPass(const std::string &name) {
 }
 
 std::vector<const PassInfo *> defaultPipeline() {
-  std::vector<const PassInfo *> passes;
+  return declaredPipeline(PipelineChoices{});
+}
+
+std::vector<const PassInfo *>
+declaredPipeline(const PipelineChoices &choices,
+                 const std::optional<std::vector<const PassInfo *>> &named) {
   const std::vector<PassInfo> &infos = registeredPasses();
-  for (size_t i = 0; i < infos.size(); ++i)
-    if (registry()[i].inDefault)
-      passes.push_back(&infos[i]);
+  auto registered = [&](const PassInfo *p) -> const Registered & {
+    return registry()[size_t(p - infos.data())];
+  };
+  std::vector<const PassInfo *> passes;
+  if (!named) {
+    for (size_t i = 0; i < infos.size(); ++i)
+      if (registry()[i].when && registry()[i].when(choices))
+        passes.push_back(&infos[i]);
+    return passes;
+  }
+  // --passes: as named, less the passes the options turn off (-fno-fuse,
+  // -funroll-steps=1); passes run only when named stay.
+  for (const PassInfo *p : *named)
+    if (!registered(p).when || registered(p).when(choices))
+      passes.push_back(p);
   return passes;
 }
 

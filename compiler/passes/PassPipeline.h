@@ -34,7 +34,25 @@ struct PassPipelineOptions {
 const std::vector<PassInfo> &registeredPasses();
 /// The registered pass named \p name, or null.
 const PassInfo *findPass(const std::string &name);
-/// The passes run when --passes is not given.
+/// What decides which passes run: the backend's answers and the options
+/// that turn passes off. Each registered pass declares its condition on
+/// these beside it (PassPipeline.cpp), so that each backend's pipeline is
+/// declared in one place and the driver edits no list.
+struct PipelineChoices {
+  TargetQueries backend = TargetQueries();
+  bool fuse = true; ///< not -fno-fuse
+  /// The larger of the steps a skewed sweep runs over 1D/2D and 3D blocks
+  /// (-funroll-steps=N, PassContext::unrollSteps).
+  unsigned maxUnrollSteps = DefaultUnrollSteps3D;
+};
+
+/// The passes run for \p choices: the registered passes whose conditions
+/// hold, in registry order, or, with --passes (\p named), the named passes
+/// in their order less those the choices turn off.
+std::vector<const PassInfo *> declaredPipeline(
+    const PipelineChoices &choices,
+    const std::optional<std::vector<const PassInfo *>> &named = std::nullopt);
+/// The CPU backend's pipeline with the default options (--list-passes).
 std::vector<const PassInfo *> defaultPipeline();
 
 /// Parses a --passes value: pass names separated by commas, run in the order

@@ -272,7 +272,8 @@ bool splitIn(Function &fn, Body &b, PassContext &ctx) {
 } // namespace
 
 bool splitReports(Program &program, PassContext &ctx) {
-  if (!ctx.skew || std::max(ctx.unrollSteps, ctx.unrollSteps3D) < 2)
+  if (!ctx.backend.skewedSweeps() ||
+      std::max(ctx.unrollSteps, ctx.unrollSteps3D) < 2)
     return false;
   bool changed = false;
   for (Function *f : program.functions())

@@ -40,9 +40,9 @@
 // Only bodies of block loops, swaps and host declarations and assignments
 // without calls or clocks are unrolled (what the adjoint reverses step by
 // step and the fuse pass can skew); and only where skewed sweeps are made
-// (PassContext::skew: not -fno-skew, not the CUDA backend), with a swap in
-// the body and a loop that reads a dat at stencil offsets: the steps of a
-// time-stepping stencil code, where the second step depends on the first
+// (TargetQueries::skewedSweeps: not -fno-skew, not the CUDA backend), with a
+// swap in the body and a loop that reads a dat at stencil offsets: the steps of
+// a time-stepping stencil code, where the second step depends on the first
 // through memory.
 #include "passes/UnrollSteps.h"
 
@@ -211,7 +211,8 @@ bool stencilStepBody(std::span<const StmtPtr> body, unsigned loopVar) {
 }
 
 bool unrollSteps(Program &program, PassContext &ctx) {
-  if (!ctx.skew || std::max(ctx.unrollSteps, ctx.unrollSteps3D) < 2)
+  if (!ctx.backend.skewedSweeps() ||
+      std::max(ctx.unrollSteps, ctx.unrollSteps3D) < 2)
     return false;
   bool changed = false;
   for (Function *f : program.functions())
@@ -221,7 +222,7 @@ bool unrollSteps(Program &program, PassContext &ctx) {
 }
 
 bool unrollMoreSteps(Program &program, PassContext &ctx) {
-  if (!ctx.skew)
+  if (!ctx.backend.skewedSweeps())
     return false;
   bool changed = false;
   for (unsigned steps = 2; steps < std::max(ctx.unrollSteps, ctx.unrollSteps3D);

@@ -8,6 +8,8 @@
 // it a type. Overflow and division by zero in a constant are errors.
 #include "sema/SemaImpl.h"
 
+#include "ast/ScalarSemantics.h"
+
 #include "llvm/Support/Casting.h"
 
 #include <cfloat>
@@ -106,58 +108,6 @@ bool compareInt(BinaryOp op, int64_t a, int64_t b) {
     return a >= b;
   default:
     return false;
-  }
-}
-
-// The <math.h> intrinsics, through the same C library functions (asinf for
-// f32, asin for f64) the generated code calls, so a folded value has the
-// bits the program would compute at run time on this machine.
-template <typename T> T foldMathLib(Intrinsic i, T a, T b) {
-  switch (i) {
-  case Intrinsic::Asin:
-    return std::asin(a);
-  case Intrinsic::Acos:
-    return std::acos(a);
-  case Intrinsic::Sinh:
-    return std::sinh(a);
-  case Intrinsic::Cosh:
-    return std::cosh(a);
-  case Intrinsic::Tanh:
-    return std::tanh(a);
-  case Intrinsic::Asinh:
-    return std::asinh(a);
-  case Intrinsic::Acosh:
-    return std::acosh(a);
-  case Intrinsic::Atanh:
-    return std::atanh(a);
-  case Intrinsic::Cbrt:
-    return std::cbrt(a);
-  case Intrinsic::Hypot:
-    return std::hypot(a, b);
-  case Intrinsic::Log2:
-    return std::log2(a);
-  case Intrinsic::Log10:
-    return std::log10(a);
-  case Intrinsic::Log1p:
-    return std::log1p(a);
-  case Intrinsic::Exp2:
-    return std::exp2(a);
-  case Intrinsic::Expm1:
-    return std::expm1(a);
-  case Intrinsic::Erf:
-    return std::erf(a);
-  case Intrinsic::Erfc:
-    return std::erfc(a);
-  case Intrinsic::Copysign:
-    return std::copysign(a, b);
-  case Intrinsic::Fmod:
-    return std::fmod(a, b);
-  case Intrinsic::Trunc:
-    return std::trunc(a);
-  case Intrinsic::Round:
-    return std::round(a);
-  default:
-    return T(0);
   }
 }
 
@@ -523,41 +473,11 @@ Sema::foldIntrinsic(Intrinsic i, const std::vector<ConstValue> &args, Type type,
       return std::nullopt;
     }
   }
+  // ast/ScalarSemantics.h: the one definition the backends follow.
   auto compute = [&](auto a, auto b, auto c) -> decltype(a) {
-    switch (i) {
-    case Intrinsic::Sqrt:
-      return std::sqrt(a);
-    case Intrinsic::Abs:
-      return std::fabs(a);
-    case Intrinsic::Exp:
-      return std::exp(a);
-    case Intrinsic::Log:
-      return std::log(a);
-    case Intrinsic::Pow:
-      return std::pow(a, b);
-    case Intrinsic::Sin:
-      return std::sin(a);
-    case Intrinsic::Cos:
-      return std::cos(a);
-    case Intrinsic::Tan:
-      return std::tan(a);
-    case Intrinsic::Atan:
-      return std::atan(a);
-    case Intrinsic::Atan2:
-      return std::atan2(a, b);
-    case Intrinsic::Min:
-      return std::fmin(a, b);
-    case Intrinsic::Max:
-      return std::fmax(a, b);
-    case Intrinsic::Floor:
-      return std::floor(a);
-    case Intrinsic::Ceil:
-      return std::ceil(a);
-    case Intrinsic::Fma:
-      return std::fma(a, b, c);
-    default:
-      return foldMathLib(i, a, b);
-    }
+    decltype(a) r = 0;
+    scalar::evaluate(i, a, b, c, r);
+    return r;
   };
   auto arg = [&](unsigned n) {
     return n < args.size() ? args[n].asDouble() : 0.0;

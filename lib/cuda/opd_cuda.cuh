@@ -545,6 +545,104 @@ __device__ inline void atomic_inc(int64_t *p, int64_t v) {
             static_cast<unsigned long long>(v));
 }
 
+/*===-- Exact sums and ordered increments (-frepro-sum) -------------------===*/
+
+/** lib/exec/ReproSum.cpp's long accumulator on the device: adds `v`
+ *  exactly into the OPD_XSUM_WORDS words at `w` (a double m * 2^(q - 1075)
+ *  as three 32-bit digits of m << (q mod 32) to words q/32 .. q/32 + 2;
+ *  NaN, +inf and -inf counted in words 69, 70 and 71) with 64-bit integer
+ *  atomics. Integer addition is associative, so the block's threads may
+ *  add in any order and the words are those of the CPU's accumulators;
+ *  opd_reduce_sum_exact rounds them once, as on the CPU, so the result has
+ *  the CPU build's bits. f32 contributions are added as their exact f64
+ *  value, as on the CPU. */
+static_assert(OPD_XSUM_WORDS == 72, "accumulator layout of exec/ReproSum.cpp");
+__device__ inline void xsum_add(unsigned long long *w, double v) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  unsigned q = unsigned(bits >> 52) & 0x7FFu;
+  uint64_t m = bits & ((uint64_t(1) << 52) - 1);
+  if (q == 0x7FFu) {
+    atomicAdd(w + (m ? 69 : (bits >> 63) ? 71 : 70), 1ull);
+    return;
+  }
+  if (q == 0) {
+    if (m == 0)
+      return; // +-0 adds nothing
+    q = 1;
+  } else {
+    m |= uint64_t(1) << 52;
+  }
+  const unsigned s = q & 31u;
+  const uint64_t lo = m << s, hi = s ? m >> (64 - s) : 0;
+  const uint64_t d[3] = {lo & 0xFFFFFFFFu, lo >> 32, hi};
+  unsigned long long *p = w + (q >> 5);
+  for (int i = 0; i < 3; ++i)
+    if (d[i])
+      atomicAdd(p + i, (bits >> 63) ? 0ull - (unsigned long long)d[i]
+                                    : (unsigned long long)d[i]);
+}
+
+/** Zeroes a block's accumulators (`words` words at `w`) before its threads
+ *  add: every thread of the block calls it. */
+__device__ inline void xsum_clear(unsigned long long *w, int64_t words) {
+  const int64_t n = int64_t(blockDim.x) * blockDim.y * blockDim.z;
+  const int64_t t =
+      threadIdx.x + int64_t(blockDim.x) * (threadIdx.y + blockDim.y * threadIdx.z);
+  for (int64_t i = t; i < words; i += n)
+    w[i] = 0;
+  __syncthreads();
+}
+
+/** Device memory for the exact accumulators of a loop's blocks and for
+ *  -frepro-sum's increment rows, one buffer per `slot` (the argument's
+ *  position), valid until the next call for the slot. */
+inline void *repro_buffer(int slot, size_t bytes) {
+  static std::vector<DeviceBuffer> buffers;
+  if (size_t(slot) >= buffers.size())
+    buffers.resize(size_t(slot) + 1);
+  return buffers[size_t(slot)].reserve(bytes, "-frepro-sum buffers");
+}
+
+/** -frepro-sum, a loop's increments through maps: the device wrote
+ *  element e's increments of one argument into row e of `rows` (`bytes`
+ *  each); they go into the runtime's row buffer (opd_loop_gather), and the
+ *  target dat's host copy is brought up to date, so that opd_loop_end adds
+ *  the rows to the targets in ascending global element order on the host,
+ *  exactly as the CPU build does (lib/exec/Gather.cpp). The caller marks
+ *  the target's host copy newer after opd_loop_end. */
+inline void gather_to_host(opd_loop *l, void *host_rows, const void *rows,
+                           int32_t bytes, opd_dat *target) {
+  int64_t n = 0;
+  for (int32_t k = 0; k < opd_loop_segment_count(l); ++k) {
+    opd_loop_segment sg;
+    opd_loop_segment_get(l, k, &sg);
+    n = std::max(n, sg.end);
+  }
+  for (int32_t k = 0; k < opd_loop_part_count(l); ++k) {
+    opd_loop_part pt;
+    opd_loop_part_get(l, k, &pt);
+    n = std::max(n, pt.first + pt.count);
+  }
+  if (n > 0)
+    check(cudaMemcpy(host_rows, rows, size_t(n) * size_t(bytes),
+                     cudaMemcpyDeviceToHost),
+          "reading increments (-frepro-sum)");
+  to_host(opd_dat_data(target));
+}
+
+/** --check-fp (opd_rt_check_fp): the runtime scans what a loop wrote in
+ *  host memory at opd_loop_end, so the written dats come back first (the
+ *  check then sees the device's values and names the same loop, dat,
+ *  element and component as the CPU build). Off, nothing is copied. */
+inline void check_fp_written(std::initializer_list<opd_dat *> dats) {
+  static const bool on = opd_rt_check_fp() != 0;
+  if (!on)
+    return;
+  for (opd_dat *d : dats)
+    to_host(opd_dat_data(d));
+}
+
 /*===-- Two-level colouring -----------------------------------------------===*/
 
 /** One written indirect access of a loop (as the plan sees it). */

@@ -66,6 +66,24 @@ typedef struct opd_dat opd_dat;
 typedef struct opd_block opd_block;
 typedef struct opd_loop opd_loop;
 
+/*===-- ABI version
+ * --------------------------------------------------------===*/
+
+/** The version of this C ABI. It changes whenever a declaration generated
+ *  code relies on changes incompatibly (a function's parameters, a struct's
+ *  layout, an enum's values, OPD_XSUM_WORDS), so that a program built by one
+ *  opdc and run against another's runtime stops at once instead of
+ *  misbehaving. */
+#define OPD_RT_ABI_VERSION 1
+/** The first call of every generated main (CPU and CUDA), before
+ *  opd_rt_init: `version` is the OPD_RT_ABI_VERSION the program was built
+ *  against. Another version than this runtime's stops the program with
+ *  "error: this program was built for opd runtime ABI N, this runtime is
+ *  M; rebuild it with the opdc of this runtime" and status 1. */
+void opd_rt_check_abi(int32_t version);
+/** This runtime's OPD_RT_ABI_VERSION. */
+int32_t opd_rt_abi_version(void);
+
 /*===-- Program lifecycle and params ---------------------------------------===*/
 
 /** A run-time parameter: `--name=value` on the command line overrides the
@@ -685,6 +703,10 @@ int opd_rt_device_sync(void);
  *  (docs/gpu.md); 0 sends every increment to device memory, as a
  *  comparison. */
 int opd_rt_device_stage(void);
+/** 1 when `--check-fp` (or OPD_CHECK_FP=1) is on: a device backend copies
+ *  the f32/f64 dats a loop wrote back to host memory before opd_loop_end,
+ *  which then scans them as it does for the CPU build. */
+int opd_rt_check_fp(void);
 
 /*===-- Output -------------------------------------------------------------===*/
 

@@ -20,10 +20,20 @@
 # the header is passed through the launch rewriting too), exec-halo
 # parts, partials left out, device copies dropped at the partition.
 # Without mpirun it prints why and exits 77 (CTest: skipped).
+#
+# Options honoured on both backends (docs/features.md): --opdc-flag=F
+# builds both programs with F (e.g. -frepro-sum), --bits then requires
+# every printed number to be the CPU's bit for bit (the numbers print in
+# their shortest round-trip form); --run-flag=F runs both with F (e.g.
+# --check-fp: the same output). --fail-cases runs the programs of
+# FAIL_CASES, which stop with an error, and requires the emulated CUDA
+# build's message to be the CPU build's (--check-fp naming the same loop,
+# dat, element and component).
 import argparse
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -69,6 +79,31 @@ CASES = [
      ["--deck={src}/examples/cloverleaf/clover_small.in"]),
     ("examples/gmsh/channel.opd",
      ["--mesh={src}/examples/gmsh/channel.msh", "--niter=40", "--report=10"]),
+    # The language's statements and formats (tests/e2e, small).
+    ("tests/e2e/direct.opd", []),
+    ("tests/e2e/params.opd", ["--n=7", "--scale=2.5", "--label=hello",
+                              "--verbose=false", "--big=9000000000"]),
+    ("tests/e2e/print_formats.opd", []),
+    ("tests/e2e/str_compare.opd", ["--scheme=lax"]),
+    ("tests/e2e/hdf5_roundtrip.opd", []),
+    ("tests/e2e/math_library.opd", []),
+    ("examples/tridiag/adi_heat3d.opd", ["--n=8", "--nsteps=3",
+                                         "--report=1"]),
+    ("examples/patterns/convolution.opd", ["--n=34"]),
+    ("examples/patterns/jacobi.opd", ["--n=64", "--niter=10"]),
+]
+
+
+# (program, arguments): both builds must fail with the same message (the
+# program's name aside).
+FAIL_CASES = [
+    ("tests/e2e/check_fp.opd", ["--check-fp"]),
+    ("tests/cuda/check_fp_kinds.opd", ["--check-fp", "--which=1"]),
+    ("tests/cuda/check_fp_kinds.opd", ["--check-fp", "--which=2"]),
+    ("tests/cuda/check_fp_kinds.opd", ["--check-fp", "--which=3"]),
+    ("tests/cuda/check_fp_kinds.opd", ["--check-fp", "--which=4"]),
+    ("tests/e2e/fail_statement.opd", []),
+    ("tests/e2e/halo_overrun.opd", ["--hi=12"]),
 ]
 
 
@@ -159,12 +194,13 @@ def mpi_main(a, includes, profile, mesh):
         try:
             cpu_exe = os.path.join(a.work, f"{name}-cpu-mpi")
             ca = f"--comm-avoid={a.comm_avoid}"
-            run([a.opdc, "build", "--mpi", ca, src, "-o", cpu_exe], a.work)
+            run([a.opdc, "build", "--mpi", ca, *a.opdc_flag, src, "-o",
+                 cpu_exe], a.work)
             exes, sources = {}, {}
             for strategy in ("atomics", "colouring"):
                 # The source `opdc build --mpi` compiles (--mpi itself
                 # only chooses the runtime it links).
-                cu = run([a.opdc, "--emit=cuda", ca,
+                cu = run([a.opdc, "--emit=cuda", ca, *a.opdc_flag,
                           f"--cuda-indirect={strategy}",
                           f"--target={profile}", src], a.work)
                 sources[strategy] = cu
@@ -182,11 +218,13 @@ def mpi_main(a, includes, profile, mesh):
                      exes[strategy], *link, "-pthread"], a.work)
             for np_ in ranks:
                 mpi = [mpirun, *flags, "-np", str(np_)]
-                cpu = run_mpi(mpi + [cpu_exe, "--threads=1"] + args, a.work)
+                cpu = run_mpi(mpi + [cpu_exe, "--threads=1"] + args +
+                              a.run_flag, a.work)
                 for strategy, exe in exes.items():
-                    got = run_mpi(mpi + [exe] + args, a.work)
+                    got = run_mpi(mpi + [exe] + args + a.run_flag, a.work)
                     p = compare(f"{name} ({strategy}, {np_} ranks)", cpu, got,
-                                tol)
+                                0.0 if a.bits else tol,
+                                0.0 if a.bits else 1e-13)
                     if p:
                         problems.append(p)
         except RuntimeError as e:
@@ -194,6 +232,47 @@ def mpi_main(a, includes, profile, mesh):
         print(("FAIL: " + "\n".join(problems)) if problems
               else f"ok: {name} (ranks {a.ranks})")
         failures += problems
+    print(f"{len(failures)} problems")
+    return 1 if failures else 0
+
+
+def run_fail(cmd, cwd):
+    """(exit status, stdout + stderr) of a run expected to fail."""
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def fail_main(a, build):
+    """FAIL_CASES: the emulated CUDA build stops as the CPU build does."""
+    failures = []
+    for rel, args in FAIL_CASES:
+        name = os.path.splitext(os.path.basename(rel))[0]
+        tag = name + "".join(x.replace("-", "").replace("=", "")
+                             for x in args if x != "--check-fp")
+        src = os.path.join(a.source_dir, rel)
+        try:
+            cpu_exe = os.path.join(a.work, f"{tag}-cpu")
+            run([a.opdc, "build", *a.opdc_flag, src, "-o", cpu_exe], a.work)
+            want = run_fail([cpu_exe, "--threads=1"] + args, a.work)
+            gpu_exe = build(name, src, "colouring", tag)
+            got = run_fail([gpu_exe] + args, a.work)
+            # The CUDA build's loop names carry the increment strategy for
+            # --profile ('flux[colouring+shared]'): the same loop.
+            norm = [(st, re.sub(r"'(\w+)\[[a-z+]+\]'", r"'\1'",
+                                out.replace(os.path.basename(exe), "PROG")))
+                    for (st, out), exe in ((want, cpu_exe), (got, gpu_exe))]
+            if want[0] == 0:
+                p = f"{tag}: the CPU build did not fail:\n{want[1]}"
+            elif norm[0] != norm[1]:
+                p = (f"{tag}: the CUDA build's failure differs:\n  cpu "
+                     f"({want[0]}): {norm[0][1]}  gpu ({got[0]}): "
+                     f"{norm[1][1]}")
+            else:
+                p = ""
+        except RuntimeError as e:
+            p = f"{tag}: {e}"
+        print(("FAIL: " + p) if p else f"ok: {tag}")
+        failures += [p] if p else []
     print(f"{len(failures)} problems")
     return 1 if failures else 0
 
@@ -213,6 +292,14 @@ def main():
                     help="MPI: communication avoidance of both builds "
                          "(auto: what `opdc build --mpi` does)")
     ap.add_argument("--ranks", default="1,2,4", help="rank counts, e.g. 1,2,4")
+    ap.add_argument("--opdc-flag", action="append", default=[],
+                    help="an opdc option for both builds (e.g. -frepro-sum)")
+    ap.add_argument("--run-flag", action="append", default=[],
+                    help="a program option for both runs (e.g. --check-fp)")
+    ap.add_argument("--bits", action="store_true",
+                    help="numbers must equal the CPU's bit for bit")
+    ap.add_argument("--fail-cases", action="store_true",
+                    help="run FAIL_CASES: the same error as the CPU build")
     ap.add_argument("only", nargs="*")
     a = ap.parse_args()
     src_dir = a.source_dir
@@ -235,10 +322,33 @@ def main():
     profile = os.path.join(src_dir, "tests/cuda/emu/emu-gpu.yaml")
     if a.mpi_link_file:
         return mpi_main(a, includes, profile, mesh)
+
+    def emit(src, strategy):
+        return run([a.opdc, "--emit=cuda", *a.opdc_flag,
+                    f"--cuda-indirect={strategy}", f"--target={profile}", src],
+                   a.work)
+
+    def build(name, src, strategy, tag=None, cu=None):
+        if cu is None:
+            cu = emit(src, strategy)
+        cpp = os.path.join(a.work, f"{tag or name}-{strategy}.cpp")
+        with open(cpp, "w") as f:
+            f.write(launches(cu))
+        exe = os.path.join(a.work, f"{tag or name}-{strategy}")
+        run([a.cxx, "-std=c++20", "-O1", "-ffp-contract=off",
+             "-DOPD_CUDA_COPY_THREADS=32",
+             *[f"-I{d}" for d in includes], cpp, "-o", exe, *link,
+             "-pthread"], a.work)
+        return exe
+
+    if a.fail_cases:
+        return fail_main(a, build)
     failures = []
     for case in CASES:
         rel, args = case[0], case[1]
         tol = case[2] if len(case) > 2 else a.tol
+        if a.bits:
+            tol = 0.0
         name = os.path.splitext(os.path.basename(rel))[0]
         if a.only and name not in a.only:
             continue
@@ -246,30 +356,24 @@ def main():
         if name == "airfoil":
             args = args + [f"--meshfile={mesh}"]
         args = [x.format(src=src_dir, mesh=mesh) for x in args]
+        args += a.run_flag
         problems = []
         try:
             cpu_exe = os.path.join(a.work, f"{name}-cpu")
-            run([a.opdc, "build", src, "-o", cpu_exe], a.work)
+            run([a.opdc, "build", *a.opdc_flag, src, "-o", cpu_exe], a.work)
             cpu = run([cpu_exe, "--threads=1"] + args, a.work)
             outs, sources, exe = {}, {}, None
             for strategy in ("atomics", "colouring"):
-                cu = run([a.opdc, "--emit=cuda", f"--cuda-indirect={strategy}",
-                          f"--target={profile}", src], a.work)
+                cu = emit(src, strategy)
                 sources[strategy] = cu
                 if strategy == "atomics" or not same_program(
                         cu, sources["atomics"]):
-                    cpp = os.path.join(a.work, f"{name}-{strategy}.cpp")
-                    with open(cpp, "w") as f:
-                        f.write(launches(cu))
-                    exe = os.path.join(a.work, f"{name}-{strategy}")
-                    run([a.cxx, "-std=c++20", "-O1", "-ffp-contract=off",
-                         "-DOPD_CUDA_COPY_THREADS=32",
-                         *[f"-I{d}" for d in includes], cpp, "-o", exe,
-                         *link, "-pthread"], a.work)
+                    exe = build(name, src, strategy, cu=cu)
                     outs[strategy] = run([exe] + args, a.work)
                 else:
                     outs[strategy] = outs["atomics"]  # the same program
-                p = compare(f"{name} ({strategy})", cpu, outs[strategy], tol)
+                p = compare(f"{name} ({strategy})", cpu, outs[strategy], tol,
+                            0.0 if a.bits else 1e-13)
                 if p:
                     problems.append(p)
             again = run([exe] + args, a.work)

@@ -12,6 +12,8 @@ static_assert(MaxLoopDims == 3, "opd_arg holds three dimensions");
 
 int64_t runtimeXsumWords() { return OPD_XSUM_WORDS; }
 
+int32_t runtimeAbiVersion() { return OPD_RT_ABI_VERSION; }
+
 int runtimeScalar(const Type &t) {
   if (t.isString())
     return OPD_STR;

@@ -28,6 +28,9 @@ int runtimeMode(ir::AccessMode m);
 
 /// OPD_XSUM_WORDS: 64-bit words of one exact accumulator (-frepro-sum).
 int64_t runtimeXsumWords();
+/// OPD_RT_ABI_VERSION of the opd_rt.h opdc was built with: generated code
+/// passes it to opd_rt_check_abi first.
+int32_t runtimeAbiVersion();
 
 /// The fields of an opd_arg that are known at compile time; the dat and
 /// map handles are filled in before each call.

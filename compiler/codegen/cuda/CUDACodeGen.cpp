@@ -169,6 +169,8 @@ private:
 
   std::string mainFunction(const Function &f) {
     std::string r = "\nint main(int argc, char **argv) {\n";
+    // First of all: the runtime this program runs with speaks its ABI.
+    r += "  opd_rt_check_abi(OPD_RT_ABI_VERSION);\n";
     if (m.options.defaultThreads)
       r += "  opd_rt_set_default_threads(" +
            std::to_string(m.options.defaultThreads) + ");\n";

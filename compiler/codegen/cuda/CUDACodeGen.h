@@ -32,6 +32,9 @@ enum class CUDAIndirect {
 /// profile (gpu.*, backend.cuda.*) and the command line.
 struct CUDACodeGenOptions {
   CUDAIndirect indirect = CUDAIndirect::Atomics;
+  /// -frepro-sum: float sums exact and increments through maps applied in
+  /// global element order, the CPU build's bits (CUDALoops.cpp).
+  bool reproSum = false;
   /// Structure-of-arrays device storage of set dats (else the host's
   /// array-of-structures).
   bool soa = true;

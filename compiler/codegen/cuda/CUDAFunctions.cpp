@@ -17,6 +17,8 @@
 // assignment and scopes never matter.
 #include "codegen/cuda/CUDAEmitter.h"
 
+#include "ast/ScalarSemantics.h"
+
 #include "support/Assert.h"
 #include "support/Diagnostics.h"
 
@@ -434,7 +436,12 @@ void CUDAFunctionWriter::solve(const ir::SolveStmt &s, int indent) {
 
 void CUDAFunctionWriter::print(const ir::PrintStmt &s, int indent) {
   if (s.formatted) {
-    std::string call = "opd_rt_printf(" + cudaStringLiteral(s.format);
+    // As the CPU backend (HostCodeGen.cpp, emitPrintf): `fail` ends the
+    // program, warnings go to stderr.
+    const char *fn = s.to == PrintTo::Error     ? "opd_rt_fail_allf("
+                     : s.to == PrintTo::Warning ? "opd_rt_warnf("
+                                                : "opd_rt_printf(";
+    std::string call = fn + cudaStringLiteral(s.format);
     for (const auto &a : s.args) {
       std::string v = expr(*a);
       if (a->type.isBool())
@@ -781,40 +788,11 @@ std::string CUDAFunctionWriter::intrinsic(const ir::IntrinsicExpr &e) {
     return "opd::is_nan(" + args() + ")";
   case Intrinsic::IsFinite:
     return "opd::is_finite(" + args() + ")";
-  case Intrinsic::Sqrt: return call("sqrt");
-  case Intrinsic::Exp: return call("exp");
-  case Intrinsic::Log: return call("log");
-  case Intrinsic::Pow: return call("pow");
-  case Intrinsic::Sin: return call("sin");
-  case Intrinsic::Cos: return call("cos");
-  case Intrinsic::Tan: return call("tan");
-  case Intrinsic::Atan: return call("atan");
-  case Intrinsic::Atan2: return call("atan2");
-  case Intrinsic::Floor: return call("floor");
-  case Intrinsic::Ceil: return call("ceil");
-  case Intrinsic::Fma: return call("fma");
-  case Intrinsic::Asin: return call("asin");
-  case Intrinsic::Acos: return call("acos");
-  case Intrinsic::Sinh: return call("sinh");
-  case Intrinsic::Cosh: return call("cosh");
-  case Intrinsic::Tanh: return call("tanh");
-  case Intrinsic::Asinh: return call("asinh");
-  case Intrinsic::Acosh: return call("acosh");
-  case Intrinsic::Atanh: return call("atanh");
-  case Intrinsic::Cbrt: return call("cbrt");
-  case Intrinsic::Hypot: return call("hypot");
-  case Intrinsic::Log2: return call("log2");
-  case Intrinsic::Log10: return call("log10");
-  case Intrinsic::Log1p: return call("log1p");
-  case Intrinsic::Exp2: return call("exp2");
-  case Intrinsic::Expm1: return call("expm1");
-  case Intrinsic::Erf: return call("erf");
-  case Intrinsic::Erfc: return call("erfc");
-  case Intrinsic::Copysign: return call("copysign");
-  case Intrinsic::Fmod: return call("fmod");
-  case Intrinsic::Trunc: return call("trunc");
-  case Intrinsic::Round: return call("round");
   default:
+    // The C library's functions (ast/ScalarSemantics.h), CUDA's on the
+    // device.
+    if (const char *name = scalar::libmName(e.id))
+      return call(name);
     break;
   }
   OPDC_UNREACHABLE("unknown intrinsic");

@@ -122,8 +122,11 @@ public:
       : host(host), m(host.m), loop(loop), access(analyzeLoopAccess(loop)),
         id(m.nextLoop++), dims(loop.block ? loop.block->dims : 1),
         bs(m.options.blockSize),
+        // -frepro-sum's ordered increments need no colours: each element
+        // writes its own row (gatherMode).
         colouring(access.race == RaceClass::IncStrips &&
-                  m.options.indirect == CUDAIndirect::Colouring),
+                  m.options.indirect == CUDAIndirect::Colouring &&
+                  !(m.options.reproSum && !loop.block)),
         sequential(access.race == RaceClass::Sequential),
         name(cudaIdent(loop.kernel->name) + "_" + std::to_string(id)) {
     for (const AccessDescriptor &a : loop.args) {
@@ -170,6 +173,26 @@ private:
   bool incBuffer(unsigned n) const {
     return access.race == RaceClass::IncStrips && access.args[n].indirectInc;
   }
+  /// -frepro-sum, as the CPU backend (LoopBody.cpp): float sums exact
+  /// (opd::xsum_add into per-block accumulators, rounded once by
+  /// opd_reduce_sum_exact), and set loops with increments through maps
+  /// write each element's increments into its row for the runtime's
+  /// ordered apply (opd_loop_gather, opd::gather_to_host).
+  bool exactSum(unsigned n) const {
+    const AccessDescriptor &a = loop.args[n];
+    return m.options.reproSum && a.kind == ArgKind::Reduction &&
+           a.mode == AccessMode::Sum &&
+           (a.scalar == ScalarKind::F64 || a.scalar == ScalarKind::F32);
+  }
+  bool gatherMode() const {
+    return m.options.reproSum && !loop.block &&
+           access.race == RaceClass::IncStrips;
+  }
+  bool gathered(unsigned n) const { return gatherMode() && incBuffer(n); }
+  /// Accumulator words of exact argument n per block.
+  std::string xsumWords(unsigned n) const {
+    return std::to_string(loop.args[n].dim) + " * OPD_XSUM_WORDS";
+  }
   /// Set loops calling idx() or random numbers read global indices.
   bool globalIds() const { return !loop.block && access.usesIdx; }
   bool writesMap(const Map *mp) const {
@@ -215,6 +238,10 @@ private:
                                   " g" + i + ";\n";
       if (a.kind == ArgKind::Reduction)
         d += "  " + elemType(n) + " *r" + i + ";\n";
+      if (exactSum(n))
+        d += "  unsigned long long *x" + i + ";\n";
+      if (gathered(n))
+        d += "  " + elemType(n) + " *gr" + i + ";\n";
     }
     if (loop.block)
       d += "  int64_t lo[3], hi[3];\n";
@@ -271,6 +298,13 @@ private:
       if (a.kind == ArgKind::GlobalRead && !largeGlobal(n))
         d += "  const " + cudaValueType(loop.kernel->kernelParams[n].type) +
              " g" + i + " = c.g" + i + ";\n";
+      if (exactSum(n)) {
+        d += "  unsigned long long *const xs" + i + " = c.x" + i +
+             " + (poff + int64_t(blockIdx.x) + int64_t(gridDim.x) * "
+             "(blockIdx.y + int64_t(gridDim.y) * blockIdx.z)) * " +
+             xsumWords(n) + ";\n";
+        d += "  opd::xsum_clear(xs" + i + ", " + xsumWords(n) + ");\n";
+      }
     }
   }
 
@@ -288,6 +322,16 @@ private:
       d += pad + "  inc" + i + "[k] = " +
            identityLiteral(incrementIdentity(a.scalar), a.scalar) + ";\n";
     }
+    // -frepro-sum: each element's float sums start from -0.0 (the
+    // identity), so its contribution is the CPU build's.
+    for (unsigned n = 0; n < loop.args.size(); ++n)
+      if (exactSum(n))
+        d += pad + elemType(n) + " ex" + std::to_string(n) + "[" +
+             std::to_string(loop.args[n].dim) + "] = {" +
+             identityLiteral(IdentityValue::NegativeZero, loop.args[n].scalar) +
+             "};\n" + pad + "for (int k = 1; k < " +
+             std::to_string(loop.args[n].dim) + "; ++k)\n" + pad + "  ex" +
+             std::to_string(n) + "[k] = ex" + std::to_string(n) + "[0];\n";
     std::string args, strides;
     for (unsigned n = 0; n < loop.args.size(); ++n) {
       const AccessDescriptor &a = loop.args[n];
@@ -334,7 +378,7 @@ private:
                                                           : "&g" + i;
         break;
       case ArgKind::Reduction:
-        p = "acc" + i;
+        p = (exactSum(n) ? "ex" : "acc") + i;
         break;
       }
       args += (args.empty() ? "" : ", ") + p + ", " + s + strides;
@@ -351,6 +395,12 @@ private:
       args += sep + (globalIds() ? "opd::global_index(c.gid, i)" : "i");
     }
     d += pad + "kernel_" + name + "<I>(" + args + ");\n";
+    for (unsigned n = 0; n < loop.args.size(); ++n)
+      if (exactSum(n))
+        d += pad + "for (int k = 0; k < " + std::to_string(loop.args[n].dim) +
+             "; ++k)\n" + pad + "  opd::xsum_add(xs" + std::to_string(n) +
+             " + k * OPD_XSUM_WORDS, double(ex" + std::to_string(n) +
+             "[k]));\n";
     if (!atomics)
       return;
     emitApply(d, pad, true);
@@ -364,6 +414,14 @@ private:
       const AccessDescriptor &a = loop.args[n];
       const ArgAccess &acc = access.args[n];
       std::string i = std::to_string(n), df = std::to_string(acc.datField);
+      if (gathered(n)) {
+        // Row i of the argument's rows (components contiguous, as
+        // opd_loop_gather's buffer).
+        d += pad + "for (int k = 0; k < " + std::to_string(a.dim) + "; ++k)\n";
+        d += pad + "  c.gr" + i + "[int64_t(i) * " + std::to_string(a.dim) +
+             " + k] = inc" + i + "[k];\n";
+        continue;
+      }
       d += pad + "{\n";
       d += pad + "  " + elemType(n) + " *t = c.d" + df + " + I(c.m" +
            std::to_string(acc.mapField) + "[i * " +
@@ -387,7 +445,7 @@ private:
          "* (blockIdx.y + int64_t(gridDim.y) * blockIdx.z);\n";
     for (unsigned n = 0; n < loop.args.size(); ++n) {
       const AccessDescriptor &a = loop.args[n];
-      if (a.kind != ArgKind::Reduction)
+      if (a.kind != ArgKind::Reduction || exactSum(n))
         continue;
       std::string i = std::to_string(n), dim = std::to_string(a.dim);
       d += "  for (int k = 0; k < " + dim + "; ++k)\n";
@@ -943,6 +1001,18 @@ private:
       line(in + 1, "c.hi[opd_d] = opd_hi[opd_d];");
       line(in, "}");
     }
+    for (unsigned n = 0; n < loop.args.size(); ++n) {
+      if (!gathered(n))
+        continue;
+      std::string i = std::to_string(n);
+      line(in, "c.gr" + i + " = static_cast<" + elemType(n) +
+                   " *>(opd::repro_buffer(" + i +
+                   ", size_t(opd_set_local_size(" +
+                   CUDAModule::handle(loop.set) + ")) * " +
+                   std::to_string(loop.args[n].bytes) + "));");
+      line(in,
+           "void *const opd_gh" + i + " = opd_loop_gather(opd_l, " + i + ");");
+    }
     if (!hasReduction)
       return;
     // One allocation for every reduction's partials, each 8-byte aligned.
@@ -964,6 +1034,12 @@ private:
       if (loop.args[n].kind == ArgKind::Reduction)
         line(in, "c.r" + std::to_string(n) + " = reinterpret_cast<" +
                      elemType(n) + " *>(opd_pb + " + offsets[n] + ");");
+    for (unsigned n = 0; n < loop.args.size(); ++n)
+      if (exactSum(n))
+        line(in, "c.x" + std::to_string(n) +
+                     " = static_cast<unsigned long long *>(opd::repro_buffer(" +
+                     std::to_string(n) + ", size_t(opd_slots) * " +
+                     xsumWords(n) + " * 8));");
   }
 
   void emitSetLaunches(int in) {
@@ -1126,6 +1202,24 @@ private:
       std::string v = host.var(unsigned(a.var));
       bool arr = host.fn.vars[unsigned(a.var)].type.isArray();
       std::string ptr = arr ? v + ".v" : "&" + v;
+      if (exactSum(n)) {
+        // v + every block's exact accumulator, rounded once (on every
+        // rank): the CPU build's bits.
+        std::string words = "size_t(opd_used) * " + xsumWords(n);
+        line(in, "{");
+        line(in + 1, "std::vector<int64_t> opd_x(" + words + ");");
+        line(in + 1, "if (opd_used)");
+        line(in + 2, "opd::check(cudaMemcpy(opd_x.data(), c.x" + i + ", " +
+                         words +
+                         " * 8, cudaMemcpyDeviceToHost), \"reading exact "
+                         "sums\");");
+        line(in + 1,
+             "opd_reduce_sum_exact(" + ptr + ", opd_scalar(" +
+                 std::to_string(runtimeScalar(Type::scalarOf(a.scalar))) +
+                 "), " + dim + ", opd_x.data(), opd_used);");
+        line(in, "}");
+        continue;
+      }
       std::string rargs =
           ptr + ", opd_scalar(" +
           std::to_string(runtimeScalar(Type::scalarOf(a.scalar))) +
@@ -1167,10 +1261,33 @@ private:
       emitSetLaunches(i2);
     line(i2, "opd_loop_wait_halos(opd_l);");
     line(i2, "opd::finish_loop();");
+    for (unsigned n = 0; n < loop.args.size(); ++n)
+      if (gathered(n))
+        line(i2, "opd::gather_to_host(opd_l, opd_gh" + std::to_string(n) +
+                     ", c.gr" + std::to_string(n) + ", " +
+                     std::to_string(loop.args[n].bytes) + ", " +
+                     CUDAModule::handle(loop.args[n].dat) + ");");
+    // --check-fp scans host memory at opd_loop_end.
+    std::string fpDats;
+    std::set<const Dat *> listed;
+    for (const AccessDescriptor &a : loop.args)
+      if (a.usesDat() && modeWrites(a.mode) &&
+          (a.dat->scalar() == ScalarKind::F32 ||
+           a.dat->scalar() == ScalarKind::F64) &&
+          listed.insert(a.dat).second)
+        fpDats += (fpDats.empty() ? "" : ", ") + CUDAModule::handle(a.dat);
+    if (!fpDats.empty())
+      line(i2, "opd::check_fp_written({" + fpDats + "});");
     // The runtime checks and plans maps on the host.
     for (const Map *mp : writtenMaps)
       line(i2, "opd::map_to_host(" + CUDAModule::handle(mp) + ");");
     line(i2, "opd_loop_end(opd_l);");
+    // The ordered increments went into the targets' host copies.
+    std::set<const Dat *> gatheredDats;
+    for (unsigned n = 0; n < loop.args.size(); ++n)
+      if (gathered(n) && gatheredDats.insert(loop.args[n].dat).second)
+        line(i2, "opd::dat_host_changed(" +
+                     CUDAModule::handle(loop.args[n].dat) + ");");
     if (!hasReduction)
       line(i2, "(void)opd_used;");
     emitReductions(i2);

@@ -17,6 +17,8 @@
 // comparisons.
 #include "codegen/llvm/FunctionEmitter.h"
 
+#include "ast/ScalarSemantics.h"
+
 #include "support/Assert.h"
 
 #include "llvm/IR/Constants.h"
@@ -80,41 +82,11 @@ llvm::Value *FunctionEmitter::emitMathLib(const ir::IntrinsicExpr &e,
   auto libm = [&](const char *name) {
     return emitExactLibmCall(name, k, args);
   };
+  // The C library's functions (ast/ScalarSemantics.h, agreement Libm).
+  if (const scalar::FloatIntrinsic *f = scalar::floatIntrinsic(e.id);
+      f && f->agreement == scalar::Agreement::Libm)
+    return libm(f->libm);
   switch (e.id) {
-  case Intrinsic::Asin:
-    return libm("asin");
-  case Intrinsic::Acos:
-    return libm("acos");
-  case Intrinsic::Sinh:
-    return libm("sinh");
-  case Intrinsic::Cosh:
-    return libm("cosh");
-  case Intrinsic::Tanh:
-    return libm("tanh");
-  case Intrinsic::Asinh:
-    return libm("asinh");
-  case Intrinsic::Acosh:
-    return libm("acosh");
-  case Intrinsic::Atanh:
-    return libm("atanh");
-  case Intrinsic::Cbrt:
-    return libm("cbrt");
-  case Intrinsic::Hypot:
-    return libm("hypot");
-  case Intrinsic::Log2:
-    return libm("log2");
-  case Intrinsic::Log10:
-    return libm("log10");
-  case Intrinsic::Log1p:
-    return libm("log1p");
-  case Intrinsic::Exp2:
-    return libm("exp2");
-  case Intrinsic::Expm1:
-    return libm("expm1");
-  case Intrinsic::Erf:
-    return libm("erf");
-  case Intrinsic::Erfc:
-    return libm("erfc");
   case Intrinsic::Copysign:
     return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, args[0],
                                    args[1]);

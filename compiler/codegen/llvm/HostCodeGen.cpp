@@ -31,6 +31,9 @@ void HostEmitter::emitMain(llvm::Constant *params, unsigned nparams) {
   createSlots();
   llvm::Value *table =
       params ? params : llvm::ConstantPointerNull::get(cgm.ptrTy);
+  // First of all: the runtime this program runs with speaks its ABI.
+  b.CreateCall(cgm.rt.checkAbi,
+               {llvm::ConstantInt::get(cgm.i32Ty, runtimeAbiVersion())});
   if (cgm.options.defaultThreads) {
     // The target profile's backend.cpu.threads, declared only when used:
     // opd_rt_init applies it when neither --threads nor OMP_NUM_THREADS is

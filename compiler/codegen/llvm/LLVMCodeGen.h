@@ -50,7 +50,9 @@ struct CPUCodeGenOptions {
   bool rowTails = true;
   /// Loops whose kernels branch around costly work get a scalar body too,
   /// which the runtime times against the vectorised one (-fscalar-bodies,
-  /// the default; analysis/BranchWork.h, LoopHost.cpp).
+  /// the default; analysis/BranchWork.h, LoopHost.cpp). The driver sets
+  /// it and sumLanes from TargetQueries (passes/Pass.h: -O2 and up for
+  /// scalar bodies), the answers the fuse pass followed.
   bool scalarBodies = true;
   /// The LLVM target triple; empty: the host's.
   std::string triple;

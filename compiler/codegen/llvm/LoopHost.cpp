@@ -614,8 +614,7 @@ LoopEmitter::Prepared LoopEmitter::emitBeforeRun() {
   // the loop does not stream (opd_loop_streams).
   llvm::Function *scalarFn = nullptr;
   llvm::Value *scalarOn = nullptr;
-  if (cgm.options.scalarBodies && cgm.options.optLevel >= 2 &&
-      branchesAroundCostlyWork(*loop.kernel)) {
+  if (cgm.options.scalarBodies && branchesAroundCostlyWork(*loop.kernel)) {
     scalarFn = cloneScalarBody(cgm.context, body);
     scalarOn = b.CreateICmpNE(b.CreateCall(cgm.rt.loopScalar, {handle}),
                               llvm::ConstantInt::get(cgm.i32Ty, 0));

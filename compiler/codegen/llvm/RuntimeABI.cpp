@@ -36,6 +36,7 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
     return callee;
   };
 
+  checkAbi = declare("opd_rt_check_abi", voidTy, {i32});
   init = declare("opd_rt_init", voidTy, {i32, ptr, ptr, ptr, i32});
   finalize = declare("opd_rt_finalize", i32, {});
   wtime = declare("opd_rt_wtime", f64, {});

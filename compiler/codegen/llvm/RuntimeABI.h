@@ -39,7 +39,7 @@ struct RuntimeABI {
   /// void (*opd_body)(void *ctx, int64_t begin, int64_t end, int64_t chunk)
   llvm::FunctionType *bodyTy;
 
-  llvm::FunctionCallee init, finalize, wtime, fail, failOutside;
+  llvm::FunctionCallee checkAbi, init, finalize, wtime, fail, failOutside;
   llvm::FunctionCallee failAllf, warnf; ///< collective error and warning
   llvm::FunctionCallee setCreate, setFromFile, setSize, setGlobalIds,
       setSizeI32;
