@@ -52,7 +52,8 @@ def build(opdc, program, config, out):
     p = subprocess.run(args, capture_output=True, text=True)
     wall = time.monotonic() - t0
     if p.returncode != 0:
-        first = (p.stderr.strip().splitlines() or ["?"])[0]
+        lines = p.stderr.strip().splitlines() or ["?"]
+        first = next((l for l in lines if "error:" in l), lines[0])
         return None, first
     phases, passes, size = parse_report(p.stderr)
     return (wall, phases, passes, size), None
