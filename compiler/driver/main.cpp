@@ -537,7 +537,7 @@ void addCacheKey(BuildCache &cache, const DriverOptions &opts,
     cache.addFileIdentity(findNvcc(error));
   }
   for (const char *var :
-       {"OPDC_CXX", "OPDC_RUNTIME_LINK", "OPDC_RUNTIME_MPI_LINK"}) {
+       {"OPDC_CXX", "OPDC_LD", "OPDC_RUNTIME_LINK", "OPDC_RUNTIME_MPI_LINK"}) {
     const char *v = std::getenv(var);
     cache.addKey(std::string(var) + "=" + (v ? v : "(unset)"));
   }
