@@ -125,7 +125,11 @@ Output and input:
   -MF FILE            name the dependency file (default: OUTPUT.d)
   -B                  build even when the output is up to date (by default
                       'opdc build' does nothing if the output is newer than
-                      every input, opdc and the runtime, with the same options)
+                      every input, opdc and the runtime, with the same options;
+                      -B also compiles when the build cache has the program)
+  --no-cache          neither reuse nor store a program in the build cache
+                      ($XDG_CACHE_HOME/opdc; see opdc(1), BUILD CACHE)
+  --cache-stats       say on stderr whether the build cache had the program
   -I DIR              add DIR to the import search path (repeatable)
   --stdlib-dir=DIR    where 'import std.NAME' finds NAME.opd
 
@@ -248,6 +252,14 @@ int parseTargetOption(const std::vector<std::string> &args, size_t &i,
   }
   if (a == "-B") {
     o.alwaysBuild = true;
+    return 1;
+  }
+  if (a == "--no-cache") {
+    o.noCache = true;
+    return 1;
+  }
+  if (a == "--cache-stats") {
+    o.cacheStats = true;
     return 1;
   }
   return 0;

@@ -53,6 +53,8 @@ struct DriverOptions {
   bool writeDepfile = false;           ///< -MD
   std::string depfile;                 ///< -MF FILE; empty: OUTPUT.d
   bool alwaysBuild = false;            ///< -B: rebuild even if up to date
+  bool noCache = false;    ///< --no-cache: neither read nor fill the cache
+  bool cacheStats = false; ///< --cache-stats: say whether the cache hit
   std::vector<std::string> linkInputs; ///< link: the object files
   // The IR pass pipeline (compiler/passes/PassPipeline.h):
   std::optional<std::string> passes;   ///< --passes=LIST; none: the default

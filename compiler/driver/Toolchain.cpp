@@ -5,6 +5,12 @@
 // library): the runtime's build writes them to opd_rt_link.txt, and the C++
 // compiler driver opdc was configured with links them, so the link line is
 // the one CMake used for the runtime's own tests.
+//
+// The linker: LLVM's lld when it is on the PATH (-fuse-ld=lld; lld-19 is
+// one of opdc's dependencies), else the compiler driver's default. The
+// runtime archive carries debug information, which the GNU linker copies
+// several times slower than lld; the linked program is the same code.
+// OPDC_LD=default keeps the driver's linker.
 #include "driver/Toolchain.h"
 
 #include "OpdcConfig.h"
@@ -63,7 +69,8 @@ std::string findRuntimeLinkFile(const char *argv0,
 
 /// A relative file name in a link file (not a flag) is relative to the link
 /// file's folder: the installed file names the archive beside it.
-std::string resolveLinkEntry(llvm::StringRef line, const std::string &linkFile) {
+std::string resolveLinkEntry(llvm::StringRef line,
+                             const std::string &linkFile) {
   if (line.starts_with("-") || llvm::sys::path::is_absolute(line))
     return line.str();
   llvm::SmallString<256> p(llvm::sys::path::parent_path(linkFile));
@@ -89,6 +96,16 @@ std::string findCompiler(std::string &error) {
           OPDC_CXX_COMPILER +
           "' is gone and there is no 'c++' on PATH; set $OPDC_CXX";
   return "";
+}
+
+/// -fuse-ld=lld when lld is found and OPDC_LD does not say otherwise.
+std::string linkerFlag() {
+  std::string choice = envOr("OPDC_LD");
+  if (choice == "default")
+    return "";
+  if (choice.empty() || choice == "lld")
+    return llvm::sys::findProgramByName("ld.lld") ? "-fuse-ld=lld" : "";
+  return "-fuse-ld=" + choice;
 }
 
 } // namespace
@@ -163,6 +180,9 @@ bool linkExecutable(const char *argv0, const std::vector<std::string> &objects,
   if (cxx.empty())
     return false;
   std::vector<llvm::StringRef> argv{cxx};
+  const std::string linker = linkerFlag();
+  if (!linker.empty())
+    argv.push_back(linker);
   for (const std::string &o : objects)
     argv.push_back(o);
   argv.push_back("-o");
@@ -207,8 +227,7 @@ int runProgram(const std::string &program, const std::vector<std::string> &args,
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
 
-  struct sigaction ignore {
-  }, oldInt{}, oldQuit{};
+  struct sigaction ignore{}, oldInt{}, oldQuit{};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
   sigaction(SIGINT, &ignore, &oldInt);

@@ -1,5 +1,6 @@
 // main.cpp - The opdc driver: command line, stages, output, exit status.
 // SPDX-License-Identifier: Apache-2.0
+#include "driver/BuildCache.h"
 #include "driver/CUDABuild.h"
 #include "driver/Depfile.h"
 #include "driver/Options.h"
@@ -21,12 +22,14 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +51,48 @@ enum ExitCode {
   ExitUsage = 2,
   ExitInternalError = 70 // EX_SOFTWARE, as reportInternalError
 };
+
+/// --time-passes: the wall time of the driver's phases around the IR passes
+/// (whose own report comes from the pass pipeline), printed once, before a
+/// program that `opdc run` starts.
+class PhaseTimes {
+public:
+  bool enabled = false;
+  /// Ends the current phase as \p name; the next one starts now.
+  void mark(const char *name) {
+    auto now = std::chrono::steady_clock::now();
+    if (enabled)
+      phases.push_back(
+          {name, std::chrono::duration<double>(now - start).count()});
+    start = now;
+  }
+  void restart() { start = std::chrono::steady_clock::now(); }
+  void print() {
+    if (!enabled || phases.empty())
+      return;
+    double total = 0;
+    auto &os = llvm::errs();
+    os << "===-------------------------------------------------------===\n"
+       << "                    opdc phase execution time\n"
+       << "===-------------------------------------------------------===\n"
+       << "  Wall time (s)   Phase\n";
+    for (const auto &[name, seconds] : phases) {
+      os << llvm::format("  %13.6f   ", seconds) << name << "\n";
+      total += seconds;
+    }
+    os << llvm::format("  %13.6f   ", total) << "total\n";
+    if (objectBytes)
+      os << "  object size: " << *objectBytes << " bytes\n";
+    phases.clear();
+  }
+  std::optional<uint64_t> objectBytes;
+
+private:
+  std::vector<std::pair<std::string, double>> phases;
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
+};
+PhaseTimes phaseTimes;
 
 /// The stdlib next to an installed compiler (<prefix>/share/opdc/stdlib),
 /// else the source tree's (a build-tree compiler).
@@ -180,7 +225,18 @@ std::string outputPath(const DriverOptions &opts) {
 /// `opdc build` installs the linked program at \p dest; `opdc run` runs
 /// it with the program's arguments and returns its status.
 int installOrRun(const DriverOptions &opts, const std::string &exe,
-                 const std::string &dest, DiagnosticEngine &diags) {
+                 const std::string &dest, DiagnosticEngine &diags,
+                 BuildCache *cache) {
+  if (cache) {
+    std::string why;
+    bool stored = cache->store(exe, why);
+    if (opts.cacheStats)
+      llvm::errs() << "opdc: build cache: miss, "
+                   << (stored ? "stored as " + cache->key()
+                              : "not stored: " + why)
+                   << "\n";
+  }
+  phaseTimes.print();
   if (opts.command == Command::Build)
     return installProgram(exe, dest, diags) ? ExitOk : ExitUserError;
   llvm::outs().flush();
@@ -196,7 +252,7 @@ int installOrRun(const DriverOptions &opts, const std::string &exe,
 
 int generate(const DriverOptions &opts, const ir::Program &program,
              DiagnosticEngine &diags, Output *out, const char *argv0,
-             const CPUCodeGenOptions &cg) {
+             const CPUCodeGenOptions &cg, BuildCache *cache) {
   std::string error;
   auto tm = createCPUTargetMachine(cg, error);
   if (!tm) {
@@ -207,6 +263,7 @@ int generate(const DriverOptions &opts, const ir::Program &program,
   auto module = generateLLVMModule(program, context, *tm, cg, diags);
   if (!module || diags.hasErrors())
     return ExitUserError;
+  phaseTimes.mark("LLVM IR generation");
   std::optional<VectorizationRemarks> remarks;
   if (diags.remarksEnabled("vectorize"))
     remarks.emplace(context);
@@ -220,6 +277,7 @@ int generate(const DriverOptions &opts, const ir::Program &program,
     return ExitOk;
   }
   optimizeModule(*module, *tm, opts.optLevel, opts.vecLibMvec);
+  phaseTimes.mark("LLVM optimisation");
   if (remarks)
     remarks->report(*module, opts.optLevel, diags);
 
@@ -233,18 +291,34 @@ int generate(const DriverOptions &opts, const ir::Program &program,
     diags.error({}, error);
     return ExitUserError;
   }
-  std::string object = tmp.file(stem + ".o"), exe = tmp.file(stem);
-  if (!writeObject(*module, *tm, object, diags))
+  // The program's object in parts compiled in parallel (Target.cpp).
+  std::vector<std::string> objects;
+  unsigned parts = codeGenThreads(*module);
+  for (unsigned i = 0; i < parts; ++i)
+    objects.push_back(
+        tmp.file(stem + (parts > 1 ? "." + std::to_string(i) : "") + ".o"));
+  if (parts == 1 && !writeObject(*module, *tm, objects[0], diags))
     return ExitUserError;
+  if (parts > 1 && !emitObjectFiles(*module, cg, objects, error)) {
+    diags.error({}, error);
+    return ExitUserError;
+  }
   module.reset();
+  phaseTimes.mark("code generation");
+  phaseTimes.objectBytes = 0;
+  for (const std::string &o : objects)
+    if (uint64_t size = 0; !llvm::sys::fs::file_size(o, size))
+      *phaseTimes.objectBytes += size;
+  std::string exe = tmp.file(stem);
   std::string dest = opts.output.empty() ? stem : opts.output;
-  if (!linkExecutable(argv0, object, exe,
+  if (!linkExecutable(argv0, objects, exe,
                       opts.command == Command::Build ? dest : stem, error,
                       opts.mpi, opts.vecLibMvec)) {
     diags.error({}, error);
     return ExitUserError;
   }
-  return installOrRun(opts, exe, dest, diags);
+  phaseTimes.mark("link");
+  return installOrRun(opts, exe, dest, diags, cache);
 }
 
 /// The CUDA backend (a GPU target, or --emit=cuda): the source, an object
@@ -252,10 +326,11 @@ int generate(const DriverOptions &opts, const ir::Program &program,
 /// a run of it.
 int generateCUDA(const DriverOptions &opts, const ir::Program &program,
                  DiagnosticEngine &diags, Output *out, const char *argv0,
-                 const CUDACodeGenOptions &cg) {
+                 const CUDACodeGenOptions &cg, BuildCache *cache) {
   std::string source;
   if (!generateCUDASource(program, cg, diags, source))
     return ExitUserError;
+  phaseTimes.mark("CUDA source generation");
   if (opts.emit == EmitKind::CUDA) {
     out->os() << source;
     return ExitOk;
@@ -289,6 +364,7 @@ int generateCUDA(const DriverOptions &opts, const ir::Program &program,
     diags.error({}, error);
     return ExitUserError;
   }
+  phaseTimes.mark("nvcc");
   if (opts.objectOnly)
     return ExitOk;
   std::string exe = tmp.file(stem);
@@ -301,7 +377,8 @@ int generateCUDA(const DriverOptions &opts, const ir::Program &program,
     diags.error({}, error);
     return ExitUserError;
   }
-  return installOrRun(opts, exe, dest, diags);
+  phaseTimes.mark("link");
+  return installOrRun(opts, exe, dest, diags, cache);
 }
 
 /// What an output must also be newer than: this opdc, and for programs the
@@ -393,8 +470,70 @@ int listPasses() {
   return ExitOk;
 }
 
+/// The build cache for this compile, or null: only programs (build without
+/// -c, run) are cached, and not when the user asked for what only a
+/// compilation prints (remarks, pass dumps, timings, statistics).
+std::unique_ptr<BuildCache> openBuildCache(const DriverOptions &opts) {
+  bool program = (opts.command == Command::Build && !opts.objectOnly) ||
+                 opts.command == Command::Run;
+  if (!program || opts.emit != EmitKind::None)
+    return nullptr;
+  const char *why = nullptr;
+  std::optional<std::string> dir = BuildCache::defaultDirectory();
+  if (opts.noCache)
+    why = "--no-cache";
+  else if (!dir)
+    why = "OPDC_NO_CACHE is set or no cache directory (XDG_CACHE_HOME, HOME)";
+  else if (!opts.remarks.empty() || !opts.printAfter.empty() ||
+           opts.timePasses || opts.stats || opts.verifyEach)
+    why = "-Rpass, --print-after, --time-passes, --stats and --verify-each "
+          "compile";
+  if (why) {
+    if (opts.cacheStats)
+      llvm::errs() << "opdc: build cache: off (" << why << ")\n";
+    return nullptr;
+  }
+  return std::make_unique<BuildCache>(*dir, BuildCache::defaultLimit());
+}
+
+/// The cache key: everything that decides the linked program's bytes
+/// (BuildCache.cpp).
+void addCacheKey(BuildCache &cache, const DriverOptions &opts,
+                 const char *argv0, const std::string &stamp,
+                 const SourceManager &sm, unsigned firstProgramBuffer,
+                 const TargetProfile *target) {
+  cache.addKey("opdc-cache-1");
+  cache.addKey(stamp);
+  for (unsigned id = firstProgramBuffer; id <= sm.llvm().getNumBuffers();
+       ++id) {
+    cache.addKey(sm.bufferName(id).str());
+    cache.addKey(sm.llvm().getMemoryBuffer(id)->getBuffer().str());
+  }
+  if (target)
+    for (const auto &f : target->files)
+      cache.addFileContents(f);
+  std::string exe = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&addCacheKey));
+  cache.addFileIdentity(exe);
+  for (auto &f : runtimeFiles(argv0, opts.mpi))
+    cache.addFileIdentity(f);
+  if (isGPUTarget(target)) {
+    for (auto &f : cudaRuntimeFiles(argv0))
+      cache.addFileIdentity(f);
+    std::string error;
+    cache.addFileIdentity(findNvcc(error));
+  }
+  for (const char *var :
+       {"OPDC_CXX", "OPDC_LD", "OPDC_RUNTIME_LINK", "OPDC_RUNTIME_MPI_LINK"}) {
+    const char *v = std::getenv(var);
+    cache.addKey(std::string(var) + "=" + (v ? v : "(unset)"));
+  }
+}
+
 int compileWith(const DriverOptions &opts, const char *argv0,
                 DiagnosticEngine &diags) {
+  phaseTimes.enabled = opts.timePasses;
+  phaseTimes.restart();
   SourceManager &sm = diags.sources();
   diags.setWarningsAsErrors(opts.warningsAsErrors);
   diags.setErrorLimit(opts.errorLimit);
@@ -484,6 +623,40 @@ int compileWith(const DriverOptions &opts, const char *argv0,
         isUpToDate(dest, inputs, toolFiles(opts, argv0, target), stamp))
       return writeDepfileIfAsked(opts, dest, inputs, diags);
   }
+  // The build cache: a program built before from the same inputs.
+  std::unique_ptr<BuildCache> cache = openBuildCache(opts);
+  if (cache) {
+    if (stamp.empty())
+      stamp = buildStamp(opts, target, fe.stdlibDir);
+    addCacheKey(*cache, opts, argv0, stamp, sm, firstProgramBuffer, target);
+    bool corrupt = false;
+    std::optional<std::string> entry;
+    if (!opts.alwaysBuild)
+      entry = cache->lookup(corrupt);
+    if (opts.cacheStats && corrupt)
+      llvm::errs() << "opdc: build cache: corrupt entry " << cache->key()
+                   << " removed, rebuilding\n";
+    if (entry) {
+      if (opts.cacheStats)
+        llvm::errs() << "opdc: build cache: hit " << cache->key() << "\n";
+      if (opts.command == Command::Run) {
+        llvm::outs().flush();
+        std::string error;
+        int status = runProgram(*entry, opts.programArgs, error);
+        if (status < 0) {
+          diags.error({}, error);
+          return ExitUserError;
+        }
+        return status;
+      }
+      std::string error;
+      if (!cache->extract(*entry, dest, error)) {
+        diags.error({}, error);
+        return ExitUserError;
+      }
+      return writeDepfileIfAsked(opts, dest, inputs, diags);
+    }
+  }
   if (!analyzeProgram(*program, diags) || diags.hasErrors())
     return ExitUserError;
   if (opts.emit == EmitKind::AST) {
@@ -500,11 +673,13 @@ int compileWith(const DriverOptions &opts, const char *argv0,
   auto ir = lowerProgram(*program, diags);
   if (!ir || diags.hasErrors())
     return ExitUserError;
+  phaseTimes.mark("front end");
   const bool cuda = opts.emit == EmitKind::CUDA ||
                     (isGPUTarget(target) && opts.emit == EmitKind::None &&
                      opts.command != Command::Compile);
   if (!runPasses(opts, *ir, diags, target, sm, cuda))
     return ExitUserError;
+  phaseTimes.mark("IR passes (each above)");
   if (checkOnly)
     return ExitOk;
   if (opts.emit == EmitKind::IR) {
@@ -515,7 +690,8 @@ int compileWith(const DriverOptions &opts, const char *argv0,
     warnCPUOnlyOptions(opts, target, diags);
     CUDACodeGenOptions ccg = cudaCodeGenOptions(opts, target);
     ccg.buildStamp = stamp;
-    int status = generateCUDA(opts, *ir, diags, out.get(), argv0, ccg);
+    int status =
+        generateCUDA(opts, *ir, diags, out.get(), argv0, ccg, cache.get());
     if (status != ExitOk || !makesFile)
       return status;
     return writeDepfileIfAsked(opts, dest, inputs, diags);
@@ -525,14 +701,12 @@ int compileWith(const DriverOptions &opts, const char *argv0,
   cg.buildStamp = stamp;
   if (diags.hasErrors())
     return ExitUserError;
-  int status = generate(opts, *ir, diags, out.get(), argv0, cg);
+  int status = generate(opts, *ir, diags, out.get(), argv0, cg, cache.get());
   if (status != ExitOk || !makesFile)
     return status;
   return writeDepfileIfAsked(opts, dest, inputs, diags);
 }
 
-/// `opdc link OBJECT... -o PROGRAM`: the objects of `opdc build -c` and
-/// the runtime, linked by the same toolchain `opdc build` uses.
 /// compileWith, whose internal errors (an opdc bug reported as a diagnostic
 /// rather than an assertion) exit 70 like the assertions do.
 int compile(const DriverOptions &opts, const char *argv0) {
@@ -542,6 +716,8 @@ int compile(const DriverOptions &opts, const char *argv0) {
   return diags.hasInternalErrors() ? ExitInternalError : status;
 }
 
+/// `opdc link OBJECT... -o PROGRAM`: the objects of `opdc build -c` and
+/// the runtime, linked by the same toolchain `opdc build` uses.
 int linkCommand(const DriverOptions &opts, const char *argv0) {
   SourceManager sm;
   DiagnosticEngine diags(sm);
@@ -608,5 +784,7 @@ int main(int argc, char **argv) {
     return printTarget(*opts, argv[0]);
   if (opts->command == Command::Link)
     return linkCommand(*opts, argv[0]);
-  return compile(*opts, argv[0]);
+  int status = compile(*opts, argv[0]);
+  phaseTimes.print();
+  return status;
 }

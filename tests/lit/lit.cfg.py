@@ -22,3 +22,6 @@ config.substitutions.append(("%opdc", config.opdc_binary + " --stdlib-dir=" + co
 config.substitutions.append(("%examples", os.path.join(config.opdc_source_dir, "examples")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("not ", config.not_tool + " "))
+# The build cache stays off (tests never touch ~/.cache/opdc); the cache's
+# own tests turn it on with `env -u OPDC_NO_CACHE XDG_CACHE_HOME=...`.
+config.environment["OPDC_NO_CACHE"] = "1"

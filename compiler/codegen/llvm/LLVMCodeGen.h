@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class LLVMContext;
@@ -131,6 +132,19 @@ private:
 /// \p error set if the target cannot emit objects.
 bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &tm,
                     llvm::raw_pwrite_stream &out, std::string &error);
+
+/// How many objects emitObjectFiles should make of \p module: the machine's
+/// cores (or $OPDC_CODEGEN_THREADS), fewer for a module of few functions.
+unsigned codeGenThreads(const llvm::Module &module);
+
+/// Splits the optimised \p module into paths.size() parts and writes each
+/// part's object file to its path, the parts compiled in parallel, each with
+/// its own TargetMachine for \p options (Target.cpp). Linked together, the
+/// objects are the program emitObjectFile would have written; \p module is
+/// left with its internal symbols made hidden externals. Returns false with
+/// \p error set when an object cannot be written.
+bool emitObjectFiles(llvm::Module &module, const CPUCodeGenOptions &options,
+                     const std::vector<std::string> &paths, std::string &error);
 
 } // namespace opdc
 #endif

@@ -21,10 +21,23 @@
 // -fveclib=libmvec lets the vectoriser call glibc's vector math functions
 // (_ZGVdN4v_sin, ...) for math calls; they differ from scalar libm in the
 // last bits (bench/libmvec/results.txt), so it is opt-in.
+//
+// Code generation (instruction selection, register allocation, the
+// codegen IR passes such as loop strength reduction) costs more than the
+// optimisation pipeline for opdc's programs and works one function at a
+// time, so a program's module is split (llvm::SplitModule, partitions of
+// about equal size; internal symbols become hidden externals so that the
+// parts can call each other) and the parts are compiled to objects on as
+// many threads as the machine has cores (emitObjectFiles). Each function
+// gets the same machine code either way; only its placement in the
+// program differs. Each part goes through bitcode into its own
+// LLVMContext: a context is not thread-safe.
 #include "codegen/llvm/KernelCodeGen.h"
 #include "codegen/llvm/LLVMCodeGen.h"
 
 #include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/Instructions.h"
@@ -33,6 +46,7 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -40,8 +54,11 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
+#include <cstdlib>
 #include <mutex>
+#include <thread>
 
 namespace opdc {
 
@@ -243,6 +260,105 @@ bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &tm,
   }
   pm.run(module);
   out.flush();
+  return true;
+}
+
+unsigned codeGenThreads(const llvm::Module &module) {
+  unsigned threads = std::thread::hardware_concurrency();
+  if (const char *env = std::getenv("OPDC_CODEGEN_THREADS")) {
+    char *end = nullptr;
+    unsigned long n = std::strtoul(env, &end, 10);
+    if (end != env && *end == '\0' && n > 0)
+      threads = static_cast<unsigned>(n);
+  }
+  // Small programs: splitting and the bitcode round trip cost more than
+  // they save.
+  unsigned defined = 0;
+  for (const llvm::Function &f : module)
+    defined += !f.isDeclaration();
+  constexpr unsigned FunctionsPerThread = 8;
+  threads = std::min(threads, defined / FunctionsPerThread);
+  return std::clamp(threads, 1u, 16u);
+}
+
+bool emitObjectFiles(llvm::Module &module, const CPUCodeGenOptions &options,
+                     const std::vector<std::string> &paths,
+                     std::string &error) {
+  // Split into bitcode buffers, one per part.
+  std::vector<llvm::SmallString<0>> parts;
+  llvm::SplitModule(
+      module, static_cast<unsigned>(paths.size()),
+      [&](std::unique_ptr<llvm::Module> part) {
+        parts.emplace_back();
+        llvm::raw_svector_ostream os(parts.back());
+        llvm::WriteBitcodeToFile(*part, os);
+      },
+      /*PreserveLocals=*/false);
+  if (parts.size() > paths.size()) {
+    error = "internal compiler error: the module split into more parts "
+            "than asked for";
+    return false;
+  }
+  std::vector<std::string> errors(parts.size());
+  auto emitPart = [&](size_t i) {
+    llvm::LLVMContext context;
+    auto part = llvm::parseBitcodeFile(
+        llvm::MemoryBufferRef(llvm::StringRef(parts[i].data(), parts[i].size()),
+                              "part"),
+        context);
+    if (!part) {
+      errors[i] = "internal compiler error: a split module does not read "
+                  "back: " +
+                  llvm::toString(part.takeError());
+      return;
+    }
+    auto tm = createCPUTargetMachine(options, errors[i]);
+    if (!tm)
+      return;
+    std::error_code ec;
+    llvm::raw_fd_ostream os(paths[i], ec, llvm::sys::fs::OF_None);
+    if (ec) {
+      errors[i] = "cannot open output file '" + paths[i] + "': " + ec.message();
+      return;
+    }
+    if (!emitObjectFile(**part, *tm, os, errors[i]))
+      return;
+    os.close();
+    if (os.has_error()) {
+      errors[i] = "cannot write output file '" + paths[i] +
+                  "': " + os.error().message();
+      os.clear_error();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < parts.size(); ++i)
+    threads.emplace_back(emitPart, i);
+  if (!parts.empty())
+    emitPart(0);
+  for (std::thread &t : threads)
+    t.join();
+  for (const std::string &e : errors)
+    if (!e.empty()) {
+      error = e;
+      return false;
+    }
+  // SplitModule makes no empty parts; name an empty object for each
+  // missing one so that every path exists.
+  for (size_t i = parts.size(); i < paths.size(); ++i) {
+    llvm::Module empty("empty", module.getContext());
+    empty.setTargetTriple(module.getTargetTriple());
+    empty.setDataLayout(module.getDataLayout());
+    auto tm = createCPUTargetMachine(options, error);
+    if (!tm)
+      return false;
+    std::error_code ec;
+    llvm::raw_fd_ostream os(paths[i], ec, llvm::sys::fs::OF_None);
+    if (ec || !emitObjectFile(empty, *tm, os, error)) {
+      if (ec)
+        error = "cannot open output file '" + paths[i] + "': " + ec.message();
+      return false;
+    }
+  }
   return true;
 }
 
