@@ -48,7 +48,10 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 asan_ctest() {
   (cd "$root/build-asan" &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-      ctest -j "$jobs" --output-on-failure --timeout 1500 -L "fuzz|lit|unit")
+      ctest -j "$jobs" --output-on-failure --timeout 1500 -L "fuzz|lit|unit" \
+        -LE long -E "^fuzz-diff")
+  # fuzz-diff (the differential driver: dozens of builds and runs a seed)
+  # runs in ./build only: under the sanitizers it would take most of CI.
   # The runtime's death tests leave their allocations behind on purpose (the
   # process exits with status 1): no LeakSanitizer for them.
   (cd "$root/build-asan" &&

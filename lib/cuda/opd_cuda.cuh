@@ -587,8 +587,8 @@ __device__ inline void xsum_add(unsigned long long *w, double v) {
  *  add: every thread of the block calls it. */
 __device__ inline void xsum_clear(unsigned long long *w, int64_t words) {
   const int64_t n = int64_t(blockDim.x) * blockDim.y * blockDim.z;
-  const int64_t t =
-      threadIdx.x + int64_t(blockDim.x) * (threadIdx.y + blockDim.y * threadIdx.z);
+  const int64_t t = threadIdx.x + int64_t(blockDim.x) *
+                                      (threadIdx.y + blockDim.y * threadIdx.z);
   for (int64_t i = t; i < words; i += n)
     w[i] = 0;
   __syncthreads();
