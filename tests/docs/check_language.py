@@ -35,7 +35,10 @@ def main():
     man_plain = re.sub(r"\\f[BIRP]|\\-|\\\(..|\\", " ", man)
     problems = []
 
-    table = set(re.findall(r'\.Case\("([a-z0-9_]+)", Tok::', lexer))
+    # keywordTable(): {"program", Tok::TOK_PROGRAM}, ... (older lexers
+    # spelled it as a StringSwitch: .Case("program", Tok::...)).
+    table = set(re.findall(r'\{"([a-z0-9_]+)", Tok::', lexer)) | set(
+        re.findall(r'\.Case\("([a-z0-9_]+)", Tok::', lexer))
     if not table:
         problems.append("no keyword table found in ParseDriver.cpp")
     m = re.search(r"- Keywords: `([^`]*)`", md)
