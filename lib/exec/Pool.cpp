@@ -34,7 +34,6 @@
 
 #include "core/Runtime.h"
 
-#include <immintrin.h>
 #include <linux/futex.h>
 #include <omp.h>
 #include <sys/syscall.h>
@@ -59,6 +58,16 @@ void futexWake(std::atomic<uint32_t> *word) {
           INT_MAX, nullptr, nullptr, 0);
 }
 
+/// A spin-wait hint to the core (x86's pause, Arm's yield), so that a
+/// spinning thread leaves its sibling hyperthread the pipeline.
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 using Clock = std::chrono::steady_clock;
 /// Spins until done() or `micros` have passed; whether done() held.
 template <class Done> bool spinFor(int64_t micros, Done done) {
@@ -68,7 +77,7 @@ template <class Done> bool spinFor(int64_t micros, Done done) {
     for (int k = 0; k < 64; ++k) {
       if (done())
         return true;
-      _mm_pause();
+      cpuRelax();
     }
     if (Clock::now() >= until)
       return done();
