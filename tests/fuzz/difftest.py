@@ -55,6 +55,7 @@ CONFIGS = [
     ("O3", ["-O3"], "bits"),
 ]
 TOL = {"P": 1e-12, "C": 1e-8, "D": 1e-10}
+FD_TOL = 1e-6  # finite-difference lines ("D fd ...") between configs
 # Known bugs, filed: (regular expression on the compiler's output, issue).
 KNOWN = [(re.compile(r"outside the scope of its declaration"), "issue 49"),
          ]
@@ -179,6 +180,12 @@ class Driver:
                 raise Finding("mismatch", config,
                               f"{cls} {name}: {v} instead of the same bits {u}")
             tol = TOL[cls]
+            if cls == "D" and name.startswith("fd "):
+                # A central difference divides round-off in the functional
+                # by its step: a config that sums in another order moves it
+                # by far more than 1e-10 (seed 200002 under -frepro-sum:
+                # 3.7e-10). It is held to the tangent at 1e-5 anyway.
+                tol = FD_TOL
             if abs(fu - fv) > tol * max(abs(fu), abs(fv), 1.0):
                 raise Finding("mismatch", config,
                               f"{cls} {name}: {v} against {u}, more than {tol} relative")
