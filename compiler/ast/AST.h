@@ -382,10 +382,14 @@ struct SwapStmt : Stmt {
 };
 
 /// `write a, b to "f.h5"` / `read a from f`. Dats are expressions so that
-/// derivative results (`dJ.x`) can be written.
+/// derivative results (`dJ.x`) can be written. `write a over s[lo .. hi]
+/// to "a.csv"` writes a range of the dats' set or block (CSV only).
 struct WriteStmt : Stmt {
   std::vector<ExprPtr> dats;
   ExprPtr file;
+  NameRef space;                 ///< `over SPACE`: decl SetDecl or BlockDecl
+  bool hasRanges = false;        ///< `over space[...]` was written
+  std::vector<RangeExpr> ranges; ///< one per dimension (sets: one)
   WriteStmt(SourceRange r, std::vector<ExprPtr> d, ExprPtr f)
       : Stmt(StmtKind::Write, r), dats(std::move(d)), file(std::move(f)) {}
   static bool classof(const Stmt *s) { return s->kind == StmtKind::Write; }

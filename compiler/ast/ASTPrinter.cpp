@@ -478,10 +478,15 @@ private:
       const Expr *file = isWrite ? llvm::cast<WriteStmt>(s).file.get()
                                  : llvm::cast<ReadStmt>(s).file.get();
       os << (isWrite ? "write" : "read");
+      if (isWrite && !llvm::cast<WriteStmt>(s).space.name.empty())
+        os << " over " << llvm::cast<WriteStmt>(s).space.name;
       loc(s.range);
       Indent in(*this);
       for (const ExprPtr &d : dats)
         expr(d.get(), "dat");
+      if (isWrite)
+        for (const RangeExpr &r : llvm::cast<WriteStmt>(s).ranges)
+          range(r);
       expr(file, "file");
       return;
     }

@@ -437,6 +437,20 @@ StmtPtr ParseDriver::makeWrite(std::vector<ExprPtr> dats, ExprPtr file,
   return std::make_unique<WriteStmt>(range, std::move(dats), std::move(file));
 }
 
+StmtPtr
+ParseDriver::makeWriteRange(std::vector<ExprPtr> dats, NameRef space,
+                            std::optional<std::vector<RangeExpr>> ranges,
+                            ExprPtr file, SourceRange range) {
+  StmtPtr s = makeWrite(std::move(dats), std::move(file), range);
+  auto &w = static_cast<WriteStmt &>(*s);
+  w.space = std::move(space);
+  if (ranges) {
+    w.hasRanges = true;
+    w.ranges = std::move(*ranges);
+  }
+  return s;
+}
+
 StmtPtr ParseDriver::makeRead(std::vector<ExprPtr> dats, ExprPtr file,
                               SourceRange range) {
   for (auto &d : dats)

@@ -255,6 +255,10 @@ public:
                         std::optional<std::vector<ast::RangeExpr>> ranges,
                         std::vector<ast::ExprPtr> args, SourceRange range);
   ast::StmtPtr makeSwap(ast::NameRef a, ast::NameRef b, SourceRange range);
+  ast::StmtPtr makeWriteRange(std::vector<ast::ExprPtr> dats,
+                              ast::NameRef space,
+                              std::optional<std::vector<ast::RangeExpr>> ranges,
+                              ast::ExprPtr file, SourceRange range);
   ast::StmtPtr makeWrite(std::vector<ast::ExprPtr> dats, ast::ExprPtr file,
                          SourceRange range);
   ast::StmtPtr makeRead(std::vector<ast::ExprPtr> dats, ast::ExprPtr file,

@@ -251,7 +251,10 @@ StmtPtr SwapStmt::clone() const {
 }
 
 StmtPtr DatIOStmt::clone() const {
-  return std::make_unique<DatIOStmt>(isRead(), dats, cloneExpr(file), range);
+  auto c = std::make_unique<DatIOStmt>(isRead(), dats, cloneExpr(file), range);
+  for (const LoopRange &r : ranges)
+    c->ranges.push_back(r.clone());
+  return c;
 }
 
 StmtPtr PrintStmt::clone() const {

@@ -481,9 +481,12 @@ struct SwapStmt : Stmt {
 };
 
 /// `write dats to file` (isRead false) or `read dats from file` (true).
+/// A write over a range (CSV only) has one range per dimension of the
+/// dats' block, or one for their set; empty: the whole dats.
 struct DatIOStmt : Stmt {
   std::vector<Dat *> dats;
   ExprPtr file; ///< str host expression
+  std::vector<LoopRange> ranges;
   DatIOStmt(bool read, std::vector<Dat *> d, ExprPtr f, SourceRange r = {})
       : Stmt(read ? StmtKind::Read : StmtKind::Write, r), dats(std::move(d)),
         file(std::move(f)) {}

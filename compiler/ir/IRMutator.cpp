@@ -212,6 +212,10 @@ StmtPtr IRMutator::mutateParLoop(std::unique_ptr<ParLoopStmt> s) {
 
 StmtPtr IRMutator::mutateDatIO(std::unique_ptr<DatIOStmt> s) {
   mutateInPlace(s->file);
+  for (auto &r : s->ranges) {
+    mutateInPlace(r.lo);
+    mutateInPlace(r.hi);
+  }
   return s;
 }
 

@@ -396,8 +396,10 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
   case StmtKind::Write:
   case StmtKind::Read: {
     const auto &io = cast<DatIOStmt>(s);
-    os << (io.isRead() ? "read " : "write ") << dats(io.dats)
-       << (io.isRead() ? " from " : " to ") << exprOrNull(io.file, names)
+    os << (io.isRead() ? "read " : "write ") << dats(io.dats);
+    if (!io.ranges.empty())
+      os << " over " << ranges(io.ranges, names);
+    os << (io.isRead() ? " from " : " to ") << exprOrNull(io.file, names)
        << "\n";
     return;
   }

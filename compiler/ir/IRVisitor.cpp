@@ -159,7 +159,13 @@ void IRVisitor::visitParLoop(const ParLoopStmt &s) {
     visitOptional(a.value);
 }
 
-void IRVisitor::visitDatIO(const DatIOStmt &s) { visitOptional(s.file); }
+void IRVisitor::visitDatIO(const DatIOStmt &s) {
+  visitOptional(s.file);
+  for (const auto &r : s.ranges) {
+    visitOptional(r.lo);
+    visitOptional(r.hi);
+  }
+}
 
 void IRVisitor::visitPrint(const PrintStmt &s) {
   for (const auto &a : s.args)

@@ -366,6 +366,19 @@ void Verifier::checkStmt(const Stmt &s, Scope &sc,
     if (!io.file)
       problem("dat I/O without a file");
     expectType(io.file, Type::string(), sc, "file name");
+    if (!io.ranges.empty() && (io.isRead() || io.dats.empty()))
+      problem("a read, or a write without dats, has ranges");
+    else if (!io.ranges.empty() && io.dats[0]->block)
+      checkRanges(io.ranges, io.dats[0]->block, sc, "write");
+    else if (!io.ranges.empty()) {
+      if (io.ranges.size() != 1)
+        problem("write over a set has " + std::to_string(io.ranges.size()) +
+                " ranges, expected 1");
+      for (const auto &r : io.ranges)
+        if (!r.lo || !r.hi || !check(*r.lo, sc).isIntegerScalar() ||
+            !check(*r.hi, sc).isIntegerScalar())
+          problem("write range without integer bounds");
+    }
     return;
   }
   case StmtKind::Print: {

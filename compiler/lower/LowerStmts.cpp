@@ -198,6 +198,9 @@ void Lowerer::lowerStmt(const ast::Stmt &s, ir::Body &out) {
     out.stmts.push_back(
         isRead ? B::read(std::move(list), std::move(fe), s.range)
                : B::write(std::move(list), std::move(fe), s.range));
+    if (!isRead && cast<ast::WriteStmt>(s).hasRanges)
+      cast<ir::DatIOStmt>(*out.stmts.back()).ranges =
+          lowerRanges(cast<ast::WriteStmt>(s).ranges);
     return;
   }
   case ast::StmtKind::Print: {

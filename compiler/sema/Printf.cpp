@@ -44,7 +44,10 @@ void Sema::checkPrint(PrintStmt &s) {
           diags.error(a->range, "'" + n->name +
                                     "' is a dat, print takes values; to "
                                     "see its values write it as CSV: write " +
-                                    n->name + " to \"" + n->name + ".csv\"");
+                                    n->name +
+                                    " to \"-\" (standard "
+                                    "output) or to \"" +
+                                    n->name + ".csv\"");
           noteDeclared(d);
           continue;
         }

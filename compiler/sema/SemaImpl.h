@@ -399,6 +399,7 @@ public:
   void checkPrint(ast::PrintStmt &s);
   void checkFormat(ast::StringLitExpr &fmt, std::vector<ast::ExprPtr> &args);
   void checkSwap(ast::SwapStmt &s);
+  void checkWriteRange(ast::WriteStmt &w);
   void checkWriteRead(std::vector<ast::ExprPtr> &dats, ast::ExprPtr &file,
                       const char *what);
 };

@@ -278,6 +278,8 @@ void Sema::checkStmt(Stmt &s) {
   case StmtKind::Write: {
     auto &w = cast<WriteStmt>(s);
     checkWriteRead(w.dats, w.file, "write");
+    if (!w.space.name.empty())
+      checkWriteRange(w);
     return;
   }
   case StmtKind::Read: {
@@ -690,6 +692,64 @@ void Sema::checkWriteRead(std::vector<ExprPtr> &dats, ExprPtr &file,
     if (d)
       resolveDatExpr(d);
   checkFileName(file, std::string("file name of '") + what + "'");
+}
+
+// `write DATS over SPACE[ranges] to FILE`: the dats lie on SPACE, the
+// ranges are integers, one per dimension of a block (one for a set), and
+// the file is CSV (a range of a dat is a dump to read, not a restart: the
+// HDF5 layout OP2's tools read holds whole dats).
+void Sema::checkWriteRange(WriteStmt &w) {
+  resolveRef(w.space, Want::SetOrBlock);
+  auto *set = dyn_cast_or_null<SetDecl>(w.space.decl);
+  auto *block = dyn_cast_or_null<BlockDecl>(w.space.decl);
+  checkRanges(w.ranges, w.hasRanges, w.space, /*block=*/nullptr, w.space.range);
+  if (!set && !block)
+    return;
+  const int64_t dims = set ? 1 : block->dims;
+  if (w.hasRanges && dims > 0 && int64_t(w.ranges.size()) != dims) {
+    SourceRange r = w.ranges.empty() ? w.space.range
+                                     : SourceRange::join(w.ranges.front().range,
+                                                         w.ranges.back().range);
+    diags.error(r.valid() ? r : w.space.range,
+                "write over " + std::string(set ? "set" : "block") + " '" +
+                    w.space.name + "' has " + std::to_string(w.ranges.size()) +
+                    (w.ranges.size() == 1 ? " range" : " ranges") +
+                    " but the " +
+                    (set ? std::string("set has one index ([lo .. hi] of its "
+                                       "elements)")
+                         : "block has " + std::to_string(dims) +
+                               (dims == 1 ? " dimension" : " dimensions")));
+  }
+  for (const ExprPtr &e : w.dats) {
+    const Decl *d = nullptr;
+    if (auto *n = dyn_cast_or_null<NameExpr>(e.get()))
+      d = n->decl;
+    else if (auto *m = dyn_cast_or_null<MemberExpr>(e.get()))
+      d = m->decl;
+    auto *dat = dyn_cast_or_null<DatDecl>(d);
+    if (dat && dat->on.decl != w.space.decl) {
+      diags.error(e->range, "dat '" + dat->name + "' is on '" + dat->on.name +
+                                "', not on '" + w.space.name +
+                                "'; a ranged write takes dats of the set or "
+                                "block it names");
+      noteDeclared(dat);
+    }
+  }
+  // A literal file name must be CSV or "-" (standard output); a computed
+  // one is checked when the program runs.
+  if (auto *lit = dyn_cast_or_null<StringLitExpr>(w.file.get())) {
+    const std::string &f = lit->value;
+    auto lower = [](std::string s) {
+      for (char &c : s)
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+      return s;
+    };
+    if (f != "-" && !(f.size() >= 4 && lower(f.substr(f.size() - 4)) == ".csv"))
+      diags.error(lit->range,
+                  "a write over a range is CSV: name the file '*.csv' (or "
+                  "\"-\" for standard output), or write the whole dats "
+                  "without 'over'");
+  }
 }
 
 } // namespace opdc::sema

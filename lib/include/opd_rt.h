@@ -215,6 +215,13 @@ void opd_dat_copy(opd_dat *dst, const opd_dat *src);
  *  instead. A run of '#' in FILE: the write's number among those to that
  *  name (docs/io.md). Collective. */
 void opd_dat_write(opd_dat *const *dats, int n, const char *file);
+/** opd_dat_write of a range of the dats, as CSV (FILE "*.csv", or "-" for
+ *  standard output): `nranges` ranges [lo, hi), one for a set's element
+ *  indices or one per block dimension (indices as loops see them, base
+ *  included); a range outside the dats' points is an error. FILE "-" in
+ *  opd_dat_write writes the whole dats to standard output. Collective. */
+void opd_dat_write_range(opd_dat *const *dats, int n, const char *file,
+                         const int64_t *lo, const int64_t *hi, int nranges);
 void opd_dat_read(opd_dat *const *dats, int n, const char *file);
 
 /*===-- Solvers ------------------------------------------------------------===*/

@@ -12,8 +12,12 @@
 #include "core/Objects.h"
 #include "core/Runtime.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -82,7 +86,67 @@ std::string csvMismatch(const opd_dat *a, const opd_dat *b) {
 
 } // namespace
 
-void writeCSV(opd_dat *const *dats, int n, const char *file) {
+// A scratch HDF5 file for a CSV dump to standard output, in $TMPDIR (or
+// /tmp) with rank 0's process id, which every rank receives: the ranks
+// write one file collectively.
+std::string stdoutScratch() {
+  int64_t pid = dist::rank() == 0 ? int64_t(getpid()) : 0;
+  dist::broadcast(&pid, sizeof pid);
+  const char *dir = std::getenv("TMPDIR");
+  return std::string(dir && *dir ? dir : "/tmp") + "/opd-csv-" +
+         std::to_string(pid) + ".tmp.h5";
+}
+
+// The points of `d` a ranged write keeps, checked against its extent:
+// [lo, hi) per dimension (the set's element indices, or the block's indices
+// base included); the whole extent without ranges.
+struct PointRange {
+  int64_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  bool contains(const opd_dat *d, int64_t p) const {
+    if (d->set)
+      return p >= lo[0] && p < hi[0];
+    for (int k = 0; k < d->ndims; ++k) {
+      const int64_t i = d->base[k] + p % d->size[k];
+      if (i < lo[k] || i >= hi[k])
+        return false;
+      p /= d->size[k];
+    }
+    return true;
+  }
+};
+
+PointRange checkedRange(const opd_dat *d, const char *file, const int64_t *lo,
+                        const int64_t *hi, int nranges) {
+  PointRange r;
+  const int dims = d->set ? 1 : d->ndims;
+  for (int k = 0; k < dims; ++k) {
+    r.lo[k] = d->set ? 0 : d->base[k];
+    r.hi[k] = d->set ? d->set->globalSize : d->base[k] + d->size[k];
+  }
+  if (nranges == 0)
+    return r;
+  if (nranges != dims)
+    opd_rt_fail_allf("write of %s to '%s' over %d ranges: it has %d "
+                     "dimension%s",
+                     d->describe().c_str(), file, nranges, dims,
+                     dims == 1 ? "" : "s");
+  for (int k = 0; k < dims; ++k) {
+    if (lo[k] < r.lo[k] || hi[k] > r.hi[k])
+      opd_rt_fail_allf("write of %s to '%s': range %" PRId64 " .. %" PRId64
+                       "%s is outside its %s %" PRId64 " .. %" PRId64
+                       "; write a range inside them",
+                       d->describe().c_str(), file, lo[k], hi[k],
+                       dims > 1 ? (" of dimension " + std::to_string(k)).c_str()
+                                : "",
+                       d->set ? "elements" : "points", r.lo[k], r.hi[k]);
+    r.lo[k] = lo[k];
+    r.hi[k] = std::max(lo[k], hi[k]);
+  }
+  return r;
+}
+
+void writeCSV(opd_dat *const *dats, int n, const char *file, const int64_t *lo,
+              const int64_t *hi, int nranges) {
   for (int i = 1; i < n; ++i) {
     std::string why = csvMismatch(dats[0], dats[i]);
     if (!why.empty())
@@ -91,9 +155,12 @@ void writeCSV(opd_dat *const *dats, int n, const char *file) {
                        "write them to separate files",
                        why.c_str(), file);
   }
+  const PointRange range = checkedRange(dats[0], file, lo, hi, nranges);
+  const bool toStdout = std::strcmp(file, "-") == 0;
   // The HDF5 path gathers the rows in the original numbering for any rank
   // count; rank 0 reads them back and prints them.
-  const std::string tmp = std::string(file) + ".tmp.h5";
+  const std::string tmp =
+      toStdout ? stdoutScratch() : std::string(file) + ".tmp.h5";
   writeHDF5(dats, n, tmp.c_str());
   std::string error;
   if (dist::rank() == 0) {
@@ -104,7 +171,8 @@ void writeCSV(opd_dat *const *dats, int n, const char *file) {
         data.push_back(readWhole(tmp.c_str(), dats[i]));
       std::remove(tmp.c_str());
       const opd_dat *d0 = dats[0];
-      FILE *f = std::fopen(file, "w");
+      std::fflush(stdout);
+      FILE *f = toStdout ? stdout : std::fopen(file, "w");
       if (!f)
         failf("cannot create CSV file '%s'", file);
       std::string line;
@@ -123,6 +191,8 @@ void writeCSV(opd_dat *const *dats, int n, const char *file) {
       const int64_t points =
           d0->set ? d0->set->globalSize : d0->interiorPoints();
       for (int64_t p = 0; p < points && ok; ++p) {
+        if (!range.contains(d0, p))
+          continue;
         if (d0->set) {
           line = std::to_string(p);
         } else {
@@ -143,7 +213,7 @@ void writeCSV(opd_dat *const *dats, int n, const char *file) {
         }
         ok = std::fprintf(f, "%s\n", line.c_str()) >= 0;
       }
-      ok = std::fclose(f) == 0 && ok;
+      ok = (toStdout ? std::fflush(f) : std::fclose(f)) == 0 && ok;
       if (!ok)
         failf("cannot write CSV file '%s'", file);
     } catch (const Failure &e) {
@@ -160,9 +230,14 @@ using namespace opdc::rt;
 extern "C" {
 
 void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
+  opd_dat_write_range(dats, n, file, nullptr, nullptr, 0);
+}
+
+void opd_dat_write_range(opd_dat *const *dats, int n, const char *file,
+                         const int64_t *lo, const int64_t *hi, int nranges) {
   dist::settleExchanges();
   std::string name = file ? file : "";
-  const char *kind = io::endsWith(name, ".csv") ? "CSV" : "HDF5";
+  const char *kind = io::endsWith(name, ".csv") || name == "-" ? "CSV" : "HDF5";
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < i; ++j)
       if (dats[i]->name == dats[j]->name)
@@ -182,10 +257,15 @@ void opd_dat_write(opd_dat *const *dats, int n, const char *file) {
       number.insert(0, end - hash - number.size(), '0');
     name = name.substr(0, hash) + number + name.substr(end);
   }
-  if (io::endsWith(name, ".csv")) {
-    io::writeCSV(dats, n, name.c_str());
+  if (io::endsWith(name, ".csv") || name == "-") {
+    io::writeCSV(dats, n, name.c_str(), lo, hi, nranges);
     return;
   }
+  if (nranges > 0)
+    failf("cannot write a range of %s to '%s': a range is written as CSV; "
+          "name the file '*.csv' (or \"-\" for standard output), or write "
+          "the whole dats without 'over'",
+          dats[0]->describe().c_str(), name.c_str());
   io::writeHDF5(dats, n, name.c_str());
   io::describeVtkHdf(dats, n, name, io::withoutH5(name));
 }

@@ -33,9 +33,13 @@ std::vector<int64_t> fileShape(const opd_dat *dat);
 void describeVtkHdf(opd_dat *const *dats, int n, const std::string &h5,
                     const std::string &stem);
 
-/// The dats as CSV text (one set, or one block size): rank 0 writes it.
-/// Collective.
-void writeCSV(opd_dat *const *dats, int n, const char *file);
+/// The dats as CSV text (one set, or one block size): rank 0 writes it;
+/// FILE "-" is standard output. With `nranges` ranges (hi exclusive; one
+/// for a set's element indices, one per block dimension in the indices
+/// loops see), only the elements or points inside them. Collective.
+void writeCSV(opd_dat *const *dats, int n, const char *file,
+              const int64_t *lo = nullptr, const int64_t *hi = nullptr,
+              int nranges = 0);
 
 } // namespace opdc::rt::io
 #endif

@@ -84,6 +84,8 @@ private:
   void hostStmt(const ir::Stmt &s, int indent);
   void print(const ir::PrintStmt &s, int indent);
   void solve(const ir::SolveStmt &s, int indent);
+  std::pair<std::string, std::string>
+  rangeArrays(const std::vector<ir::LoopRange> &ranges, int indent);
   void tape(const ir::TapeStmt &s, int indent);
   void checkpoint(const ir::CheckpointStmt &s, int indent);
   /// The 64-bit words a host variable takes on the tape (an array's

@@ -242,9 +242,18 @@ void CUDAFunctionWriter::hostStmt(const ir::Stmt &s, int indent) {
     if (!io.isRead())
       for (const Dat *d : io.dats)
         line(indent + 1, "opd::dat_to_host(" + CUDAModule::handle(d) + ");");
-    line(indent + 1, std::string(io.isRead() ? "opd_dat_read" : "opd_dat_write") +
-                         "(opd_io, " + std::to_string(io.dats.size()) + ", " +
-                         expr(*io.file) + ");");
+    if (!io.ranges.empty()) {
+      auto [lo, hi] = rangeArrays(io.ranges, indent + 1);
+      line(indent + 1, "opd_dat_write_range(opd_io, " +
+                           std::to_string(io.dats.size()) + ", " +
+                           expr(*io.file) + ", " + lo + ", " + hi + ", " +
+                           std::to_string(io.ranges.size()) + ");");
+    } else {
+      line(indent + 1,
+           std::string(io.isRead() ? "opd_dat_read" : "opd_dat_write") +
+               "(opd_io, " + std::to_string(io.dats.size()) + ", " +
+               expr(*io.file) + ");");
+    }
     if (io.isRead())
       for (const Dat *d : io.dats)
         line(indent + 1,
@@ -412,18 +421,7 @@ void CUDAFunctionWriter::solve(const ir::SolveStmt &s, int indent) {
   line(indent, "{");
   for (const Dat *d : s.dats)
     line(indent + 1, "opd::dat_to_host(" + CUDAModule::handle(d) + ");");
-  std::string lo = "nullptr", hi = "nullptr";
-  if (!s.ranges.empty()) {
-    std::string l, h;
-    for (const auto &r : s.ranges) {
-      l += (l.empty() ? "" : ", ") + std::string("int64_t(") + expr(*r.lo) + ")";
-      h += (h.empty() ? "" : ", ") + std::string("int64_t(") + expr(*r.hi) + ")";
-    }
-    line(indent + 1, "const int64_t opd_lo[] = {" + l + "};");
-    line(indent + 1, "const int64_t opd_hi[] = {" + h + "};");
-    lo = "opd_lo";
-    hi = "opd_hi";
-  }
+  auto [lo, hi] = rangeArrays(s.ranges, indent + 1);
   std::string args;
   for (const Dat *d : s.dats)
     args += CUDAModule::handle(d) + ", ";
@@ -432,6 +430,23 @@ void CUDAFunctionWriter::solve(const ir::SolveStmt &s, int indent) {
   line(indent + 1, "opd::dat_host_changed(" + CUDAModule::handle(s.dats[3]) +
                        ");");
   line(indent, "}");
+}
+
+// Declares the ranges' bounds as arrays of int64_t in the current scope;
+// returns their names, or "nullptr" for none.
+std::pair<std::string, std::string>
+CUDAFunctionWriter::rangeArrays(const std::vector<ir::LoopRange> &ranges,
+                                int indent) {
+  if (ranges.empty())
+    return {"nullptr", "nullptr"};
+  std::string l, h;
+  for (const auto &r : ranges) {
+    l += (l.empty() ? "" : ", ") + std::string("int64_t(") + expr(*r.lo) + ")";
+    h += (h.empty() ? "" : ", ") + std::string("int64_t(") + expr(*r.hi) + ")";
+  }
+  line(indent, "const int64_t opd_lo[] = {" + l + "};");
+  line(indent, "const int64_t opd_hi[] = {" + h + "};");
+  return {"opd_lo", "opd_hi"};
 }
 
 void CUDAFunctionWriter::print(const ir::PrintStmt &s, int indent) {

@@ -198,9 +198,16 @@ void HostEmitter::emitHostStmt(const ir::Stmt &s) {
   case StmtKind::Read: {
     const auto &io = cast<DatIOStmt>(s);
     llvm::Value *file = emitExpr(*io.file);
+    llvm::Value *n = llvm::ConstantInt::get(cgm.i32Ty, io.dats.size());
+    if (!io.ranges.empty()) {
+      auto [lo, hi] = rangeArrays(io.ranges, "write");
+      b.CreateCall(cgm.rt.datWriteRange,
+                   {datArray(io.dats), n, file, lo, hi,
+                    llvm::ConstantInt::get(cgm.i32Ty, io.ranges.size())});
+      return;
+    }
     b.CreateCall(io.isRead() ? cgm.rt.datRead : cgm.rt.datWrite,
-                 {datArray(io.dats),
-                  llvm::ConstantInt::get(cgm.i32Ty, io.dats.size()), file});
+                 {datArray(io.dats), n, file});
     return;
   }
   case StmtKind::Print: {
@@ -453,21 +460,28 @@ void HostEmitter::emitSolve(const ir::SolveStmt &s) {
   args.push_back(llvm::ConstantInt::get(cgm.i32Ty, s.along));
   // The range as loops pass theirs (global indices, hi exclusive); none
   // for the whole block, which the runtime takes from d's interior.
-  llvm::Value *lo = llvm::ConstantPointerNull::get(cgm.ptrTy), *hi = lo;
-  if (!s.ranges.empty()) {
-    auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, s.ranges.size());
-    lo = createTemp(arrTy, "solve.lo");
-    hi = createTemp(arrTy, "solve.hi");
-    for (unsigned d = 0; d < s.ranges.size(); ++d) {
-      b.CreateStore(b.CreateSExt(emitExpr(*s.ranges[d].lo), cgm.i64Ty),
-                    b.CreateConstInBoundsGEP2_32(arrTy, lo, 0, d));
-      b.CreateStore(b.CreateSExt(emitExpr(*s.ranges[d].hi), cgm.i64Ty),
-                    b.CreateConstInBoundsGEP2_32(arrTy, hi, 0, d));
-    }
-  }
+  auto [lo, hi] = rangeArrays(s.ranges, "solve");
   args.push_back(lo);
   args.push_back(hi);
   b.CreateCall(cgm.rt.solveTridiagonal, args);
+}
+
+std::pair<llvm::Value *, llvm::Value *>
+HostEmitter::rangeArrays(const std::vector<ir::LoopRange> &ranges,
+                         const char *what) {
+  llvm::Value *lo = llvm::ConstantPointerNull::get(cgm.ptrTy), *hi = lo;
+  if (ranges.empty())
+    return {lo, hi};
+  auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, ranges.size());
+  lo = createTemp(arrTy, llvm::Twine(what) + ".lo");
+  hi = createTemp(arrTy, llvm::Twine(what) + ".hi");
+  for (unsigned d = 0; d < ranges.size(); ++d) {
+    b.CreateStore(b.CreateSExt(emitExpr(*ranges[d].lo), cgm.i64Ty),
+                  b.CreateConstInBoundsGEP2_32(arrTy, lo, 0, d));
+    b.CreateStore(b.CreateSExt(emitExpr(*ranges[d].hi), cgm.i64Ty),
+                  b.CreateConstInBoundsGEP2_32(arrTy, hi, 0, d));
+  }
+  return {lo, hi};
 }
 
 void HostEmitter::emitPrint(const ir::PrintStmt &s) {

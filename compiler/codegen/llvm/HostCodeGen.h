@@ -33,6 +33,9 @@ private:
   llvm::Value *datArray(const std::vector<ir::Dat *> &dats);
   /// opd_solve_tridiagonal(a, b, c, d, along, lo, hi).
   void emitSolve(const ir::SolveStmt &s);
+  /// Stack arrays of the ranges' bounds as i64 (null pointers for none).
+  std::pair<llvm::Value *, llvm::Value *>
+  rangeArrays(const std::vector<ir::LoopRange> &ranges, const char *what);
   /// Adjoint support (runtime: lib/exec/Adjoint.cpp).
   void emitTape(const ir::TapeStmt &s);
   void emitCheckpoint(const ir::CheckpointStmt &s);

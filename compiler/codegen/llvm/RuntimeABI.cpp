@@ -67,6 +67,8 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
   datFill = declare("opd_dat_fill", voidTy, {ptr, ptr});
   datSwap = declare("opd_dat_swap", voidTy, {ptr, ptr});
   datWrite = declare("opd_dat_write", voidTy, {ptr, i32, ptr});
+  datWriteRange =
+      declare("opd_dat_write_range", voidTy, {ptr, i32, ptr, ptr, ptr, i32});
   datRead = declare("opd_dat_read", voidTy, {ptr, i32, ptr});
 
   blockCreate = declare("opd_block_create", ptr, {ptr, i32});

@@ -45,7 +45,7 @@ struct RuntimeABI {
       setSizeI32;
   llvm::FunctionCallee mapCreate, mapFromFile, mapData, mapValues;
   llvm::FunctionCallee datCreate, datFromFile, datData, datFill, datSwap;
-  llvm::FunctionCallee datWrite, datRead;
+  llvm::FunctionCallee datWrite, datWriteRange, datRead;
   llvm::FunctionCallee blockCreate, blockDatCreate, datExtent, datOrigin;
   llvm::FunctionCallee loopPrepare, loopPrepareBlock, loopSetLocation,
       loopChunks, loopPartialSlots, loopRun, loopStreams, loopScalar;
