@@ -260,6 +260,9 @@ int generate(const DriverOptions &opts, const ir::Program &program,
     return ExitUserError;
   }
   llvm::LLVMContext context;
+  // Names of instructions and arguments only help a reader of the IR; the
+  // passes spend time keeping them unique (LCSSA, the inliner).
+  context.setDiscardValueNames(opts.emit != EmitKind::LLVM);
   auto module = generateLLVMModule(program, context, *tm, cg, diags);
   if (!module || diags.hasErrors())
     return ExitUserError;

@@ -23,6 +23,7 @@
 #include "codegen/common/RuntimeMapping.h"
 #include "codegen/llvm/FunctionEmitter.h"
 #include "codegen/llvm/HostCodeGen.h"
+#include "codegen/llvm/KernelCodeGen.h"
 
 #include "ir/IR.h"
 #include "support/Assert.h"
@@ -255,6 +256,8 @@ void CodeGenModule::declareFunctions() {
     addFunctionAttributes(*fn);
     if (f.kind == ir::FunctionKind::Fn)
       fn->addFnAttr(llvm::Attribute::AlwaysInline);
+    else
+      fn->addFnAttr(HostFnAttr);
     functions[&f] = fn;
   };
   for (const auto &f : program.fns)
@@ -282,6 +285,7 @@ void CodeGenModule::emitMain() {
   fn->getArg(0)->setName("argc");
   fn->getArg(1)->setName("argv");
   addFunctionAttributes(*fn);
+  fn->addFnAttr(HostFnAttr);
   HostEmitter host(*this, *program.main, fn);
   host.emitMain(paramTable, unsigned(program.params.size()));
 }

@@ -58,6 +58,10 @@ inline constexpr const char *StreamFnAttr = "opd-stream";
 /// The attribute of a loop's scalar body (LoopHost.cpp cloneScalarBody):
 /// -Rpass=vectorize names it for what it is (Remarks.cpp).
 inline constexpr const char *ScalarFnAttr = "opd-scalar-body";
+/// The attribute of host code (main and procs): runtime calls and scalar
+/// arithmetic, optimised lightly and compiled without the expensive code
+/// generation passes (Target.cpp, optimizeModule).
+inline constexpr const char *HostFnAttr = "opd-host";
 
 /// Emits the kernel of \p loop as an internal, always-inlined function.
 /// Accesses through dat and map arguments carry the TBAA tag of their

@@ -22,6 +22,15 @@
 // (_ZGVdN4v_sin, ...) for math calls; they differ from scalar libm in the
 // last bits (bench/libmvec/results.txt), so it is opt-in.
 //
+// Host code (main and procs: runtime calls, their argument tables, range
+// checks and scalar arithmetic) is most of a derivative program's IR but
+// none of its run time. It gets a light function pipeline (SROA, early CSE,
+// instcombine, simplifycfg) and is then marked optnone, so the default
+// pipeline and the code generator (FastISel, no greedy register
+// allocation) pass over it; kernels inlined into loop bodies get the full
+// pipeline as before. Always-inline fns are still inlined into host code.
+// docs/decisions/0311 has the measurements.
+//
 // Code generation (instruction selection, register allocation, the
 // codegen IR passes such as loop strength reduction) costs more than the
 // optimisation pipeline for opdc's programs and works one function at a
@@ -46,6 +55,7 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -54,6 +64,10 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/EarlyCSE.h"
+#include "llvm/Transforms/Scalar/SROA.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 
 #include <cstdlib>
@@ -160,6 +174,25 @@ createCPUTargetMachine(const CPUCodeGenOptions &options, std::string &error) {
   return tm;
 }
 
+namespace {
+// See the header: host functions get a light pipeline, then optnone.
+void lightenHostCode(llvm::Module &module, llvm::FunctionAnalysisManager &fam) {
+  llvm::FunctionPassManager light;
+  light.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+  light.addPass(llvm::EarlyCSEPass());
+  light.addPass(llvm::InstCombinePass());
+  light.addPass(llvm::SimplifyCFGPass());
+  for (llvm::Function &f : module) {
+    if (f.isDeclaration() || !f.hasFnAttribute(HostFnAttr))
+      continue;
+    light.run(f, fam);
+    fam.invalidate(f, llvm::PreservedAnalyses::none());
+    f.addFnAttr(llvm::Attribute::OptimizeNone);
+    f.addFnAttr(llvm::Attribute::NoInline);
+  }
+}
+} // namespace
+
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
                     unsigned optLevel, bool libmvec) {
   llvm::PipelineTuningOptions pto;
@@ -171,7 +204,14 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm, pto);
+  // The standard instrumentations make the pass managers skip optnone
+  // functions (host code, see the header); without them the new pass
+  // manager runs every pass on them.
+  llvm::PassInstrumentationCallbacks pic;
+  llvm::StandardInstrumentations si(module.getContext(),
+                                    /*DebugLogging=*/false);
+  si.registerCallbacks(pic, &mam);
+  llvm::PassBuilder pb(&tm, pto, std::nullopt, &pic);
   llvm::Triple triple(module.getTargetTriple());
   llvm::TargetLibraryInfoImpl tlii(triple);
   if (libmvec) {
@@ -199,6 +239,8 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
   default:
     break;
   }
+  if (optLevel > 0)
+    lightenHostCode(module, fam);
   llvm::ModulePassManager mpm = optLevel == 0
                                     ? pb.buildO0DefaultPipeline(level)
                                     : pb.buildPerModuleDefaultPipeline(level);
@@ -302,6 +344,7 @@ bool emitObjectFiles(llvm::Module &module, const CPUCodeGenOptions &options,
   std::vector<std::string> errors(parts.size());
   auto emitPart = [&](size_t i) {
     llvm::LLVMContext context;
+    context.setDiscardValueNames(true);
     auto part = llvm::parseBitcodeFile(
         llvm::MemoryBufferRef(llvm::StringRef(parts[i].data(), parts[i].size()),
                               "part"),
