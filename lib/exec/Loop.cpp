@@ -1078,6 +1078,16 @@ void opd_loop_part_get(const opd_loop *loop, int32_t part, opd_loop_part *out) {
     failf("internal error: loop '%s' has no plan part %d", loop->name.c_str(),
           int(part));
   const PlanEntry &e = *loop->plan;
+  // A backend running the parts itself runs a loop with indirect out/inout
+  // on one thread in stored order (the CUDA backend's sequential loops):
+  // the global order only while elements are stored in it.
+  if (e.ordered && !loop->set->globalIds.empty())
+    failf("loop '%s' writes through a map with 'out' or 'inout' and two of "
+          "its elements reach one target: this backend applies such writes "
+          "in stored element order, which differs from the global order on "
+          "several ranks or with --renumber; run on one rank without "
+          "--renumber, or make the map injective",
+          loop->name.c_str());
   loop->partsUsed = true;
   const Plan &p = planPart(e, part);
   // An empty part has no offsets; colour_offsets[0] is still readable.
