@@ -631,12 +631,14 @@ void Expansion::adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out) {
     const AccessDescriptor &a = l.args[i];
     if (plan[i].active && a.kind == ArgKind::Indirect &&
         (a.mode == AccessMode::Write || a.mode == AccessMode::ReadWrite)) {
-      error(l.range, "the adjoint of loop '" + k.name + "' is not supported: "
-                     "it writes dat '" + a.dat->name + "' through map '" +
-                     a.map->name + "' with '" + accessModeName(a.mode) +
-                     "', and indirect out/inout are not differentiable in "
-                     "reverse yet; write through the map with 'inc' into a "
-                     "zeroed dat, or move the loop out of the proc");
+      error(l.range, "the adjoint of loop '" + k.name +
+                         "' is not supported: "
+                         "it writes dat '" +
+                         a.dat->name + "' through map '" + a.map->name +
+                         "' with '" + accessModeName(a.mode) +
+                         "', and indirect out/inout are not differentiable in "
+                         "reverse yet; write through the map with 'inc' into a "
+                         "zeroed dat, or move the loop out of the proc");
       return;
     }
   }

@@ -3,10 +3,12 @@
 // results are the sequential loop's at any thread count
 // (docs/decisions/0280-indirect-writes-in-element-order.md).
 // SPDX-License-Identifier: Apache-2.0
-#include "exec/Loop.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
+#include "exec/Loop.h"
 #include "exec/Plan.h"
+
+#include "TestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 #include <set>
 
 using namespace opdc::rt;
+using opdc::rt::test::randomMap;
 
 namespace {
 
@@ -28,21 +31,10 @@ protected:
   }
 };
 
-opd_map *randomMap(const char *name, opd_set *from, opd_set *to, int arity,
-                   uint64_t seed) {
-  opd_map *m = opd_map_create(name, from, to, arity);
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int32_t> pick(0, int32_t(to->size - 1));
-  for (int64_t i = 0; i < from->size * arity; ++i)
-    m->data[i] = pick(rng);
-  return m;
-}
-
 // Every element in one block of its own; elements of one colour reach
 // disjoint targets; each target's writers have increasing colours in
 // ascending global number (`gid`: identity when empty).
-void checkOrdered(const Plan &p, int64_t n,
-                  const std::vector<WrittenAccess> &w,
+void checkOrdered(const Plan &p, int64_t n, const std::vector<WrittenAccess> &w,
                   const std::vector<int64_t> &gid) {
   ASSERT_EQ(p.blockSize, 1);
   ASSERT_EQ(p.nblocks, n);
@@ -74,8 +66,8 @@ void checkOrdered(const Plan &p, int64_t n,
     for (const WrittenAccess &a : w)
       mine.insert({a.map->to, a.map->data[e * a.map->arity + a.idx]});
     for (const auto &t : mine)
-      writers[t].push_back(
-          {gid.empty() ? e : gid[std::size_t(e)], p.blockColour[std::size_t(e)]});
+      writers[t].push_back({gid.empty() ? e : gid[std::size_t(e)],
+                            p.blockColour[std::size_t(e)]});
   }
   for (auto &[t, v] : writers) {
     std::sort(v.begin(), v.end());
