@@ -241,24 +241,32 @@ std::vector<InjectivityEntry> &injectivityCache() {
 }
 int64_t injectivityCount = 0;
 
-bool computeInjective(int64_t count, const std::vector<WrittenAccess> &key) {
+// W: the type of an element number + 1 (32 bits while they fit: half the
+// scratch memory to clear and touch).
+template <typename W>
+bool injectiveAs(int64_t count, const std::vector<WrittenAccess> &key) {
   std::vector<opd_set *> targets;
   std::vector<int> group;
   targetGroups(key, targets, group);
   // writer[g][t]: the last element that reached target t of set g, + 1.
-  std::vector<std::vector<int64_t>> writer(targets.size());
+  std::vector<std::vector<W>> writer(targets.size());
   for (std::size_t g = 0; g < targets.size(); ++g)
     writer[g].assign(std::size_t(targets[g]->size), 0);
   for (int64_t e = 0; e < count; ++e)
     for (std::size_t k = 0; k < key.size(); ++k) {
       const opd_map *m = key[k].map;
-      int64_t &w = writer[std::size_t(group[k])]
-                         [std::size_t(m->data[e * m->arity + key[k].idx])];
-      if (w != 0 && w != e + 1)
+      W &w = writer[std::size_t(group[k])]
+                   [std::size_t(m->data[e * m->arity + key[k].idx])];
+      if (w != 0 && w != W(e + 1))
         return false;
-      w = e + 1;
+      w = W(e + 1);
     }
   return true;
+}
+
+bool computeInjective(int64_t count, const std::vector<WrittenAccess> &key) {
+  return count < int64_t(UINT32_MAX) ? injectiveAs<uint32_t>(count, key)
+                                     : injectiveAs<int64_t>(count, key);
 }
 } // namespace
 

@@ -205,4 +205,24 @@ TEST_F(IndirectWritesTest, InjectiveLoopRunsDirectly) {
   EXPECT_TRUE(l->plan->ordered);
 }
 
+TEST_F(IndirectWritesTest, PartsInStoredOrderAreRefusedWhenRenumbered) {
+  // A backend running the parts itself (CUDA's sequential loops) runs
+  // stored order: refused where that is not the global order.
+  opd_set *edges = opd_set_create("edges", 1000);
+  opd_set *nodes = opd_set_create("nodes", 100);
+  opd_map *m = randomMap("m", edges, nodes, 1, 2);
+  opd_dat *v = opd_dat_create("v", nodes, OPD_F64, 1);
+  opd_arg args[] = {{v, m, 0, OPD_ARG_INDIRECT, OPD_WRITE, 8}};
+  opd_loop *slot = nullptr;
+  opd_loop *l = opd_loop_prepare(&slot, "mark", edges, 1, args);
+  ASSERT_NE(l->plan, nullptr);
+  opd_loop_part part;
+  opd_loop_part_get(l, 0, &part); // stored order is the global one
+  EXPECT_EQ(part.count, 1000);
+  edges->globalIds.resize(1000);
+  EXPECT_DEATH(opd_loop_part_get(l, 0, &part),
+               "loop 'mark' writes through a map with 'out' or 'inout'");
+  edges->globalIds.clear();
+}
+
 } // namespace
