@@ -42,8 +42,8 @@ RaceVerdict classifyRaces(const ParLoopStmt &loop) {
     if (!modeWrites(a.mode) || a.kind == ArgKind::Reduction)
       continue;
     if (a.kind == ArgKind::Indirect) {
-      // Sema admits only increments through maps; anything else written
-      // through a map keeps the sequential element loop.
+      // out/inout through a map keep the sequential element loop: the
+      // runtime orders the elements (docs/decisions/0280-...).
       if (a.mode != AccessMode::Inc)
         return sequential(SequentialReason::IndirectWriteNotInc, i, -1);
       // Applying the increments after the kernels of several elements keeps

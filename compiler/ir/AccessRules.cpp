@@ -22,9 +22,7 @@ std::string modeRule(const AccessDescriptor &a) {
   switch (a.kind) {
   case ArgKind::Direct:
     return "";
-  case ArgKind::Indirect:
-    if (a.mode == AccessMode::Write || a.mode == AccessMode::ReadWrite)
-      return "indirect " + mode + " is not race-free";
+  case ArgKind::Indirect: // out and inout: ordered by the runtime
     return "";
   case ArgKind::Stencil:
     if (modeWrites(a.mode) && a.stencil && !a.stencil->isCentreOnly())

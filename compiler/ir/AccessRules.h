@@ -19,7 +19,8 @@ namespace opdc::ir {
 
 /// Which access modes an argument of its kind may have:
 ///   - a dat (direct, indirect, stencil) is never a reduction target;
-///   - through a map only read and inc are race-free (no out or inout);
+///   - through a map every dat mode is allowed (the runtime orders out
+///     and inout, docs/decisions/0280-indirect-writes-in-element-order.md);
 ///   - through a stencil with points off the centre, only reads;
 ///   - a map argument is read or out, a global read is read, a reduction
 ///     argument is min, max or sum.

@@ -625,6 +625,23 @@ void Expansion::adjointLoop(const ParLoopStmt &l, std::vector<StmtPtr> &out) {
   // Nothing active written: the adjoints of the inputs get nothing.
   if (!any || !anyOut)
     return;
+  // Indirect out/inout run in element order (docs/decisions/0280-...); a
+  // target that several elements write would need the reverse order here.
+  for (size_t i = 0; i < l.args.size(); ++i) {
+    const AccessDescriptor &a = l.args[i];
+    if (plan[i].active && a.kind == ArgKind::Indirect &&
+        (a.mode == AccessMode::Write || a.mode == AccessMode::ReadWrite)) {
+      error(l.range, "the adjoint of loop '" + k.name +
+                         "' is not supported: "
+                         "it writes dat '" +
+                         a.dat->name + "' through map '" + a.map->name +
+                         "' with '" + accessModeName(a.mode) +
+                         "', and indirect out/inout are not differentiable in "
+                         "reverse yet; write through the map with 'inc' into a "
+                         "zeroed dat, or move the loop out of the proc");
+      return;
+    }
+  }
   if (l.block && !transposedStencils(l, plan, key, out))
     return;
   Function *&kb = b.adjointKernels[{&k, key}];

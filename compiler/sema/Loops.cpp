@@ -9,8 +9,11 @@
 //   pedge         the map itself, as an i32[arity] value per element
 //   rms           a host `var` bound to a min/max/sum parameter: reduction
 //   dt * 0.5      any other host expression: a global read
-// Indirect writes are only race-free as increments: `out`/`inout` through a
-// map is rejected, the parameter must be `inc`.
+// Indirect `out`/`inout` (OP2's OP_WRITE/OP_RW through a map) are accepted:
+// the runtime applies them in global element order (docs/decisions/
+// 0280-indirect-writes-in-element-order.md). Such a dat may be reached by
+// no other argument of the loop except writes through maps, whose targets
+// the runtime orders too; a read of it elsewhere would race.
 #include "sema/SemaImpl.h"
 
 #include "llvm/Support/Casting.h"
@@ -103,6 +106,7 @@ void Sema::checkLoop(LoopStmt &s) {
     if (a.expr)
       checkLoopArg(s, a, *a.param, set, block);
   }
+  checkIndirectWrites(s);
   // A loop over the whole block takes its range from the extent of its
   // first dat; `loop k over grid (total)` with only a reduction has none.
   // An argument that failed its checks may have been meant as a dat, so
@@ -129,6 +133,35 @@ void Sema::checkLoop(LoopStmt &s) {
                     " has " + plural(dims, "dimension"));
     diags.note(u.range, "idx(" + std::to_string(u.dim) + ") used here");
     break;
+  }
+}
+
+// A dat written through a map with `out` or `inout`: every other argument on
+// it must also write through a map (out, inout, inc), so that the runtime's
+// ordering of the written targets covers every access to it.
+void Sema::checkIndirectWrites(LoopStmt &s) {
+  for (const LoopArg &a : s.args) {
+    if (!a.kind || *a.kind != ArgKind::Indirect || !a.param || !a.dat ||
+        (a.param->mode != AccessMode::Write &&
+         a.param->mode != AccessMode::ReadWrite))
+      continue;
+    for (const LoopArg &o : s.args) {
+      if (&o == &a || o.dat != a.dat || !o.kind || !o.param || !o.expr)
+        continue;
+      if (*o.kind == ArgKind::Indirect && o.param->mode != AccessMode::Read)
+        continue;
+      std::string how = *o.kind == ArgKind::Indirect
+                            ? "read through map '" + o.map->name + "'"
+                            : "also passed directly";
+      diags.error(o.expr->range,
+                  "dat '" + a.dat->name + "' is written through map '" +
+                      a.map->name + "' ('" + accessModeName(a.param->mode) +
+                      "') and " + how +
+                      " in the same loop; another element's write would "
+                      "race with this access: read it in a separate loop");
+      diags.note(a.expr->range, "written here");
+      return;
+    }
   }
 }
 
@@ -252,17 +285,6 @@ void Sema::checkLoopArg(LoopStmt &s, LoopArg &a, KernelParamDecl &p,
                                   "' cannot be bound to an indirect "
                                   "argument");
         noteDeclared(&p);
-        return;
-      }
-      if (p.mode == AccessMode::Write || p.mode == AccessMode::ReadWrite) {
-        // Two iterations may reach the same element through the map; only
-        // increments can be coloured or made atomic.
-        diags.error(ex.range, std::string("indirect '") + mode +
-                                  "' access to '" + dat->name +
-                                  "' through map '" + m->name +
-                                  "' is not race-free; declare the "
-                                  "parameter 'inc'");
-        diags.note(p.nameRange, "parameter '" + p.name + "' declared here");
         return;
       }
       if (!checkElemType(dat->elemType.resolved, "dat '" + dat->name + "'"))

@@ -380,6 +380,7 @@ public:
   // Loops.cpp, Solvers.cpp, Derivatives.cpp, Printf.cpp
   //===--------------------------------------------------------------------===//
   void checkLoop(ast::LoopStmt &s);
+  void checkIndirectWrites(ast::LoopStmt &s);
   void checkLoopArg(ast::LoopStmt &s, ast::LoopArg &a, ast::KernelParamDecl &p,
                     ast::SetDecl *set, ast::BlockDecl *block);
   void checkRanges(std::vector<ast::RangeExpr> &ranges, bool hasRanges,

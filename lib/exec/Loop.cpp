@@ -60,6 +60,31 @@ bool writes(int mode) {
   return mode == OPD_WRITE || mode == OPD_RW || mode == OPD_INC;
 }
 bool reads(int mode) { return mode != OPD_WRITE; }
+bool overwrites(int mode) { return mode == OPD_WRITE || mode == OPD_RW; }
+
+// Every written indirect access of a loop that writes through a map with
+// `out` or `inout` (their targets and the increments' are ordered
+// together); empty for every other loop.
+std::vector<WrittenAccess> orderedAccesses(int nargs, const opd_arg *args) {
+  std::vector<WrittenAccess> all;
+  bool any = false;
+  for (int i = 0; i < nargs; ++i)
+    if (args[i].kind == OPD_ARG_INDIRECT && writes(args[i].mode)) {
+      all.push_back({args[i].map, args[i].idx});
+      any = any || overwrites(args[i].mode);
+    }
+  if (!any)
+    all.clear();
+  return all;
+}
+
+// The first indirect argument with mode `mode`, for messages.
+const opd_arg *firstIndirect(int nargs, const opd_arg *args, int mode) {
+  for (int i = 0; i < nargs; ++i)
+    if (args[i].kind == OPD_ARG_INDIRECT && args[i].mode == mode)
+      return &args[i];
+  return nullptr;
+}
 
 // Bumps the version of maps the loop may write (map arguments with a
 // writing mode), so plans and index checks over them are redone later.
@@ -519,6 +544,11 @@ static opd_loop *prepareSetLoop(opd_loop **cache, const char *name,
     checkArgs(name, nargs, args);
   touchWrittenMaps(nargs, args);
   checkIndirectMaps(nargs, args);
+  // Indirect out/inout: a map that changed may have changed the schedule.
+  if (hit && loop->injective >= 0 &&
+      writesInjective(set, orderedAccesses(nargs, args), loop->count) !=
+          (loop->injective == 1))
+    hit = false;
   if (hit) {
     if (loop->plan && !loop->plan->current()) {
       refreshPlan(*loop->plan);
@@ -535,6 +565,8 @@ static opd_loop *prepareSetLoop(opd_loop **cache, const char *name,
   loop->ndims = 1;
   loop->begin = 0;
   std::vector<WrittenAccess> written;
+  const std::vector<WrittenAccess> ordered = orderedAccesses(nargs, args);
+  loop->injective = -1;
   // Atomic increments need no plan, unless a reduction needs its parts.
   bool atomic = false;
   for (int i = 0; i < nargs; ++i)
@@ -556,12 +588,47 @@ static opd_loop *prepareSetLoop(opd_loop **cache, const char *name,
   std::fill(loop->extLo, loop->extLo + 3, 0);
   std::fill(loop->extHi, loop->extHi + 3, 0);
   loop->extLo[0] = extend;
-  const bool incs = !written.empty() || atomic;
+  const bool incs = !written.empty() || atomic || !ordered.empty();
   loop->execLayers =
       std::max<int64_t>(extend, !incs || !set->partitioned ? 0 : 1);
   loop->count = !incs ? set->owned : set->execSize;
   if (extend > 0)
     loop->count = set->execEnd[std::size_t(loop->execLayers)];
+  bool orderedPlan = false;
+  if (!ordered.empty()) {
+    // Indirect out/inout (docs/decisions/0280-...): an injective map runs
+    // directly, every target having one writer; otherwise an ordered plan
+    // gives each target its writers in ascending global element number.
+    const bool injective = writesInjective(set, ordered, loop->count);
+    loop->injective = injective ? 1 : 0;
+    const opd_arg *rw = firstIndirect(nargs, args, OPD_RW);
+    const opd_arg *w = rw ? rw : firstIndirect(nargs, args, OPD_WRITE);
+    if (!injective && set->partitioned && rw)
+      failf("loop '%s' writes dat '%s' through map '%s' with 'inout', and "
+            "two of its elements reach one target: on several ranks an "
+            "element would read targets another rank writes first, so the "
+            "result would depend on the partition. Make the map injective on "
+            "the loop's set, declare the parameter 'inc' or 'out', or run on "
+            "one rank",
+            name, rw->dat->name.c_str(), rw->map->name.c_str());
+    if (!injective && set->partitioned && reduces)
+      failf("loop '%s' has a reduction and writes dat '%s' through map '%s' "
+            "with '%s', and two of its elements reach one target: not "
+            "supported on several ranks; compute the reduction in a loop of "
+            "its own",
+            name, w->dat->name.c_str(), w->map->name.c_str(),
+            w->mode == OPD_RW ? "inout" : "out");
+    if (!injective) {
+      orderedPlan = true;
+      written = ordered;
+    } else if (reduces && set->partitioned) {
+      // Parts keep the exec halo's partials out (one colour).
+      written = ordered;
+    } else {
+      // Injective over every written access: no two elements conflict.
+      written.clear();
+    }
+  }
   if (written.empty()) {
     // Chunks of the core prefix first, then of the rest (one process: the
     // core is everything, so chunk c is [4096c, 4096(c+1)) as always). The
@@ -570,7 +637,7 @@ static opd_loop *prepareSetLoop(opd_loop **cache, const char *name,
     const int64_t core = std::min(set->core, loop->count);
     setSegments(loop, {0, core, loop->count});
   } else {
-    loop->plan = getPlan(set, std::move(written), loop->count);
+    loop->plan = getPlan(set, std::move(written), loop->count, orderedPlan);
     loop->chunkSize = loop->plan->plan.blockSize;
     loop->nchunks = planChunks(*loop->plan);
   }
@@ -1011,6 +1078,16 @@ void opd_loop_part_get(const opd_loop *loop, int32_t part, opd_loop_part *out) {
     failf("internal error: loop '%s' has no plan part %d", loop->name.c_str(),
           int(part));
   const PlanEntry &e = *loop->plan;
+  // A backend running the parts itself runs a loop with indirect out/inout
+  // on one thread in stored order (the CUDA backend's sequential loops):
+  // the global order only while elements are stored in it.
+  if (e.ordered && !loop->set->globalIds.empty())
+    failf("loop '%s' writes through a map with 'out' or 'inout' and two of "
+          "its elements reach one target: this backend applies such writes "
+          "in stored element order, which differs from the global order on "
+          "several ranks or with --renumber; run on one rank without "
+          "--renumber, or make the map injective",
+          loop->name.c_str());
   loop->partsUsed = true;
   const Plan &p = planPart(e, part);
   // An empty part has no offsets; colour_offsets[0] is still readable.

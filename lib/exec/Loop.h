@@ -118,6 +118,10 @@ struct opd_loop {
   Segment segments[3];
   int nsegments = 0;
   opdc::rt::PlanEntry *plan = nullptr; ///< coloured loops
+  /// Set loops with an indirect `out`/`inout`: whether the written maps
+  /// were injective on its range when prepared (1: runs directly; 0: an
+  /// ordered plan, exec/Plan.h); -1 for other loops.
+  int injective = -1;
   /// Set by opd_loop_part_get: a backend runs the plan's parts (the
   /// colouring) itself, whatever the plan kind (the profile names what ran).
   mutable bool partsUsed = false;

@@ -11,6 +11,7 @@
 #include <bit>
 #include <cstdlib>
 #include <memory>
+#include <numeric>
 
 namespace opdc::rt {
 namespace {
@@ -226,6 +227,137 @@ SuperPlan buildSuperPlan(const Plan &p, int32_t nsuper,
 }
 
 namespace {
+// One cached answer of writesInjective.
+struct InjectivityEntry {
+  opd_set *set = nullptr;
+  std::vector<WrittenAccess> key;
+  std::vector<uint64_t> versions;
+  int64_t count = 0;
+  bool injective = false;
+};
+std::vector<InjectivityEntry> &injectivityCache() {
+  static std::vector<InjectivityEntry> cache;
+  return cache;
+}
+int64_t injectivityCount = 0;
+
+// W: the type of an element number + 1 (32 bits while they fit: half the
+// scratch memory to clear and touch).
+template <typename W>
+bool injectiveAs(int64_t count, const std::vector<WrittenAccess> &key) {
+  std::vector<opd_set *> targets;
+  std::vector<int> group;
+  targetGroups(key, targets, group);
+  // writer[g][t]: the last element that reached target t of set g, + 1.
+  std::vector<std::vector<W>> writer(targets.size());
+  for (std::size_t g = 0; g < targets.size(); ++g)
+    writer[g].assign(std::size_t(targets[g]->size), 0);
+  for (int64_t e = 0; e < count; ++e)
+    for (std::size_t k = 0; k < key.size(); ++k) {
+      const opd_map *m = key[k].map;
+      W &w = writer[std::size_t(group[k])]
+                   [std::size_t(m->data[e * m->arity + key[k].idx])];
+      if (w != 0 && w != W(e + 1))
+        return false;
+      w = W(e + 1);
+    }
+  return true;
+}
+
+bool computeInjective(int64_t count, const std::vector<WrittenAccess> &key) {
+  return count < int64_t(UINT32_MAX) ? injectiveAs<uint32_t>(count, key)
+                                     : injectiveAs<int64_t>(count, key);
+}
+} // namespace
+
+bool writesInjective(opd_set *set, std::vector<WrittenAccess> written,
+                     int64_t count) {
+  std::sort(written.begin(), written.end(), accessLess);
+  written.erase(std::unique(written.begin(), written.end()), written.end());
+  for (InjectivityEntry &e : injectivityCache()) {
+    if (e.set != set || e.key != written || e.count != count)
+      continue;
+    bool current = true;
+    for (std::size_t i = 0; i < e.key.size(); ++i)
+      current = current && e.key[i].map->version == e.versions[i];
+    if (!current) {
+      ++injectivityCount;
+      e.injective = computeInjective(count, e.key);
+      for (std::size_t i = 0; i < e.key.size(); ++i)
+        e.versions[i] = e.key[i].map->version;
+    }
+    return e.injective;
+  }
+  ++injectivityCount;
+  InjectivityEntry e;
+  e.set = set;
+  e.count = count;
+  e.injective = computeInjective(count, written);
+  for (const WrittenAccess &w : written)
+    e.versions.push_back(w.map->version);
+  e.key = std::move(written);
+  injectivityCache().push_back(std::move(e));
+  return injectivityCache().back().injective;
+}
+
+int64_t injectivityChecks() { return injectivityCount; }
+
+Plan buildOrderedPlan(const opd_set *set, int64_t first, int64_t last,
+                      const std::vector<WrittenAccess> &written) {
+  ++builtCount;
+  Plan p;
+  p.first = first;
+  p.setSize = last;
+  p.blockSize = 1;
+  p.nblocks = std::max<int64_t>(0, last - first);
+  p.blockColour.assign(std::size_t(p.nblocks), 0);
+  // Elements in ascending global number (the identity on one process).
+  std::vector<int64_t> order(std::size_t(p.nblocks));
+  std::iota(order.begin(), order.end(), first);
+  if (!set->globalIds.empty())
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return set->globalIds[std::size_t(a)] < set->globalIds[std::size_t(b)];
+    });
+  std::vector<opd_set *> targets;
+  std::vector<int> group;
+  targetGroups(written, targets, group);
+  // last[g][t]: the colour of the latest element so far reaching target t
+  // of set g, + 1 (0: none).
+  std::vector<std::vector<int32_t>> lastColour(targets.size());
+  for (std::size_t g = 0; g < targets.size(); ++g)
+    lastColour[g].assign(std::size_t(targets[g]->size), 0);
+  int32_t ncolours = 0;
+  for (int64_t e : order) {
+    int32_t c = 0;
+    for (std::size_t k = 0; k < written.size(); ++k) {
+      const opd_map *m = written[k].map;
+      c = std::max(c, lastColour[std::size_t(group[k])][std::size_t(
+                          m->data[e * m->arity + written[k].idx])]);
+    }
+    for (std::size_t k = 0; k < written.size(); ++k) {
+      const opd_map *m = written[k].map;
+      lastColour[std::size_t(group[k])]
+                [std::size_t(m->data[e * m->arity + written[k].idx])] = c + 1;
+    }
+    p.blockColour[std::size_t(e - first)] = c;
+    ncolours = std::max(ncolours, c + 1);
+  }
+  // Blocks by colour, ascending within each (a counting sort).
+  p.ncolours = ncolours;
+  p.colourOffsets.assign(std::size_t(ncolours) + 1, 0);
+  for (int32_t c : p.blockColour)
+    ++p.colourOffsets[std::size_t(c) + 1];
+  for (int32_t c = 0; c < ncolours; ++c)
+    p.colourOffsets[std::size_t(c) + 1] += p.colourOffsets[std::size_t(c)];
+  p.blocks.resize(std::size_t(p.nblocks));
+  std::vector<int64_t> next(p.colourOffsets.begin(), p.colourOffsets.end() - 1);
+  for (int64_t b = 0; b < p.nblocks; ++b)
+    p.blocks[std::size_t(next[std::size_t(p.blockColour[std::size_t(b)])]++)] =
+        b;
+  return p;
+}
+
+namespace {
 uint64_t generations = 0;
 
 Plan buildPart(int64_t first, int64_t last, PlanKind kind,
@@ -241,6 +373,14 @@ void buildPlans(PlanEntry &e) {
   e.generation = ++generations;
   e.kind = planKind();
   e.deep = Plan();
+  if (e.ordered) {
+    // One plan over the whole range: global order interleaves the parts.
+    Plan p = buildOrderedPlan(s, 0, e.haloEnd, e.key);
+    e.plan = s->partitioned ? Plan() : std::move(p);
+    e.rest = s->partitioned ? std::move(p) : Plan();
+    e.halo = Plan();
+    return;
+  }
   // Super-block schedules per part, like the colourings: the parts run one
   // after the other (the core while halo messages are in flight).
   if (s->core < e.haloEnd) {
@@ -276,13 +416,14 @@ void refreshPlan(PlanEntry &entry) {
 }
 
 PlanEntry *getPlan(opd_set *set, std::vector<WrittenAccess> written,
-                   int64_t haloEnd) {
+                   int64_t haloEnd, bool ordered) {
   if (haloEnd < 0)
     haloEnd = set->execSize;
   std::sort(written.begin(), written.end(), accessLess);
   written.erase(std::unique(written.begin(), written.end()), written.end());
   for (auto &e : planCache()) {
-    if (e->set == set && e->key == written && e->haloEnd == haloEnd) {
+    if (e->set == set && e->key == written && e->haloEnd == haloEnd &&
+        e->ordered == ordered) {
       refreshPlan(*e);
       return e.get();
     }
@@ -291,6 +432,7 @@ PlanEntry *getPlan(opd_set *set, std::vector<WrittenAccess> written,
   e->set = set;
   e->key = std::move(written);
   e->haloEnd = haloEnd;
+  e->ordered = ordered;
   buildPlans(*e);
   for (const WrittenAccess &w : e->key)
     e->versions.push_back(w.map->version);
@@ -300,6 +442,9 @@ PlanEntry *getPlan(opd_set *set, std::vector<WrittenAccess> written,
 
 int64_t plansBuilt() { return builtCount; }
 
-void releasePlans() { planCache().clear(); }
+void releasePlans() {
+  planCache().clear();
+  injectivityCache().clear();
+}
 
 } // namespace opdc::rt

@@ -118,6 +118,26 @@ Plan buildPlan(int64_t setSize, int64_t blockSize,
 Plan buildPlan(int64_t first, int64_t last, int64_t blockSize,
                const std::vector<WrittenAccess> &written);
 
+/// Whether no two elements of [0, count) of `set` reach one target through
+/// the accesses `written` (maps into one set compared together; one element
+/// reaching a target twice is allowed). Loops with indirect `out`/`inout`
+/// run directly when it holds (docs/decisions/0280-...). Cached per set,
+/// sorted accesses and count; recomputed when a map changed (its version).
+bool writesInjective(opd_set *set, std::vector<WrittenAccess> written,
+                     int64_t count);
+/// Number of injectivity checks computed so far (tests check the cache).
+int64_t injectivityChecks();
+
+/// The ordered plan of elements [first, last) of `set` for indirect
+/// `out`/`inout` through maps that are not injective: blocks of one
+/// element; element e's colour is one more than the highest colour of the
+/// elements before it in global order (opd_set::globalIds) that reach one
+/// of its targets. Colours run in order, so every target sees its writers
+/// in ascending global element number, as the sequential loop does, and
+/// elements of one colour reach disjoint targets.
+Plan buildOrderedPlan(const opd_set *set, int64_t first, int64_t last,
+                      const std::vector<WrittenAccess> &written);
+
 /// A cached plan: keyed by the set and its sorted written accesses, rebuilt
 /// when one of the maps changed (opd_map::version).
 struct PlanEntry {
@@ -141,6 +161,11 @@ struct PlanEntry {
   /// first layer's blocks and colours, and with them the order in which
   /// owned elements receive their increments, stay those of a plain run).
   Plan deep;
+  /// Ordered (buildOrderedPlan; part of the key): the loop writes through a
+  /// map that is not injective with `out` or `inout`. One plan covers the
+  /// whole range, in `plan` on one process and in `rest` (after the halo
+  /// exchanges) on several ranks; the other parts are empty.
+  bool ordered = false;
   /// A number no other build of any plan had (opd_loop_part.generation).
   uint64_t generation = 0;
   /// planKind() when built: the parts carry super-block schedules when
@@ -154,7 +179,7 @@ struct PlanEntry {
 /// The cached plan for (set, written), built on first use or when stale.
 /// `written` need not be sorted or unique.
 PlanEntry *getPlan(opd_set *set, std::vector<WrittenAccess> written,
-                   int64_t haloEnd = -1);
+                   int64_t haloEnd = -1, bool ordered = false);
 /// Rebuilds `entry` if a map changed.
 void refreshPlan(PlanEntry &entry);
 /// Number of plans built so far (tests check the cache with it).

@@ -27,6 +27,11 @@ foreach(line ${lines})
   endif()
 endforeach()
 
+# -DRUN_ARGS=... adds arguments to every run (a variant of a case).
+if(DEFINED RUN_ARGS)
+  list(APPEND args ${RUN_ARGS})
+endif()
+
 # A case that succeeds is only worth running if its output is checked.
 if(exit_expected EQUAL 0 AND NOT EXISTS ${EXPECTED})
   message(FATAL_ERROR "${CASE} expects exit status 0 but has no ${EXPECTED}: "

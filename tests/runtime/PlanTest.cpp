@@ -4,6 +4,8 @@
 #include "exec/Plan.h"
 #include "core/Objects.h"
 
+#include "TestUtil.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,6 +17,7 @@
 #include <set>
 
 using namespace opdc::rt;
+using opdc::rt::test::randomMap;
 
 namespace {
 
@@ -66,16 +69,6 @@ void checkPlan(const Plan &p, int64_t n, const std::vector<WrittenAccess> &w) {
     ASSERT_EQ(v, 1);
   for (int v : blockSeen)
     ASSERT_EQ(v, 1);
-}
-
-opd_map *randomMap(const char *name, opd_set *from, opd_set *to, int arity,
-                   uint64_t seed) {
-  opd_map *m = opd_map_create(name, from, to, arity);
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int32_t> pick(0, int32_t(to->size - 1));
-  for (int64_t i = 0; i < from->size * arity; ++i)
-    m->data[i] = pick(rng);
-  return m;
 }
 
 TEST_F(PlanTest, RandomMapsValidAndDeterministic) {

@@ -272,13 +272,11 @@ TEST(Verifier, RejectsOverwrittenTapePushWithoutItsLoop) {
       << why;
 }
 
-TEST(Verifier, RejectsIndirectWrite) {
+TEST(Verifier, RejectsModeDifferingFromParam) {
   Demo d;
-  d.flux->kernelParams[2].mode = AccessMode::Write;
   d.loop->args[2].mode = AccessMode::Write;
   std::string why = verifyError(d.p);
-  EXPECT_NE(why.find("indirect out is not race-free"), std::string::npos)
-      << why;
+  EXPECT_NE(why.find("mode out differs from"), std::string::npos) << why;
 }
 
 TEST(Verifier, RejectsMapIndexOutOfRange) {

@@ -119,22 +119,38 @@ main {
   EXPECT_EQ(read->type, Type::scalarOf(ScalarKind::F64));
 }
 
-TEST(SemaLoops, IndirectOutIsRejected) {
+TEST(SemaLoops, IndirectOutIsAccepted) {
   Checked c(R"(program t
 set edges size 8
 set cells size 5
 map pecell: edges -> cells[2]
 dat res: cells f64
-kernel k(r: out f64) {
+kernel k(r: out f64, s: inout f64) {
   r = 1.0
+  s = s * 2.0
 }
 main {
-  loop k over edges (res[pecell[0]])
+  loop k over edges (res[pecell[0]], res[pecell[1]])
+})");
+  EXPECT_TRUE(c.ok) << c.messages;
+}
+
+TEST(SemaLoops, IndirectOutBesideAReadIsRejected) {
+  Checked c(R"(program t
+set edges size 8
+set cells size 5
+map pecell: edges -> cells[2]
+dat res: cells f64
+kernel k(r: out f64, s: f64) {
+  r = s
+}
+main {
+  loop k over edges (res[pecell[0]], res[pecell[1]])
 })");
   EXPECT_FALSE(c.ok);
-  EXPECT_TRUE(c.mentions("t.opd:10:22: error: indirect 'out' access to 'res' "
-                         "through map 'pecell' is not race-free; declare the "
-                         "parameter 'inc'"))
+  EXPECT_TRUE(c.mentions("t.opd:10:38: error: dat 'res' is written through "
+                         "map 'pecell' ('out') and read through map 'pecell' "
+                         "in the same loop"))
       << c.messages;
 }
 
