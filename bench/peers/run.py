@@ -261,8 +261,7 @@ def configs(prog, peers, args):
         out.append((f"{t} thread{'s' if t > 1 else ''}", t, 0, vs))
     if args.ranks:
         vs = [v for v in variants if v.startswith("mpi")]
-        if vs or not variants:
-            out.append((f"{args.ranks} ranks", 1, args.ranks, vs))
+        out.append((f"{args.ranks} ranks", 1, args.ranks, vs))
     return out
 
 
@@ -340,8 +339,9 @@ def main():
         os.makedirs(work, exist_ok=True)
         prepare_inputs(prog, work, args)
         for label, t, r, vs in configs(prog, peers, args):
-            if r and not vs:
-                print(f"run.py: {prog}: no MPI build of the peer, {label} skipped",
+            if not vs:
+                kind = "MPI" if r else ("sequential or OpenMP" if t == 1 else "OpenMP")
+                print(f"run.py: {prog}: no {kind} build of the peer, {label} skipped",
                       file=sys.stderr)
                 continue
             exe = opdc_build(opdc, prog, work, mpi=bool(r))
