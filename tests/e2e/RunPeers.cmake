@@ -1,0 +1,81 @@
+# RunPeers.cmake - bench/peers (issue 57): the opdc sides of OPS's programs
+# print OPS's checked values, and bench/peers/run.py stops clearly on a
+# missing peer and reports a peer whose result is wrong.
+# SPDX-License-Identifier: Apache-2.0
+# cmake -DOPDC=opdc -DROOT=src -DBUILD=build -DWORK=dir -DCASE=name -P RunPeers.cmake
+#   CASE=poisson     ops_poisson.opd at OPS's default size prints OPS's
+#                    expected total error, on 1 and 2 threads
+#   CASE=laplace2d   laplace2d.opd on a 30 x 30 interior, 20 sweeps: the
+#                    history of an independent (NumPy) Jacobi iteration
+#   CASE=run-missing run.py with a peer directory that does not exist: exit 2
+#   CASE=run-check   run.py with a stand-in OPS poisson (fake_poisson.sh):
+#                    exit 0 and a table row with OPS's value, exit 1 and a
+#                    FAIL line with a wrong one
+cmake_minimum_required(VERSION 3.25)
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+
+function(expect out what)
+  foreach(pattern ${ARGN})
+    string(FIND "${out}" "${pattern}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "${what}: no '${pattern}' in its output:\n${out}")
+    endif()
+  endforeach()
+endfunction()
+
+function(build_and_run source args)
+  execute_process(COMMAND ${OPDC} build ${ROOT}/bench/peers/${source}.opd
+                          -o ${WORK}/${source}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "opdc build bench/peers/${source}.opd failed:\n${out}${err}")
+  endif()
+  foreach(threads 1 2)
+    execute_process(COMMAND ${WORK}/${source} ${args} --threads=${threads}
+      RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${source} --threads=${threads} failed (${rc}):\n${out}${err}")
+    endif()
+    expect("${out}" "${source} --threads=${threads}" ${ARGN})
+  endforeach()
+endfunction()
+
+set(run ${ROOT}/bench/peers/run.py)
+set(common --build ${BUILD} --work ${WORK}/run --programs poisson
+           --poisson-size 20 --poisson-iters 10 --threads 1 --ranks 0 --rounds 1)
+if(CASE STREQUAL "poisson")
+  build_and_run(ops_poisson "" "Total error: 16.5173570176708")
+elseif(CASE STREQUAL "laplace2d")
+  build_and_run(laplace2d "--imax=30;--jmax=30;--iter_max=20"
+    "    0, 0.249679\n   10, 0.020927\n   20, 0.011483\n"
+    "This test is considered FAILED")
+elseif(CASE STREQUAL "run-missing")
+  execute_process(COMMAND python3 ${run} ${common} --ops-poisson ${WORK}/none
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "run.py with a missing peer: exit ${rc}, expected 2:\n${out}${err}")
+  endif()
+  expect("${err}" "run.py" "--ops-poisson ${WORK}/none: no such directory")
+elseif(CASE STREQUAL "run-check")
+  file(MAKE_DIRECTORY ${WORK}/ops)
+  file(COPY_FILE ${CMAKE_CURRENT_LIST_DIR}/peers/fake_poisson.sh
+                 ${WORK}/ops/poisson_openmp)
+  execute_process(COMMAND python3 ${run} ${common} --ops-poisson ${WORK}/ops
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "run.py with a right result: exit ${rc}:\n${out}${err}")
+  endif()
+  expect("${out}" "run.py" "machine: " "STREAM triad, 1 thread(s): "
+    "poisson     1 thread " "OPS openmp ")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env FAKE_POISSON_ERR=16.6
+                          python3 ${run} ${common} --ops-poisson ${WORK}/ops
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1)
+    message(FATAL_ERROR "run.py with a wrong result: exit ${rc}, expected 1:\n${out}${err}")
+  endif()
+  expect("${err}" "run.py" "FAIL poisson 1 thread OPS openmp: total error 16.5173570176708 (opdc) against 16.6 (OPS)")
+  expect("${out}" "run.py" "FAIL")
+else()
+  message(FATAL_ERROR "RunPeers.cmake: unknown CASE '${CASE}'")
+endif()
