@@ -2,7 +2,7 @@
 // sizes, loop extensions, the grouped exchange and OP2-CA's cost model.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The comm-avoid pass (compiler/passes/CommAvoid.cpp) rewrites a loop chain
+// The comm-avoid pass (compiler/passes/loops/CommAvoid.cpp) rewrites a loop chain
 // so that its first loop is preceded by opd_halo_group (the halos the chain
 // reads, each as deep as its readers reach) and each loop that produces
 // data a later loop reads beyond the rank's points by

@@ -1,7 +1,7 @@
 // Skew.cpp - opd_skew_run: the loops of a skewed sweep, row-interleaved.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The fuse pass (compiler/passes/Fuse.cpp) groups loops over one block
+// The fuse pass (compiler/passes/loops/Fuse.cpp) groups loops over one block
 // that cannot share a point of the sweep, because one reads at stencil
 // offsets what another writes (Jacobi reading u at (0, +-1), then a copy
 // writing u), into a skewed sweep: loop k runs row r - lag_k of the
@@ -63,7 +63,7 @@
 // for one sweep over memory. Under MPI a later loop may read beyond the
 // rank's points what an earlier loop writes only where the earlier loop
 // runs there too (a communication-avoiding chain's extensions,
-// passes/CommAvoid.cpp); where it does not (a chain run plain), the loops
+// passes/loops/CommAvoid.cpp); where it does not (a chain run plain), the loops
 // run one after the other (computedHere). Time and bytes go to the first
 // loop's profile entry (the others count their calls and name the sweep);
 // each loop's choices of body (streaming stores, the scalar body: Loop.cpp)
@@ -238,7 +238,7 @@ const std::string SeparateNote = "skewed sweep run as separate loops: ";
 /// is; beyond them (another rank's points, which a plain loop would receive
 /// in a halo exchange after the writer ran) only where the writer runs
 /// there too, redundantly: a communication-avoiding chain extends it
-/// (passes/CommAvoid.cpp). Per pair, with A the writer's range as asked
+/// (passes/loops/CommAvoid.cpp). Per pair, with A the writer's range as asked
 /// (global), L the part it runs here and R the reader's points, every point
 /// of R in A must be in L: boxes, so dimension by dimension. On one
 /// process L = A. Sets \p why when not.
