@@ -67,6 +67,7 @@
 #include "passes/deriv/ForwardDiff.h"
 #include "passes/deriv/ReverseDiff.h"
 #include "passes/deriv/SolveDiff.h"
+#include "passes/deriv/SolveFlow.h"
 
 #include "ir/AccessRules.h"
 #include "ir/IRMutator.h"
@@ -144,7 +145,7 @@ struct Writes : IRVisitor {
     dat(s.b);
   }
   void visitSolve(const SolveStmt &s) override {
-    for (Dat *d : SolveDiff::written(s))
+    for (Dat *d : solveWritten(s))
       dat(d);
     if (s.itersVar >= 0) {
       var(unsigned(s.itersVar));
@@ -891,9 +892,9 @@ std::vector<StmtPtr> Expansion::run() {
       dats.insert(s.b);
     }
     void visitSolve(const SolveStmt &s) override {
-      for (Dat *d : SolveDiff::inputs(s))
+      for (Dat *d : solveInputs(s))
         dats.insert(d);
-      for (Dat *d : SolveDiff::operatorReads(s))
+      for (Dat *d : solveOperatorReads(s))
         dats.insert(d);
     }
   } reads;

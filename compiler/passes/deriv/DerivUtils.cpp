@@ -3,7 +3,7 @@
 #include "passes/deriv/DerivUtils.h"
 
 #include "passes/kernels/Inline.h"
-#include "passes/deriv/SolveDiff.h"
+#include "passes/deriv/SolveFlow.h"
 
 #include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
@@ -132,7 +132,7 @@ std::set<Dat *> activeDats(const Body &body, std::set<Dat *> active,
         continue;
       }
       if (auto *v = dyn_cast<SolveStmt>(s)) {
-        for (Dat *d : SolveDiff::reached(*v, active))
+        for (Dat *d : solveReached(*v, active))
           grew |= active.insert(d).second;
         continue;
       }

@@ -39,7 +39,7 @@ const char *forbiddenWhat(const ir::Stmt &s);
 /// The dats the seeds reach in \p body: \p active, plus every float dat
 /// written by a loop that reads an active dat or an active host variable
 /// (\p vars), swapped with an active dat, or solved for from an active
-/// input (SolveDiff::reached); to a fixed point.
+/// input (solveReached, SolveFlow.h); to a fixed point.
 std::set<ir::Dat *> activeDats(const ir::Body &body, std::set<ir::Dat *> active,
                                const std::set<unsigned> &vars);
 /// A new dat shaped as \p primal (zero-initialised, isDerivative), added to

@@ -45,6 +45,8 @@
 // the exact solve and needs the factorisation the runtime already has.
 #include "passes/deriv/SolveDiff.h"
 
+#include "passes/deriv/SolveFlow.h"
+
 #include "ir/IRBuilder.h"
 #include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
@@ -62,64 +64,7 @@ namespace {
 
 enum Form { MulSub, ShiftCopy, AddInto, Negate };
 
-/// The dats the loops of \p f (and of the procs it calls) read.
-struct OperatorReads : IRVisitor {
-  std::set<const Function *> seen;
-  std::vector<Dat *> dats;
-  void visitParLoop(const ParLoopStmt &l) override {
-    for (const AccessDescriptor &a : l.args)
-      if (a.usesDat() && modeReads(a.mode))
-        dats.push_back(a.dat);
-    IRVisitor::visitParLoop(l);
-  }
-  void visitCall(const CallExpr &c) override {
-    IRVisitor::visitCall(c);
-    if (c.callee && c.callee->isHost() && seen.insert(c.callee).second)
-      visitBody(c.callee->body);
-  }
-};
-
 } // namespace
-
-std::vector<Dat *> SolveDiff::written(const SolveStmt &s) {
-  if (s.solver == SolverKind::CG)
-    return {s.dats[0], s.dats[1], s.dats[3]};
-  return {s.dats[3]};
-}
-
-std::vector<Dat *> SolveDiff::inputs(const SolveStmt &s) {
-  if (s.solver == SolverKind::CG)
-    return {s.dats[2]};
-  return s.dats;
-}
-
-bool SolveDiff::operatorActive(const SolveStmt &s,
-                               const std::set<Dat *> &active) {
-  for (Dat *d : operatorReads(s))
-    if (d != s.dats[0] && active.count(d))
-      return true;
-  return false;
-}
-
-std::vector<Dat *> SolveDiff::reached(const SolveStmt &s,
-                                      const std::set<Dat *> &active) {
-  // An operator with active coefficients: Ap carries their derivative.
-  if (operatorActive(s, active))
-    return {s.dats[3], s.dats[1]};
-  for (Dat *d : inputs(s))
-    if (active.count(d))
-      return {s.dats[3]};
-  return {};
-}
-
-std::vector<Dat *> SolveDiff::operatorReads(const SolveStmt &s) {
-  if (s.solver != SolverKind::CG || !s.op)
-    return {};
-  OperatorReads r;
-  r.seen.insert(s.op);
-  r.visitBody(s.op->body);
-  return r.dats;
-}
 
 bool SolveDiff::check(const SolveStmt &s, const std::set<Dat *> &active) {
   if (s.solver == SolverKind::Tridiagonal) {
@@ -134,7 +79,7 @@ bool SolveDiff::check(const SolveStmt &s, const std::set<Dat *> &active) {
       }
     return true;
   }
-  if (!operatorActive(s, active))
+  if (!solveOperatorActive(s, active))
     return true;
   // The operator is differentiated too: it must be differentiable.
   if (const Stmt *bad = firstForbidden(s.op->body)) {

@@ -39,20 +39,6 @@ public:
             std::string prefix)
       : program(p), ctx(ctx), fill(fill), prefix(std::move(prefix)) {}
 
-  /// The dats \p s overwrites: d of a tridiagonal solve; p, Ap and x of cg.
-  static std::vector<ir::Dat *> written(const ir::SolveStmt &s);
-  /// The dats whose values \p s uses: a, b, c, d; cg's b (x is only a
-  /// first guess, p and Ap work space).
-  static std::vector<ir::Dat *> inputs(const ir::SolveStmt &s);
-  /// The dats \p s makes active when \p active holds one of its inputs.
-  static std::vector<ir::Dat *> reached(const ir::SolveStmt &s,
-                                        const std::set<ir::Dat *> &active);
-
-  /// The dats cg's operator proc (and the procs it calls) reads.
-  static std::vector<ir::Dat *> operatorReads(const ir::SolveStmt &s);
-  /// Whether cg's operator reads an active dat other than p (A = A(k)).
-  static bool operatorActive(const ir::SolveStmt &s,
-                             const std::set<ir::Dat *> &active);
   /// Checks that \p s can be differentiated given the active dats (cg: an
   /// operator reading active dats must itself be differentiable); reports
   /// an error and returns false if not.
