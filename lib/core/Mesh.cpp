@@ -1,5 +1,5 @@
-// Mesh.cpp - Sets, maps, blocks and dats: creation, layout, fill, swap,
-// copy.
+// Mesh.cpp - Sets, maps, blocks and dats: creation, layout, swap, copy
+// (fill, on the runtime's threads, is exec/Fill.cpp).
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Device.h"
 #include "core/Dist.h"
@@ -7,8 +7,6 @@
 #include "core/Objects.h"
 #include "core/Renumber.h"
 #include "core/Runtime.h"
-#include "exec/CommAvoid.h"
-#include "exec/Pool.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -234,9 +232,27 @@ std::string copyMismatch(const opd_dat *dst, const opd_dat *src) {
 } // namespace
 } // namespace opdc::rt
 
+namespace opdc::rt {
+namespace {
+// opd_rt_halo_depth's sizes; the defaults when it is not called.
+int64_t wantLayers = 1, wantDepth = 2;
+} // namespace
+
+int64_t haloLayersWanted() { return wantLayers; }
+int64_t blockHaloDepthWanted() { return wantDepth; }
+} // namespace opdc::rt
+
 using namespace opdc::rt;
 
 extern "C" {
+
+void opd_rt_halo_depth(int64_t set_layers, int64_t block_depth) {
+  if (set_layers < 1 || block_depth < 0)
+    failf("internal error: halo of %lld layers, block depth %lld",
+          (long long)set_layers, (long long)block_depth);
+  wantLayers = set_layers;
+  wantDepth = std::max<int64_t>(2, block_depth);
+}
 
 opd_set *opd_set_create(const char *name, int64_t size) {
   name = nameOr(name, "<set>");
@@ -461,31 +477,6 @@ void *opd_dat_origin(opd_dat *dat, int64_t *strides) {
 void *opd_dat_data(opd_dat *dat) { return dat ? dat->data : nullptr; }
 
 int64_t opd_dat_stored_points(const opd_dat *dat) { return dat->elements; }
-
-void opd_dat_fill(opd_dat *dat, const void *elem) {
-  dist::settleExchanges();
-  const int64_t eb = dat->elementBytes();
-  char *p = static_cast<char *>(dat->data);
-  const int64_t n = dat->elements;
-  bool zero = true;
-  for (int64_t b = 0; b < eb; ++b)
-    zero = zero && static_cast<const char *>(elem)[b] == 0;
-  const int64_t chunks = (n + DirectChunkSize - 1) / DirectChunkSize;
-  // On the runtime's threads (exec/Pool.h), as loops run.
-  runTasks(chunks, double(n * eb) >= parallelBytes(), [&](int64_t c) {
-    int64_t begin = c * DirectChunkSize;
-    int64_t end = begin + DirectChunkSize < n ? begin + DirectChunkSize : n;
-    if (zero) {
-      std::memset(p + begin * eb, 0, std::size_t((end - begin) * eb));
-      return;
-    }
-    for (int64_t i = begin; i < end; ++i)
-      std::memcpy(p + i * eb, elem, std::size_t(eb));
-  });
-  // Every rank filled its halos with the same value.
-  dat->haloValid = INT64_MAX / 4;
-  dat->cornersValid = true;
-}
 
 void opd_dat_swap(opd_dat *a, opd_dat *b) {
   dist::settleExchanges();

@@ -68,7 +68,6 @@
 namespace opdc::rt {
 namespace {
 
-int64_t wantLayers = 1, wantDepth = 2;
 bool pending = false;
 int64_t pendingLo[3], pendingHi[3];
 
@@ -232,9 +231,6 @@ void evaluate(const Model &m, const dist::ChainGeometry &geo,
 
 } // namespace
 
-int64_t haloLayersWanted() { return wantLayers; }
-int64_t blockHaloDepthWanted() { return wantDepth; }
-
 bool takeExtension(int64_t *lo, int64_t *hi) {
   if (!pending) {
     std::fill(lo, lo + 3, 0);
@@ -338,14 +334,6 @@ std::string chainProfile() {
 using namespace opdc::rt;
 
 extern "C" {
-
-void opd_rt_halo_depth(int64_t set_layers, int64_t block_depth) {
-  if (set_layers < 1 || block_depth < 0)
-    failf("internal error: halo of %lld layers, block depth %lld",
-          (long long)set_layers, (long long)block_depth);
-  wantLayers = set_layers;
-  wantDepth = std::max<int64_t>(2, block_depth);
-}
 
 void opd_rt_cost_model(double latency_us, double network_gbs,
                        double memory_gbs) {
