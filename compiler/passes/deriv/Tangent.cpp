@@ -41,12 +41,12 @@
 // evaluation.
 #include "passes/deriv/Tangent.h"
 
-#include "passes/utils/BodyUtils.h"
 #include "passes/deriv/DerivUtils.h"
 #include "passes/deriv/ForwardDiff.h"
-#include "passes/kernels/Inline.h"
 #include "passes/deriv/MinMaxDiff.h"
 #include "passes/deriv/SolveDiff.h"
+#include "passes/kernels/Inline.h"
+#include "passes/utils/BodyUtils.h"
 
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
@@ -80,6 +80,12 @@ protected:
 
 private:
   std::vector<StmtPtr> expand(Function &caller, const TangentStmt &ts);
+  /// A solve and its tangent (SolveDiff.h), cg's operator differentiated
+  /// inline; false, with an error, when it cannot be differentiated.
+  bool tangentSolve(Function &caller, const TangentStmt &ts,
+                    const ir::SolveStmt &v, ForwardDiff &fd,
+                    const std::set<ir::Dat *> &active,
+                    std::vector<ir::StmtPtr> &o);
   /// Dats the seeds reach in \p body (see the file header).
   bool tangentLoop(const ParLoopStmt &l, ForwardDiff &fd, TangentSlots &slots,
                    const std::set<Dat *> &active, std::vector<StmtPtr> &out);
@@ -177,10 +183,41 @@ bool TangentBuilder::tangentLoop(const ParLoopStmt &l, ForwardDiff &fd,
   return true;
 }
 
+bool TangentBuilder::tangentSolve(Function &caller, const TangentStmt &ts,
+                                  const SolveStmt &v, ForwardDiff &fd,
+                                  const std::set<Dat *> &active,
+                                  std::vector<StmtPtr> &o) {
+  o.push_back(v.clone());
+  if (!solves.check(v, active)) {
+    ctx.diags.note(ts.range, "in the tangent requested here");
+    return false;
+  }
+  solves.tangent(
+      v, [&](Dat *d) { return active.count(d) ? tangentDat(d) : nullptr; },
+      [&](std::vector<StmtPtr> &oo) {
+        // cg's operator, inlined here and differentiated.
+        std::unique_ptr<Function> op =
+            procWithCallsInlined(program, *v.op, ctx);
+        Body ob = op->body.clone();
+        std::vector<unsigned> os(op->vars.size());
+        for (size_t i = 0; i < op->vars.size(); ++i)
+          os[i] =
+              caller.addVar(op->name + "." + op->vars[i].name, op->vars[i].type,
+                            op->vars[i].isMutable, op->vars[i].range);
+        remapSlots(ob, os);
+        replaceTailReturns(ob, -1);
+        for (const StmtPtr &x : ob.stmts)
+          fd.differentiate(*x, oo);
+      },
+      o);
+  return true;
+}
+
 std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
                                             const TangentStmt &ts) {
   std::vector<StmtPtr> out;
-  std::unique_ptr<Function> pcopy = procWithCallsInlined(program, *ts.proc, ctx);
+  std::unique_ptr<Function> pcopy =
+      procWithCallsInlined(program, *ts.proc, ctx);
   const Function &p = *pcopy;
   DiagnosticEngine &diags = ctx.diags;
   Body body = p.body.clone();
@@ -200,8 +237,8 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
   std::vector<unsigned> slots(p.vars.size());
   for (size_t v = 0; v < p.vars.size(); ++v) {
     const Var &var = p.vars[v];
-    slots[v] = caller.addVar(p.name + "." + var.name, var.type,
-                             var.isMutable, var.range);
+    slots[v] = caller.addVar(p.name + "." + var.name, var.type, var.isMutable,
+                             var.range);
   }
   remapSlots(body, slots);
   TangentSlots tslots;
@@ -209,9 +246,8 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
 
   // Parameters, then the tangents of the seeded ones.
   for (size_t i = 0; i < p.params.size(); ++i)
-    out.push_back(std::make_unique<DeclStmt>(slots[p.params[i]],
-                                             ts.args[i]->clone(),
-                                             ts.args[i]->range));
+    out.push_back(std::make_unique<DeclStmt>(
+        slots[p.params[i]], ts.args[i]->clone(), ts.args[i]->range));
   std::set<unsigned> activeVars;
   std::map<Dat *, Dat *> seeds;
   for (const DerivEntry &e : ts.entries) {
@@ -250,7 +286,7 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
   for (Dat *d : order) {
     auto s = seeds.find(d);
     out.push_back(fill.loop(s == seeds.end() ? nullptr : s->second,
-                           tangentDat(d), ts.range));
+                            tangentDat(d), ts.range));
   }
 
   Type resultType = p.returnType;
@@ -288,46 +324,20 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
       const auto &w = cast<SwapStmt>(s);
       o.push_back(s.clone());
       if (active.count(w.a))
-        o.push_back(std::make_unique<SwapStmt>(tangentDat(w.a),
-                                               tangentDat(w.b), w.range));
+        o.push_back(std::make_unique<SwapStmt>(tangentDat(w.a), tangentDat(w.b),
+                                               w.range));
       return true;
     }
-    case StmtKind::Solve: {
-      const auto &v = cast<SolveStmt>(s);
-      o.push_back(s.clone());
-      if (!solves.check(v, active)) {
-        ctx.diags.note(ts.range, "in the tangent requested here");
+    case StmtKind::Solve:
+      if (!tangentSolve(caller, ts, cast<SolveStmt>(s), fd, active, o))
         ok = false;
-        return true;
-      }
-      solves.tangent(
-          v,
-          [&](Dat *d) { return active.count(d) ? tangentDat(d) : nullptr; },
-          [&](std::vector<StmtPtr> &oo) {
-            // cg's operator, inlined here and differentiated.
-            std::unique_ptr<Function> op =
-                procWithCallsInlined(program, *v.op, ctx);
-            Body ob = op->body.clone();
-            std::vector<unsigned> os(op->vars.size());
-            for (size_t i = 0; i < op->vars.size(); ++i)
-              os[i] = caller.addVar(op->name + "." + op->vars[i].name,
-                                    op->vars[i].type, op->vars[i].isMutable,
-                                    op->vars[i].range);
-            remapSlots(ob, os);
-            replaceTailReturns(ob, -1);
-            for (const StmtPtr &x : ob.stmts)
-              fd.differentiate(*x, oo);
-          },
-          o);
       return true;
-    }
     case StmtKind::Return: {
       const auto &r = cast<ReturnStmt>(s);
       ExprPtr d = r.value ? fd.tangent(*r.value) : nullptr;
       o.push_back(std::make_unique<AssignStmt>(
           AssignOp::Set, std::make_unique<VarRefExpr>(result, resultType),
-          d ? std::move(d)
-            : std::make_unique<ConstantExpr>(zeroOf(resultType)),
+          d ? std::move(d) : std::make_unique<ConstantExpr>(zeroOf(resultType)),
           r.range));
       return true;
     }
@@ -341,8 +351,8 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
   for (StmtPtr &s : db.stmts)
     out.push_back(std::move(s));
   out.push_back(std::make_unique<DeclStmt>(
-      unsigned(ts.resultVar),
-      std::make_unique<VarRefExpr>(result, resultType), ts.range));
+      unsigned(ts.resultVar), std::make_unique<VarRefExpr>(result, resultType),
+      ts.range));
   reportRequest(ctx, PassName, ts.range, p.name, order.size());
   return out;
 }

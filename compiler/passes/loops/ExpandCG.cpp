@@ -71,6 +71,8 @@ std::string escapePercent(const std::string &s) {
   return out;
 }
 
+struct CGSolve;
+
 class CGExpander : public IRMutator {
 public:
   CGExpander(Program &p, PassContext &c) : program(p), ctx(c) {}
@@ -85,11 +87,13 @@ private:
 
   /// The kernel \p name, built by \p build on first use. Kernel parameters
   /// are f64 scalars; \p params lists (name, mode).
-  Function *kernel(const std::string &name,
-                   const std::vector<std::pair<const char *, AccessMode>> &params,
-                   void (*build)(Function &k, bool jacobi), bool jacobi);
+  Function *
+  kernel(const std::string &name,
+         const std::vector<std::pair<const char *, AccessMode>> &params,
+         void (*build)(Function &k, bool jacobi), bool jacobi);
   Dat *workDat(Dat *like);
   std::vector<StmtPtr> expand(SolveStmt &s);
+  friend struct CGSolve;
 };
 
 Function *CGExpander::kernel(
@@ -174,10 +178,10 @@ void buildInit(Function &k, bool jacobi) {
   put(k, B::assign(a(k, 2 + o), B::var(k, rv)));
   put(k, B::assign(a(k, 3 + o), B::var(k, z)));
   put(k, B::assign(a(k, 4 + o), mul(a(k, 0), a(k, 0)), AssignOp::Add));
-  put(k, B::assign(a(k, 5 + o), mul(B::var(k, rv), B::var(k, rv)),
-                   AssignOp::Add));
-  put(k, B::assign(a(k, 6 + o), mul(B::var(k, rv), B::var(k, z)),
-                   AssignOp::Add));
+  put(k,
+      B::assign(a(k, 5 + o), mul(B::var(k, rv), B::var(k, rv)), AssignOp::Add));
+  put(k,
+      B::assign(a(k, 6 + o), mul(B::var(k, rv), B::var(k, z)), AssignOp::Add));
 }
 
 // cg.dot(p, ap, s: sum): s += p ap
@@ -192,10 +196,10 @@ void buildUpdate(Function &k, bool jacobi) {
   unsigned rv = let(k, "rv", sub(a(k, 4 + o), mul(a(k, 0), a(k, 2))));
   unsigned z = jacobi ? let(k, "z", divide(B::var(k, rv), a(k, 3))) : rv;
   put(k, B::assign(a(k, 4 + o), B::var(k, rv)));
-  put(k, B::assign(a(k, 5 + o), mul(B::var(k, rv), B::var(k, rv)),
-                   AssignOp::Add));
-  put(k, B::assign(a(k, 6 + o), mul(B::var(k, rv), B::var(k, z)),
-                   AssignOp::Add));
+  put(k,
+      B::assign(a(k, 5 + o), mul(B::var(k, rv), B::var(k, rv)), AssignOp::Add));
+  put(k,
+      B::assign(a(k, 6 + o), mul(B::var(k, rv), B::var(k, z)), AssignOp::Add));
 }
 
 // cg.direction(beta, r, [d,] p: inout): p = z + beta p
@@ -205,54 +209,79 @@ void buildDirection(Function &k, bool jacobi) {
   put(k, B::assign(a(k, 2 + o), add(std::move(z), mul(a(k, 0), a(k, 2 + o)))));
 }
 
-std::vector<StmtPtr> CGExpander::expand(SolveStmt &s) {
-  Function &fn = *currentFunction;
-  SourceRange at = s.range;
-  Dat *p = s.dats[0], *ap = s.dats[1], *b = s.dats[2], *x = s.dats[3];
-  Dat *d = s.precond;
-  bool jacobi = d != nullptr;
-  Dat *r = workDat(x);
-  std::string loc =
-      escapePercent(ctx.diags.sources().describe(s.range.begin));
+/// One `solve cg` being expanded: its dats and the host variables the
+/// parts of the expansion share, and the helpers that build its loops.
+/// The parts run in order (start, iteration, warning), so the variables
+/// are added to the function in the order they appear.
+struct CGSolve {
+  CGSolve(CGExpander &e, Function &fn, SolveStmt &s, Dat *r, std::string loc)
+      : e(e), fn(fn), s(s), at(s.range), p(s.dats[0]), ap(s.dats[1]),
+        b(s.dats[2]), x(s.dats[3]), d(s.precond), r(r), jacobi(d != nullptr),
+        loc(std::move(loc)) {}
 
-  auto loopOver = [&](Function *k) {
+  /// tol, maxiter, the results, Ap = A x, r = b - Ap, p = z, the dots
+  /// and the first residual.
+  std::vector<StmtPtr> start();
+  /// One iteration: Ap = A p, alpha, x and r updated, the residual, beta
+  /// and the next direction.
+  Body iteration();
+  /// The warning when the iteration did not converge.
+  StmtPtr warning();
+
+  CGExpander &e;
+  Function &fn;
+  SolveStmt &s;
+  SourceRange at;
+  Dat *p, *ap, *b, *x, *d, *r;
+  bool jacobi;
+  std::string loc;
+  unsigned tol = 0, maxiter = 0, k = 0, res = 0, rz = 0, bnorm = 0;
+  int warnVar = -1; ///< `warn: E`'s variable, or -1
+
+  Function *kernel(const std::string &name,
+                   const std::vector<std::pair<const char *, AccessMode>> &ps,
+                   void (*build)(Function &k, bool jacobi), bool jacobi) {
+    return e.kernel(name, ps, build, jacobi);
+  }
+  std::unique_ptr<ParLoopStmt> loopOver(Function *kf) {
     std::unique_ptr<ParLoopStmt> l =
-        x->set ? B::loopOverSet(k, x->set, at) : B::loopOverBlock(k, x->block, {}, at);
+        x->set ? B::loopOverSet(kf, x->set, at)
+               : B::loopOverBlock(kf, x->block, {}, at);
     return l;
-  };
-  auto dat = [&](Dat *dd, AccessMode m) {
+  }
+  AccessDescriptor dat(Dat *dd, AccessMode m) {
     AccessDescriptor a = B::direct(dd, m);
     a.range = at;
     return a;
-  };
-  auto newVar = [&](const char *name, Type t, bool mut) {
+  }
+  unsigned newVar(const char *name, Type t, bool mut) {
     return fn.addVar(std::string("cg.") + name, t, mut, at);
-  };
-  auto var = [&](unsigned slot) { return B::var(fn, slot, at); };
-  auto sum = [&](unsigned slot) {
+  }
+  ExprPtr var(unsigned slot) { return B::var(fn, slot, at); }
+  AccessDescriptor sum(unsigned slot) {
     AccessDescriptor a = B::reduction(int(slot), F64, AccessMode::Sum);
     a.range = at;
     return a;
-  };
-  auto call = [&] { return B::eval(B::call(s.op, {}, at), at); };
-  auto sqrtOf = [&](ExprPtr e) {
-    return B::intrinsic(Intrinsic::Sqrt, exprs(std::move(e)), at);
-  };
+  }
+  StmtPtr call() { return B::eval(B::call(s.op, {}, at), at); }
+  ExprPtr sqrtOf(ExprPtr v) {
+    return B::intrinsic(Intrinsic::Sqrt, exprs(std::move(v)), at);
+  }
+};
 
+std::vector<StmtPtr> CGSolve::start() {
   std::vector<StmtPtr> out;
-  unsigned tol = newVar("tol", F64, false);
+  tol = newVar("tol", F64, false);
   out.push_back(B::decl(tol, std::move(s.tol), at));
-  unsigned maxiter = newVar("maxiter", I32, false);
+  maxiter = newVar("maxiter", I32, false);
   out.push_back(B::decl(maxiter, std::move(s.maxiter), at));
   // `warn: E`, evaluated once as tol and maxiter are.
-  int warnVar = -1;
   if (s.warn) {
     warnVar = int(newVar("warn", Type::scalarOf(ScalarKind::Bool), false));
     out.push_back(B::decl(unsigned(warnVar), std::move(s.warn), at));
   }
-  unsigned k = s.itersVar >= 0 ? unsigned(s.itersVar) : newVar("iters", I32, true);
-  unsigned res =
-      s.residualVar >= 0 ? unsigned(s.residualVar) : newVar("res", F64, true);
+  k = s.itersVar >= 0 ? unsigned(s.itersVar) : newVar("iters", I32, true);
+  res = s.residualVar >= 0 ? unsigned(s.residualVar) : newVar("res", F64, true);
   fn.vars[k].isMutable = fn.vars[res].isMutable = true;
   if (s.resultsAssigned) {
     out.push_back(B::assign(var(k), B::i32(0), AssignOp::Set, at));
@@ -264,16 +293,16 @@ std::vector<StmtPtr> CGExpander::expand(SolveStmt &s) {
 
   // Ap = A x through p, then r = b - Ap, p = z and the three dots.
   {
-    auto l = loopOver(kernel("cg.copy", {{"src", AccessMode::Read},
-                                         {"dst", AccessMode::Write}},
-                             buildCopy, false));
+    auto l = loopOver(kernel(
+        "cg.copy", {{"src", AccessMode::Read}, {"dst", AccessMode::Write}},
+        buildCopy, false));
     l->args.push_back(dat(x, AccessMode::Read));
     l->args.push_back(dat(p, AccessMode::Write));
     out.push_back(std::move(l));
   }
   out.push_back(call());
-  unsigned bb = newVar("bb", F64, true), rr = newVar("rr", F64, true),
-           rz = newVar("rz", F64, true);
+  unsigned bb = newVar("bb", F64, true), rr = newVar("rr", F64, true);
+  rz = newVar("rz", F64, true);
   for (unsigned v : {bb, rr, rz})
     out.push_back(B::decl(v, B::f64(0), at));
   {
@@ -300,7 +329,7 @@ std::vector<StmtPtr> CGExpander::expand(SolveStmt &s) {
     l->args.push_back(sum(rz));
     out.push_back(std::move(l));
   }
-  unsigned bnorm = newVar("bnorm", F64, false);
+  bnorm = newVar("bnorm", F64, false);
   out.push_back(B::decl(
       bnorm,
       B::intrinsic(Intrinsic::Select,
@@ -310,16 +339,19 @@ std::vector<StmtPtr> CGExpander::expand(SolveStmt &s) {
       at));
   out.push_back(B::assign(var(res), divide(sqrtOf(var(rr)), var(bnorm)),
                           AssignOp::Set, at));
+  return out;
+}
 
-  // The iteration.
+Body CGSolve::iteration() {
   Body body;
   body.stmts.push_back(call());
   unsigned pap = newVar("pap", F64, true);
   body.stmts.push_back(B::decl(pap, B::f64(0), at));
   {
-    auto l = loopOver(kernel("cg.dot", {{"p", AccessMode::Read},
-                                        {"ap", AccessMode::Read},
-                                        {"s", AccessMode::Sum}},
+    auto l = loopOver(kernel("cg.dot",
+                             {{"p", AccessMode::Read},
+                              {"ap", AccessMode::Read},
+                              {"s", AccessMode::Sum}},
                              buildDot, false));
     l->args.push_back(dat(p, AccessMode::Read));
     l->args.push_back(dat(ap, AccessMode::Read));
@@ -371,8 +403,7 @@ std::vector<StmtPtr> CGExpander::expand(SolveStmt &s) {
     l->args.push_back(sum(rz1));
     body.stmts.push_back(std::move(l));
   }
-  body.stmts.push_back(
-      B::assign(var(k), B::i32(1), AssignOp::Add, at));
+  body.stmts.push_back(B::assign(var(k), B::i32(1), AssignOp::Add, at));
   body.stmts.push_back(B::assign(var(res), divide(sqrtOf(var(rr1)), var(bnorm)),
                                  AssignOp::Set, at));
   unsigned beta = newVar("beta", F64, false);
@@ -393,11 +424,10 @@ std::vector<StmtPtr> CGExpander::expand(SolveStmt &s) {
     l->args.push_back(dat(p, AccessMode::ReadWrite));
     body.stmts.push_back(std::move(l));
   }
-  out.push_back(B::whileLoop(
-      B::binary(BinaryOp::And, B::binary(BinaryOp::Gt, var(res), var(tol), at),
-                B::binary(BinaryOp::Lt, var(k), var(maxiter), at), at),
-      std::move(body), at));
+  return body;
+}
 
+StmtPtr CGSolve::warning() {
   // Not converged: a warning (the results say by how much).
   Body warn;
   warn.stmts.push_back(std::make_unique<PrintStmt>(
@@ -411,7 +441,21 @@ std::vector<StmtPtr> CGExpander::expand(SolveStmt &s) {
   if (warnVar >= 0)
     notConverged = B::binary(BinaryOp::And, std::move(notConverged),
                              var(unsigned(warnVar)), at);
-  out.push_back(B::ifThen(std::move(notConverged), std::move(warn), {}, at));
+  return B::ifThen(std::move(notConverged), std::move(warn), {}, at);
+}
+
+std::vector<StmtPtr> CGExpander::expand(SolveStmt &s) {
+  CGSolve c(*this, *currentFunction, s, workDat(s.dats[3]),
+            escapePercent(ctx.diags.sources().describe(s.range.begin)));
+  std::vector<StmtPtr> out = c.start();
+  Body body = c.iteration();
+  SourceRange at = c.at;
+  out.push_back(B::whileLoop(
+      B::binary(BinaryOp::And,
+                B::binary(BinaryOp::Gt, c.var(c.res), c.var(c.tol), at),
+                B::binary(BinaryOp::Lt, c.var(c.k), c.var(c.maxiter), at), at),
+      std::move(body), at));
+  out.push_back(c.warning());
   return out;
 }
 
