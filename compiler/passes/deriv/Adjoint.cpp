@@ -65,13 +65,13 @@
 #include "passes/deriv/Adjoint.h"
 #include "passes/deriv/AdjointImpl.h"
 
-#include "passes/utils/BodyUtils.h"
 #include "passes/deriv/DerivUtils.h"
-#include "passes/deriv/MinMaxDiff.h"
 #include "passes/deriv/ForwardDiff.h"
+#include "passes/deriv/MinMaxDiff.h"
 #include "passes/deriv/ReverseDiff.h"
 #include "passes/deriv/SolveDiff.h"
 #include "passes/deriv/SolveFlow.h"
+#include "passes/utils/BodyUtils.h"
 
 #include "ir/AccessRules.h"
 #include "ir/IRMutator.h"
@@ -94,8 +94,8 @@ std::vector<StmtPtr> AdjointBuilder::expand(Function &caller,
 
 bool Expansion::check(const Body &body) {
   if (const Stmt *bad = firstForbidden(body)) {
-    error(req.range, "cannot build the adjoint of proc '" + p.name + "': " +
-                         forbiddenWhat(*bad));
+    error(req.range, "cannot build the adjoint of proc '" + p.name +
+                         "': " + forbiddenWhat(*bad));
     b.ctx.diags.note(bad->range, "here");
     return false;
   }
@@ -127,8 +127,8 @@ Body Expansion::plain(const Body &in) {
     case StmtKind::Decl: {
       const auto &d = cast<DeclStmt>(*s);
       out.stmts.push_back(std::make_unique<AssignStmt>(
-          AssignOp::Set, ref(d.slot, caller.vars[d.slot].type),
-          d.init->clone(), d.range));
+          AssignOp::Set, ref(d.slot, caller.vars[d.slot].type), d.init->clone(),
+          d.range));
       break;
     }
     case StmtKind::If: {
@@ -176,7 +176,8 @@ std::vector<StmtPtr> Expansion::run() {
   std::vector<unsigned> slots(p.vars.size());
   for (size_t v = 0; v < p.vars.size(); ++v) {
     const Var &var = p.vars[v];
-    slots[v] = caller.addVar(p.name + "." + var.name, var.type, true, var.range);
+    slots[v] =
+        caller.addVar(p.name + "." + var.name, var.type, true, var.range);
   }
   remapSlots(body, slots);
   // Break and continue become flags the reverse sweep can replay.
@@ -287,9 +288,9 @@ std::vector<StmtPtr> Expansion::run() {
       zeroed.push_back(d.get());
   for (Dat *d : zeroed)
     out.push_back(b.fill.loop(nullptr, adjointDat(d), req.range, true));
-  out.push_back(assign(AssignOp::Set, ref(rd.adjointSlot(result), rt),
-                       std::make_unique<ConstantExpr>(
-                           ConstValue::ofFloat(rt.scalar, 1.0))));
+  out.push_back(assign(
+      AssignOp::Set, ref(rd.adjointSlot(result), rt),
+      std::make_unique<ConstantExpr>(ConstValue::ofFloat(rt.scalar, 1.0))));
   for (StmtPtr &s : rev.stmts)
     out.push_back(std::move(s));
   // P's final state back: the storage exchanged, not copied (the aside

@@ -66,8 +66,8 @@
 #include "passes/deriv/AdjointZeros.h"
 #include "passes/deriv/AdjointZerosImpl.h"
 
-#include "passes/utils/BodyUtils.h"
 #include "passes/deriv/DerivUtils.h"
+#include "passes/utils/BodyUtils.h"
 
 #include "ir/IRBuilder.h"
 #include "ir/IRPrinter.h"
@@ -246,8 +246,8 @@ Fate fateAlong(const Body &b, size_t from, size_t to, Dat *&cur,
       continue;
     }
     if (isa<ForStmt>(s) || isa<WhileStmt>(s)) {
-      const Body &body = isa<ForStmt>(s) ? cast<ForStmt>(s).body
-                                         : cast<WhileStmt>(s).body;
+      const Body &body =
+          isa<ForStmt>(s) ? cast<ForStmt>(s).body : cast<WhileStmt>(s).body;
       if (mentions(s, cur) || jumps(body))
         return Fate::Live; // not followed
       continue;
@@ -343,9 +343,8 @@ private:
   /// (\p c when a checkpoint reverse) when they all qualify alike.
   bool rewrite(Body &b, size_t at, const std::vector<Body *> &steps,
                const CheckpointStmt *c) {
-    if (steps.empty() ||
-        std::any_of(steps.begin(), steps.end(),
-                    [](const Body *s) { return jumps(*s); }))
+    if (steps.empty() || std::any_of(steps.begin(), steps.end(),
+                                     [](const Body *s) { return jumps(*s); }))
       return false;
     std::vector<Plan> plans;
     for (Body *s : steps) {
@@ -373,9 +372,9 @@ private:
       for (const Dat *d : {first.x, first.y}) {
         bool inState =
             std::find(c->dats.begin(), c->dats.end(), d) != c->dats.end();
-        bool inRerun = std::any_of(
-            c->body.stmts.begin(), c->body.stmts.end(),
-            [&](const StmtPtr &s) { return s && mentions(*s, d); });
+        bool inRerun =
+            std::any_of(c->body.stmts.begin(), c->body.stmts.end(),
+                        [&](const StmtPtr &s) { return s && mentions(*s, d); });
         if (inState || inRerun)
           return false;
       }
@@ -398,8 +397,7 @@ private:
     else
       ctx.stats.add(PassName, "dead-zeros",
                     "zero loops after a time loop not made (never read)");
-    ctx.stats.add(PassName, "assigned",
-                  "adjoint increments made assignments");
+    ctx.stats.add(PassName, "assigned", "adjoint increments made assignments");
     return true;
   }
 
@@ -454,8 +452,7 @@ private:
       for (StmtPtr &s : c->body.stmts)
         if (usesParam(*s, p)) {
           auto &a = cast<AssignStmt>(*s);
-          BinaryOp op =
-              a.op == AssignOp::Sub ? BinaryOp::Sub : BinaryOp::Add;
+          BinaryOp op = a.op == AssignOp::Sub ? BinaryOp::Sub : BinaryOp::Add;
           Type t = a.value->type;
           a.value = std::make_unique<BinaryExpr>(
               op, std::make_unique<ConstantExpr>(zeroOf(t)),

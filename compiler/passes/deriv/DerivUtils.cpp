@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "passes/deriv/DerivUtils.h"
 
-#include "passes/kernels/Inline.h"
 #include "passes/deriv/SolveFlow.h"
+#include "passes/kernels/Inline.h"
 
 #include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
@@ -21,18 +21,16 @@ using llvm::dyn_cast;
 
 void reportRequest(PassContext &ctx, const char *pass, SourceRange at,
                    const std::string &proc, size_t dats) {
-  ctx.stats.add(pass, "requests",
-                std::string(pass) + " requests expanded");
+  ctx.stats.add(pass, "requests", std::string(pass) + " requests expanded");
   ctx.diags.remark(at,
-                   std::string(pass) + " of '" + proc + "' built: " +
-                       std::to_string(dats) + " " + pass + " dat" +
-                       (dats == 1 ? "" : "s"),
+                   std::string(pass) + " of '" + proc +
+                       "' built: " + std::to_string(dats) + " " + pass +
+                       " dat" + (dats == 1 ? "" : "s"),
                    pass);
 }
 
-std::unique_ptr<Function> procWithCallsInlined(Program &program,
-                                               const Function &proc,
-                                               PassContext &ctx) {
+std::unique_ptr<Function>
+procWithCallsInlined(Program &program, const Function &proc, PassContext &ctx) {
   std::unique_ptr<Function> copy = proc.clone();
   inlineProcCallsIn(program, *copy, ctx);
   return copy;
@@ -174,8 +172,8 @@ Dat *makeDerivativeDat(Program &program, Dat &primal, std::string name) {
 }
 
 Function *FillLoops::kernel(Type elem, bool copy) {
-  std::string name = prefix + (copy ? "_copy_" : "_zero_") +
-                     scalarName(elem.scalar);
+  std::string name =
+      prefix + (copy ? "_copy_" : "_zero_") + scalarName(elem.scalar);
   if (elem.isArray())
     name += "x" + std::to_string(elem.dim());
   Function *&k = kernels[name];

@@ -24,9 +24,9 @@ void reportRequest(PassContext &ctx, const char *pass, SourceRange at,
                    const std::string &proc, size_t dats);
 /// A copy of \p proc (not added to \p program) with the fn and proc calls
 /// of its host code inlined: the derivative follows the procs it calls.
-std::unique_ptr<ir::Function>
-procWithCallsInlined(ir::Program &program, const ir::Function &proc,
-                     PassContext &ctx);
+std::unique_ptr<ir::Function> procWithCallsInlined(ir::Program &program,
+                                                   const ir::Function &proc,
+                                                   PassContext &ctx);
 /// The procs, then main: where derivative requests can be.
 std::vector<ir::Function *> hostFunctions(const ir::Program &program);
 /// True when \p e reads one of \p slots.

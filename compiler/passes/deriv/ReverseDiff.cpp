@@ -14,9 +14,9 @@
 #include "passes/deriv/ReverseDiff.h"
 #include "passes/deriv/ReverseDiffBuild.h"
 
-#include "passes/utils/BodyUtils.h"
 #include "passes/deriv/ForwardDiff.h"
 #include "passes/kernels/Inline.h"
+#include "passes/utils/BodyUtils.h"
 
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
@@ -163,10 +163,10 @@ void ReverseDiff::accumulate(const Expr &e, ExprPtr seed,
   case ExprKind::Cast: {
     const auto &c = cast<CastExpr>(e);
     if (isFloatType(c.operand->type))
-      accumulate(*c.operand,
-                 std::make_unique<CastExpr>(c.operand->type.scalar,
-                                            std::move(seed)),
-                 out);
+      accumulate(
+          *c.operand,
+          std::make_unique<CastExpr>(c.operand->type.scalar, std::move(seed)),
+          out);
     return;
   }
   case ExprKind::Index: {
@@ -196,9 +196,7 @@ void ReverseDiff::accumulate(const Expr &e, ExprPtr seed,
         continue;
       ExprPtr d = intrinsicDerivative(
           in,
-          [&](size_t j) -> ExprPtr {
-            return j == i ? seed->clone() : nullptr;
-          },
+          [&](size_t j) -> ExprPtr { return j == i ? seed->clone() : nullptr; },
           diags, failed);
       if (d)
         accumulate(*in.args[i], std::move(d), out);
@@ -237,12 +235,12 @@ void ReverseDiff::accumulateElem(const Expr &base, const Expr &idx,
     seed = bind(std::move(seed), out);
     for (size_t i = 0; i < a.elements.size(); ++i) {
       ExprPtr chosen = bin(BinaryOp::Eq, idx.clone(),
-                           std::make_unique<ConstantExpr>(ConstValue::ofInt(
-                               idx.type.scalar, int64_t(i))));
-      accumulate(*a.elements[i],
-                 select(std::move(chosen), seed->clone(),
-                        zero(a.elements[i]->type)),
-                 out);
+                           std::make_unique<ConstantExpr>(
+                               ConstValue::ofInt(idx.type.scalar, int64_t(i))));
+      accumulate(
+          *a.elements[i],
+          select(std::move(chosen), seed->clone(), zero(a.elements[i]->type)),
+          out);
     }
     return;
   }
@@ -267,7 +265,8 @@ void ReverseDiff::accumulateElem(const Expr &base, const Expr &idx,
   failed = true;
 }
 
-void ReverseDiff::assignAdjoint(const AssignStmt &s, std::vector<StmtPtr> &out) {
+void ReverseDiff::assignAdjoint(const AssignStmt &s,
+                                std::vector<StmtPtr> &out) {
   if (!isFloatType(s.target->type))
     return;
   ExprPtr adj = adjointOf(*s.target);

@@ -73,8 +73,7 @@ bool SolveDiff::check(const SolveStmt &s, const std::set<Dat *> &active) {
         ctx.diags.error(s.range, "cannot differentiate this tridiagonal "
                                  "solve: its dats mix " +
                                      std::string(scalarName(d->scalar())) +
-                                     " and " +
-                                     scalarName(s.dats[3]->scalar()));
+                                     " and " + scalarName(s.dats[3]->scalar()));
         return false;
       }
     return true;
@@ -85,7 +84,8 @@ bool SolveDiff::check(const SolveStmt &s, const std::set<Dat *> &active) {
   if (const Stmt *bad = firstForbidden(s.op->body)) {
     ctx.diags.error(s.range, "cannot differentiate this cg solve: its "
                              "operator '" +
-                                 s.op->name + "' reads dats the derivative "
+                                 s.op->name +
+                                 "' reads dats the derivative "
                                  "depends on, and " +
                                  forbiddenWhat(*bad));
     ctx.diags.note(bad->range, "here");
@@ -123,10 +123,9 @@ Function *SolveDiff::kernel(const std::string &base, ScalarKind t,
     B::addKernelParam(*f, "x", AccessMode::Read, st, at);
     B::addKernelParam(*f, "y", AccessMode::ReadWrite, st);
     f->body.stmts.push_back(B::assign(
-        B::arg(*f, 2),
-        B::binary(BinaryOp::Sub, B::arg(*f, 2),
-                  B::binary(BinaryOp::Mul, B::arg(*f, 0),
-                            B::arg(*f, 1, offset)))));
+        B::arg(*f, 2), B::binary(BinaryOp::Sub, B::arg(*f, 2),
+                                 B::binary(BinaryOp::Mul, B::arg(*f, 0),
+                                           B::arg(*f, 1, offset)))));
     break;
   case ShiftCopy: // x @ offset, y: out -- y = x(offset)
     B::addKernelParam(*f, "x", AccessMode::Read, st, at);
@@ -207,7 +206,8 @@ void SolveDiff::mulSub(const SolveStmt &s, Dat *c, Dat *x, int shift, Dat *y,
   Function *k = kernel("tri_msub", y->scalar(), off, MulSub);
   auto l = B::loopOverBlock(k, s.block, rowsWithNeighbour(s, shift), s.range);
   l->args.push_back(B::direct(c, AccessMode::Read));
-  l->args.push_back(B::stencil(x, k->kernelParams[1].stencil, AccessMode::Read));
+  l->args.push_back(
+      B::stencil(x, k->kernelParams[1].stencil, AccessMode::Read));
   l->args.push_back(B::direct(y, AccessMode::ReadWrite));
   for (AccessDescriptor &a : l->args)
     a.range = s.range;
@@ -220,7 +220,8 @@ void SolveDiff::shiftCopy(const SolveStmt &s, Dat *x, int shift, Dat *y,
   off[s.along] = shift;
   Function *k = kernel("tri_shift", y->scalar(), off, ShiftCopy);
   auto l = B::loopOverBlock(k, s.block, rowsWithNeighbour(s, shift), s.range);
-  l->args.push_back(B::stencil(x, k->kernelParams[0].stencil, AccessMode::Read));
+  l->args.push_back(
+      B::stencil(x, k->kernelParams[0].stencil, AccessMode::Read));
   l->args.push_back(B::direct(y, AccessMode::Write));
   for (AccessDescriptor &a : l->args)
     a.range = s.range;
@@ -276,7 +277,6 @@ void SolveDiff::direct(const SolveStmt &s, const char *name, int form, Dat *x,
     a.range = s.range;
   out.push_back(std::move(l));
 }
-
 
 void SolveDiff::tangent(const SolveStmt &s, const DerivOf &tangentOf,
                         const Emit &opTangent, std::vector<StmtPtr> &out) {

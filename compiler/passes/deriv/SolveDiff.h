@@ -12,8 +12,8 @@
 #ifndef OPDC_PASSES_DERIV_SOLVEDIFF_H
 #define OPDC_PASSES_DERIV_SOLVEDIFF_H
 
-#include "passes/deriv/DerivUtils.h"
 #include "passes/Pass.h"
+#include "passes/deriv/DerivUtils.h"
 
 #include "ir/IR.h"
 
