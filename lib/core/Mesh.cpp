@@ -190,8 +190,8 @@ bool padRows() {
 int64_t paddedRow(int64_t n, int64_t elementBytes) {
   if (!padRows())
     return n;
-  const int64_t unit = int64_t(Alignment) /
-                       std::gcd(elementBytes, int64_t(Alignment));
+  const int64_t unit =
+      int64_t(Alignment) / std::gcd(elementBytes, int64_t(Alignment));
   const int64_t padded = (n + unit - 1) / unit * unit;
   return (padded - n) * 8 <= n ? padded : n;
 }
@@ -290,8 +290,7 @@ opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
     failf("map '%s': maps must be created before the first loop when the "
           "program runs on several ranks",
           name);
-  if (setsRenumbered() &&
-      (!from->globalIds.empty() || !to->globalIds.empty()))
+  if (setsRenumbered() && (!from->globalIds.empty() || !to->globalIds.empty()))
     failf("map '%s': maps must be created before the first loop when the "
           "sets are renumbered (--renumber); run with --renumber=none",
           name);
@@ -326,8 +325,7 @@ const int32_t *opd_map_values(opd_map *map) {
     const int64_t n = map->from->size * map->arity;
     map->values.resize(std::size_t(n));
     for (int64_t k = 0; k < n; ++k)
-      map->values[std::size_t(k)] =
-          int32_t(ids[std::size_t(map->data[k])]);
+      map->values[std::size_t(k)] = int32_t(ids[std::size_t(map->data[k])]);
     map->valuesVersion = map->version;
   }
   return map->values.data();
@@ -429,14 +427,13 @@ opd_dat *opd_block_dat_create(const char *name, opd_block *block,
   // point (with the padded rows, a multiple of 64 bytes apart, every row's
   // first interior point is then 64-byte aligned).
   const int64_t aligned = std::max(d->base[0], d->ownFirst[0]) - d->first[0];
-  const int64_t lead =
-      padRows() ? (int64_t(Alignment) -
-                   aligned * d->elementBytes() % int64_t(Alignment)) %
-                      int64_t(Alignment)
-                : 0;
-  d->data = static_cast<char *>(
-                allocZeroed(std::size_t(lead + points * d->elementBytes()),
-                            what.c_str())) +
+  const int64_t lead = padRows()
+                           ? (int64_t(Alignment) - aligned * d->elementBytes() %
+                                                       int64_t(Alignment)) %
+                                 int64_t(Alignment)
+                           : 0;
+  d->data = static_cast<char *>(allocZeroed(
+                std::size_t(lead + points * d->elementBytes()), what.c_str())) +
             lead;
   return d;
 }

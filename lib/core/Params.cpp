@@ -5,9 +5,9 @@
 // The command line that uses them (opd_rt_init) is exec/Init.cpp: it also
 // sets options of exec/ (plans, --check-fp, checkpoints), and core/, the
 // runtime's ground floor, includes nothing of exec/.
+#include "core/Params.h"
 #include "core/Dist.h"
 #include "core/Format.h"
-#include "core/Params.h"
 #include "core/Renumber.h"
 #include "core/Runtime.h"
 #include "opd_rt.h"
@@ -37,8 +37,8 @@ std::string deckWhere;
 [[noreturn]] void badValue(const std::string &option, const char *value,
                            const char *expected) {
   if (!deckWhere.empty())
-    failf("%s: invalid value '%s' for key '%s': expected %s",
-          deckWhere.c_str(), value, option.c_str(), expected);
+    failf("%s: invalid value '%s' for key '%s': expected %s", deckWhere.c_str(),
+          value, option.c_str(), expected);
   failf("invalid value '%s' for option '--%s': expected %s", value,
         option.c_str(), expected);
 }

@@ -32,8 +32,8 @@ namespace {
 void appendRow(std::string &out, int width, const ProfileRow &r, int ranks) {
   double avgMs = r.calls > 0 ? r.seconds * 1e3 / double(r.calls) : 0.0;
   double gbs = r.seconds > 0 ? r.bytes / r.seconds * 1e-9 : 0.0;
-  appendf(out, "%-*s %10" PRId64 " %12.6f %12.4f %10.2f", width,
-          r.name.c_str(), r.calls, r.seconds, avgMs, gbs);
+  appendf(out, "%-*s %10" PRId64 " %12.6f %12.4f %10.2f", width, r.name.c_str(),
+          r.calls, r.seconds, avgMs, gbs);
   if (ranks > 1) {
     double kernelGbs =
         r.kernelSeconds > 0 ? r.bytes / r.kernelSeconds * 1e-9 : 0.0;
