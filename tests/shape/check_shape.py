@@ -212,9 +212,6 @@ def functions(code):
             line += 1
     line_of[len(code)] = line
     for i, c in enumerate(code):
-        if c in ";{}" and not stack or (stack and stack[-1][0] == "container"
-                                        and c in ";{}"):
-            pass
         if c == "{":
             header = code[header_start:i]
             in_scope = not stack or stack[-1][0] == "container"
