@@ -63,7 +63,6 @@ NOT_YET_SPLIT = {
     "compiler/ir/IRPrinterStmts.cpp",        # Printer::stmt: 225 lines
     "compiler/ir/VerifierExprs.cpp",         # Verifier::check: 204 lines
     "compiler/ir/VerifierStmts.cpp",         # Verifier::checkStmt: 246
-    "compiler/lower/LowerStmts.cpp",         # Lowerer::lowerStmt: 190
     "lib/exec/Adjoint.cpp",                  # 1826 lines
     "lib/mpi/Structured.cpp",                # 810 lines
     "lib/solvers/TridiagonalSplit.cpp",      # 813 lines
