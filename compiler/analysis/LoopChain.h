@@ -14,7 +14,7 @@
 // For every dat the chain touches, the analysis lists each access, in loop
 // and argument order: which loop, its mode, and how it reaches the dat
 // (directly, through which map and index, or through which stencil and its
-// first off-centre point). This is what loop fusion (passes/Fuse.cpp) and
+// first off-centre point). This is what loop fusion (passes/loops/Fuse.cpp) and
 // communication avoidance ask: who writes a dat and who reads it after, at
 // the element itself or elsewhere.
 #ifndef OPDC_ANALYSIS_LOOPCHAIN_H
@@ -196,7 +196,7 @@ int64_t setWriteValid(ArgKind kind, int64_t layers);
 ChainSetLayers chainSetHaloLayers(const LoopChain &chain);
 
 /// Communication avoidance's plan for a chain of loops over one block
-/// (passes/CommAvoid.cpp), per rank boundary rather than per range: how
+/// (passes/loops/CommAvoid.cpp), per rank boundary rather than per range: how
 /// many points beyond a rank's part each loop runs (one depth for every
 /// dimension and side), and how deep each dat the chain reads is needed
 /// beyond the part. Backward: the last loop runs over the rank's points; a

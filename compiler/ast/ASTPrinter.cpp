@@ -54,7 +54,6 @@ using llvm::isa;
 
 namespace {
 
-
 std::string joinInts(const std::vector<int64_t> &v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i)
@@ -184,6 +183,48 @@ private:
   // Declarations
   //===------------------------------------------------------------------===//
 
+  void stencilDecl(const StencilDecl &s) {
+    os << "stencil " << s.name;
+    if (!s.offsets.empty()) {
+      os << " [";
+      for (size_t i = 0; i < s.offsets.size(); ++i)
+        os << (i ? ", " : "") << "(" << joinInts(s.offsets[i]) << ")";
+      os << "]";
+    }
+    loc(s.range);
+    Indent in(*this);
+    for (const StencilDecl::Point &p : s.points) {
+      line();
+      os << "point\n";
+      Indent in2(*this);
+      for (const ExprPtr &e : p.offsets)
+        expr(e.get());
+    }
+  }
+
+  /// A fn or a proc: its signature, parameters and body.
+  void callableDecl(const Decl &d) {
+    bool isFn = d.kind == DeclKind::Fn;
+    auto &params =
+        isFn ? llvm::cast<FnDecl>(d).params : llvm::cast<ProcDecl>(d).params;
+    auto &ret = isFn ? llvm::cast<FnDecl>(d).returnType
+                     : llvm::cast<ProcDecl>(d).returnType;
+    const Block *body = isFn ? llvm::cast<FnDecl>(d).body.get()
+                             : llvm::cast<ProcDecl>(d).body.get();
+    os << (isFn ? "fn " : "proc ") << d.name;
+    if (ret)
+      os << " -> " << typeStr(*ret);
+    loc(d.range);
+    Indent in(*this);
+    for (auto &p : params) {
+      line();
+      os << "param " << p->name << ": "
+         << (p->declaredType ? typeStr(*p->declaredType) : "?");
+      loc(p->range);
+    }
+    block(body);
+  }
+
   void decl(const Decl &d) {
     line();
     switch (d.kind) {
@@ -255,26 +296,9 @@ private:
       expr(b.dimsExpr.get(), "dims");
       return;
     }
-    case DeclKind::Stencil: {
-      auto &s = llvm::cast<StencilDecl>(d);
-      os << "stencil " << s.name;
-      if (!s.offsets.empty()) {
-        os << " [";
-        for (size_t i = 0; i < s.offsets.size(); ++i)
-          os << (i ? ", " : "") << "(" << joinInts(s.offsets[i]) << ")";
-        os << "]";
-      }
-      loc(d.range);
-      Indent in(*this);
-      for (const StencilDecl::Point &p : s.points) {
-        line();
-        os << "point\n";
-        Indent in2(*this);
-        for (const ExprPtr &e : p.offsets)
-          expr(e.get());
-      }
+    case DeclKind::Stencil:
+      stencilDecl(llvm::cast<StencilDecl>(d));
       return;
-    }
     case DeclKind::Kernel: {
       auto &k = llvm::cast<KernelDecl>(d);
       os << "kernel " << k.name;
@@ -295,28 +319,9 @@ private:
       return;
     }
     case DeclKind::Fn:
-    case DeclKind::Proc: {
-      bool isFn = d.kind == DeclKind::Fn;
-      auto &params =
-          isFn ? llvm::cast<FnDecl>(d).params : llvm::cast<ProcDecl>(d).params;
-      auto &ret = isFn ? llvm::cast<FnDecl>(d).returnType
-                       : llvm::cast<ProcDecl>(d).returnType;
-      const Block *body = isFn ? llvm::cast<FnDecl>(d).body.get()
-                               : llvm::cast<ProcDecl>(d).body.get();
-      os << (isFn ? "fn " : "proc ") << d.name;
-      if (ret)
-        os << " -> " << typeStr(*ret);
-      loc(d.range);
-      Indent in(*this);
-      for (auto &p : params) {
-        line();
-        os << "param " << p->name << ": "
-           << (p->declaredType ? typeStr(*p->declaredType) : "?");
-        loc(p->range);
-      }
-      block(body);
+    case DeclKind::Proc:
+      callableDecl(d);
       return;
-    }
     case DeclKind::Main: {
       os << "main";
       loc(d.range);

@@ -10,8 +10,9 @@
 
 namespace opdc {
 
-const char *helpText() {
-  return R"(usage: opdc [options] FILE.opd
+namespace {
+// --help: data, not code (man/opdc.1 holds every flag too).
+constexpr const char HelpText[] = R"(usage: opdc [options] FILE.opd
        opdc build [options] FILE.opd [-o PROGRAM]
        opdc run [options] FILE.opd [-- PROGRAM-ARGUMENTS]
        opdc link FILE.o... -o PROGRAM
@@ -160,7 +161,9 @@ Exit status: 0 success, 1 errors in the program, 2 bad command line,
 70 internal compiler error; a build that fails (link, runtime, output) exits
 1, and 'opdc run' exits with the program's status. See man opdc(1), opd(5).
 )";
-}
+} // namespace
+
+const char *helpText() { return HelpText; }
 
 namespace {
 std::string knownPassNames() {
@@ -291,6 +294,227 @@ bool checkTargetOptions(const DriverOptions &o, std::string &error) {
   return true;
 }
 
+/// The pass pipeline's options and remarks (-Rpass, -f[no-]fuse, ...,
+/// --passes, --print-after, --stats). Returns 1 when \p a was one of
+/// these, 0 when not, -1 on error.
+int parsePassOption(const std::string &a, DriverOptions &o,
+                    std::string &error) {
+  if (startsWith(a, "-Rpass=")) {
+    std::string pass = a.substr(7);
+    if (pass != "vectorize" && pass != "all" && !findPass(pass)) {
+      std::string known = "vectorize";
+      for (const PassInfo &p : registeredPasses())
+        known += std::string(", ") + p.name;
+      error = "unknown remark pass '" + pass + "' for -Rpass; known: " + known +
+              ", all";
+      return -1;
+    }
+    o.remarks.push_back(pass);
+  } else if (startsWith(a, "-Rpass-missed=")) {
+    // Missed-optimisation remarks of a pass are its remarks under
+    // NAME-missed (clang's -Rpass-missed): -Rpass-missed=fuse.
+    std::string pass = a.substr(14);
+    if (pass != "all" && !findPass(pass)) {
+      error = "unknown remark pass '" + pass +
+              "' for -Rpass-missed; known: " + knownPassNames() + ", all";
+      return -1;
+    }
+    o.remarks.push_back(pass == "all" ? pass : pass + "-missed");
+  } else if (a == "-fno-fuse") {
+    o.noFuse = true;
+  } else if (a == "-ffuse") {
+    o.noFuse = false;
+  } else if (a == "-fno-unroll-steps") {
+    o.unrollSteps = 1;
+  } else if (a == "-funroll-steps") {
+    o.unrollSteps = DriverOptions().unrollSteps;
+  } else if (startsWith(a, "-funroll-steps=")) {
+    std::string v = a.substr(15);
+    unsigned n = 0;
+    if (v == "1" || v == "2" || v == "4" || v == "8" || v == "16")
+      n = unsigned(std::stoul(v));
+    if (!n) {
+      error = "invalid value '" + v +
+              "' for -funroll-steps; expected 1, 2, 4, 8 or 16 (steps a "
+              "sweep)";
+      return -1;
+    }
+    o.unrollSteps = n;
+  } else if (a == "-fno-skew") {
+    o.noSkew = true;
+  } else if (a == "-fskew") {
+    o.noSkew = false;
+  } else if (startsWith(a, "--passes=") || a == "--passes") {
+    if (a == "--passes") {
+      error = "option '--passes' needs a value: --passes=NAME,NAME "
+              "(or '--passes=' for none)";
+      return -1;
+    }
+    std::string list = a.substr(9);
+    if (!parsePassList(list, error))
+      return -1;
+    o.passes = list;
+  } else if (startsWith(a, "--print-after=")) {
+    std::string name = a.substr(14);
+    if (!isPrintAfterName(name, error))
+      return -1;
+    o.printAfter.push_back(name);
+  } else if (a == "--verify-each") {
+    o.verifyEach = true;
+  } else if (a == "--time-passes") {
+    o.timePasses = true;
+  } else if (a == "--stats") {
+    o.stats = true;
+  } else if (a == "--list-passes") {
+    o.listPasses = true;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+/// Code generation's options (-O, -march=, -f[no-]repro-sum, -fveclib=,
+/// --comm-avoid=, --cuda-indirect=, ...). Returns 1 when \p a was one of
+/// these, 0 when not, -1 on error.
+int parseCodegenOption(const std::string &a, DriverOptions &o,
+                       std::string &error) {
+  if (a == "-frepro-sum") {
+    o.reproSum = true;
+  } else if (a == "-fno-repro-sum") {
+    o.reproSum = false;
+  } else if (a == "-fsum-lanes") {
+    o.sumLanes = true;
+  } else if (a == "-fno-sum-lanes") {
+    o.sumLanes = false;
+  } else if (a == "-frow-tails") {
+    o.rowTails = true;
+  } else if (a == "-fno-row-tails") {
+    o.rowTails = false;
+  } else if (a == "-fscalar-bodies") {
+    o.scalarBodies = true;
+  } else if (a == "-fno-scalar-bodies") {
+    o.scalarBodies = false;
+  } else if (startsWith(a, "-O")) {
+    std::string level = a.substr(2);
+    if (level.empty())
+      level = "2";
+    if (level.size() != 1 || level[0] < '0' || level[0] > '3') {
+      error =
+          "unknown optimisation level '" + a + "'; use -O0, -O1, -O2 or -O3";
+      return -1;
+    }
+    o.optLevel = unsigned(level[0] - '0');
+  } else if (startsWith(a, "-march=")) {
+    o.cpu = a.substr(7);
+    if (o.cpu.empty()) {
+      error = "'-march=' needs a CPU name, e.g. -march=native";
+      return -1;
+    }
+  } else if (startsWith(a, "-ffp-contract=")) {
+    std::string v = a.substr(14);
+    if (v != "off" && v != "fast") {
+      error = "unknown value '" + v +
+              "' for -ffp-contract; expected 'off' or 'fast'";
+      return -1;
+    }
+    o.fpContract = v == "fast";
+  } else if (startsWith(a, "-fveclib=")) {
+    std::string v = a.substr(9);
+    if (v != "none" && v != "libmvec") {
+      error = "unknown value '" + v +
+              "' for -fveclib; expected 'none' or 'libmvec'";
+      return -1;
+    }
+    o.vecLibMvec = v == "libmvec";
+  } else if (startsWith(a, "-fgathers=")) {
+    std::string v = a.substr(10);
+    if (v != "auto" && v != "hardware" && v != "scalar") {
+      error = "unknown value '" + v +
+              "' for -fgathers; expected 'auto', 'hardware' or 'scalar'";
+      return -1;
+    }
+    o.gathers = v;
+  } else if (startsWith(a, "--comm-avoid=") || a == "--comm-avoid") {
+    std::string v = a.size() > 13 ? a.substr(13) : "";
+    if (v != "auto" && v != "on" && v != "off") {
+      error = "unknown value '" + v +
+              "' for --comm-avoid; expected 'auto', 'on' or 'off'";
+      return -1;
+    }
+    o.commAvoid = v;
+  } else if (startsWith(a, "--cuda-indirect=")) {
+    std::string v = a.substr(16);
+    if (v == "colour" || v == "color" || v == "coloring")
+      v = "colouring";
+    if (v != "atomics" && v != "colouring") {
+      error = "unknown value '" + v +
+              "' for --cuda-indirect; expected 'atomics' or 'colouring'";
+      return -1;
+    }
+    o.cudaIndirect = v;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+/// The options together: what one asks of the others, the input file,
+/// and what each command accepts. False, with \p error, when they do not
+/// fit.
+bool checkCommandLine(const DriverOptions &o, std::string &error) {
+  if (!checkTargetOptions(o, error))
+    return false;
+  if (o.command == Command::Link)
+    return true;
+  if (o.input.empty()) {
+    error = "no input file; usage: opdc [options] FILE.opd (see 'opdc --help')";
+    return false;
+  }
+  if (o.checkOnly && o.emit != EmitKind::None) {
+    error = "--check prints nothing but diagnostics; drop it or --emit";
+    return false;
+  }
+  if (o.syntaxOnly && (o.emit == EmitKind::IR || o.emit == EmitKind::LLVM ||
+                       o.emit == EmitKind::Obj || o.emit == EmitKind::CUDA)) {
+    error = std::string("--emit=") + emitName(o.emit) +
+            " needs the checked program; drop --syntax-only";
+    return false;
+  }
+  if (o.command != Command::Compile) {
+    std::string cmd = o.command == Command::Build ? "build" : "run";
+    if (o.emit != EmitKind::None) {
+      error = "'opdc " + cmd +
+              "' makes a program; --emit prints a stage "
+              "instead; drop one of them";
+      return false;
+    }
+    if (o.checkOnly || o.syntaxOnly) {
+      error = "'opdc " + cmd + "' cannot stop at " +
+              (o.checkOnly ? "--check" : "--syntax-only") + "; drop it";
+      return false;
+    }
+  }
+  if (o.command == Command::Run && (!o.output.empty() || o.objectOnly)) {
+    error = std::string("'opdc run' keeps nothing; ") +
+            (o.objectOnly ? "-c" : "-o") + " needs 'opdc build'";
+    return false;
+  }
+  if (o.mpi && o.command == Command::Compile) {
+    error = "--mpi chooses the runtime a program links; it needs 'opdc "
+            "build' or 'opdc run'";
+    return false;
+  }
+  if (o.objectOnly && o.command != Command::Build) {
+    error = "-c needs 'opdc build' (it stops after the object file)";
+    return false;
+  }
+  if (o.command == Command::Build && o.output == "-") {
+    error = "'opdc build' writes a file; '-o -' (standard output) is not one";
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 /// `--name VALUE` as `--name=VALUE` for the long options that take a value
@@ -343,6 +567,16 @@ parseCommandLine(const std::vector<std::string> &rawArgs, std::string &error) {
       return std::nullopt;
     if (target > 0)
       continue;
+    int pass = parsePassOption(a, o, error);
+    if (pass < 0)
+      return std::nullopt;
+    if (pass > 0)
+      continue;
+    int codegen = parseCodegenOption(a, o, error);
+    if (codegen < 0)
+      return std::nullopt;
+    if (codegen > 0)
+      continue;
     if (a == "--help" || a == "-h") {
       o.showHelp = true;
     } else if (a == "--version") {
@@ -391,90 +625,6 @@ parseCommandLine(const std::vector<std::string> &rawArgs, std::string &error) {
       o.warningsAsErrors = true;
     } else if (startsWith(a, "-Wno-") && a.size() > 5) {
       o.disabledWarnings.push_back(a.substr(5));
-    } else if (startsWith(a, "-Rpass=")) {
-      std::string pass = a.substr(7);
-      if (pass != "vectorize" && pass != "all" && !findPass(pass)) {
-        std::string known = "vectorize";
-        for (const PassInfo &p : registeredPasses())
-          known += std::string(", ") + p.name;
-        error = "unknown remark pass '" + pass +
-                "' for -Rpass; known: " + known + ", all";
-        return std::nullopt;
-      }
-      o.remarks.push_back(pass);
-    } else if (startsWith(a, "-Rpass-missed=")) {
-      // Missed-optimisation remarks of a pass are its remarks under
-      // NAME-missed (clang's -Rpass-missed): -Rpass-missed=fuse.
-      std::string pass = a.substr(14);
-      if (pass != "all" && !findPass(pass)) {
-        error = "unknown remark pass '" + pass +
-                "' for -Rpass-missed; known: " + knownPassNames() + ", all";
-        return std::nullopt;
-      }
-      o.remarks.push_back(pass == "all" ? pass : pass + "-missed");
-    } else if (a == "-fno-fuse") {
-      o.noFuse = true;
-    } else if (a == "-ffuse") {
-      o.noFuse = false;
-    } else if (a == "-fno-unroll-steps") {
-      o.unrollSteps = 1;
-    } else if (a == "-funroll-steps") {
-      o.unrollSteps = DriverOptions().unrollSteps;
-    } else if (startsWith(a, "-funroll-steps=")) {
-      std::string v = a.substr(15);
-      unsigned n = 0;
-      if (v == "1" || v == "2" || v == "4" || v == "8" || v == "16")
-        n = unsigned(std::stoul(v));
-      if (!n) {
-        error = "invalid value '" + v +
-                "' for -funroll-steps; expected 1, 2, 4, 8 or 16 (steps a "
-                "sweep)";
-        return std::nullopt;
-      }
-      o.unrollSteps = n;
-    } else if (a == "-fno-skew") {
-      o.noSkew = true;
-    } else if (a == "-fskew") {
-      o.noSkew = false;
-    } else if (a == "-frepro-sum") {
-      o.reproSum = true;
-    } else if (a == "-fno-repro-sum") {
-      o.reproSum = false;
-    } else if (a == "-fsum-lanes") {
-      o.sumLanes = true;
-    } else if (a == "-fno-sum-lanes") {
-      o.sumLanes = false;
-    } else if (a == "-frow-tails") {
-      o.rowTails = true;
-    } else if (a == "-fno-row-tails") {
-      o.rowTails = false;
-    } else if (a == "-fscalar-bodies") {
-      o.scalarBodies = true;
-    } else if (a == "-fno-scalar-bodies") {
-      o.scalarBodies = false;
-    } else if (startsWith(a, "--passes=") || a == "--passes") {
-      if (a == "--passes") {
-        error = "option '--passes' needs a value: --passes=NAME,NAME "
-                "(or '--passes=' for none)";
-        return std::nullopt;
-      }
-      std::string list = a.substr(9);
-      if (!parsePassList(list, error))
-        return std::nullopt;
-      o.passes = list;
-    } else if (startsWith(a, "--print-after=")) {
-      std::string name = a.substr(14);
-      if (!isPrintAfterName(name, error))
-        return std::nullopt;
-      o.printAfter.push_back(name);
-    } else if (a == "--verify-each") {
-      o.verifyEach = true;
-    } else if (a == "--time-passes") {
-      o.timePasses = true;
-    } else if (a == "--stats") {
-      o.stats = true;
-    } else if (a == "--list-passes") {
-      o.listPasses = true;
     } else if (startsWith(a, "--diagnostics-format=")) {
       std::string f = a.substr(21);
       if (f != "text" && f != "json") {
@@ -495,66 +645,8 @@ parseCommandLine(const std::vector<std::string> &rawArgs, std::string &error) {
       o.errorLimit = v == 0 ? ~0u : unsigned(v);
     } else if (a == "-c") {
       o.objectOnly = true;
-    } else if (startsWith(a, "-O")) {
-      std::string level = a.substr(2);
-      if (level.empty())
-        level = "2";
-      if (level.size() != 1 || level[0] < '0' || level[0] > '3') {
-        error =
-            "unknown optimisation level '" + a + "'; use -O0, -O1, -O2 or -O3";
-        return std::nullopt;
-      }
-      o.optLevel = unsigned(level[0] - '0');
-    } else if (startsWith(a, "-march=")) {
-      o.cpu = a.substr(7);
-      if (o.cpu.empty()) {
-        error = "'-march=' needs a CPU name, e.g. -march=native";
-        return std::nullopt;
-      }
-    } else if (startsWith(a, "-ffp-contract=")) {
-      std::string v = a.substr(14);
-      if (v != "off" && v != "fast") {
-        error = "unknown value '" + v +
-                "' for -ffp-contract; expected 'off' or 'fast'";
-        return std::nullopt;
-      }
-      o.fpContract = v == "fast";
-    } else if (startsWith(a, "-fveclib=")) {
-      std::string v = a.substr(9);
-      if (v != "none" && v != "libmvec") {
-        error = "unknown value '" + v +
-                "' for -fveclib; expected 'none' or 'libmvec'";
-        return std::nullopt;
-      }
-      o.vecLibMvec = v == "libmvec";
-    } else if (startsWith(a, "-fgathers=")) {
-      std::string v = a.substr(10);
-      if (v != "auto" && v != "hardware" && v != "scalar") {
-        error = "unknown value '" + v +
-                "' for -fgathers; expected 'auto', 'hardware' or 'scalar'";
-        return std::nullopt;
-      }
-      o.gathers = v;
     } else if (a == "--mpi") {
       o.mpi = true;
-    } else if (startsWith(a, "--comm-avoid=") || a == "--comm-avoid") {
-      std::string v = a.size() > 13 ? a.substr(13) : "";
-      if (v != "auto" && v != "on" && v != "off") {
-        error = "unknown value '" + v +
-                "' for --comm-avoid; expected 'auto', 'on' or 'off'";
-        return std::nullopt;
-      }
-      o.commAvoid = v;
-    } else if (startsWith(a, "--cuda-indirect=")) {
-      std::string v = a.substr(16);
-      if (v == "colour" || v == "color" || v == "coloring")
-        v = "colouring";
-      if (v != "atomics" && v != "colouring") {
-        error = "unknown value '" + v +
-                "' for --cuda-indirect; expected 'atomics' or 'colouring'";
-        return std::nullopt;
-      }
-      o.cudaIndirect = v;
     } else if (a == "--") {
       if (o.command != Command::Run) {
         error = "arguments after '--' go to the program, which only "
@@ -586,56 +678,8 @@ parseCommandLine(const std::vector<std::string> &rawArgs, std::string &error) {
   }
   if (o.showHelp || o.showVersion || o.listPasses || !o.printTarget.empty())
     return o;
-  if (!checkTargetOptions(o, error))
+  if (!checkCommandLine(o, error))
     return std::nullopt;
-  if (o.command == Command::Link)
-    return o;
-  if (o.input.empty()) {
-    error = "no input file; usage: opdc [options] FILE.opd (see 'opdc --help')";
-    return std::nullopt;
-  }
-  if (o.checkOnly && o.emit != EmitKind::None) {
-    error = "--check prints nothing but diagnostics; drop it or --emit";
-    return std::nullopt;
-  }
-  if (o.syntaxOnly && (o.emit == EmitKind::IR || o.emit == EmitKind::LLVM ||
-                       o.emit == EmitKind::Obj || o.emit == EmitKind::CUDA)) {
-    error = std::string("--emit=") + emitName(o.emit) +
-            " needs the checked program; drop --syntax-only";
-    return std::nullopt;
-  }
-  if (o.command != Command::Compile) {
-    std::string cmd = o.command == Command::Build ? "build" : "run";
-    if (o.emit != EmitKind::None) {
-      error = "'opdc " + cmd +
-              "' makes a program; --emit prints a stage "
-              "instead; drop one of them";
-      return std::nullopt;
-    }
-    if (o.checkOnly || o.syntaxOnly) {
-      error = "'opdc " + cmd + "' cannot stop at " +
-              (o.checkOnly ? "--check" : "--syntax-only") + "; drop it";
-      return std::nullopt;
-    }
-  }
-  if (o.command == Command::Run && (!o.output.empty() || o.objectOnly)) {
-    error = std::string("'opdc run' keeps nothing; ") +
-            (o.objectOnly ? "-c" : "-o") + " needs 'opdc build'";
-    return std::nullopt;
-  }
-  if (o.mpi && o.command == Command::Compile) {
-    error = "--mpi chooses the runtime a program links; it needs 'opdc "
-            "build' or 'opdc run'";
-    return std::nullopt;
-  }
-  if (o.objectOnly && o.command != Command::Build) {
-    error = "-c needs 'opdc build' (it stops after the object file)";
-    return std::nullopt;
-  }
-  if (o.command == Command::Build && o.output == "-") {
-    error = "'opdc build' writes a file; '-o -' (standard output) is not one";
-    return std::nullopt;
-  }
   return o;
 }
 

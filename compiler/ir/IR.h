@@ -387,7 +387,7 @@ struct LoopRange {
 };
 
 /// `loop kernel over space (args)`: args[i] binds kernel parameter i.
-/// Communication avoidance's plan for one loop chain (passes/CommAvoid.cpp).
+/// Communication avoidance's plan for one loop chain (passes/loops/CommAvoid.cpp).
 struct HaloGroup {
   /// Whether the runtime may decide (Auto: OP2-CA's cost model per chain
   /// at run time) or must run the chain this way (On).
@@ -416,7 +416,7 @@ struct HaloGroup {
   std::vector<LoopCost> loops;
 };
 
-/// Skewed fusion (passes/Fuse.cpp, lib/exec/Skew.cpp): the first loop of
+/// Skewed fusion (passes/loops/Fuse.cpp, lib/exec/Skew.cpp): the first loop of
 /// a sweep has count > 1, and the next count - 1 statements of its Body are
 /// the sweep's other loops, over the same block (`member` on all of them).
 /// The sweep runs along the outermost dimension: loop k handles row
@@ -447,7 +447,7 @@ struct ParLoopStmt : Stmt {
   /// (the extent of the loop's dats without halos). Set loops: empty.
   std::vector<LoopRange> ranges;
   std::vector<AccessDescriptor> args;
-  /// Communication avoidance (passes/CommAvoid.cpp): how far beyond the
+  /// Communication avoidance (passes/loops/CommAvoid.cpp): how far beyond the
   /// points a rank owns the loop runs, redundantly, under MPI. Blocks: per
   /// dimension, points below (extendLo) and above (extendHi) the rank's
   /// part, clipped to the loop's range; sets: extendLo[0] exec-halo layers.
@@ -458,7 +458,7 @@ struct ParLoopStmt : Stmt {
   /// loop, and what the runtime's cost model needs to decide whether the
   /// chain runs that way (auto) or as plain loops.
   std::shared_ptr<const HaloGroup> haloGroup;
-  /// Skewed fusion (passes/Fuse.cpp): the loop's place in a skewed sweep.
+  /// Skewed fusion (passes/loops/Fuse.cpp): the loop's place in a skewed sweep.
   SkewSchedule skew;
   bool extended() const {
     for (int d = 0; d < 3; ++d)
@@ -764,7 +764,7 @@ struct Dat {
   Dat *primal = nullptr;
   /// Made by a pass to hold values that only that pass's statements read
   /// (the adjoint's copies of P's final state): whatever it holds after
-  /// the last of them is dead (passes/AdjointTape.cpp relies on it).
+  /// the last of them is dead (passes/deriv/AdjointTape.cpp relies on it).
   bool scratch = false;
   SourceRange range;
 
@@ -846,7 +846,7 @@ struct Program {
   std::unique_ptr<Function> main; ///< null only in hand-built test programs
 
   /// Halo sizes the program's communication-avoiding chains need
-  /// (passes/CommAvoid.cpp): exec-halo layers of sets and the minimum halo
+  /// (passes/loops/CommAvoid.cpp): exec-halo layers of sets and the minimum halo
   /// depth of block dats between ranks. The defaults are the runtime's.
   int64_t haloLayers = 1, blockHaloDepth = 2;
   /// The target profile's figures for the runtime's communication cost

@@ -19,7 +19,7 @@ namespace opdc::ir {
 
 namespace {
 
-/// Strips a trailing ".N" (passes/Fuse.cpp's counter for two different
+/// Strips a trailing ".N" (passes/loops/Fuse.cpp's counter for two different
 /// fused kernels of one name).
 llvm::StringRef dropDotCounter(llvm::StringRef s) {
   llvm::StringRef t = s.rtrim("0123456789");
@@ -33,8 +33,8 @@ std::string partName(llvm::StringRef k) {
   k = dropDotCounter(k);
   // Kernels the derivative passes make from nothing: PREFIX_WHAT_TYPE, with
   // a vector length (x4) or stencil offsets (p1m0) after the type: the fill
-  // kernels (passes/DerivUtils.cpp: adjoint_copy_f64, tangent_zero_f32x3)
-  // and the solve derivatives' (passes/SolveDiff.cpp: adjoint_axpy_f64).
+  // kernels (passes/deriv/DerivUtils.cpp: adjoint_copy_f64, tangent_zero_f32x3)
+  // and the solve derivatives' (passes/deriv/SolveDiff.cpp: adjoint_axpy_f64).
   static const llvm::Regex made(
       "^(adjoint|tangent)_([a-z0-9_]+)_(f64|f32|i32|i64|bool)[xpm0-9]*$");
   llvm::SmallVector<llvm::StringRef, 4> m;
@@ -50,12 +50,12 @@ std::string partName(llvm::StringRef k) {
       {".b", "adjoint"},
       {".d", "tangent"},
       {".cg_r", "cg"},
-      // passes/MinMaxDiff.cpp: the parts of a min/max reduction's adjoint.
+      // passes/deriv/MinMaxDiff.cpp: the parts of a min/max reduction's adjoint.
       {".min", "adjoint"},
       {".win", "adjoint"},
       {".pick", "adjoint"},
       {".rest", "adjoint"},
-      // passes/AdjointZeros.cpp: an adjoint kernel that sets or keeps what
+      // passes/deriv/AdjointZeros.cpp: an adjoint kernel that sets or keeps what
       // it incremented; the same loop to the user.
       {".set", ""},
       {".keep", ""},

@@ -35,33 +35,11 @@ std::string Verifier::where() const {
   return std::string(functionKindName(fn->kind)) + " '" + fn->name + "': ";
 }
 
-bool Verifier::run(std::string &why) {
-  for (const auto &x : prog.sets)
-    sets.insert(x.get());
-  for (const auto &x : prog.maps)
-    maps.insert(x.get());
-  for (const auto &x : prog.blocks)
-    blocks.insert(x.get());
-  for (const auto &x : prog.stencils)
-    stencils.insert(x.get());
-  for (const auto &x : prog.dats)
-    dats.insert(x.get());
-  for (const auto &x : prog.params)
-    params.insert(x.get());
-  for (const auto &x : prog.fns)
-    fns.insert(x.get());
-  for (const auto &x : prog.kernels)
-    kernels.insert(x.get());
-  for (const auto &x : prog.procs)
-    procs.insert(x.get());
-
-  checkGlobals();
-  for (const Function *f : prog.functions())
-    checkFunction(*f);
-  fn = nullptr;
-
-  // No recursion: fns and procs are expanded or called without a stack
-  // discipline that kernels on GPUs could afford.
+namespace {
+/// Who calls whom: per function, the fns and procs its expressions call and
+/// the procs its derivative requests name.
+std::map<const Function *, std::set<const Function *>>
+callGraph(const Program &prog) {
   std::map<const Function *, std::set<const Function *>> calls;
   std::function<void(const Expr &, std::set<const Function *> &)> collectExpr;
   collectExpr = [&](const Expr &e, std::set<const Function *> &out) {
@@ -172,6 +150,39 @@ bool Verifier::run(std::string &why) {
   };
   for (const Function *f : prog.functions())
     collectBody(f->body, calls[f]);
+  return calls;
+}
+} // namespace
+
+bool Verifier::run(std::string &why) {
+  for (const auto &x : prog.sets)
+    sets.insert(x.get());
+  for (const auto &x : prog.maps)
+    maps.insert(x.get());
+  for (const auto &x : prog.blocks)
+    blocks.insert(x.get());
+  for (const auto &x : prog.stencils)
+    stencils.insert(x.get());
+  for (const auto &x : prog.dats)
+    dats.insert(x.get());
+  for (const auto &x : prog.params)
+    params.insert(x.get());
+  for (const auto &x : prog.fns)
+    fns.insert(x.get());
+  for (const auto &x : prog.kernels)
+    kernels.insert(x.get());
+  for (const auto &x : prog.procs)
+    procs.insert(x.get());
+
+  checkGlobals();
+  for (const Function *f : prog.functions())
+    checkFunction(*f);
+  fn = nullptr;
+
+  // No recursion: fns and procs are expanded or called without a stack
+  // discipline that kernels on GPUs could afford.
+  std::map<const Function *, std::set<const Function *>> calls =
+      callGraph(prog);
   // Depth-first search for a cycle; colours: 0 new, 1 on stack, 2 done.
   std::map<const Function *, int> colour;
   std::function<bool(const Function *)> cyclic = [&](const Function *f) {

@@ -127,7 +127,7 @@ void Verifier::checkTapeOverwrites(const Body &b) {
   }
 }
 
-// Skewed groups (passes/Fuse.cpp): consecutive loops over one block, the
+// Skewed groups (passes/loops/Fuse.cpp): consecutive loops over one block, the
 // first marking the group's size, its rows all in the threads' own parts
 // (lag, lead and trail 0); any loop may reduce (lib/exec/Skew.cpp runs a
 // later one in whole chunks).

@@ -75,6 +75,10 @@ private:
   // Statements.
   void lowerBlock(const ast::Block &b, ir::Body &out);
   void lowerStmt(const ast::Stmt &s, ir::Body &out);
+  /// print, printf and fail (the message after the statement's location).
+  void lowerPrint(const ast::PrintStmt &p, ir::Body &out);
+  /// A solve: cg (lowerSolveCG) or tridiagonal.
+  void lowerSolve(const ast::SolveStmt &v, ir::Body &out);
   ir::Body lowerElse(const ast::Stmt *s);
   void lowerLoop(const ast::LoopStmt &s, ir::Body &out);
   /// An adjoint or tangent request; gradientOf and directionOf fill in

@@ -82,6 +82,69 @@ ir::Dat *Lowerer::datOf(const ast::Expr &e) {
   return it->second;
 }
 
+void Lowerer::lowerPrint(const ast::PrintStmt &p, ir::Body &out) {
+  std::vector<ir::ExprPtr> args;
+  std::string format;
+  size_t first = 0;
+  if (p.formatted) {
+    first = 1;
+    const ast::Expr *fmt = p.args.empty() ? nullptr : p.args[0].get();
+    if (auto *lit = dyn_cast_or_null<ast::StringLitExpr>(fmt))
+      format = lit->value;
+    else if (fmt && fmt->constValue && fmt->constValue->type.isString())
+      format = fmt->constValue->text;
+    else
+      fail(p.range, "printf without a literal format");
+  }
+  for (size_t i = first; i < p.args.size(); ++i)
+    if (p.args[i])
+      args.push_back(expr(*p.args[i]));
+  if (p.fails) {
+    // `fail`: the message after the statement's location, on stderr;
+    // every rank ends with status 1.
+    std::string at;
+    for (char c : diags.sources().describe(p.range.begin)) {
+      at += c;
+      if (c == '%')
+        at += '%';
+    }
+    auto f = B::printFormatted(at + ": " + format, std::move(args), p.range);
+    cast<ir::PrintStmt>(*f).to = ir::PrintTo::Error;
+    out.stmts.push_back(std::move(f));
+    return;
+  }
+  out.stmts.push_back(p.formatted ? B::printFormatted(std::move(format),
+                                                      std::move(args), p.range)
+                                  : B::print(std::move(args), p.range));
+}
+
+void Lowerer::lowerSolve(const ast::SolveStmt &v, ir::Body &out) {
+  if (v.solver.name == "cg") {
+    lowerSolveCG(v, out);
+    return;
+  }
+  auto solve = std::make_unique<ir::SolveStmt>(v.range);
+  solve->solver = ir::SolverKind::Tridiagonal;
+  for (const auto &a : v.args) {
+    auto it = dats.find(a.decl);
+    if (it == dats.end()) {
+      fail(a.range, "solve of an unresolved dat");
+      return;
+    }
+    solve->dats.push_back(it->second);
+  }
+  solve->along = unsigned(v.alongDim < 0 ? 0 : v.alongDim);
+  auto bit = blocks.find(v.space.decl);
+  if (bit == blocks.end()) {
+    fail(v.space.range, "solve over an unresolved block");
+    return;
+  }
+  solve->block = bit->second;
+  if (v.hasRanges)
+    solve->ranges = lowerRanges(v.ranges);
+  out.stmts.push_back(std::move(solve));
+}
+
 void Lowerer::lowerStmt(const ast::Stmt &s, ir::Body &out) {
   ir::Function &f = *st.fn;
   switch (s.kind) {
@@ -203,72 +266,12 @@ void Lowerer::lowerStmt(const ast::Stmt &s, ir::Body &out) {
           lowerRanges(cast<ast::WriteStmt>(s).ranges);
     return;
   }
-  case ast::StmtKind::Print: {
-    const auto &p = cast<ast::PrintStmt>(s);
-    std::vector<ir::ExprPtr> args;
-    std::string format;
-    size_t first = 0;
-    if (p.formatted) {
-      first = 1;
-      const ast::Expr *fmt = p.args.empty() ? nullptr : p.args[0].get();
-      if (auto *lit = dyn_cast_or_null<ast::StringLitExpr>(fmt))
-        format = lit->value;
-      else if (fmt && fmt->constValue && fmt->constValue->type.isString())
-        format = fmt->constValue->text;
-      else
-        fail(s.range, "printf without a literal format");
-    }
-    for (size_t i = first; i < p.args.size(); ++i)
-      if (p.args[i])
-        args.push_back(expr(*p.args[i]));
-    if (p.fails) {
-      // `fail`: the message after the statement's location, on stderr;
-      // every rank ends with status 1.
-      std::string at;
-      for (char c : diags.sources().describe(s.range.begin)) {
-        at += c;
-        if (c == '%')
-          at += '%';
-      }
-      auto f = B::printFormatted(at + ": " + format, std::move(args), s.range);
-      cast<ir::PrintStmt>(*f).to = ir::PrintTo::Error;
-      out.stmts.push_back(std::move(f));
-      return;
-    }
-    out.stmts.push_back(
-        p.formatted
-            ? B::printFormatted(std::move(format), std::move(args), s.range)
-            : B::print(std::move(args), s.range));
+  case ast::StmtKind::Print:
+    lowerPrint(cast<ast::PrintStmt>(s), out);
     return;
-  }
-  case ast::StmtKind::Solve: {
-    const auto &v = cast<ast::SolveStmt>(s);
-    if (v.solver.name == "cg") {
-      lowerSolveCG(v, out);
-      return;
-    }
-    auto solve = std::make_unique<ir::SolveStmt>(s.range);
-    solve->solver = ir::SolverKind::Tridiagonal;
-    for (const auto &a : v.args) {
-      auto it = dats.find(a.decl);
-      if (it == dats.end()) {
-        fail(a.range, "solve of an unresolved dat");
-        return;
-      }
-      solve->dats.push_back(it->second);
-    }
-    solve->along = unsigned(v.alongDim < 0 ? 0 : v.alongDim);
-    auto bit = blocks.find(v.space.decl);
-    if (bit == blocks.end()) {
-      fail(v.space.range, "solve over an unresolved block");
-      return;
-    }
-    solve->block = bit->second;
-    if (v.hasRanges)
-      solve->ranges = lowerRanges(v.ranges);
-    out.stmts.push_back(std::move(solve));
+  case ast::StmtKind::Solve:
+    lowerSolve(cast<ast::SolveStmt>(s), out);
     return;
-  }
   case ast::StmtKind::Adjoint:
   case ast::StmtKind::Tangent:
     lowerDerivative(cast<ast::DerivativeStmt>(s), out);
@@ -294,7 +297,8 @@ void Lowerer::lowerSolveCG(const ast::SolveStmt &v, ir::Body &out) {
     }
     solve->dats.push_back(it->second);
   }
-  Type f64 = Type::scalarOf(ScalarKind::F64), i32 = Type::scalarOf(ScalarKind::I32);
+  Type f64 = Type::scalarOf(ScalarKind::F64),
+       i32 = Type::scalarOf(ScalarKind::I32);
   for (const ast::SolveStmt::Option &o : v.options) {
     if (o.name.name == "tol")
       solve->tol = exprAs(*o.value, f64);
@@ -312,10 +316,11 @@ void Lowerer::lowerSolveCG(const ast::SolveStmt &v, ir::Body &out) {
     solve->precond = it->second;
   }
   if (!solve->tol)
-    solve->tol = std::make_unique<ir::ConstantExpr>(ConstValue::ofFloat(ScalarKind::F64, 1e-8));
+    solve->tol = std::make_unique<ir::ConstantExpr>(
+        ConstValue::ofFloat(ScalarKind::F64, 1e-8));
   if (!solve->maxiter)
-    solve->maxiter =
-        std::make_unique<ir::ConstantExpr>(ConstValue::ofInt(ScalarKind::I32, 1000));
+    solve->maxiter = std::make_unique<ir::ConstantExpr>(
+        ConstValue::ofInt(ScalarKind::I32, 1000));
   if (v.iters) {
     solve->itersVar = int(newSlot(*v.iters, i32, false));
     solve->residualVar = int(newSlot(*v.residual, f64, false));
@@ -433,8 +438,8 @@ void Lowerer::lowerDerivative(const ast::DerivativeStmt &s, ir::Body &out) {
   auto pit = functions.find(s.proc.decl);
   auto *procDecl = dyn_cast_or_null<ast::ProcDecl>(s.proc.decl);
   if (pit == functions.end() || !procDecl) {
-    fail(s.proc.range, std::string(s.isAdjoint() ? "an " : "a ") +
-                           s.keyword() + " of an unresolved proc");
+    fail(s.proc.range, std::string(s.isAdjoint() ? "an " : "a ") + s.keyword() +
+                           " of an unresolved proc");
     return;
   }
   ir::Function *proc = pit->second;
@@ -466,8 +471,8 @@ void Lowerer::lowerDerivative(const ast::DerivativeStmt &s, ir::Body &out) {
   if (const ast::VarDecl *v = s.resultDecl())
     d->resultVar = int(newSlot(*v, proc->returnType, false));
   else
-    d->resultVar = int(st.fn->addVar(adjoint ? "J" : "d", proc->returnType,
-                                     false, s.range));
+    d->resultVar = int(
+        st.fn->addVar(adjoint ? "J" : "d", proc->returnType, false, s.range));
   out.stmts.push_back(std::move(d));
 }
 

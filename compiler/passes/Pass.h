@@ -87,8 +87,8 @@ public:
         sumLanes_(r.sumLanes && r.backend == Backend::CPU) {}
 
   Backend backend() const { return backend_; }
-  /// Runs a skewed group of loops as one sweep (passes/Fuse.cpp makes
-  /// them, passes/UnrollSteps.cpp unrolls time loops for them): the CPU
+  /// Runs a skewed group of loops as one sweep (passes/loops/Fuse.cpp makes
+  /// them, passes/loops/UnrollSteps.cpp unrolls time loops for them): the CPU
   /// backend unless -fno-skew; the CUDA backend runs a group's loops one by
   /// one and gets none.
   bool skewedSweeps() const { return skew_; }
@@ -103,7 +103,7 @@ public:
   /// at every -O (the sums' bits must not depend on -O): the CPU backend.
   /// Such a loop is vectorised by the SLP vectoriser only, so the fuse pass
   /// keeps a summing loop apart from one that reads through maps (rule 7
-  /// of passes/Fuse.cpp).
+  /// of passes/loops/Fuse.cpp).
   bool sumLanes() const { return sumLanes_; }
 
 private:
@@ -128,7 +128,7 @@ struct PassContext {
   /// The backend's answers (skewed sweeps, scalar bodies, sum lanes).
   TargetQueries backend = TargetQueries();
   /// -funroll-steps=N: the steps of a time loop of stencil steps one skewed
-  /// sweep runs (passes/UnrollSteps.cpp: two before the derivative passes,
+  /// sweep runs (passes/loops/UnrollSteps.cpp: two before the derivative passes,
   /// doubled after them up to N), for loops over 1D and 2D blocks and for
   /// loops over 3D blocks (default 4 and 8: a 3D sweep runs in tiles of
   /// dimension 1 whose planes stay in L2 however deep, lib/exec/Skew.cpp).

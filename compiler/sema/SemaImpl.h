@@ -341,8 +341,10 @@ public:
   Type checkName(ast::NameExpr &e);
   Type checkUnary(ast::ExprPtr &e);
   Type checkBinary(ast::ExprPtr &e);
+  Type checkLogical(ast::BinaryExpr &b, const char *op);
   Type checkCall(ast::CallExpr &e);
   Type checkIntrinsic(ast::CallExpr &e, ast::Intrinsic i);
+  Type checkSize(ast::CallExpr &e, size_t n);
   /// rng_uniform / rng_normal: kernels only, two integer arguments.
   Type checkRandom(ast::CallExpr &e);
   Type checkUserCall(ast::CallExpr &e, ast::Decl *callee);

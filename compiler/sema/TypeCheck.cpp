@@ -285,6 +285,33 @@ Type Sema::checkUnary(ExprPtr &e) {
   return u.type = t;
 }
 
+/// && and ||: bool operands, a bool result, folded when both are constant.
+Type Sema::checkLogical(BinaryExpr &b, const char *op) {
+  bool ok = true;
+  for (ExprPtr *side : {&b.lhs, &b.rhs}) {
+    finalize(*side);
+    Type t = (*side)->type;
+    if (t.isVoid()) {
+      checkValue(*side);
+      ok = false;
+    } else if (!t.isError() && !t.isBool()) {
+      diags.error((*side)->range, std::string("operand of '") + op +
+                                      "' has type '" + t.str() +
+                                      "', expected 'bool'");
+      ok = false;
+    } else if (t.isError()) {
+      ok = false;
+    }
+  }
+  if (!ok)
+    return b.type;
+  b.type = Type::scalarOf(ScalarKind::Bool);
+  if (b.lhs->constValue && b.rhs->constValue)
+    b.constValue = foldBinary(b.op, *b.lhs->constValue, *b.rhs->constValue,
+                              b.type, b.opRange);
+  return b.type;
+}
+
 Type Sema::checkBinary(ExprPtr &e) {
   auto &b = cast<BinaryExpr>(*e);
   b.type = Type::error();
@@ -297,31 +324,8 @@ Type Sema::checkBinary(ExprPtr &e) {
     return b.type;
   }
   const char *op = spelling(b.op);
-  if (isLogical(b.op)) {
-    bool ok = true;
-    for (ExprPtr *side : {&b.lhs, &b.rhs}) {
-      finalize(*side);
-      Type t = (*side)->type;
-      if (t.isVoid()) {
-        checkValue(*side);
-        ok = false;
-      } else if (!t.isError() && !t.isBool()) {
-        diags.error((*side)->range, std::string("operand of '") + op +
-                                        "' has type '" + t.str() +
-                                        "', expected 'bool'");
-        ok = false;
-      } else if (t.isError()) {
-        ok = false;
-      }
-    }
-    if (!ok)
-      return b.type;
-    b.type = Type::scalarOf(ScalarKind::Bool);
-    if (b.lhs->constValue && b.rhs->constValue)
-      b.constValue = foldBinary(b.op, *b.lhs->constValue, *b.rhs->constValue,
-                                b.type, b.opRange);
-    return b.type;
-  }
+  if (isLogical(b.op))
+    return checkLogical(b, op);
   bool untypedArrays = (ul && isa<ArrayLitExpr>(b.lhs.get())) ||
                        (ur && isa<ArrayLitExpr>(b.rhs.get()));
   if (untypedArrays) {

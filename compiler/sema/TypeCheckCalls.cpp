@@ -95,6 +95,56 @@ Type Sema::checkUserCall(CallExpr &e, Decl *callee) {
   return e.type = ret ? ret->resolved : Type::voidType();
 }
 
+/// size(set), or size(dat, dimension) of a dat on a block: an i32.
+Type Sema::checkSize(CallExpr &e, size_t n) {
+  Expr *first = e.args[0].get();
+  if (n == 1) {
+    auto *ne = dyn_cast<NameExpr>(first);
+    if (!ne) {
+      diags.error(first->range, "'size' expects a set or a dat on a block");
+      return e.type;
+    }
+    Decl *d = lookup(ne->name);
+    if (auto *dat = dyn_cast_or_null<DatDecl>(d)) {
+      if (isa_and_nonnull<SetDecl>(dat->on.decl))
+        diags.error(e.range, "'size' takes a set or a dat on a block; "
+                             "for dat '" +
+                                 d->name + "' use 'size(" + dat->on.name +
+                                 ")'");
+      else
+        diags.error(e.range, "'size' of dat '" + d->name +
+                                 "' needs a dimension, as 'size(" + d->name +
+                                 ", 0)'");
+      return e.type;
+    }
+    ne->decl = resolve(ne->name, ne->range, Want::Set);
+    ne->type = Type::voidType();
+    if (!ne->decl)
+      return e.type;
+    return e.type = Type::scalarOf(ScalarKind::I32);
+  }
+  DatDecl *dat = resolveDatExpr(e.args[0]);
+  std::optional<int64_t> d = foldInteger(e.args[1], "dimension of 'size'");
+  if (!dat || !d)
+    return e.type;
+  auto *block = dyn_cast_or_null<BlockDecl>(dat->on.decl);
+  if (!block) {
+    if (dat->on.decl)
+      diags.error(e.args[0]->range, "'size' needs a dat on a block; '" +
+                                        dat->name + "' is on set '" +
+                                        dat->on.name + "'");
+    return e.type;
+  }
+  if (block->dims > 0 && (*d < 0 || *d >= block->dims)) {
+    diags.error(e.args[1]->range, "dimension " + std::to_string(*d) +
+                                      " is out of range for dat '" + dat->name +
+                                      "' on block '" + block->name + "' with " +
+                                      plural(block->dims, "dimension"));
+    return e.type;
+  }
+  return e.type = Type::scalarOf(ScalarKind::I32);
+}
+
 Type Sema::checkIntrinsic(CallExpr &e, Intrinsic i) {
   e.target = CallTarget::Intrinsic;
   e.intrinsic = i;
@@ -150,55 +200,8 @@ Type Sema::checkIntrinsic(CallExpr &e, Intrinsic i) {
       idxUses[ctx.kernel].push_back({*d, e.range});
     return e.type = Type::scalarOf(ScalarKind::I32);
   }
-  case Intrinsic::Size: {
-    Expr *first = e.args[0].get();
-    if (n == 1) {
-      auto *ne = dyn_cast<NameExpr>(first);
-      if (!ne) {
-        diags.error(first->range, "'size' expects a set or a dat on a block");
-        return e.type;
-      }
-      Decl *d = lookup(ne->name);
-      if (auto *dat = dyn_cast_or_null<DatDecl>(d)) {
-        if (isa_and_nonnull<SetDecl>(dat->on.decl))
-          diags.error(e.range, "'size' takes a set or a dat on a block; "
-                               "for dat '" +
-                                   d->name + "' use 'size(" + dat->on.name +
-                                   ")'");
-        else
-          diags.error(e.range, "'size' of dat '" + d->name +
-                                   "' needs a dimension, as 'size(" + d->name +
-                                   ", 0)'");
-        return e.type;
-      }
-      ne->decl = resolve(ne->name, ne->range, Want::Set);
-      ne->type = Type::voidType();
-      if (!ne->decl)
-        return e.type;
-      return e.type = Type::scalarOf(ScalarKind::I32);
-    }
-    DatDecl *dat = resolveDatExpr(e.args[0]);
-    std::optional<int64_t> d = foldInteger(e.args[1], "dimension of 'size'");
-    if (!dat || !d)
-      return e.type;
-    auto *block = dyn_cast_or_null<BlockDecl>(dat->on.decl);
-    if (!block) {
-      if (dat->on.decl)
-        diags.error(e.args[0]->range, "'size' needs a dat on a block; '" +
-                                          dat->name + "' is on set '" +
-                                          dat->on.name + "'");
-      return e.type;
-    }
-    if (block->dims > 0 && (*d < 0 || *d >= block->dims)) {
-      diags.error(e.args[1]->range, "dimension " + std::to_string(*d) +
-                                        " is out of range for dat '" +
-                                        dat->name + "' on block '" +
-                                        block->name + "' with " +
-                                        plural(block->dims, "dimension"));
-      return e.type;
-    }
-    return e.type = Type::scalarOf(ScalarKind::I32);
-  }
+  case Intrinsic::Size:
+    return checkSize(e, n);
   default:
     break;
   }
@@ -218,9 +221,8 @@ Type Sema::checkIntrinsic(CallExpr &e, Intrinsic i) {
     // The IR's select (and every backend's) chooses between scalars; an
     // array select would need one per component, which the user can write.
     if (!t.isScalar()) {
-      diags.error(e.args[1]->range,
-                  "'select' chooses between scalars, got '" + t.str() +
-                      "'; select each component");
+      diags.error(e.args[1]->range, "'select' chooses between scalars, got '" +
+                                        t.str() + "'; select each component");
       return e.type;
     }
     break;

@@ -12,7 +12,6 @@
 #include "core/Dist.h"
 #include "core/Objects.h"
 #include "core/Runtime.h"
-#include "exec/FPCheck.h"
 
 #include <algorithm>
 
@@ -88,7 +87,5 @@ int opd_rt_device_sync(void) {
 int opd_rt_device_stage(void) {
   return opdc::rt::envSwitch("OPD_CUDA_STAGE", true);
 }
-
-int opd_rt_check_fp(void) { return opdc::rt::fpCheckEnabled() ? 1 : 0; }
 
 } // extern "C"

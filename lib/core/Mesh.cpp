@@ -1,5 +1,5 @@
-// Mesh.cpp - Sets, maps, blocks and dats: creation, layout, fill, swap,
-// copy.
+// Mesh.cpp - Sets, maps, blocks and dats: creation, layout, swap, copy
+// (fill, on the runtime's threads, is exec/Fill.cpp).
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Device.h"
 #include "core/Dist.h"
@@ -7,8 +7,6 @@
 #include "core/Objects.h"
 #include "core/Renumber.h"
 #include "core/Runtime.h"
-#include "exec/CommAvoid.h"
-#include "exec/Pool.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -192,8 +190,8 @@ bool padRows() {
 int64_t paddedRow(int64_t n, int64_t elementBytes) {
   if (!padRows())
     return n;
-  const int64_t unit = int64_t(Alignment) /
-                       std::gcd(elementBytes, int64_t(Alignment));
+  const int64_t unit =
+      int64_t(Alignment) / std::gcd(elementBytes, int64_t(Alignment));
   const int64_t padded = (n + unit - 1) / unit * unit;
   return (padded - n) * 8 <= n ? padded : n;
 }
@@ -234,9 +232,27 @@ std::string copyMismatch(const opd_dat *dst, const opd_dat *src) {
 } // namespace
 } // namespace opdc::rt
 
+namespace opdc::rt {
+namespace {
+// opd_rt_halo_depth's sizes; the defaults when it is not called.
+int64_t wantLayers = 1, wantDepth = 2;
+} // namespace
+
+int64_t haloLayersWanted() { return wantLayers; }
+int64_t blockHaloDepthWanted() { return wantDepth; }
+} // namespace opdc::rt
+
 using namespace opdc::rt;
 
 extern "C" {
+
+void opd_rt_halo_depth(int64_t set_layers, int64_t block_depth) {
+  if (set_layers < 1 || block_depth < 0)
+    failf("internal error: halo of %lld layers, block depth %lld",
+          (long long)set_layers, (long long)block_depth);
+  wantLayers = set_layers;
+  wantDepth = std::max<int64_t>(2, block_depth);
+}
 
 opd_set *opd_set_create(const char *name, int64_t size) {
   name = nameOr(name, "<set>");
@@ -274,8 +290,7 @@ opd_map *opd_map_create(const char *name, opd_set *from, opd_set *to,
     failf("map '%s': maps must be created before the first loop when the "
           "program runs on several ranks",
           name);
-  if (setsRenumbered() &&
-      (!from->globalIds.empty() || !to->globalIds.empty()))
+  if (setsRenumbered() && (!from->globalIds.empty() || !to->globalIds.empty()))
     failf("map '%s': maps must be created before the first loop when the "
           "sets are renumbered (--renumber); run with --renumber=none",
           name);
@@ -310,8 +325,7 @@ const int32_t *opd_map_values(opd_map *map) {
     const int64_t n = map->from->size * map->arity;
     map->values.resize(std::size_t(n));
     for (int64_t k = 0; k < n; ++k)
-      map->values[std::size_t(k)] =
-          int32_t(ids[std::size_t(map->data[k])]);
+      map->values[std::size_t(k)] = int32_t(ids[std::size_t(map->data[k])]);
     map->valuesVersion = map->version;
   }
   return map->values.data();
@@ -413,14 +427,13 @@ opd_dat *opd_block_dat_create(const char *name, opd_block *block,
   // point (with the padded rows, a multiple of 64 bytes apart, every row's
   // first interior point is then 64-byte aligned).
   const int64_t aligned = std::max(d->base[0], d->ownFirst[0]) - d->first[0];
-  const int64_t lead =
-      padRows() ? (int64_t(Alignment) -
-                   aligned * d->elementBytes() % int64_t(Alignment)) %
-                      int64_t(Alignment)
-                : 0;
-  d->data = static_cast<char *>(
-                allocZeroed(std::size_t(lead + points * d->elementBytes()),
-                            what.c_str())) +
+  const int64_t lead = padRows()
+                           ? (int64_t(Alignment) - aligned * d->elementBytes() %
+                                                       int64_t(Alignment)) %
+                                 int64_t(Alignment)
+                           : 0;
+  d->data = static_cast<char *>(allocZeroed(
+                std::size_t(lead + points * d->elementBytes()), what.c_str())) +
             lead;
   return d;
 }
@@ -461,31 +474,6 @@ void *opd_dat_origin(opd_dat *dat, int64_t *strides) {
 void *opd_dat_data(opd_dat *dat) { return dat ? dat->data : nullptr; }
 
 int64_t opd_dat_stored_points(const opd_dat *dat) { return dat->elements; }
-
-void opd_dat_fill(opd_dat *dat, const void *elem) {
-  dist::settleExchanges();
-  const int64_t eb = dat->elementBytes();
-  char *p = static_cast<char *>(dat->data);
-  const int64_t n = dat->elements;
-  bool zero = true;
-  for (int64_t b = 0; b < eb; ++b)
-    zero = zero && static_cast<const char *>(elem)[b] == 0;
-  const int64_t chunks = (n + DirectChunkSize - 1) / DirectChunkSize;
-  // On the runtime's threads (exec/Pool.h), as loops run.
-  runTasks(chunks, double(n * eb) >= parallelBytes(), [&](int64_t c) {
-    int64_t begin = c * DirectChunkSize;
-    int64_t end = begin + DirectChunkSize < n ? begin + DirectChunkSize : n;
-    if (zero) {
-      std::memset(p + begin * eb, 0, std::size_t((end - begin) * eb));
-      return;
-    }
-    for (int64_t i = begin; i < end; ++i)
-      std::memcpy(p + i * eb, elem, std::size_t(eb));
-  });
-  // Every rank filled its halos with the same value.
-  dat->haloValid = INT64_MAX / 4;
-  dat->cornersValid = true;
-}
 
 void opd_dat_swap(opd_dat *a, opd_dat *b) {
   dist::settleExchanges();

@@ -1,21 +1,13 @@
-// Profile.cpp - Formats the per-loop profile table.
+// Profile.cpp - Formats the per-loop profile table (exec/Report.cpp prints
+// it with what exec/ adds).
 // SPDX-License-Identifier: Apache-2.0
 #include "core/Profile.h"
-#include "exec/Adjoint.h"
-#include "exec/CommAvoid.h"
-
-#include "core/Dist.h"
-
-#include "opd_rt.h"
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
 
 namespace opdc::rt {
-namespace {
-void appendf(std::string &out, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
 void appendf(std::string &out, const char *format, ...) {
   char line[512];
   va_list ap;
@@ -35,11 +27,13 @@ void appendf(std::string &out, const char *format, ...) {
   out.append(big.data(), std::size_t(n));
 }
 
+namespace {
+
 void appendRow(std::string &out, int width, const ProfileRow &r, int ranks) {
   double avgMs = r.calls > 0 ? r.seconds * 1e3 / double(r.calls) : 0.0;
   double gbs = r.seconds > 0 ? r.bytes / r.seconds * 1e-9 : 0.0;
-  appendf(out, "%-*s %10" PRId64 " %12.6f %12.4f %10.2f", width,
-          r.name.c_str(), r.calls, r.seconds, avgMs, gbs);
+  appendf(out, "%-*s %10" PRId64 " %12.6f %12.4f %10.2f", width, r.name.c_str(),
+          r.calls, r.seconds, avgMs, gbs);
   if (ranks > 1) {
     double kernelGbs =
         r.kernelSeconds > 0 ? r.bytes / r.kernelSeconds * 1e-9 : 0.0;
@@ -49,50 +43,6 @@ void appendRow(std::string &out, int width, const ProfileRow &r, int ranks) {
   appendf(out, "\n");
 }
 } // namespace
-
-void appendAdjointSummary(std::string &text, const AdjointMemory &adj) {
-  // Lines of at most 100 columns (the profile's width).
-  if (!adj.tapePeakBytes && !adj.snapshotsTaken)
-    return;
-  constexpr double MiB = 1048576.0;
-  appendf(text,
-          "adjoint: tape peak %.1f MiB, checkpoints peak %.1f MiB in memory, "
-          "%.1f MiB on disk\n",
-          double(adj.tapePeakBytes) / MiB,
-          double(adj.checkpointPeakBytes) / MiB,
-          double(adj.diskPeakBytes) / MiB);
-  appendf(text,
-          "adjoint: %lld snapshots, %lld restores (%lld moved), %lld steps "
-          "reversed\n",
-          (long long)adj.snapshotsTaken, (long long)adj.restores,
-          (long long)adj.restoresMoved, (long long)adj.stepsReversed);
-  appendf(text, "adjoint: %lld steps re-run in %.3f s\n",
-          (long long)adj.stepsRerun, adj.rerunSeconds);
-  appendf(text,
-          "adjoint: copies %.2f s to and from the tape, %.2f s to snapshots, "
-          "%.2f s back\n",
-          adj.tapeSeconds, adj.saveSeconds, adj.restoreSeconds);
-  if (adj.diskSnapshots)
-    appendf(text,
-            "adjoint: disk %lld snapshots, %.1f MiB written, %.1f MiB read, "
-            "%.3f s waited for\n",
-            (long long)adj.diskSnapshots, double(adj.diskWrittenBytes) / MiB,
-            double(adj.diskReadBytes) / MiB, adj.diskWaitSeconds);
-  if (adj.planned) {
-    const StepZeroPlan &p = adj.lastPlan;
-    appendf(text,
-            "adjoint: plan %lld of %lld steps taped, %lld snapshots; a step "
-            "%.1f MiB, %.2f ms\n",
-            (long long)p.taped, (long long)adj.planCount,
-            (long long)p.snapshots, double(adj.planStepTape) / MiB,
-            adj.planStepSeconds * 1e3);
-    appendf(text,
-            "adjoint: plan within %.0f MiB, %.1f MiB of it held; fresh memory "
-            "%.2f s a GiB\n",
-            double(adj.planMemoryBytes) / MiB, double(p.bytes) / MiB,
-            adj.planFreshSecondsPerGiB);
-  }
-}
 
 std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
                           int ranks) {
@@ -142,19 +92,6 @@ std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
             body.c_str(), ranks > 1 ? " (rank 0)" : "");
   }
   return out;
-}
-
-void printProfile(std::FILE *out) {
-  // Every rank takes part in the reductions; rank 0 prints.
-  std::string text =
-      formatProfile(collectProfile(), opd_rt_threads(), dist::ranks());
-  const std::string partition = dist::partitionDescription();
-  if (!partition.empty())
-    text += "partition: " + partition + "\n";
-  text += chainProfile(); // collective
-  appendAdjointSummary(text, adjointMemory());
-  if (dist::printer())
-    std::fputs(text.c_str(), out);
 }
 
 } // namespace opdc::rt

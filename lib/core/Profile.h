@@ -50,8 +50,13 @@ std::vector<ProfileRow> collectProfile();
 std::string formatProfile(const std::vector<ProfileRow> &rows, int threads,
                           int ranks = 1);
 
-/// Prints formatProfile(collectProfile(), threads) to `out`.
+/// Prints formatProfile(collectProfile(), threads) to `out`, then the
+/// partition, the chains' lines and the adjoint's summary (exec/Report.cpp:
+/// they read exec/'s state).
 void printProfile(std::FILE *out);
 
+/// printf-style append to \p out (lines of the profile and its summaries).
+void appendf(std::string &out, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
 } // namespace opdc::rt
 #endif

@@ -108,6 +108,12 @@ enum class PartitionMethod { Metis, Block, PTScotch };
 PartitionMethod partitionMethod();
 void setPartitionMethod(PartitionMethod m);
 
+/// opd_rt_halo_depth's sizes (core/Mesh.cpp), which the program's
+/// communication-avoiding chains need (exec/CommAvoid.cpp): exec-halo
+/// layers of sets, the minimum halo depth of block dats between ranks.
+int64_t haloLayersWanted();
+int64_t blockHaloDepthWanted();
+
 /// Silences HDF5's own error stack printing (idempotent).
 void silenceHDF5();
 

@@ -1,7 +1,7 @@
 // Adjoint.cpp - The tape and the checkpoint plans of compiler-built adjoints.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The adjoint pass (compiler/passes/Adjoint.cpp) turns a request into a
+// The adjoint pass (compiler/passes/deriv/Adjoint.cpp) turns a request into a
 // forward sweep, which saves what it overwrites, and a reverse sweep, which
 // restores it statement by statement while it runs the adjoint loops. Two
 // run-time services back it:

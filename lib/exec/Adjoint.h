@@ -134,7 +134,8 @@ const AdjointMemory &adjointMemory();
 /// The bytes the open plans' snapshots hold in memory now.
 int64_t checkpointBytesInMemory();
 /// Appends --profile's `adjoint:` lines for \p adj to \p text, each at
-/// most 100 columns (lib/core/Profile.cpp); nothing when no adjoint ran.
+/// most 100 columns (the profile's width, lib/exec/Report.cpp); nothing
+/// when no adjoint ran.
 void appendAdjointSummary(std::string &text, const AdjointMemory &adj);
 
 /// Whether the loops run now re-run primal steps for an adjoint: the

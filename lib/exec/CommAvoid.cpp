@@ -2,7 +2,7 @@
 // sizes, loop extensions, the grouped exchange and OP2-CA's cost model.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The comm-avoid pass (compiler/passes/CommAvoid.cpp) rewrites a loop chain
+// The comm-avoid pass (compiler/passes/loops/CommAvoid.cpp) rewrites a loop chain
 // so that its first loop is preceded by opd_halo_group (the halos the chain
 // reads, each as deep as its readers reach) and each loop that produces
 // data a later loop reads beyond the rank's points by
@@ -68,7 +68,6 @@
 namespace opdc::rt {
 namespace {
 
-int64_t wantLayers = 1, wantDepth = 2;
 bool pending = false;
 int64_t pendingLo[3], pendingHi[3];
 
@@ -232,9 +231,6 @@ void evaluate(const Model &m, const dist::ChainGeometry &geo,
 
 } // namespace
 
-int64_t haloLayersWanted() { return wantLayers; }
-int64_t blockHaloDepthWanted() { return wantDepth; }
-
 bool takeExtension(int64_t *lo, int64_t *hi) {
   if (!pending) {
     std::fill(lo, lo + 3, 0);
@@ -338,14 +334,6 @@ std::string chainProfile() {
 using namespace opdc::rt;
 
 extern "C" {
-
-void opd_rt_halo_depth(int64_t set_layers, int64_t block_depth) {
-  if (set_layers < 1 || block_depth < 0)
-    failf("internal error: halo of %lld layers, block depth %lld",
-          (long long)set_layers, (long long)block_depth);
-  wantLayers = set_layers;
-  wantDepth = std::max<int64_t>(2, block_depth);
-}
 
 void opd_rt_cost_model(double latency_us, double network_gbs,
                        double memory_gbs) {

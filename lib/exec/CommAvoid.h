@@ -3,6 +3,7 @@
 #ifndef OPDC_LIB_EXEC_COMMAVOID_H
 #define OPDC_LIB_EXEC_COMMAVOID_H
 #include "core/Objects.h"
+#include "core/Runtime.h" // haloLayersWanted, blockHaloDepthWanted
 
 #include <cstdint>
 #include <string>
@@ -10,10 +11,6 @@
 struct opd_loop;
 
 namespace opdc::rt {
-/// opd_rt_halo_depth's sizes: exec-halo layers of sets, the minimum halo
-/// depth of block dats between ranks.
-int64_t haloLayersWanted();
-int64_t blockHaloDepthWanted();
 /// The extension opd_loop_extend_next left for the next prepare (true),
 /// or zeros (false); taking it clears it.
 bool takeExtension(int64_t *lo, int64_t *hi);

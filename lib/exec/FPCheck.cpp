@@ -381,3 +381,8 @@ void forgetFPLoops() {
 }
 
 } // namespace opdc::rt
+
+// A device backend asks before opd_loop_end (core/Device.h).
+extern "C" int opd_rt_check_fp(void) {
+  return opdc::rt::fpCheckEnabled() ? 1 : 0;
+}

@@ -1,7 +1,7 @@
 // Skew.cpp - opd_skew_run: the loops of a skewed sweep, row-interleaved.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The fuse pass (compiler/passes/Fuse.cpp) groups loops over one block
+// The fuse pass (compiler/passes/loops/Fuse.cpp) groups loops over one block
 // that cannot share a point of the sweep, because one reads at stencil
 // offsets what another writes (Jacobi reading u at (0, +-1), then a copy
 // writing u), into a skewed sweep: loop k runs row r - lag_k of the
@@ -63,7 +63,7 @@
 // for one sweep over memory. Under MPI a later loop may read beyond the
 // rank's points what an earlier loop writes only where the earlier loop
 // runs there too (a communication-avoiding chain's extensions,
-// passes/CommAvoid.cpp); where it does not (a chain run plain), the loops
+// passes/loops/CommAvoid.cpp); where it does not (a chain run plain), the loops
 // run one after the other (computedHere). Time and bytes go to the first
 // loop's profile entry (the others count their calls and name the sweep);
 // each loop's choices of body (streaming stores, the scalar body: Loop.cpp)
@@ -238,7 +238,7 @@ const std::string SeparateNote = "skewed sweep run as separate loops: ";
 /// is; beyond them (another rank's points, which a plain loop would receive
 /// in a halo exchange after the writer ran) only where the writer runs
 /// there too, redundantly: a communication-avoiding chain extends it
-/// (passes/CommAvoid.cpp). Per pair, with A the writer's range as asked
+/// (passes/loops/CommAvoid.cpp). Per pair, with A the writer's range as asked
 /// (global), L the part it runs here and R the reader's points, every point
 /// of R in A must be in L: boxes, so dimension by dimension. On one
 /// process L = A. Sets \p why when not.
@@ -321,15 +321,11 @@ int64_t outerReach(const opd_loop &loop) {
   return r;
 }
 
-} // namespace
-} // namespace opdc::rt
-
-using namespace opdc::rt;
-
-void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
-                  void *const *ctxs, const int64_t *schedule) {
-  if (n < 1 || !loops || !bodies || !ctxs || !schedule)
-    failf("internal error: a skewed sweep without loops");
+/// opd_skew_run's loops, checked, with their schedules; the loops after
+/// one that reduces in whole chunks move back by its chunk (the header).
+std::vector<Member> skewMembers(int n, opd_loop *const *loops,
+                                const opd_body *bodies, void *const *ctxs,
+                                const int64_t *schedule) {
   std::vector<Member> ms;
   for (int k = 0; k < n; ++k) {
     opd_loop *l = loops[k];
@@ -360,39 +356,13 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
     if (m.whole)
       back += m.chunkSize;
   }
-  // Under MPI without the extensions of a communication-avoiding chain
-  // (or in its measuring plain run), a later loop may read beyond the
-  // rank's points what an earlier one writes: that needs the earlier
-  // loop's halo exchange in between, so the loops run one after the other,
-  // each as opd_loop_run runs it, on every rank (sweepsHere).
-  std::string why;
-  if (!sweepsHere(ms, why)) {
-    if (ms[0].loop->note.empty())
-      ms[0].loop->note = SeparateNote + why;
-    for (Member &m : ms)
-      opd_loop_run(m.loop, m.body, m.ctx);
-    return;
-  }
-  // Every loop's halos before any row runs: a later loop's rows overwrite
-  // what an earlier one reads, so nothing may be in flight meanwhile. The
-  // dats an earlier loop writes are valid beyond the rank's points as far
-  // as it runs there before a later loop begins (dist::afterLoop, as its
-  // end will mark them): the later loop exchanges exactly the halos it
-  // would after the earlier one ran alone, and none that the sweep
-  // computes here (computedHere: a halo it still exchanges lies outside
-  // what the earlier loop writes, or is overwritten by it).
-  std::vector<double> exchanged(ms.size());
-  for (size_t k = 0; k < ms.size(); ++k) {
-    exchanged[k] = ms[k].loop->exchangeSeconds;
-    opd_loop_begin(ms[k].loop);
-    setActiveLoop(nullptr);
-    if (k + 1 < ms.size())
-      dist::afterLoop(ms[k].loop);
-  }
-  for (Member &m : ms)
-    opd_loop_wait_halos(m.loop);
+  return ms;
+}
 
-  // The threads' parts: contiguous runs of the first loop's chunks.
+/// The threads' parts of a sweep: contiguous runs of the first loop's
+/// chunks, as few as keep each part's rows apart from the next cut's; the
+/// cuts between them (first and last: unbounded).
+std::vector<int64_t> partCuts(const std::vector<Member> &ms) {
   const Member &first = ms[0];
   const int64_t chunks =
       first.end > first.begin
@@ -418,6 +388,115 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
   cut[size_t(parts)] = LLONG_MAX / 4;
   for (int64_t t = 1; t < parts; ++t)
     cut[size_t(t)] = first.begin + (t * chunks / parts) * first.chunkSize;
+  return cut;
+}
+
+/// Begins every loop of a sweep and waits for their halos; returns each
+/// loop's exchange seconds before it began (opd_skew_run says why all
+/// before any row runs).
+std::vector<double> beginSweep(std::vector<Member> &ms) {
+  std::vector<double> exchanged(ms.size());
+  for (size_t k = 0; k < ms.size(); ++k) {
+    exchanged[k] = ms[k].loop->exchangeSeconds;
+    opd_loop_begin(ms[k].loop);
+    setActiveLoop(nullptr);
+    if (k + 1 < ms.size())
+      dist::afterLoop(ms[k].loop);
+  }
+  for (Member &m : ms)
+    opd_loop_wait_halos(m.loop);
+  return exchanged;
+}
+
+/// After a sweep: its time and bytes on the first loop (the later loops'
+/// exchange time moved there too), each loop's notes and body seconds
+/// (\p spent: per part, per loop), and each loop ended.
+void profileSweep(std::vector<Member> &ms, const std::vector<double> &exchanged,
+                  const std::vector<double> &spent, int64_t parts,
+                  int64_t tile) {
+  // The profile: the sweep's time and bytes on the first loop, and so the
+  // time the later loops' exchanges took before it (a loop's time outside
+  // exchanges stays >= 0: the chains' cost model measures it).
+  for (size_t k = 1; k < ms.size(); ++k) {
+    const double t = ms[k].loop->exchangeSeconds - exchanged[k];
+    ms[k].loop->exchangeSeconds -= t;
+    ms[0].loop->exchangeSeconds += t;
+  }
+  for (size_t k = 0; k < ms.size(); ++k) {
+    opd_loop *l = ms[k].loop;
+    l->choiceSeconds = 0;
+    for (int64_t t = 0; t < parts; ++t)
+      l->choiceSeconds += spent[ms.size() * size_t(t) + k];
+    l->sweepSeconds += l->choiceSeconds;
+    ++l->sweepCalls;
+    if (k > 0) {
+      l->startTime = opd_rt_wtime(); // its time is the first loop's
+      ms[0].loop->bytesAdjust += l->bytesPerCall;
+      l->bytesAdjust -= l->bytesPerCall;
+      if (l->note.empty())
+        l->note = "in the skewed sweep of '" + ms[0].loop->name +
+                  "' (its time and bytes counted there)";
+    } else if (l->note.empty() || l->note.rfind(SeparateNote, 0) == 0) {
+      // Runs of the same loop at the same lag once, with their count.
+      l->note = "skewed sweep with";
+      for (size_t j = 1, runs = 0; j < ms.size(); j += runs) {
+        runs = 1;
+        while (j + runs < ms.size() &&
+               ms[j + runs].loop->name == ms[j].loop->name &&
+               ms[j + runs].lag == ms[j].lag)
+          ++runs;
+        l->note += std::string(j > 1 ? "," : "") + " '" + ms[j].loop->name +
+                   "'" + (runs > 1 ? " x" + std::to_string(runs) : "") + " (" +
+                   std::to_string(ms[j].lag) + " row" +
+                   (ms[j].lag == 1 ? "" : "s") + " behind)";
+      }
+      l->note += ": the time and bytes of all of them";
+      if (tile)
+        l->note +=
+            " (in tiles of " + std::to_string(tile) + " rows of dimension 1)";
+    }
+    setActiveLoop(l);
+    opd_loop_end(l);
+  }
+}
+
+} // namespace
+} // namespace opdc::rt
+
+using namespace opdc::rt;
+
+void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
+                  void *const *ctxs, const int64_t *schedule) {
+  if (n < 1 || !loops || !bodies || !ctxs || !schedule)
+    failf("internal error: a skewed sweep without loops");
+  std::vector<Member> ms = skewMembers(n, loops, bodies, ctxs, schedule);
+  // Under MPI without the extensions of a communication-avoiding chain
+  // (or in its measuring plain run), a later loop may read beyond the
+  // rank's points what an earlier one writes: that needs the earlier
+  // loop's halo exchange in between, so the loops run one after the other,
+  // each as opd_loop_run runs it, on every rank (sweepsHere).
+  std::string why;
+  if (!sweepsHere(ms, why)) {
+    if (ms[0].loop->note.empty())
+      ms[0].loop->note = SeparateNote + why;
+    for (Member &m : ms)
+      opd_loop_run(m.loop, m.body, m.ctx);
+    return;
+  }
+  // Every loop's halos before any row runs: a later loop's rows overwrite
+  // what an earlier one reads, so nothing may be in flight meanwhile. The
+  // dats an earlier loop writes are valid beyond the rank's points as far
+  // as it runs there before a later loop begins (dist::afterLoop, as its
+  // end will mark them): the later loop exchanges exactly the halos it
+  // would after the earlier one ran alone, and none that the sweep
+  // computes here (computedHere: a halo it still exchanges lies outside
+  // what the earlier loop writes, or is overwritten by it).
+  const std::vector<double> exchanged = beginSweep(ms);
+
+  // The threads' parts: contiguous runs of the first loop's chunks.
+  const Member &first = ms[0];
+  const std::vector<int64_t> cut = partCuts(ms);
+  const int64_t parts = int64_t(cut.size()) - 1;
 
   // Tiles of dimension 1 (the header), and the sweep's step in rows of
   // the outermost dimension: about SkewStepPoints points of the first
@@ -458,8 +537,8 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
     for (size_t k = 0; k < ms.size(); ++k) {
       const Member &m = ms[k];
       lo[k] = std::max(m.begin, cut[size_t(t)] + (t > 0 ? m.lead : 0));
-      hi[k] = std::min(m.end,
-                       cut[size_t(t) + 1] - (t + 1 < parts ? m.trail : 0));
+      hi[k] =
+          std::min(m.end, cut[size_t(t) + 1] - (t + 1 < parts ? m.trail : 0));
       if (m.whole) {
         lo[k] = m.up(lo[k]);
         hi[k] = m.down(hi[k]);
@@ -527,49 +606,5 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
     }
   });
 
-  // The profile: the sweep's time and bytes on the first loop, and so the
-  // time the later loops' exchanges took before it (a loop's time outside
-  // exchanges stays >= 0: the chains' cost model measures it).
-  for (size_t k = 1; k < ms.size(); ++k) {
-    const double t = ms[k].loop->exchangeSeconds - exchanged[k];
-    ms[k].loop->exchangeSeconds -= t;
-    ms[0].loop->exchangeSeconds += t;
-  }
-  for (size_t k = 0; k < ms.size(); ++k) {
-    opd_loop *l = ms[k].loop;
-    l->choiceSeconds = 0;
-    for (int64_t t = 0; t < parts; ++t)
-      l->choiceSeconds += spent[ms.size() * size_t(t) + k];
-    l->sweepSeconds += l->choiceSeconds;
-    ++l->sweepCalls;
-    if (k > 0) {
-      l->startTime = opd_rt_wtime(); // its time is the first loop's
-      ms[0].loop->bytesAdjust += l->bytesPerCall;
-      l->bytesAdjust -= l->bytesPerCall;
-      if (l->note.empty())
-        l->note = "in the skewed sweep of '" + ms[0].loop->name +
-                  "' (its time and bytes counted there)";
-    } else if (l->note.empty() ||
-               l->note.rfind(SeparateNote, 0) == 0) {
-      // Runs of the same loop at the same lag once, with their count.
-      l->note = "skewed sweep with";
-      for (size_t j = 1, runs = 0; j < ms.size(); j += runs) {
-        runs = 1;
-        while (j + runs < ms.size() &&
-               ms[j + runs].loop->name == ms[j].loop->name &&
-               ms[j + runs].lag == ms[j].lag)
-          ++runs;
-        l->note += std::string(j > 1 ? "," : "") + " '" + ms[j].loop->name +
-                   "'" + (runs > 1 ? " x" + std::to_string(runs) : "") +
-                   " (" + std::to_string(ms[j].lag) + " row" +
-                   (ms[j].lag == 1 ? "" : "s") + " behind)";
-      }
-      l->note += ": the time and bytes of all of them";
-      if (tile)
-        l->note +=
-            " (in tiles of " + std::to_string(tile) + " rows of dimension 1)";
-    }
-    setActiveLoop(l);
-    opd_loop_end(l);
-  }
+  profileSweep(ms, exchanged, spent, parts, tile);
 }

@@ -512,7 +512,7 @@ void *opd_loop_gather(opd_loop *loop, int32_t arg);
 
 /*===-- Communication avoidance (opdc's comm-avoid pass) -------------------===*/
 
-/* A loop chain the compiler rewrote (passes/CommAvoid.cpp) exchanges the
+/* A loop chain the compiler rewrote (passes/loops/CommAvoid.cpp) exchanges the
  * halos it needs once, deeper, before its first loop, in one message per
  * neighbour, and its loops run beyond the rank's points, redundantly, so
  * that no exchange is needed inside the chain. Every call does nothing on

@@ -8,7 +8,7 @@
 #include "ir/IR.h"
 #include "ir/Verifier.h"
 #include "lower/Lower.h"
-#include "passes/Fuse.h"
+#include "passes/loops/Fuse.h"
 #include "passes/Pass.h"
 
 #include "llvm/Support/Casting.h"

@@ -174,7 +174,7 @@ private:
     if (m.options.defaultThreads)
       r += "  opd_rt_set_default_threads(" +
            std::to_string(m.options.defaultThreads) + ");\n";
-    // Communication avoidance (passes/CommAvoid.cpp), as the CPU backend
+    // Communication avoidance (passes/loops/CommAvoid.cpp), as the CPU backend
     // sets it up: deeper halos before any set or block exists, and the
     // profile's figures for the runtime's cost model.
     if (p.haloLayers != 1 || p.blockHaloDepth != 2)

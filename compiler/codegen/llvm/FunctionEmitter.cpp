@@ -150,7 +150,7 @@ void FunctionEmitter::storeValue(llvm::Value *v, llvm::Value *ptr,
 
 void FunctionEmitter::emitBody(const ir::Body &body) {
   for (size_t i = 0; i < body.stmts.size(); ++i) {
-    // A skewed group (passes/Fuse.cpp; the verifier checked its shape)
+    // A skewed group (passes/loops/Fuse.cpp; the verifier checked its shape)
     // runs as one: its loops are the next skew.count statements.
     const auto *l = llvm::dyn_cast<ParLoopStmt>(body.stmts[i].get());
     if (l && l->skew.count > 1 && i + l->skew.count <= body.stmts.size()) {

@@ -45,7 +45,7 @@ void HostEmitter::emitMain(llvm::Constant *params, unsigned nparams) {
   const Program &p = cgm.program;
   if (p.haloLayers != 1 || p.blockHaloDepth != 2)
     // Deeper halos for communication-avoiding chains, before any set or
-    // block exists (passes/CommAvoid.cpp).
+    // block exists (passes/loops/CommAvoid.cpp).
     b.CreateCall(cgm.rt.haloDepth(),
                  {llvm::ConstantInt::get(cgm.i64Ty, uint64_t(p.haloLayers)),
                   llvm::ConstantInt::get(cgm.i64Ty,

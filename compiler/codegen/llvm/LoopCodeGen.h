@@ -18,7 +18,7 @@ struct ParLoopStmt;
 void emitParLoop(FunctionEmitter &host, const ir::ParLoopStmt &loop);
 
 /// Emits the skewed group of \p n loops starting at \p first (the group's
-/// loops, consecutive in their Body; passes/Fuse.cpp): each loop's body
+/// loops, consecutive in their Body; passes/loops/Fuse.cpp): each loop's body
 /// function, argument table, prepare call and context as emitParLoop does,
 /// then one opd_skew_run over all of them (lib/exec/Skew.cpp), then each
 /// loop's reduction partials.

@@ -21,12 +21,12 @@ struct RuntimeABI {
   /// opd_rt_set_default_threads, declared on first use only: modules of
   /// programs without a default thread count do not mention it.
   llvm::FunctionCallee setDefaultThreads();
-  /// Communication avoidance (passes/CommAvoid.cpp), declared when used:
+  /// Communication avoidance (passes/loops/CommAvoid.cpp), declared when used:
   /// opd_rt_halo_depth, opd_loop_extend_next, opd_halo_group.
   llvm::FunctionCallee haloDepth();
   llvm::FunctionCallee loopExtendNext();
   llvm::FunctionCallee haloGroup();
-  /// opd_skew_run (passes/Fuse.cpp's skewed groups), declared when used.
+  /// opd_skew_run (passes/loops/Fuse.cpp's skewed groups), declared when used.
   llvm::FunctionCallee skewRun();
   llvm::FunctionCallee costModel();
 
