@@ -132,6 +132,12 @@ using Owners = std::map<const opd_set *, std::vector<int32_t>>;
 Owners computeOwners(std::string &note);
 /// A description of the partition, for the profile ("" if none).
 const std::string &partitionNote();
+/// Exec layers 1..K (K = layers >= 2) of every set on this rank, as sorted
+/// global ids per layer (mpi/HaloLayers.cpp). Collective.
+std::map<const opd_set *, std::vector<std::vector<int64_t>>>
+execLayers(const Owners &owners, int64_t layers);
+/// `v` sorted, without repeats.
+std::vector<int64_t> sortedUnique(std::vector<int64_t> v);
 
 } // namespace opdc::rt::dist
 #endif

@@ -49,7 +49,6 @@ RESERVED = {
     "compiler/codegen/llvm/LoopHost.cpp",
     "compiler/codegen/cuda/CUDALoops.cpp",
     "lib/cuda/opd_cuda.cuh",
-    "lib/mpi/Halo.cpp",
     "lib/mpi/Exchange.cpp",
 }
 
