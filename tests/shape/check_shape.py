@@ -47,7 +47,6 @@ RESERVED = {
     "compiler/codegen/llvm/LoopBody.cpp",
     "compiler/codegen/llvm/LoopHost.cpp",
     "compiler/codegen/cuda/CUDALoops.cpp",
-    "lib/cuda/opd_cuda.cuh",
     "lib/mpi/Exchange.cpp",
 }
 
