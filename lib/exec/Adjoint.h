@@ -42,6 +42,16 @@ int64_t defaultSnapshots(int64_t steps);
 int64_t budgetSnapshots(int64_t steps, int64_t snapshotBytes,
                         int64_t budgetBytes);
 
+/// The snapshots left for the count - k scheduled steps of a plan whose
+/// first k steps stay taped (\p stepTape bytes each) within \p bound
+/// bytes; -1 where k steps of tape pass the bound (exec/AdjointSchedule.cpp).
+int64_t prefixSnapshots(int64_t count, int64_t k, int64_t stepTape,
+                        int64_t bound, int64_t snapshotBytes, bool budgeted);
+/// How many first steps of a plan of \p count steps stay taped when taping
+/// all of them would pass \p bound bytes: the fewest step runs.
+int64_t tapedPrefix(int64_t count, int64_t stepTape, int64_t bound,
+                    int64_t snapshotBytes, bool budgeted);
+
 /// Bytes the snapshots of one checkpointed loop may take on this rank when
 /// the user sets them: OPD_CKPT_MEMORY (MiB) from the environment, or
 /// setSnapshotBudget; else (automaticBudget) a quarter of the physical

@@ -41,7 +41,7 @@
 // (read only). With K = 1 it is exactly OP2's one layer, built as before.
 // The layers come from bit masks over the ranks per slice element (X: in
 // layers <= k of rank r; D: stored at level k on rank r), one all-to-all
-// per map and layer for the D bits of targets (execLayers below).
+// per map and layer for the D bits of targets (mpi/HaloLayers.cpp).
 // Within exec layer l + 1 (l >= 1) the map targets of layers 0..l come
 // first: the set's half steps (SetHalo::halfEnd; half step 3 is OP2's
 // one-layer halo whatever K, which plain loops exchange, Exchange.cpp).
@@ -51,10 +51,10 @@
 // prefix.
 //
 // Each group (and each part of a layer) is in ascending global order.
-// Maps are rewritten to local indices (the entries of non-exec elements, which no loop runs, may point
-// at element 0 when their target is not stored), dats are copied to the
-// local order, and every rank learns, per neighbour, which of its owned
-// elements to send and where the received ones go: each rank asks the
+// Maps are rewritten to local indices (the entries of non-exec elements, which
+// no loop runs, may point at element 0 when their target is not stored), dats
+// are copied to the local order, and every rank learns, per neighbour, which of
+// its owned elements to send and where the received ones go: each rank asks the
 // owners for its halo elements by global index (MPI_Alltoallv).
 //
 // All of it from distributed data: the sets come as slices (mpi/Slices.cpp)
@@ -267,138 +267,13 @@ void sliceWhole(opd_set *s) {
   s->sliced = true;
 }
 
+} // namespace
+
 std::vector<int64_t> sortedUnique(std::vector<int64_t> v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
   return v;
 }
-
-// Exec layers 1..K of every set on this rank (K >= 2), as sorted global
-// ids per layer, from the slices: per slice element two bit masks over
-// the ranks, X (the element is owned by or in an exec layer <= k of rank
-// r) and D (stored at level k on rank r: in X, or a map target of an
-// element in X). Layer k of rank r: elements without r's bit in X whose
-// own D bit (k >= 2) or some map target's D bit is r's. The D bits of map
-// targets go to the slices holding them (one all-to-all per map).
-// Masks are words of W bits, the narrowest type that holds one bit per rank
-// (a byte an element up to 8 ranks): the masks of every set and the map
-// entries' fetched masks are the partition's largest transient beside the
-// mesh (Airfoil 720k at 2 ranks: 40 MiB with 64-bit words, 5 with bytes).
-template <class W>
-std::map<const opd_set *, std::vector<std::vector<int64_t>>>
-execLayersIn(const Owners &owners, int64_t layers) {
-  constexpr int Bits = int(8 * sizeof(W));
-  const int p = ranks(), me = rank();
-  const std::size_t words = std::size_t(p + Bits - 1) / Bits;
-  struct Masks {
-    std::vector<W> x, d;
-  };
-  std::map<const opd_set *, Masks> mk;
-  std::map<const opd_set *, std::vector<std::vector<int64_t>>> out;
-  const std::vector<opd_set *> sets = allSets();
-  const std::vector<opd_map *> maps = allMaps();
-  for (opd_set *s : sets) {
-    Masks &m = mk[s];
-    const std::size_t n = std::size_t(s->size);
-    m.x.assign(n * words, 0);
-    const std::vector<int32_t> &own = owners.at(s);
-    for (std::size_t i = 0; i < n; ++i)
-      m.x[i * words + std::size_t(own[i]) / Bits] |= W(W(1)
-                                                     << (own[i] % Bits));
-    m.d = m.x;
-    out[s].resize(std::size_t(layers));
-  }
-  for (int64_t k = 1; k <= layers; ++k) {
-    // New exec elements, set by set (X of one set is not read by others in
-    // the same layer; D is only updated below).
-    for (opd_set *s : sets) {
-      Masks &m = mk[s];
-      const std::size_t n = std::size_t(s->size);
-      std::vector<W> reach(n * words, 0);
-      if (k >= 2)
-        reach = m.d;
-      for (opd_map *mp : maps) {
-        if (mp->from != s)
-          continue;
-        const std::size_t entries = n * std::size_t(mp->arity);
-        std::vector<W> t(entries * words);
-        fetchRows(mp->to->globalSize, mk[mp->to].d.data(),
-                  words * sizeof(W), mp->data, entries, t.data());
-        for (std::size_t i = 0; i < n; ++i)
-          for (int j = 0; j < mp->arity; ++j)
-            for (std::size_t w = 0; w < words; ++w)
-              reach[i * words + w] |=
-                  t[(i * std::size_t(mp->arity) + std::size_t(j)) * words + w];
-      }
-      const int64_t lo = sliceLo(s->globalSize, me);
-      std::vector<std::vector<int64_t>> toRank(static_cast<std::size_t>(p));
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t w = 0; w < words; ++w) {
-          W fresh = W(reach[i * words + w] & ~m.x[i * words + w]);
-          m.x[i * words + w] |= fresh;
-          while (fresh) {
-            const int bit = std::countr_zero(fresh);
-            fresh = W(fresh & (fresh - 1));
-            toRank[w * Bits + std::size_t(bit)].push_back(lo + int64_t(i));
-          }
-        }
-      std::vector<int> from;
-      out[s][std::size_t(k - 1)] = sortedUnique(exchangeIds(toRank, from));
-    }
-    if (k == layers)
-      break;
-    // D = X and the map targets of X.
-    for (opd_set *s : sets)
-      for (std::size_t i = 0; i < mk[s].d.size(); ++i)
-        mk[s].d[i] |= mk[s].x[i];
-    for (opd_map *mp : maps) {
-      const opd_set *s = mp->from;
-      const std::size_t n = std::size_t(s->size);
-      const std::vector<W> &x = mk[s].x;
-      std::vector<std::vector<int64_t>> send(static_cast<std::size_t>(p));
-      const SliceOf of(mp->to->globalSize);
-      std::vector<W> &d = mk[mp->to].d;
-      const int64_t tlo = sliceLo(mp->to->globalSize, me);
-      for (std::size_t i = 0; i < n; ++i)
-        for (int j = 0; j < mp->arity; ++j) {
-          const int64_t g = mp->data[i * std::size_t(mp->arity) + std::size_t(j)];
-          const int q = of(g);
-          if (q == me) { // in this rank's slice: no message
-            for (std::size_t w = 0; w < words; ++w)
-              d[std::size_t(g - tlo) * words + w] |= x[i * words + w];
-            continue;
-          }
-          std::vector<int64_t> &v = send[std::size_t(q)];
-          v.push_back(g);
-          for (std::size_t w = 0; w < words; ++w)
-            v.push_back(int64_t(x[i * words + w]));
-        }
-      std::vector<int> from;
-      const std::vector<int64_t> got = exchangeIds(send, from);
-      for (std::size_t k2 = 0; k2 + words < got.size() + 1;
-           k2 += words + 1) {
-        const std::size_t i = std::size_t(got[k2] - tlo);
-        for (std::size_t w = 0; w < words; ++w)
-          d[i * words + w] |= W(got[k2 + 1 + w]);
-      }
-    }
-  }
-  return out;
-}
-
-std::map<const opd_set *, std::vector<std::vector<int64_t>>>
-execLayers(const Owners &owners, int64_t layers) {
-  const int p = ranks();
-  if (p <= 8)
-    return execLayersIn<uint8_t>(owners, layers);
-  if (p <= 16)
-    return execLayersIn<uint16_t>(owners, layers);
-  if (p <= 32)
-    return execLayersIn<uint32_t>(owners, layers);
-  return execLayersIn<uint64_t>(owners, layers);
-}
-
-} // namespace
 
 const SetHalo &setHalo(const opd_set *set) { return halos()[set]; }
 const std::string &partitionNote() { return noteStorage(); }
@@ -437,42 +312,39 @@ void releaseFreedHeap() {
 #endif
 }
 
-void partitionSets() {
-  if (done || ranks() == 1)
-    return;
-  done = true;
-  // Device copies (a GPU program) are made again from the local storage.
-  deviceRelease();
-  const double t0 = opd_rt_wtime();
-  const std::vector<opd_set *> sets = allSets();
-  const std::vector<opd_map *> maps = allMaps();
-  const int me = rank();
-  const std::size_t np = std::size_t(ranks());
-  for (opd_set *s : sets)
-    if (!s->sliced)
-      sliceWhole(s);
-  const Owners owners = computeOwners(noteStorage());
-  // Seconds of each phase (max over ranks, in the profile's note).
-  enum Phase { Owners_, Halo_, Maps_, Dats_, Lists_, Phases };
-  double phase[Phases] = {};
-  double mark = t0;
-  auto phaseEnd = [&](Phase p) {
-    const double now = opd_rt_wtime();
-    phase[p] += now - mark;
-    mark = now;
-  };
-  phaseEnd(Owners_);
-  releaseFreedHeap();
+namespace {
 
-
-  // Owned (core or boundary) and exec elements, told by the slice holders.
+// What partitionSets builds per set, step by step: the global ids of the
+// stored elements in local order, the ends of their groups and half steps,
+// and the global-to-local lookups; reachedBy and nonExec are transient
+// (findNonExec to orderLayers).
+struct Layout {
   std::map<const opd_set *, std::vector<int64_t>> ids;
   std::map<const opd_set *, int64_t> coreOf, ownedOf, execOf;
-  const int64_t layers = setHaloLayers();
+  std::map<const opd_set *, std::vector<int64_t>> execEndOf, halfEndOf;
+  std::map<const opd_set *, Lookup> lookup;
+  std::set<const opd_set *> targets;
+  std::map<const opd_set *, std::vector<int8_t>> reachedBy;
+  std::map<const opd_set *, std::vector<int64_t>> nonExec;
+};
+
+// The partition's phases, timed for the profile's note.
+enum Phase { Owners_, Halo_, Maps_, Dats_, Lists_, Phases };
+
+// Owned (core or boundary) and exec elements, told by the slice holders.
+void findOwnedAndExec(const std::vector<opd_set *> &sets,
+                      const std::vector<opd_map *> &maps, const Owners &owners,
+                      int64_t layers, Layout &lay) {
+  const int me = rank();
+  const std::size_t np = std::size_t(ranks());
+  auto &ids = lay.ids;
+  auto &coreOf = lay.coreOf;
+  auto &ownedOf = lay.ownedOf;
+  auto &execOf = lay.execOf;
+  auto &execEndOf = lay.execEndOf;
   std::map<const opd_set *, std::vector<std::vector<int64_t>>> deep;
   if (layers > 1)
     deep = execLayers(owners, layers);
-  std::map<const opd_set *, std::vector<int64_t>> execEndOf;
   for (opd_set *s : sets) {
     const int64_t lo = sliceLo(s->globalSize, me);
     const std::vector<int32_t> &own = owners.at(s);
@@ -544,14 +416,19 @@ void partitionSets() {
     }
     execOf[s] = ends.back();
   }
+}
 
-  phaseEnd(Halo_);
-  releaseFreedHeap();
-  // Map rows of the owned and exec elements; their targets not stored yet
-  // are the non-exec halo. (Fetched again below with the non-exec rows, so
-  // that only one map's rows are held at a time.)
-  std::map<const opd_set *, Lookup> lookup;
-  std::set<const opd_set *> targets;
+// Map rows of the owned and exec elements; their targets not stored yet
+// are the non-exec halo. (Fetched again by localizeMaps with the non-exec
+// rows, so that only one map's rows are held at a time.)
+void findNonExec(const std::vector<opd_set *> &sets,
+                 const std::vector<opd_map *> &maps, int64_t layers,
+                 Layout &lay) {
+  auto &ids = lay.ids;
+  auto &coreOf = lay.coreOf;
+  auto &execEndOf = lay.execEndOf;
+  auto &lookup = lay.lookup;
+  auto &targets = lay.targets;
   for (const opd_map *m : maps)
     targets.insert(m->to);
   for (opd_set *s : sets) {
@@ -568,12 +445,12 @@ void partitionSets() {
   // (reachedBy): layer l + 1 is then ordered [targets of layers 0..l |
   // the rest], so that a plain exchange sends OP2's one-layer halo as a
   // prefix (targets of layers 0..1 = cut 3, Exchange.cpp's half steps).
-  std::map<const opd_set *, std::vector<int8_t>> reachedBy;
+  auto &reachedBy = lay.reachedBy;
   if (layers > 1)
     for (opd_set *s : sets)
       reachedBy[s].assign(
           std::size_t(execEndOf[s].back() - execEndOf[s][1]), INT8_MAX);
-  std::map<const opd_set *, std::vector<int64_t>> nonExec;
+  auto &nonExec = lay.nonExec;
   for (opd_map *m : maps) {
     const std::vector<int64_t> &want = ids[m->from];
     const std::size_t entries = want.size() * std::size_t(m->arity);
@@ -601,7 +478,19 @@ void partitionSets() {
     }
     extra = sortedUnique(std::move(extra));
   }
-  std::map<const opd_set *, std::vector<int64_t>> halfEndOf;
+}
+
+// Orders each exec layer l + 1 by its half steps (the targets of layers
+// 0..l first) and appends the non-exec halo: the sets' final local order.
+void orderLayers(const std::vector<opd_set *> &sets, int64_t layers,
+                 Layout &lay) {
+  auto &ids = lay.ids;
+  auto &execEndOf = lay.execEndOf;
+  auto &lookup = lay.lookup;
+  auto &targets = lay.targets;
+  auto &reachedBy = lay.reachedBy;
+  auto &nonExec = lay.nonExec;
+  auto &halfEndOf = lay.halfEndOf;
   for (opd_set *s : sets) {
     std::vector<int64_t> &all = ids[s];
     const std::vector<int64_t> &ends = execEndOf[s];
@@ -644,10 +533,13 @@ void partitionSets() {
     if (targets.count(s))
       lookup[s].index();
   }
+}
 
-  phaseEnd(Halo_);
-  // Maps in local form: every stored element's row, fetched straight into
-  // the local map and translated in place.
+// Maps in local form: every stored element's row, fetched straight into
+// the local map and translated in place.
+void localizeMaps(const std::vector<opd_map *> &maps, Layout &lay) {
+  auto &ids = lay.ids;
+  auto &lookup = lay.lookup;
   for (opd_map *m : maps) {
     const std::vector<int64_t> &want = ids[m->from];
     std::string what = "map '" + m->name + "'";
@@ -665,8 +557,14 @@ void partitionSets() {
     ++m->version;
     releaseFreedHeap();
   }
-  phaseEnd(Maps_);
-  // Dats in local order.
+}
+
+// Dats in local order, and the sets' new local layout.
+void localizeDats(const std::vector<opd_set *> &sets, Layout &lay) {
+  auto &ids = lay.ids;
+  auto &coreOf = lay.coreOf;
+  auto &ownedOf = lay.ownedOf;
+  auto &execEndOf = lay.execEndOf;
   for (opd_dat *d : allDats()) {
     if (!d->set)
       continue;
@@ -694,9 +592,13 @@ void partitionSets() {
     s->sliced = false;
     s->partitioned = true;
   }
-  releaseFreedHeap();
-  phaseEnd(Dats_);
-  // Exchange lists, from the owners of the halo elements.
+}
+
+// Exchange lists, from the owners of the halo elements.
+void buildAllLists(const std::vector<opd_set *> &sets, const Owners &owners,
+                   Layout &lay) {
+  auto &lookup = lay.lookup;
+  auto &halfEndOf = lay.halfEndOf;
   for (opd_set *s : sets) {
     std::vector<int64_t> halo(s->globalIds.begin() + s->owned,
                               s->globalIds.end());
@@ -707,8 +609,12 @@ void partitionSets() {
     l.ids = &s->globalIds; // moved there
     buildLists(s, haloOwner, l, halfEndOf[s]);
   }
-  releaseFreedHeap();
-  phaseEnd(Lists_);
+}
+
+// The profile's note: each phase's seconds (max over ranks), the balance of
+// owned elements and the peak memory per rank.
+void notePartition(const std::vector<opd_set *> &sets,
+                   const double (&phase)[Phases], double t0) {
   double seconds[Phases + 1];
   std::copy(phase, phase + Phases, seconds);
   seconds[Phases] = opd_rt_wtime() - t0;
@@ -748,6 +654,50 @@ void partitionSets() {
                   double(-peak[2]) / 1048576.0, double(peak[3]) / 1048576.0);
     memoryNote += mem;
   }
+}
+
+} // namespace
+
+void partitionSets() {
+  if (done || ranks() == 1)
+    return;
+  done = true;
+  // Device copies (a GPU program) are made again from the local storage.
+  deviceRelease();
+  const double t0 = opd_rt_wtime();
+  const std::vector<opd_set *> sets = allSets();
+  const std::vector<opd_map *> maps = allMaps();
+  for (opd_set *s : sets)
+    if (!s->sliced)
+      sliceWhole(s);
+  const Owners owners = computeOwners(noteStorage());
+  // Seconds of each phase (max over ranks, in the profile's note).
+  double phase[Phases] = {};
+  double mark = t0;
+  auto phaseEnd = [&](Phase p) {
+    const double now = opd_rt_wtime();
+    phase[p] += now - mark;
+    mark = now;
+  };
+  phaseEnd(Owners_);
+  releaseFreedHeap();
+  Layout lay;
+  const int64_t layers = setHaloLayers();
+  findOwnedAndExec(sets, maps, owners, layers, lay);
+  phaseEnd(Halo_);
+  releaseFreedHeap();
+  findNonExec(sets, maps, layers, lay);
+  orderLayers(sets, layers, lay);
+  phaseEnd(Halo_);
+  localizeMaps(maps, lay);
+  phaseEnd(Maps_);
+  localizeDats(sets, lay);
+  releaseFreedHeap();
+  phaseEnd(Dats_);
+  buildAllLists(sets, owners, lay);
+  releaseFreedHeap();
+  phaseEnd(Lists_);
+  notePartition(sets, phase, t0);
 }
 
 void setCreated(opd_set *set) {

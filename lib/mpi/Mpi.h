@@ -13,6 +13,26 @@
 #include <vector>
 
 namespace opdc::rt::dist {
+/// A block's Cartesian grid of ranks (mpi/Structured.cpp, decomposeBlock).
+struct BlockComm {
+  MPI_Comm cart = MPI_COMM_NULL;
+  int pdims[3] = {1, 1, 1};
+  int coords[3] = {0, 0, 0};
+  int lower[3] = {MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL};
+  int upper[3] = {MPI_PROC_NULL, MPI_PROC_NULL, MPI_PROC_NULL};
+  /// The ranks along each dimension (MPI_Cart_sub), made on first use.
+  MPI_Comm line[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+  /// The global indices where one rank's points end and the next one's
+  /// begin, along each dimension (the same on every rank).
+  std::vector<int64_t> cuts[3];
+};
+/// Every decomposed block's grid.
+std::map<const opd_block *, BlockComm> &comms();
+
+/// Whether a chain's grouped block exchange is in flight
+/// (mpi/StructuredGroup.cpp); completeGroup completes it.
+bool blockGroupFlying();
+void completeGroup();
 /// The MPI datatype of an opd_scalar.
 MPI_Datatype mpiType(int type);
 /// Frees the Cartesian communicators of the blocks (before MPI_Finalize).
@@ -132,6 +152,12 @@ using Owners = std::map<const opd_set *, std::vector<int32_t>>;
 Owners computeOwners(std::string &note);
 /// A description of the partition, for the profile ("" if none).
 const std::string &partitionNote();
+/// Exec layers 1..K (K = layers >= 2) of every set on this rank, as sorted
+/// global ids per layer (mpi/HaloLayers.cpp). Collective.
+std::map<const opd_set *, std::vector<std::vector<int64_t>>>
+execLayers(const Owners &owners, int64_t layers);
+/// `v` sorted, without repeats.
+std::vector<int64_t> sortedUnique(std::vector<int64_t> v);
 
 } // namespace opdc::rt::dist
 #endif

@@ -132,6 +132,19 @@ def launches(src):
     return "\n".join(out) + "\n"
 
 
+def copy_runtime_headers(src_dir, hdr_dir):
+    """lib/cuda/opd_cuda.cuh and the headers it includes into hdr_dir, their
+    launches rewritten (found before lib/cuda: each includes the others by
+    quoted name, from its own folder)."""
+    cuda = os.path.join(src_dir, "lib/cuda")
+    for name in sorted(os.listdir(cuda)):
+        if name.endswith(".cuh"):
+            with open(os.path.join(cuda, name)) as f:
+                cuh = launches(f.read())
+            with open(os.path.join(hdr_dir, name), "w") as f:
+                f.write(cuh)
+
+
 def same_program(a, b):
     """Whether two generated sources differ only in their header comment
     (`// Target: ...`): a program without indirect increments is the same
@@ -315,10 +328,7 @@ def main():
     # header: it is rewritten like the program, and found first.
     hdr_dir = os.path.join(a.work, "include")
     os.makedirs(hdr_dir, exist_ok=True)
-    with open(os.path.join(src_dir, "lib/cuda/opd_cuda.cuh")) as f:
-        cuh = launches(f.read())
-    with open(os.path.join(hdr_dir, "opd_cuda.cuh"), "w") as f:
-        f.write(cuh)
+    copy_runtime_headers(src_dir, hdr_dir)
     includes = [os.path.join(src_dir, "tests/cuda/emu"), hdr_dir,
                 os.path.join(src_dir, "lib/include")]
     # Blocks of 32 threads: each emulated block starts that many threads.

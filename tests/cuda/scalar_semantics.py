@@ -24,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from emulate import launches, read_link  # noqa: E402
+from emulate import copy_runtime_headers, launches, read_link  # noqa: E402
 from run_examples import run  # noqa: E402
 
 # (folded spelling, run-time spelling with {one}/{zero}) per edge value.
@@ -172,10 +172,7 @@ def main():
         a.source_dir, "tests/cuda/emu/emu-gpu.yaml"), opd], a.work)
     hdr = os.path.join(a.work, "include")
     os.makedirs(hdr, exist_ok=True)
-    with open(os.path.join(a.source_dir, "lib/cuda/opd_cuda.cuh")) as f:
-        cuh = launches(f.read())
-    with open(os.path.join(hdr, "opd_cuda.cuh"), "w") as f:
-        f.write(cuh)
+    copy_runtime_headers(a.source_dir, hdr)
     cpp = os.path.join(a.work, "scalar-cuda.cpp")
     with open(cpp, "w") as f:
         f.write(launches(cu))

@@ -119,7 +119,7 @@ class Driver:
     def build_cuda(self, src, work):
         """The emulated CUDA build (tests/cuda/emulate.py's launches)."""
         sys.path.insert(0, os.path.join(self.a.source_dir, "tests/cuda"))
-        from emulate import launches, read_link
+        from emulate import copy_runtime_headers, launches, read_link
         profile = os.path.join(self.a.source_dir, "tests/cuda/emu/emu-gpu.yaml")
         rc, out, cu = sh([self.a.opdc, "--emit=cuda", "--verify-each",
                           "--cuda-indirect=" + random.choice(["atomics", "colouring"]),
@@ -134,10 +134,7 @@ class Driver:
             raise Finding("ice" if rc == 70 else "compile-error", "cuda", out[-2000:])
         hdr = os.path.join(work, "include")
         os.makedirs(hdr, exist_ok=True)
-        with open(os.path.join(self.a.source_dir, "lib/cuda/opd_cuda.cuh")) as f:
-            cuh = launches(f.read())
-        with open(os.path.join(hdr, "opd_cuda.cuh"), "w") as f:
-            f.write(cuh)
+        copy_runtime_headers(self.a.source_dir, hdr)
         cpp = os.path.join(work, "cuda.cpp")
         with open(cpp, "w") as f:
             f.write(launches(cu))

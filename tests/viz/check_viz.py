@@ -195,10 +195,7 @@ def emulated(a, serial):
     import emulate
     work = os.path.join(a.work, "cuda")
     os.makedirs(os.path.join(work, "include"))
-    with open(os.path.join(a.source_dir, "lib/cuda/opd_cuda.cuh")) as f:
-        cuh = emulate.launches(f.read())
-    with open(os.path.join(work, "include", "opd_cuda.cuh"), "w") as f:
-        f.write(cuh)
+    emulate.copy_runtime_headers(a.source_dir, os.path.join(work, "include"))
     profile = os.path.join(a.source_dir, "tests/cuda/emu/emu-gpu.yaml")
     cu = subprocess.run([a.opdc, "--emit=cuda", f"--target={profile}",
                          a.source], capture_output=True, text=True)
