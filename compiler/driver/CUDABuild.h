@@ -34,7 +34,8 @@ bool compileCUDA(const char *argv0, const std::string &cuFile,
                  const std::string &object, const CUDACodeGenOptions &options,
                  unsigned optLevel, bool fpContract, std::string &error);
 
-/// The headers a GPU program is compiled with (opd_rt.h, opd_cuda.cuh):
+/// The headers a GPU program is compiled with (opd_rt.h and every *.cuh of
+/// the runtime folder, which opd_cuda.cuh includes):
 /// an up-to-date program must be newer.
 std::vector<std::string> cudaRuntimeFiles(const char *argv0);
 
