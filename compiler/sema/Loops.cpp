@@ -235,13 +235,9 @@ bool Sema::checkArgElemType(const LoopArgSite &at, Type elem,
 
 /// A reduction target: a host `var` of the parameter's type.
 void Sema::checkReductionArg(const LoopArgSite &at) {
-  LoopArg &a = at.a;
-  KernelParamDecl &p = at.p;
+  [[maybe_unused]] auto &[s, a, p, set, block, pt, badParam, paramDesc, mode] =
+      at;
   Expr &ex = *a.expr;
-  const std::string &paramDesc = at.paramDesc;
-  const char *mode = at.mode;
-  Type pt = at.pt;
-  bool badParam = at.badParam;
   auto *n = dyn_cast<NameExpr>(&ex);
   if (!n) {
     diags.error(ex.range, std::string("'") + mode + "' " + paramDesc +
@@ -286,11 +282,9 @@ void Sema::checkReductionArg(const LoopArgSite &at) {
 /// `dat[map[k]]`; false when \p ie is not indexed through a map, so that
 /// the other shapes are tried.
 bool Sema::checkIndirectArg(const LoopArgSite &at, IndexExpr &ie_) {
-  LoopArg &a = at.a;
-  KernelParamDecl &p = at.p;
+  [[maybe_unused]] auto &[s, a, p, set, block, pt, badParam, paramDesc, mode] =
+      at;
   Expr &ex = *a.expr;
-  SetDecl *set = at.set;
-  BlockDecl *block = at.block;
   auto *ie = &ie_;
   auto *inner = dyn_cast<IndexExpr>(ie->index.get());
   auto *mapName = inner ? dyn_cast<NameExpr>(inner->base.get()) : nullptr;
@@ -368,13 +362,9 @@ bool Sema::checkIndirectArg(const LoopArgSite &at, IndexExpr &ie_) {
 
 /// A dat by name: direct on the loop's set, through a stencil on its block.
 void Sema::checkDatArg(const LoopArgSite &at, DatDecl *dat) {
-  LoopArg &a = at.a;
-  KernelParamDecl &p = at.p;
+  [[maybe_unused]] auto &[s, a, p, set, block, pt, badParam, paramDesc, mode] =
+      at;
   Expr &ex = *a.expr;
-  SetDecl *set = at.set;
-  BlockDecl *block = at.block;
-  const std::string &paramDesc = at.paramDesc;
-  bool badParam = at.badParam;
   ex.type = dat->elemType.resolved;
   a.dat = dat;
   Decl *on = dat->on.decl;
@@ -454,14 +444,9 @@ void Sema::checkDatArg(const LoopArgSite &at, DatDecl *dat) {
 
 /// The map itself, as an i32[arity] value per element.
 void Sema::checkMapArg(const LoopArgSite &at, MapDecl *map) {
-  LoopArg &a = at.a;
-  KernelParamDecl &p = at.p;
+  [[maybe_unused]] auto &[s, a, p, set, block, pt, badParam, paramDesc, mode] =
+      at;
   Expr &ex = *a.expr;
-  SetDecl *set = at.set;
-  BlockDecl *block = at.block;
-  const std::string &paramDesc = at.paramDesc;
-  Type pt = at.pt;
-  bool badParam = at.badParam;
   ex.type = map->arity > 0
                 ? Type::arrayOf(ScalarKind::I32, uint32_t(map->arity))
                 : Type::error();
@@ -504,13 +489,9 @@ void Sema::checkMapArg(const LoopArgSite &at, MapDecl *map) {
 
 /// Any other host expression: a global, read-only.
 void Sema::checkGlobalArg(const LoopArgSite &at) {
-  LoopArg &a = at.a;
-  KernelParamDecl &p = at.p;
+  [[maybe_unused]] auto &[s, a, p, set, block, pt, badParam, paramDesc, mode] =
+      at;
   Expr &ex = *a.expr;
-  const std::string &paramDesc = at.paramDesc;
-  const char *mode = at.mode;
-  Type pt = at.pt;
-  bool badParam = at.badParam;
   if (p.mode != AccessMode::Read) {
     check(a.expr);
     finalize(a.expr);
