@@ -1,6 +1,7 @@
 // main.cpp - The opdc driver: command line, stages, output, exit status.
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/BuildCache.h"
+#include "driver/BuildReuse.h"
 #include "driver/CUDABuild.h"
 #include "driver/Depfile.h"
 #include "driver/Options.h"
@@ -384,25 +385,6 @@ int generateCUDA(const DriverOptions &opts, const ir::Program &program,
   return installOrRun(opts, exe, dest, diags, cache);
 }
 
-/// What an output must also be newer than: this opdc, and for programs the
-/// runtime they link.
-std::vector<std::string> toolFiles(const DriverOptions &opts, const char *argv0,
-                                   const TargetProfile *target) {
-  std::vector<std::string> tools;
-  // GPU programs compile the device runtime's header with them.
-  if (isGPUTarget(target))
-    for (auto &f : cudaRuntimeFiles(argv0))
-      tools.push_back(f);
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&toolFiles));
-  if (!exe.empty())
-    tools.push_back(exe);
-  if (opts.command == Command::Build && !opts.objectOnly)
-    for (auto &f : runtimeFiles(argv0, opts.mpi))
-      tools.push_back(f);
-  return tools;
-}
-
 /// -MD: the output's dependency file (-MF, default OUTPUT.d).
 int writeDepfileIfAsked(const DriverOptions &opts, const std::string &output,
                         const std::vector<std::string> &inputs,
@@ -473,64 +455,102 @@ int listPasses() {
   return ExitOk;
 }
 
-/// The build cache for this compile, or null: only programs (build without
-/// -c, run) are cached, and not when the user asked for what only a
-/// compilation prints (remarks, pass dumps, timings, statistics).
-std::unique_ptr<BuildCache> openBuildCache(const DriverOptions &opts) {
-  bool program = (opts.command == Command::Build && !opts.objectOnly) ||
-                 opts.command == Command::Run;
-  if (!program || opts.emit != EmitKind::None)
-    return nullptr;
-  const char *why = nullptr;
-  std::optional<std::string> dir = BuildCache::defaultDirectory();
-  if (opts.noCache)
-    why = "--no-cache";
-  else if (!dir)
-    why = "OPDC_NO_CACHE is set or no cache directory (XDG_CACHE_HOME, HOME)";
-  else if (!opts.remarks.empty() || !opts.printAfter.empty() ||
-           opts.timePasses || opts.stats || opts.verifyEach)
-    why = "-Rpass, --print-after, --time-passes, --stats and --verify-each "
-          "compile";
-  if (why) {
-    if (opts.cacheStats)
-      llvm::errs() << "opdc: build cache: off (" << why << ")\n";
-    return nullptr;
+/// The output of \p opts checked before anything is compiled: text goes
+/// to -o or stdout (\p out); object files and programs are written by
+/// generate(), which checks their paths first. False when reported.
+bool openOutput(const DriverOptions &opts, DiagnosticEngine &diags,
+                std::unique_ptr<Output> &out) {
+  if (opts.command == Command::Compile && opts.emit != EmitKind::Obj) {
+    out = std::make_unique<Output>(opts.output);
+    if (!out->error.empty()) {
+      diags.error({}, out->error);
+      return false;
+    }
+  } else if (opts.command == Command::Build) {
+    std::string dest = opts.output;
+    if (dest.empty())
+      dest = programStem(opts.input) + (opts.objectOnly ? ".o" : "");
+    bool same = false;
+    if (!llvm::sys::fs::equivalent(dest, opts.input, same) && same) {
+      diags.error({}, "output file '" + dest +
+                          "' would overwrite the input; "
+                          "name the program with -o");
+      return false;
+    }
+    if (!checkWritable(dest, diags))
+      return false;
+  } else if (opts.emit == EmitKind::Obj && !opts.output.empty()) {
+    if (!checkWritable(opts.output, diags))
+      return false;
   }
-  return std::make_unique<BuildCache>(*dir, BuildCache::defaultLimit());
+  return true;
 }
 
-/// The cache key: everything that decides the linked program's bytes
-/// (BuildCache.cpp).
-void addCacheKey(BuildCache &cache, const DriverOptions &opts,
-                 const char *argv0, const std::string &stamp,
-                 const SourceManager &sm, unsigned firstProgramBuffer,
-                 const TargetProfile *target) {
-  cache.addKey("opdc-cache-1");
-  cache.addKey(stamp);
-  for (unsigned id = firstProgramBuffer; id <= sm.llvm().getNumBuffers();
-       ++id) {
-    cache.addKey(sm.bufferName(id).str());
-    cache.addKey(sm.llvm().getMemoryBuffer(id)->getBuffer().str());
+/// What compileWith keeps of a build that makes a file or may be cached:
+/// the output, its inputs and stamp (-MD, the up-to-date check), the cache.
+struct BuildState {
+  bool makesFile = false;
+  std::string stamp, dest;
+  std::vector<std::string> inputs;
+  std::unique_ptr<BuildCache> cache;
+};
+
+/// An earlier build reused: the exit status when the output is up to date
+/// or the build cache holds the program, else nothing (\p bs filled in for
+/// the build that follows).
+std::optional<int> reuseBuild(const DriverOptions &opts, const char *argv0,
+                              DiagnosticEngine &diags,
+                              const TargetProfile *target,
+                              const std::string &stdlibDir,
+                              unsigned firstProgramBuffer, BuildState &bs) {
+  SourceManager &sm = diags.sources();
+  // Make-style builds: nothing to do when the output is up to date.
+  if (bs.makesFile) {
+    bs.dest = outputPath(opts);
+    bs.stamp = buildStamp(opts, target, stdlibDir);
+    bs.inputs = buildInputs(programFiles(sm, firstProgramBuffer), target);
+    // Remarks (-Rpass) come from code generation: asking for them builds.
+    if (!opts.alwaysBuild && opts.remarks.empty() &&
+        isUpToDate(bs.dest, bs.inputs, toolFiles(opts, argv0, target),
+                   bs.stamp))
+      return writeDepfileIfAsked(opts, bs.dest, bs.inputs, diags);
   }
-  if (target)
-    for (const auto &f : target->files)
-      cache.addFileContents(f);
-  std::string exe = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&addCacheKey));
-  cache.addFileIdentity(exe);
-  for (auto &f : runtimeFiles(argv0, opts.mpi))
-    cache.addFileIdentity(f);
-  if (isGPUTarget(target)) {
-    for (auto &f : cudaRuntimeFiles(argv0))
-      cache.addFileIdentity(f);
-    std::string error;
-    cache.addFileIdentity(findNvcc(error));
+  // The build cache: a program built before from the same inputs.
+  bs.cache = openBuildCache(opts);
+  BuildCache *cache = bs.cache.get();
+  if (cache) {
+    if (bs.stamp.empty())
+      bs.stamp = buildStamp(opts, target, stdlibDir);
+    addCacheKey(*cache, opts, argv0, bs.stamp, sm, firstProgramBuffer, target);
+    bool corrupt = false;
+    std::optional<std::string> entry;
+    if (!opts.alwaysBuild)
+      entry = cache->lookup(corrupt);
+    if (opts.cacheStats && corrupt)
+      llvm::errs() << "opdc: build cache: corrupt entry " << cache->key()
+                   << " removed, rebuilding\n";
+    if (entry) {
+      if (opts.cacheStats)
+        llvm::errs() << "opdc: build cache: hit " << cache->key() << "\n";
+      if (opts.command == Command::Run) {
+        llvm::outs().flush();
+        std::string error;
+        int status = runProgram(*entry, opts.programArgs, error);
+        if (status < 0) {
+          diags.error({}, error);
+          return ExitUserError;
+        }
+        return status;
+      }
+      std::string error;
+      if (!cache->extract(*entry, bs.dest, error)) {
+        diags.error({}, error);
+        return ExitUserError;
+      }
+      return writeDepfileIfAsked(opts, bs.dest, bs.inputs, diags);
+    }
   }
-  for (const char *var :
-       {"OPDC_CXX", "OPDC_LD", "OPDC_RUNTIME_LINK", "OPDC_RUNTIME_MPI_LINK"}) {
-    const char *v = std::getenv(var);
-    cache.addKey(std::string(var) + "=" + (v ? v : "(unset)"));
-  }
+  return std::nullopt;
 }
 
 int compileWith(const DriverOptions &opts, const char *argv0,
@@ -546,32 +566,9 @@ int compileWith(const DriverOptions &opts, const char *argv0,
   for (auto &r : opts.remarks)
     diags.enableRemarks(r);
 
-  // Text goes to -o or stdout; object files and programs are written by
-  // generate(), which checks their paths first.
   std::unique_ptr<Output> out;
-  if (opts.command == Command::Compile && opts.emit != EmitKind::Obj) {
-    out = std::make_unique<Output>(opts.output);
-    if (!out->error.empty()) {
-      diags.error({}, out->error);
-      return ExitUserError;
-    }
-  } else if (opts.command == Command::Build) {
-    std::string dest = opts.output;
-    if (dest.empty())
-      dest = programStem(opts.input) + (opts.objectOnly ? ".o" : "");
-    bool same = false;
-    if (!llvm::sys::fs::equivalent(dest, opts.input, same) && same) {
-      diags.error({}, "output file '" + dest +
-                          "' would overwrite the input; "
-                          "name the program with -o");
-      return ExitUserError;
-    }
-    if (!checkWritable(dest, diags))
-      return ExitUserError;
-  } else if (opts.emit == EmitKind::Obj && !opts.output.empty()) {
-    if (!checkWritable(opts.output, diags))
-      return ExitUserError;
-  }
+  if (!openOutput(opts, diags, out))
+    return ExitUserError;
 
   if (opts.syntaxOnly) {
     std::string why;
@@ -611,55 +608,14 @@ int compileWith(const DriverOptions &opts, const char *argv0,
   if (!program || diags.hasErrors())
     return ExitUserError;
 
-  // Make-style builds: nothing to do when the output is up to date.
-  bool makesFile =
+  // An earlier build reused: the output up to date, or the build cache's.
+  BuildState bs;
+  bs.makesFile =
       opts.command == Command::Build ||
       (opts.command == Command::Compile && opts.emit == EmitKind::Obj);
-  std::string stamp, dest;
-  std::vector<std::string> inputs;
-  if (makesFile) {
-    dest = outputPath(opts);
-    stamp = buildStamp(opts, target, fe.stdlibDir);
-    inputs = buildInputs(programFiles(sm, firstProgramBuffer), target);
-    // Remarks (-Rpass) come from code generation: asking for them builds.
-    if (!opts.alwaysBuild && opts.remarks.empty() &&
-        isUpToDate(dest, inputs, toolFiles(opts, argv0, target), stamp))
-      return writeDepfileIfAsked(opts, dest, inputs, diags);
-  }
-  // The build cache: a program built before from the same inputs.
-  std::unique_ptr<BuildCache> cache = openBuildCache(opts);
-  if (cache) {
-    if (stamp.empty())
-      stamp = buildStamp(opts, target, fe.stdlibDir);
-    addCacheKey(*cache, opts, argv0, stamp, sm, firstProgramBuffer, target);
-    bool corrupt = false;
-    std::optional<std::string> entry;
-    if (!opts.alwaysBuild)
-      entry = cache->lookup(corrupt);
-    if (opts.cacheStats && corrupt)
-      llvm::errs() << "opdc: build cache: corrupt entry " << cache->key()
-                   << " removed, rebuilding\n";
-    if (entry) {
-      if (opts.cacheStats)
-        llvm::errs() << "opdc: build cache: hit " << cache->key() << "\n";
-      if (opts.command == Command::Run) {
-        llvm::outs().flush();
-        std::string error;
-        int status = runProgram(*entry, opts.programArgs, error);
-        if (status < 0) {
-          diags.error({}, error);
-          return ExitUserError;
-        }
-        return status;
-      }
-      std::string error;
-      if (!cache->extract(*entry, dest, error)) {
-        diags.error({}, error);
-        return ExitUserError;
-      }
-      return writeDepfileIfAsked(opts, dest, inputs, diags);
-    }
-  }
+  if (std::optional<int> status = reuseBuild(
+          opts, argv0, diags, target, fe.stdlibDir, firstProgramBuffer, bs))
+    return *status;
   if (!analyzeProgram(*program, diags) || diags.hasErrors())
     return ExitUserError;
   if (opts.emit == EmitKind::AST) {
@@ -692,22 +648,22 @@ int compileWith(const DriverOptions &opts, const char *argv0,
   if (cuda) {
     warnCPUOnlyOptions(opts, target, diags);
     CUDACodeGenOptions ccg = cudaCodeGenOptions(opts, target);
-    ccg.buildStamp = stamp;
+    ccg.buildStamp = bs.stamp;
     int status =
-        generateCUDA(opts, *ir, diags, out.get(), argv0, ccg, cache.get());
-    if (status != ExitOk || !makesFile)
+        generateCUDA(opts, *ir, diags, out.get(), argv0, ccg, bs.cache.get());
+    if (status != ExitOk || !bs.makesFile)
       return status;
-    return writeDepfileIfAsked(opts, dest, inputs, diags);
+    return writeDepfileIfAsked(opts, bs.dest, bs.inputs, diags);
   }
   warnCUDAOnlyOptions(opts, diags);
   CPUCodeGenOptions cg = cpuCodeGenOptions(opts, target, diags);
-  cg.buildStamp = stamp;
+  cg.buildStamp = bs.stamp;
   if (diags.hasErrors())
     return ExitUserError;
-  int status = generate(opts, *ir, diags, out.get(), argv0, cg, cache.get());
-  if (status != ExitOk || !makesFile)
+  int status = generate(opts, *ir, diags, out.get(), argv0, cg, bs.cache.get());
+  if (status != ExitOk || !bs.makesFile)
     return status;
-  return writeDepfileIfAsked(opts, dest, inputs, diags);
+  return writeDepfileIfAsked(opts, bs.dest, bs.inputs, diags);
 }
 
 /// compileWith, whose internal errors (an opdc bug reported as a diagnostic

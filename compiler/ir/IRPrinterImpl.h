@@ -86,6 +86,10 @@ private:
             unsigned indent);
   void stmt(const Stmt &s, const Function &f, const NameTable &names,
             unsigned indent);
+  void hostStmt(const Stmt &s, const Function &f, const NameTable &names,
+                unsigned indent);
+  void solveStmt(const SolveStmt &v, const NameTable &names);
+  void derivativeStmt(const DerivativeStmt &d, const NameTable &names);
   void parLoop(const ParLoopStmt &l, const NameTable &names, unsigned indent);
   std::string argText(const AccessDescriptor &a, const NameTable &names);
   std::string ranges(const std::vector<LoopRange> &rs, const NameTable &names);

@@ -8,6 +8,17 @@ namespace opdc::ir::printer {
 
 namespace {
 
+// "a, b": the names of \p v.
+std::string datList(const std::vector<Dat *> &v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += v[i] ? v[i]->name : "<null>";
+  }
+  return out;
+}
+
 int precedence(BinaryOp op) {
   switch (op) {
   case BinaryOp::Or:
@@ -283,30 +294,6 @@ void Printer::body(const Body &b, const Function &f, const NameTable &names,
 
 void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
                    unsigned indent) {
-  auto list = [&](const std::vector<ExprPtr> &v) {
-    return exprList(v, names);
-  };
-  auto dats = [](const std::vector<Dat *> &v) {
-    std::string out;
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i)
-        out += ", ";
-      out += v[i] ? v[i]->name : "<null>";
-    }
-    return out;
-  };
-  // "a, b; %x, %y": the dats and variables of a tape or checkpoint.
-  auto state = [&](const std::vector<Dat *> &ds,
-                   const std::vector<unsigned> &vs, const NameTable &names) {
-    std::string out = dats(ds);
-    if (!vs.empty()) {
-      out += "; ";
-      for (size_t i = 0; i < vs.size(); ++i)
-        out += (i ? ", " : "") + names.var(int(vs[i]));
-    }
-    return out;
-  };
-
   if (s.kind == StmtKind::ParLoop)
     return parLoop(cast<ParLoopStmt>(s), names, indent);
 
@@ -387,6 +374,37 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
   }
   case StmtKind::ParLoop:
     return;
+  case StmtKind::Swap:
+  case StmtKind::Write:
+  case StmtKind::Read:
+  case StmtKind::Print:
+  case StmtKind::Solve:
+  case StmtKind::Adjoint:
+  case StmtKind::Tangent:
+  case StmtKind::Tape:
+  case StmtKind::Checkpoint:
+    hostStmt(s, f, names, indent);
+    return;
+  }
+}
+
+/// The host-only statements but loops, after their line's indent.
+void Printer::hostStmt(const Stmt &s, const Function &f, const NameTable &names,
+                       unsigned indent) {
+  auto list = [&](const std::vector<ExprPtr> &v) { return exprList(v, names); };
+  // "a, b; %x, %y": the dats and variables of a tape or checkpoint.
+  auto state = [&](const std::vector<Dat *> &ds,
+                   const std::vector<unsigned> &vs, const NameTable &names) {
+    std::string out = datList(ds);
+    if (!vs.empty()) {
+      out += "; ";
+      for (size_t i = 0; i < vs.size(); ++i)
+        out += (i ? ", " : "") + names.var(int(vs[i]));
+    }
+    return out;
+  };
+
+  switch (s.kind) {
   case StmtKind::Swap: {
     const auto &w = cast<SwapStmt>(s);
     os << "swap(" << (w.a ? w.a->name : "<null>") << ", "
@@ -396,7 +414,7 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
   case StmtKind::Write:
   case StmtKind::Read: {
     const auto &io = cast<DatIOStmt>(s);
-    os << (io.isRead() ? "read " : "write ") << dats(io.dats);
+    os << (io.isRead() ? "read " : "write ") << datList(io.dats);
     if (!io.ranges.empty())
       os << " over " << ranges(io.ranges, names);
     os << (io.isRead() ? " from " : " to ") << exprOrNull(io.file, names)
@@ -418,55 +436,13 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
     }
     return;
   }
-  case StmtKind::Solve: {
-    const auto &v = cast<SolveStmt>(s);
-    if (v.solver == SolverKind::CG) {
-      if (v.itersVar >= 0)
-        os << "(" << names.var(v.itersVar) << ", " << names.var(v.residualVar)
-           << (v.resultsAssigned ? ") := " : ") = ");
-      os << "solve cg(@" << (v.op ? v.op->name : "<null>") << ", ";
-      for (size_t i = 0; i < v.dats.size(); ++i)
-        os << (i == 0 ? "" : i == 1 ? " -> " : ", ")
-           << (v.dats[i] ? v.dats[i]->name : "<null>");
-      os << ") tol " << exprOrNull(v.tol, names) << " maxiter "
-         << exprOrNull(v.maxiter, names);
-      if (v.warn)
-        os << " warn " << exprOrNull(v.warn, names);
-      if (v.precond)
-        os << " precond " << v.precond->name;
-      os << "\n";
-      return;
-    }
-    os << "solve " << solverName(v.solver) << "(" << dats(v.dats) << ") along "
-       << v.along << " over " << (v.block ? v.block->name : "<null>")
-       << ranges(v.ranges, names) << "\n";
+  case StmtKind::Solve:
+    solveStmt(cast<SolveStmt>(s), names);
     return;
-  }
   case StmtKind::Adjoint:
-  case StmtKind::Tangent: {
-    const auto &d = cast<DerivativeStmt>(s);
-    bool adjoint = d.isAdjoint();
-    std::string procName = d.proc ? d.proc->name : "<null>";
-    os << names.var(d.resultVar) << " = " << d.keyword() << " @" << procName
-       << "(" << list(d.args) << ") " << (adjoint ? "wrt" : "along") << " (";
-    for (size_t i = 0; i < d.entries.size(); ++i) {
-      const DerivEntry &e = d.entries[i];
-      if (i)
-        os << ", ";
-      os << target(e.of, d.proc) << (adjoint ? " -> " : ": ");
-      if (e.dat)
-        os << e.dat->name;
-      else if (adjoint)
-        os << names.var(e.var);
-      else
-        os << exprOrNull(e.value, names);
-    }
-    os << ")";
-    if (auto *a = dyn_cast<AdjointStmt>(&d); a && a->checkpoints)
-      os << " checkpoints " << expr(*a->checkpoints, names);
-    os << "\n";
+  case StmtKind::Tangent:
+    derivativeStmt(cast<DerivativeStmt>(s), names);
     return;
-  }
   case StmtKind::Tape: {
     const auto &t = cast<TapeStmt>(s);
     os << "tape " << (t.push ? "push" : "pop") << " ("
@@ -506,7 +482,61 @@ void Printer::stmt(const Stmt &s, const Function &f, const NameTable &names,
     os << "}\n";
     return;
   }
+  default:
+    os << "<not a host statement>\n";
+    return;
   }
+}
+
+void Printer::solveStmt(const SolveStmt &v, const NameTable &names) {
+  if (v.solver == SolverKind::CG) {
+    if (v.itersVar >= 0)
+      os << "(" << names.var(v.itersVar) << ", " << names.var(v.residualVar)
+         << (v.resultsAssigned ? ") := " : ") = ");
+    os << "solve cg(@" << (v.op ? v.op->name : "<null>") << ", ";
+    for (size_t i = 0; i < v.dats.size(); ++i)
+      os << (i == 0   ? ""
+             : i == 1 ? " -> "
+                      : ", ")
+         << (v.dats[i] ? v.dats[i]->name : "<null>");
+    os << ") tol " << exprOrNull(v.tol, names) << " maxiter "
+       << exprOrNull(v.maxiter, names);
+    if (v.warn)
+      os << " warn " << exprOrNull(v.warn, names);
+    if (v.precond)
+      os << " precond " << v.precond->name;
+    os << "\n";
+    return;
+  }
+  os << "solve " << solverName(v.solver) << "(" << datList(v.dats) << ") along "
+     << v.along << " over " << (v.block ? v.block->name : "<null>")
+     << ranges(v.ranges, names) << "\n";
+  return;
+}
+
+void Printer::derivativeStmt(const DerivativeStmt &d, const NameTable &names) {
+  bool adjoint = d.isAdjoint();
+  std::string procName = d.proc ? d.proc->name : "<null>";
+  os << names.var(d.resultVar) << " = " << d.keyword() << " @" << procName
+     << "(" << exprList(d.args, names) << ") " << (adjoint ? "wrt" : "along")
+     << " (";
+  for (size_t i = 0; i < d.entries.size(); ++i) {
+    const DerivEntry &e = d.entries[i];
+    if (i)
+      os << ", ";
+    os << target(e.of, d.proc) << (adjoint ? " -> " : ": ");
+    if (e.dat)
+      os << e.dat->name;
+    else if (adjoint)
+      os << names.var(e.var);
+    else
+      os << exprOrNull(e.value, names);
+  }
+  os << ")";
+  if (auto *a = dyn_cast<AdjointStmt>(&d); a && a->checkpoints)
+    os << " checkpoints " << expr(*a->checkpoints, names);
+  os << "\n";
+  return;
 }
 
 } // namespace opdc::ir::printer

@@ -83,11 +83,7 @@ Type Verifier::check(const Expr &e, Scope &sc) {
   bool host = !fn || fn->isHost();
   Type got = Type::error();
   auto sub = [&](const ExprPtr &x, const char *what) {
-    if (!x) {
-      problem(std::string("missing ") + what);
-      return Type::error();
-    }
-    return check(*x, sc);
+    return checkOperand(x, what, sc);
   };
   switch (e.kind) {
   case ExprKind::Constant: {
@@ -107,104 +103,16 @@ Type Verifier::check(const Expr &e, Scope &sc) {
     }
     break;
   }
-  case ExprKind::VarRef: {
-    const auto &v = cast<VarRefExpr>(e);
-    if (!validSlot(int(v.slot))) {
-      problem("use of slot " + std::to_string(v.slot) +
-              ", which does not exist");
-      return e.type;
-    }
-    if (!sc.defined[v.slot])
-      problem("use of " + str(v) + " outside the scope of its declaration");
-    got = fn->vars[v.slot].type;
+  case ExprKind::VarRef:
+  case ExprKind::ParamRef:
+  case ExprKind::KernelArg:
+    got = checkReference(e, sc);
     break;
-  }
-  case ExprKind::ParamRef: {
-    const auto &p = cast<ParamRefExpr>(e);
-    if (!params.count(p.param)) {
-      problem("use of a param outside the program");
-      return e.type;
-    }
-    got = p.param->type;
-    if (got.isString() && !host)
-      problem("string param '" + p.param->name + "' outside host code");
+  case ExprKind::Unary:
+  case ExprKind::Binary:
+  case ExprKind::Cast:
+    got = checkOperator(e, sc);
     break;
-  }
-  case ExprKind::KernelArg: {
-    const auto &a = cast<KernelArgExpr>(e);
-    if (!fn || !fn->isKernel()) {
-      problem("kernel parameter reference outside a kernel");
-      return e.type;
-    }
-    if (a.index >= fn->kernelParams.size()) {
-      problem("use of kernel parameter " + std::to_string(a.index) +
-              ", which does not exist");
-      return e.type;
-    }
-    const KernelParam &p = fn->kernelParams[a.index];
-    got = p.type;
-    if (p.stencil) {
-      if (a.offset.size() != p.stencil->dims)
-        problem("stencil read " + str(a) + " with " +
-                std::to_string(a.offset.size()) + " offsets, expected " +
-                std::to_string(p.stencil->dims));
-      else if (!p.stencil->contains(a.offset))
-        problem("stencil read " + str(a) + " at a point not in stencil '" +
-                p.stencil->name + "'");
-    } else if (!a.offset.empty()) {
-      problem("offset read " + str(a) + " of non-stencil parameter");
-    }
-    break;
-  }
-  case ExprKind::Unary: {
-    const auto &u = cast<UnaryExpr>(e);
-    Type t = sub(u.operand, "operand");
-    if (u.op == UnaryOp::Neg && !t.isNumeric())
-      problem("negation of " + t.str());
-    if (u.op == UnaryOp::Not && !t.isBool())
-      problem("'!' of " + t.str());
-    if (u.op == UnaryOp::BitNot && !t.isIntegerScalar())
-      problem("'~' of " + t.str());
-    got = u.op == UnaryOp::Not ? Type::scalarOf(ScalarKind::Bool) : t;
-    break;
-  }
-  case ExprKind::Binary: {
-    const auto &b = cast<BinaryExpr>(e);
-    Type l = sub(b.lhs, "left operand"), r = sub(b.rhs, "right operand");
-    std::string op = spelling(b.op);
-    if (l != r)
-      problem("operands of '" + op + "' have types " + l.str() + " and " +
-              r.str() + " in " + str(b));
-    else if (l.isString() && b.op != BinaryOp::Eq && b.op != BinaryOp::Ne)
-      problem("operands of '" + op + "' are str (only == and != compare them)");
-    else if (l.isString())
-      ; // text comparison
-    else if (!l.isScalar())
-      problem("operands of '" + op + "' are " + l.str());
-    else if (isLogical(b.op) && !l.isBool())
-      problem("operands of '" + op + "' are " + l.str() + ", expected bool");
-    else if (isArithmetic(b.op) && !l.isNumeric())
-      problem("operands of '" + op + "' are " + l.str());
-    else if ((b.op == BinaryOp::Rem || isBitwise(b.op)) &&
-             !l.isIntegerScalar())
-      problem("operands of '" + op + "' are " + l.str() +
-              ", expected integers");
-    else if (isComparison(b.op) && b.op != BinaryOp::Eq &&
-             b.op != BinaryOp::Ne && !l.isNumeric())
-      problem("ordering of " + l.str());
-    got = isComparison(b.op) || isLogical(b.op)
-              ? Type::scalarOf(ScalarKind::Bool)
-              : l;
-    break;
-  }
-  case ExprKind::Cast: {
-    const auto &c = cast<CastExpr>(e);
-    Type t = sub(c.operand, "cast operand");
-    if (!t.isScalar())
-      problem("cast of " + t.str());
-    got = Type::scalarOf(c.to());
-    break;
-  }
   case ExprKind::Index: {
     const auto &i = cast<IndexExpr>(e);
     Type bt = sub(i.base, "indexed value"), it = sub(i.index, "index");
@@ -281,6 +189,140 @@ Type Verifier::check(const Expr &e, Scope &sc) {
   if (got != e.type)
     problem("expression " + str(e) + " is stored as " + e.type.str() +
             " but its operands make it " + got.str());
+  return got;
+}
+
+Type Verifier::checkOperand(const ExprPtr &x, const char *what, Scope &sc) {
+  if (!x) {
+    problem(std::string("missing ") + what);
+    return Type::error();
+  }
+  return check(*x, sc);
+}
+
+/// A variable, param or kernel parameter: it exists and is in reach here.
+/// Where check() would stop early this returns the stored type, which
+/// check() then finds consistent.
+Type Verifier::checkReference(const Expr &e, Scope &sc) {
+  bool host = !fn || fn->isHost();
+  Type got = Type::error();
+  switch (e.kind) {
+  case ExprKind::VarRef: {
+    const auto &v = cast<VarRefExpr>(e);
+    if (!validSlot(int(v.slot))) {
+      problem("use of slot " + std::to_string(v.slot) +
+              ", which does not exist");
+      return e.type;
+    }
+    if (!sc.defined[v.slot])
+      problem("use of " + str(v) + " outside the scope of its declaration");
+    got = fn->vars[v.slot].type;
+    break;
+  }
+  case ExprKind::ParamRef: {
+    const auto &p = cast<ParamRefExpr>(e);
+    if (!params.count(p.param)) {
+      problem("use of a param outside the program");
+      return e.type;
+    }
+    got = p.param->type;
+    if (got.isString() && !host)
+      problem("string param '" + p.param->name + "' outside host code");
+    break;
+  }
+  case ExprKind::KernelArg: {
+    const auto &a = cast<KernelArgExpr>(e);
+    if (!fn || !fn->isKernel()) {
+      problem("kernel parameter reference outside a kernel");
+      return e.type;
+    }
+    if (a.index >= fn->kernelParams.size()) {
+      problem("use of kernel parameter " + std::to_string(a.index) +
+              ", which does not exist");
+      return e.type;
+    }
+    const KernelParam &p = fn->kernelParams[a.index];
+    got = p.type;
+    if (p.stencil) {
+      if (a.offset.size() != p.stencil->dims)
+        problem("stencil read " + str(a) + " with " +
+                std::to_string(a.offset.size()) + " offsets, expected " +
+                std::to_string(p.stencil->dims));
+      else if (!p.stencil->contains(a.offset))
+        problem("stencil read " + str(a) + " at a point not in stencil '" +
+                p.stencil->name + "'");
+    } else if (!a.offset.empty()) {
+      problem("offset read " + str(a) + " of non-stencil parameter");
+    }
+    break;
+  }
+  default:
+    problem("expression " + str(e) + " checked as a reference");
+    break;
+  }
+  return got;
+}
+
+/// Unary, binary and cast operators: their operand types fit the operator.
+Type Verifier::checkOperator(const Expr &e, Scope &sc) {
+  Type got = Type::error();
+  auto sub = [&](const ExprPtr &x, const char *what) {
+    return checkOperand(x, what, sc);
+  };
+  switch (e.kind) {
+  case ExprKind::Unary: {
+    const auto &u = cast<UnaryExpr>(e);
+    Type t = sub(u.operand, "operand");
+    if (u.op == UnaryOp::Neg && !t.isNumeric())
+      problem("negation of " + t.str());
+    if (u.op == UnaryOp::Not && !t.isBool())
+      problem("'!' of " + t.str());
+    if (u.op == UnaryOp::BitNot && !t.isIntegerScalar())
+      problem("'~' of " + t.str());
+    got = u.op == UnaryOp::Not ? Type::scalarOf(ScalarKind::Bool) : t;
+    break;
+  }
+  case ExprKind::Binary: {
+    const auto &b = cast<BinaryExpr>(e);
+    Type l = sub(b.lhs, "left operand"), r = sub(b.rhs, "right operand");
+    std::string op = spelling(b.op);
+    if (l != r)
+      problem("operands of '" + op + "' have types " + l.str() + " and " +
+              r.str() + " in " + str(b));
+    else if (l.isString() && b.op != BinaryOp::Eq && b.op != BinaryOp::Ne)
+      problem("operands of '" + op + "' are str (only == and != compare them)");
+    else if (l.isString())
+      ; // text comparison
+    else if (!l.isScalar())
+      problem("operands of '" + op + "' are " + l.str());
+    else if (isLogical(b.op) && !l.isBool())
+      problem("operands of '" + op + "' are " + l.str() + ", expected bool");
+    else if (isArithmetic(b.op) && !l.isNumeric())
+      problem("operands of '" + op + "' are " + l.str());
+    else if ((b.op == BinaryOp::Rem || isBitwise(b.op)) &&
+             !l.isIntegerScalar())
+      problem("operands of '" + op + "' are " + l.str() +
+              ", expected integers");
+    else if (isComparison(b.op) && b.op != BinaryOp::Eq &&
+             b.op != BinaryOp::Ne && !l.isNumeric())
+      problem("ordering of " + l.str());
+    got = isComparison(b.op) || isLogical(b.op)
+              ? Type::scalarOf(ScalarKind::Bool)
+              : l;
+    break;
+  }
+  case ExprKind::Cast: {
+    const auto &c = cast<CastExpr>(e);
+    Type t = sub(c.operand, "cast operand");
+    if (!t.isScalar())
+      problem("cast of " + t.str());
+    got = Type::scalarOf(c.to());
+    break;
+  }
+  default:
+    problem("expression " + str(e) + " checked as an operator");
+    break;
+  }
   return got;
 }
 

@@ -45,6 +45,10 @@ private:
   void checkFunction(const Function &f);
   void checkBody(const Body &b, Scope &sc);
   void checkStmt(const Stmt &s, Scope &sc, std::vector<unsigned> &declHere);
+  /// VerifierHostStmts.cpp: the statements legal in host code only.
+  void checkHostStmt(const Stmt &s, Scope &sc, std::vector<unsigned> &declHere);
+  void checkDatIO(const DatIOStmt &io, Scope &sc);
+  void checkCheckpoint(const CheckpointStmt &c, Scope &sc);
   /// A loop's shape, then each argument against ir/AccessRules.h.
   void checkParLoop(const ParLoopStmt &l, Scope &sc);
   void checkSkewGroups(const Body &b);
@@ -75,6 +79,10 @@ private:
   /// Checks \p e and returns the type its operands give it.
   Type check(const Expr &e, Scope &sc);
   Type checkIntrinsic(const IntrinsicExpr &e, Scope &sc);
+  /// \p x checked as \p what of its parent; a problem when it is missing.
+  Type checkOperand(const ExprPtr &x, const char *what, Scope &sc);
+  Type checkReference(const Expr &e, Scope &sc);
+  Type checkOperator(const Expr &e, Scope &sc);
   void expectType(const ExprPtr &e, Type t, Scope &sc, const char *what);
 
   std::string str(const Expr &e) const { return exprToString(e, fn); }

@@ -169,139 +169,27 @@ void Sema::checkLoopArg(LoopStmt &s, LoopArg &a, KernelParamDecl &p,
                         SetDecl *set, BlockDecl *block) {
   Expr &ex = *a.expr;
   Type pt = p.type.resolved;
-  bool badParam = badParams.count(&p) || pt.isError();
   KernelDecl *k = p.kernel;
-  std::string paramDesc = "parameter '" + p.name + "' of kernel '" +
-                          (k ? k->name : std::string("?")) + "'";
-  const char *mode = accessModeName(p.mode);
+  LoopArgSite at{s,
+                 a,
+                 p,
+                 set,
+                 block,
+                 pt,
+                 badParams.count(&p) || pt.isError(),
+                 "parameter '" + p.name + "' of kernel '" +
+                     (k ? k->name : std::string("?")) + "'",
+                 accessModeName(p.mode)};
 
   // Reduction targets: a host `var` of the parameter's type.
   if (isReduction(p.mode)) {
-    auto *n = dyn_cast<NameExpr>(&ex);
-    if (!n) {
-      diags.error(ex.range, std::string("'") + mode + "' " + paramDesc +
-                                " must be bound to a host variable, found "
-                                "an expression");
-      noteDeclared(&p);
-      return;
-    }
-    Decl *d = lookup(n->name);
-    if (!d) {
-      reportUnknown(n->name, n->range, Want::Value);
-      return;
-    }
-    n->decl = d;
-    auto *v = dyn_cast<VarDecl>(d);
-    if (!v) {
-      diags.error(ex.range, std::string("'") + mode + "' " + paramDesc +
-                                " is bound to " + declKindName(d->kind) + " '" +
-                                d->name +
-                                "'; a reduction needs a host variable");
-      noteDeclared(&p);
-      return;
-    }
-    n->type = v->type;
-    if (!v->isMutable) {
-      diags.error(ex.range, "reduction target '" + v->name +
-                                "' must be declared with 'var'");
-      noteDeclared(v);
-      return;
-    }
-    if (!badParam && !v->type.isError() && v->type != pt) {
-      diags.error(ex.range, "reduction target '" + v->name + "' has type '" +
-                                v->type.str() + "' but " + paramDesc +
-                                " has type '" + pt.str() + "'");
-      noteDeclared(&p);
-      return;
-    }
-    a.kind = ArgKind::Reduction;
-    a.var = v;
+    checkReductionArg(at);
     return;
   }
-
-  auto checkElemType = [&](Type elem, const std::string &what) {
-    if (badParam || elem.isError() || elem == pt)
-      return true;
-    diags.error(ex.range, what + " has element type '" + elem.str() + "' but " +
-                              paramDesc + " has type '" + pt.str() + "'");
-    noteDeclared(&p);
-    return false;
-  };
-
   // Indirect: dat[map[k]].
-  if (auto *ie = dyn_cast<IndexExpr>(&ex)) {
-    auto *inner = dyn_cast<IndexExpr>(ie->index.get());
-    auto *mapName = inner ? dyn_cast<NameExpr>(inner->base.get()) : nullptr;
-    auto *m =
-        mapName ? dyn_cast_or_null<MapDecl>(lookup(mapName->name)) : nullptr;
-    if (m) {
-      mapName->decl = m;
-      mapName->type = m->arity > 0
-                          ? Type::arrayOf(ScalarKind::I32, uint32_t(m->arity))
-                          : Type::error();
-      DatDecl *dat = resolveDatExpr(ie->base);
-      std::optional<int64_t> idx = foldInteger(inner->index, "map index");
-      inner->type = Type::scalarOf(ScalarKind::I32);
-      if (!dat)
-        return;
-      ie->type = dat->elemType.resolved;
-      a.dat = dat;
-      a.map = m;
-      if (idx)
-        a.mapIndex = *idx;
-      if (block) {
-        diags.error(ex.range, "indirect access through map '" + m->name +
-                                  "' in a loop over block '" + block->name +
-                                  "'");
-        return;
-      }
-      if (idx && m->arity > 0 && (*idx < 0 || *idx >= m->arity)) {
-        diags.error(inner->index->range, "map index " + std::to_string(*idx) +
-                                             " is out of range for map '" +
-                                             m->name + "' of arity " +
-                                             std::to_string(m->arity));
-        noteDeclared(m);
-        return;
-      }
-      if (!idx)
-        return;
-      if (m->from.decl && m->from.decl != set) {
-        diags.error(mapName->range,
-                    "map '" + m->name + "' maps from set '" + m->from.name +
-                        "' but the loop is over set '" + set->name + "'");
-        noteDeclared(m);
-        return;
-      }
-      if (m->to.decl && dat->on.decl && dat->on.decl != m->to.decl) {
-        diags.error(ie->base->range, "dat '" + dat->name + "' is on " +
-                                         describeSpace(dat->on.decl) +
-                                         " but map '" + m->name +
-                                         "' maps to set '" + m->to.name + "'");
-        noteDeclared(dat);
-        return;
-      }
-      if (p.stencil) {
-        diags.error(ex.range, "stencil parameter '" + p.name +
-                                  "' cannot be bound to an indirect "
-                                  "argument");
-        noteDeclared(&p);
-        return;
-      }
-      if (!checkElemType(dat->elemType.resolved, "dat '" + dat->name + "'"))
-        return;
-      a.kind = ArgKind::Indirect;
+  if (auto *ie = dyn_cast<IndexExpr>(&ex))
+    if (checkIndirectArg(at, *ie))
       return;
-    }
-    // `q[0]` on a dat: neither direct nor indirect.
-    if (auto *bn = dyn_cast<NameExpr>(ie->base.get()))
-      if (auto *dat = dyn_cast_or_null<DatDecl>(lookup(bn->name))) {
-        bn->decl = dat;
-        diags.error(ex.range, "dat '" + dat->name +
-                                  "' can only be indexed through a map, as '" +
-                                  dat->name + "[MAP[i]]'");
-        return;
-      }
-  }
 
   // Dats and maps by name (or a derivative field `dJ.x`).
   DatDecl *dat = nullptr;
@@ -324,125 +212,286 @@ void Sema::checkLoopArg(LoopStmt &s, LoopArg &a, KernelParamDecl &p,
   }
 
   if (dat) {
-    ex.type = dat->elemType.resolved;
-    a.dat = dat;
-    Decl *on = dat->on.decl;
-    if (!on)
-      return;
-    if (set) {
-      if (isa<BlockDecl>(on)) {
-        diags.error(ex.range, "dat '" + dat->name + "' is on block '" +
-                                  on->name + "' but the loop is over set '" +
-                                  set->name + "'");
-        noteDeclared(dat);
-        return;
-      }
-      if (p.stencil) {
-        diags.error(ex.range, "stencil parameter '" + p.name +
-                                  "' is bound to dat '" + dat->name +
-                                  "' on set '" + on->name +
-                                  "'; stencils apply to dats on blocks");
-        noteDeclared(&p);
-        return;
-      }
-      if (on != set) {
-        diags.error(ex.range, "dat '" + dat->name + "' is on set '" + on->name +
-                                  "' but the loop is over set '" + set->name +
-                                  "'");
-        noteDeclared(dat);
-        return;
-      }
-      if (!checkElemType(dat->elemType.resolved, "dat '" + dat->name + "'"))
-        return;
-      a.kind = ArgKind::Direct;
-      return;
-    }
-    // A loop over a block.
-    if (isa<SetDecl>(on)) {
-      diags.error(ex.range, "dat '" + dat->name + "' is on set '" + on->name +
-                                "' but the loop is over block '" + block->name +
-                                "'");
-      noteDeclared(dat);
-      return;
-    }
-    if (on != block) {
-      diags.error(ex.range, "dat '" + dat->name + "' is on block '" + on->name +
-                                "' but the loop is over block '" + block->name +
-                                "'");
-      noteDeclared(dat);
-      return;
-    }
-    if (!p.stencil) {
-      diags.error(ex.range, "dat '" + dat->name + "' on block '" + block->name +
-                                "' is bound to " + paramDesc +
-                                ", which has no stencil; declare it '" +
-                                p.name + ": " + textOf(p.type.range).str() +
-                                " @ STENCIL'");
-      noteDeclared(&p);
-      return;
-    }
-    auto *st = dyn_cast_or_null<StencilDecl>(p.stencil->decl);
-    if (!st || st->dims == 0 || badParam)
-      return;
-    if (block->dims > 0 && st->dims != block->dims) {
-      diags.error(ex.range, "stencil '" + st->name + "' of parameter '" +
-                                p.name + "' has " +
-                                plural(st->dims, "dimension") + " but block '" +
-                                block->name + "' has " +
-                                std::to_string(block->dims));
-      noteDeclared(st);
-      return;
-    }
-    if (!checkElemType(dat->elemType.resolved, "dat '" + dat->name + "'"))
-      return;
-    a.kind = ArgKind::Stencil;
-    a.stencil = st;
-    checkHalo(s, a, *block);
+    checkDatArg(at, dat);
     return;
   }
-
   if (map) {
-    ex.type = map->arity > 0
-                  ? Type::arrayOf(ScalarKind::I32, uint32_t(map->arity))
-                  : Type::error();
-    a.map = map;
+    checkMapArg(at, map);
+    return;
+  }
+  checkGlobalArg(at);
+}
+
+bool Sema::checkArgElemType(const LoopArgSite &at, Type elem,
+                            const std::string &what) {
+  if (at.badParam || elem.isError() || elem == at.pt)
+    return true;
+  diags.error(at.a.expr->range, what + " has element type '" + elem.str() +
+                                    "' but " + at.paramDesc + " has type '" +
+                                    at.pt.str() + "'");
+  noteDeclared(&at.p);
+  return false;
+}
+
+/// A reduction target: a host `var` of the parameter's type.
+void Sema::checkReductionArg(const LoopArgSite &at) {
+  [[maybe_unused]] auto &[s, a, p, set, block, pt, badParam, paramDesc, mode] =
+      at;
+  Expr &ex = *a.expr;
+  auto *n = dyn_cast<NameExpr>(&ex);
+  if (!n) {
+    diags.error(ex.range, std::string("'") + mode + "' " + paramDesc +
+                              " must be bound to a host variable, found "
+                              "an expression");
+    noteDeclared(&p);
+    return;
+  }
+  Decl *d = lookup(n->name);
+  if (!d) {
+    reportUnknown(n->name, n->range, Want::Value);
+    return;
+  }
+  n->decl = d;
+  auto *v = dyn_cast<VarDecl>(d);
+  if (!v) {
+    diags.error(ex.range, std::string("'") + mode + "' " + paramDesc +
+                              " is bound to " + declKindName(d->kind) + " '" +
+                              d->name + "'; a reduction needs a host variable");
+    noteDeclared(&p);
+    return;
+  }
+  n->type = v->type;
+  if (!v->isMutable) {
+    diags.error(ex.range, "reduction target '" + v->name +
+                              "' must be declared with 'var'");
+    noteDeclared(v);
+    return;
+  }
+  if (!badParam && !v->type.isError() && v->type != pt) {
+    diags.error(ex.range, "reduction target '" + v->name + "' has type '" +
+                              v->type.str() + "' but " + paramDesc +
+                              " has type '" + pt.str() + "'");
+    noteDeclared(&p);
+    return;
+  }
+  a.kind = ArgKind::Reduction;
+  a.var = v;
+  return;
+}
+
+/// `dat[map[k]]`; false when \p ie is not indexed through a map, so that
+/// the other shapes are tried.
+bool Sema::checkIndirectArg(const LoopArgSite &at, IndexExpr &ie_) {
+  [[maybe_unused]] auto &[s, a, p, set, block, pt, badParam, paramDesc, mode] =
+      at;
+  Expr &ex = *a.expr;
+  auto *ie = &ie_;
+  auto *inner = dyn_cast<IndexExpr>(ie->index.get());
+  auto *mapName = inner ? dyn_cast<NameExpr>(inner->base.get()) : nullptr;
+  auto *m =
+      mapName ? dyn_cast_or_null<MapDecl>(lookup(mapName->name)) : nullptr;
+  if (m) {
+    mapName->decl = m;
+    mapName->type = m->arity > 0
+                        ? Type::arrayOf(ScalarKind::I32, uint32_t(m->arity))
+                        : Type::error();
+    DatDecl *dat = resolveDatExpr(ie->base);
+    std::optional<int64_t> idx = foldInteger(inner->index, "map index");
+    inner->type = Type::scalarOf(ScalarKind::I32);
+    if (!dat)
+      return true;
+    ie->type = dat->elemType.resolved;
+    a.dat = dat;
+    a.map = m;
+    if (idx)
+      a.mapIndex = *idx;
     if (block) {
-      diags.error(ex.range, "map '" + map->name +
-                                "' cannot be passed to a loop over block '" +
-                                block->name + "'");
-      return;
+      diags.error(ex.range, "indirect access through map '" + m->name +
+                                "' in a loop over block '" + block->name + "'");
+      return true;
     }
-    if (map->from.decl && map->from.decl != set) {
-      diags.error(ex.range,
-                  "map '" + map->name + "' maps from set '" + map->from.name +
+    if (idx && m->arity > 0 && (*idx < 0 || *idx >= m->arity)) {
+      diags.error(inner->index->range, "map index " + std::to_string(*idx) +
+                                           " is out of range for map '" +
+                                           m->name + "' of arity " +
+                                           std::to_string(m->arity));
+      noteDeclared(m);
+      return true;
+    }
+    if (!idx)
+      return true;
+    if (m->from.decl && m->from.decl != set) {
+      diags.error(mapName->range,
+                  "map '" + m->name + "' maps from set '" + m->from.name +
                       "' but the loop is over set '" + set->name + "'");
-      noteDeclared(map);
+      noteDeclared(m);
+      return true;
+    }
+    if (m->to.decl && dat->on.decl && dat->on.decl != m->to.decl) {
+      diags.error(ie->base->range, "dat '" + dat->name + "' is on " +
+                                       describeSpace(dat->on.decl) +
+                                       " but map '" + m->name +
+                                       "' maps to set '" + m->to.name + "'");
+      noteDeclared(dat);
+      return true;
+    }
+    if (p.stencil) {
+      diags.error(ex.range, "stencil parameter '" + p.name +
+                                "' cannot be bound to an indirect "
+                                "argument");
+      noteDeclared(&p);
+      return true;
+    }
+    if (!checkArgElemType(at, dat->elemType.resolved,
+                          "dat '" + dat->name + "'"))
+      return true;
+    a.kind = ArgKind::Indirect;
+    return true;
+  }
+  // `q[0]` on a dat: neither direct nor indirect.
+  if (auto *bn = dyn_cast<NameExpr>(ie->base.get()))
+    if (auto *dat = dyn_cast_or_null<DatDecl>(lookup(bn->name))) {
+      bn->decl = dat;
+      diags.error(ex.range, "dat '" + dat->name +
+                                "' can only be indexed through a map, as '" +
+                                dat->name + "[MAP[i]]'");
+      return true;
+    }
+  return false;
+}
+
+/// A dat by name: direct on the loop's set, through a stencil on its block.
+void Sema::checkDatArg(const LoopArgSite &at, DatDecl *dat) {
+  [[maybe_unused]] auto &[s, a, p, set, block, pt, badParam, paramDesc, mode] =
+      at;
+  Expr &ex = *a.expr;
+  ex.type = dat->elemType.resolved;
+  a.dat = dat;
+  Decl *on = dat->on.decl;
+  if (!on)
+    return;
+  if (set) {
+    if (isa<BlockDecl>(on)) {
+      diags.error(ex.range, "dat '" + dat->name + "' is on block '" + on->name +
+                                "' but the loop is over set '" + set->name +
+                                "'");
+      noteDeclared(dat);
       return;
     }
-    if (p.stencil || p.mode == AccessMode::Inc) {
-      diags.error(ex.range, "map '" + map->name + "' is bound to " + paramDesc +
-                                "; a map argument is read or written ('out') "
-                                "directly");
+    if (p.stencil) {
+      diags.error(ex.range, "stencil parameter '" + p.name +
+                                "' is bound to dat '" + dat->name +
+                                "' on set '" + on->name +
+                                "'; stencils apply to dats on blocks");
       noteDeclared(&p);
       return;
     }
-    if (map->arity > 0 && !badParam) {
-      Type mt = Type::arrayOf(ScalarKind::I32, uint32_t(map->arity));
-      bool ok = pt == mt ||
-                (map->arity == 1 && pt == Type::scalarOf(ScalarKind::I32));
-      if (!ok) {
-        diags.error(ex.range, "map '" + map->name + "' has element type '" +
-                                  mt.str() + "' but " + paramDesc +
-                                  " has type '" + pt.str() + "'");
-        noteDeclared(&p);
-        return;
-      }
+    if (on != set) {
+      diags.error(ex.range, "dat '" + dat->name + "' is on set '" + on->name +
+                                "' but the loop is over set '" + set->name +
+                                "'");
+      noteDeclared(dat);
+      return;
     }
-    a.kind = ArgKind::MapDirect;
+    if (!checkArgElemType(at, dat->elemType.resolved,
+                          "dat '" + dat->name + "'"))
+      return;
+    a.kind = ArgKind::Direct;
     return;
   }
+  // A loop over a block.
+  if (isa<SetDecl>(on)) {
+    diags.error(ex.range, "dat '" + dat->name + "' is on set '" + on->name +
+                              "' but the loop is over block '" + block->name +
+                              "'");
+    noteDeclared(dat);
+    return;
+  }
+  if (on != block) {
+    diags.error(ex.range, "dat '" + dat->name + "' is on block '" + on->name +
+                              "' but the loop is over block '" + block->name +
+                              "'");
+    noteDeclared(dat);
+    return;
+  }
+  if (!p.stencil) {
+    diags.error(ex.range, "dat '" + dat->name + "' on block '" + block->name +
+                              "' is bound to " + paramDesc +
+                              ", which has no stencil; declare it '" + p.name +
+                              ": " + textOf(p.type.range).str() +
+                              " @ STENCIL'");
+    noteDeclared(&p);
+    return;
+  }
+  auto *st = dyn_cast_or_null<StencilDecl>(p.stencil->decl);
+  if (!st || st->dims == 0 || badParam)
+    return;
+  if (block->dims > 0 && st->dims != block->dims) {
+    diags.error(ex.range, "stencil '" + st->name + "' of parameter '" + p.name +
+                              "' has " + plural(st->dims, "dimension") +
+                              " but block '" + block->name + "' has " +
+                              std::to_string(block->dims));
+    noteDeclared(st);
+    return;
+  }
+  if (!checkArgElemType(at, dat->elemType.resolved, "dat '" + dat->name + "'"))
+    return;
+  a.kind = ArgKind::Stencil;
+  a.stencil = st;
+  checkHalo(at.s, a, *block);
+  return;
+}
 
-  // A global: any host expression, read-only.
+/// The map itself, as an i32[arity] value per element.
+void Sema::checkMapArg(const LoopArgSite &at, MapDecl *map) {
+  [[maybe_unused]] auto &[s, a, p, set, block, pt, badParam, paramDesc, mode] =
+      at;
+  Expr &ex = *a.expr;
+  ex.type = map->arity > 0
+                ? Type::arrayOf(ScalarKind::I32, uint32_t(map->arity))
+                : Type::error();
+  a.map = map;
+  if (block) {
+    diags.error(ex.range, "map '" + map->name +
+                              "' cannot be passed to a loop over block '" +
+                              block->name + "'");
+    return;
+  }
+  if (map->from.decl && map->from.decl != set) {
+    diags.error(ex.range, "map '" + map->name + "' maps from set '" +
+                              map->from.name + "' but the loop is over set '" +
+                              set->name + "'");
+    noteDeclared(map);
+    return;
+  }
+  if (p.stencil || p.mode == AccessMode::Inc) {
+    diags.error(ex.range, "map '" + map->name + "' is bound to " + paramDesc +
+                              "; a map argument is read or written ('out') "
+                              "directly");
+    noteDeclared(&p);
+    return;
+  }
+  if (map->arity > 0 && !badParam) {
+    Type mt = Type::arrayOf(ScalarKind::I32, uint32_t(map->arity));
+    bool ok =
+        pt == mt || (map->arity == 1 && pt == Type::scalarOf(ScalarKind::I32));
+    if (!ok) {
+      diags.error(ex.range, "map '" + map->name + "' has element type '" +
+                                mt.str() + "' but " + paramDesc +
+                                " has type '" + pt.str() + "'");
+      noteDeclared(&p);
+      return;
+    }
+  }
+  a.kind = ArgKind::MapDirect;
+  return;
+}
+
+/// Any other host expression: a global, read-only.
+void Sema::checkGlobalArg(const LoopArgSite &at) {
+  [[maybe_unused]] auto &[s, a, p, set, block, pt, badParam, paramDesc, mode] =
+      at;
+  Expr &ex = *a.expr;
   if (p.mode != AccessMode::Read) {
     check(a.expr);
     finalize(a.expr);

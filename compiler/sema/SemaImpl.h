@@ -389,6 +389,26 @@ public:
                    const ast::NameRef &space, ast::BlockDecl *block,
                    SourceRange at);
   void checkHalo(ast::LoopStmt &s, ast::LoopArg &a, ast::BlockDecl &block);
+  /// One loop argument being bound, with what its errors name; the
+  /// helpers below check one shape of argument each.
+  struct LoopArgSite {
+    ast::LoopStmt &s;
+    ast::LoopArg &a;
+    ast::KernelParamDecl &p;
+    ast::SetDecl *set;
+    ast::BlockDecl *block;
+    Type pt;
+    bool badParam;
+    std::string paramDesc;
+    const char *mode;
+  };
+  bool checkArgElemType(const LoopArgSite &at, Type elem,
+                        const std::string &what);
+  void checkReductionArg(const LoopArgSite &at);
+  bool checkIndirectArg(const LoopArgSite &at, ast::IndexExpr &ie);
+  void checkDatArg(const LoopArgSite &at, ast::DatDecl *dat);
+  void checkMapArg(const LoopArgSite &at, ast::MapDecl *map);
+  void checkGlobalArg(const LoopArgSite &at);
   void checkSolve(ast::SolveStmt &s);
   void checkSolveCG(ast::SolveStmt &s);
   void checkAdjoint(ast::AdjointStmt &s);

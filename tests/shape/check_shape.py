@@ -38,29 +38,15 @@ import sys
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 150
 
-# Reserved: another engineer's change edits these
-# now; they are split after it lands. Nothing else joins this list.
-RESERVED = {
-    "compiler/sema/Loops.cpp",
-    "lib/exec/Plan.cpp",
-    "lib/exec/Plan.h",
-    "compiler/codegen/llvm/LoopBody.cpp",
-    "compiler/codegen/llvm/LoopHost.cpp",
-    "compiler/codegen/cuda/CUDALoops.cpp",
-    "lib/mpi/Exchange.cpp",
-}
+# Reserved: files another engineer's change was editing while this check
+# landed, split after it; empty since, and nothing joins it.
+RESERVED: set = set()
 
 # Not split yet: over a limit when this check landed, and to be split
 # next, each entry leaving the list with its split (the limit it breaks
 # and by how much, for whoever splits it). Nothing joins this list.
 NOT_YET_SPLIT = {
-    "compiler/codegen/cuda/CUDAFunctions.cpp",  # 801 lines
-    "compiler/driver/main.cpp",              # compileWith: 176 lines
-    "compiler/ir/IR.h",                      # 881 lines
-    "compiler/ir/IRPrinterStmts.cpp",        # Printer::stmt: 225 lines
-    "compiler/ir/VerifierExprs.cpp",         # Verifier::check: 204 lines
-    "compiler/ir/VerifierStmts.cpp",         # Verifier::checkStmt: 246
-    "lib/exec/Adjoint.cpp",                  # 1826 lines
+    "lib/exec/Adjoint.cpp",                  # 1505 lines
 }
 
 ALLOWED = RESERVED | NOT_YET_SPLIT

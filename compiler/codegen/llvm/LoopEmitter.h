@@ -41,6 +41,11 @@ llvm::MDNode *makeScalarLoopID(llvm::LLVMContext &c);
 /// \p v as a constant of \p t, the memory type of a scalar.
 llvm::Constant *identityConstant(IdentityValue v, llvm::Type *t);
 
+/// Float sums: the partial sums each accumulator is split into in an
+/// element loop, whatever the scalar type and the target's vector width
+/// (one number for every loop, so that fusing loops does not change it).
+inline constexpr unsigned SumLanes = 4;
+
 class LoopEmitter {
 public:
   LoopEmitter(FunctionEmitter &host, const ir::ParLoopStmt &loop);
@@ -86,6 +91,9 @@ private:
   llvm::ConstantInt *i64(int64_t v) const;
   void tagWithLoop(llvm::Function &f);
   llvm::Function *emitBody(const KernelInterface &kernel, llvm::MDNode *group);
+  void loadFields(llvm::IRBuilder<> &bb, llvm::Value *ctxArg,
+                  std::vector<llvm::AllocaInst *> &accumulators);
+  void chooseRowShape(llvm::Function *f, llvm::MDNode *group);
   /// The elements [begin, end) as strips (RaceClass::IncStrips).
   void emitIncStrips(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
                      llvm::MDNode *group, llvm::Value *begin, llvm::Value *end);

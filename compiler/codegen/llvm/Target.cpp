@@ -252,7 +252,7 @@ void markStreamingStores(llvm::Module &module) {
   // After vectorisation: the vectoriser refuses to widen a store already
   // marked non-temporal unless it can prove an aligned vector form of it,
   // so the mark goes on the widened stores. Only on vector stores aligned
-  // to their size (the aligned rows of LoopBody.cpp's emitAlignedRow, whose
+  // to their size (the aligned rows of LoopRows.cpp's emitAlignedRow, whose
   // alignment the pipeline propagated): x86 emits an under-aligned one as
   // MOVNTI/MOVNTSD pieces, and scalar ones (the peeled prologue, the
   // remainder) would stream partial lines; both measured slower than plain
