@@ -28,8 +28,8 @@
 //
 // Main's end reads nothing, a proc's end every dat but the scratch ones.
 // What the passes ask: whether a dat's value may be read right after a
-// given tape statement (passes/deriv/AdjointTape.cpp drops the pops whose values
-// nothing reads, with their pushes).
+// given tape statement (passes/deriv/AdjointTape.cpp drops the pops whose
+// values nothing reads, with their pushes).
 #ifndef OPDC_ANALYSIS_DATLIVENESS_H
 #define OPDC_ANALYSIS_DATLIVENESS_H
 

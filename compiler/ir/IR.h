@@ -203,7 +203,8 @@ struct LoopRange {
 };
 
 /// `loop kernel over space (args)`: args[i] binds kernel parameter i.
-/// Communication avoidance's plan for one loop chain (passes/loops/CommAvoid.cpp).
+/// Communication avoidance's plan for one loop chain
+/// (passes/loops/CommAvoid.cpp).
 struct HaloGroup {
   /// Whether the runtime may decide (Auto: OP2-CA's cost model per chain
   /// at run time) or must run the chain this way (On).
@@ -662,8 +663,8 @@ struct Program {
   std::unique_ptr<Function> main; ///< null only in hand-built test programs
 
   /// Halo sizes the program's communication-avoiding chains need
-  /// (passes/loops/CommAvoid.cpp): exec-halo layers of sets and the minimum halo
-  /// depth of block dats between ranks. The defaults are the runtime's.
+  /// (passes/loops/CommAvoid.cpp): exec-halo layers of sets and the minimum
+  /// halo depth of block dats between ranks. The defaults are the runtime's.
   int64_t haloLayers = 1, blockHaloDepth = 2;
   /// The target profile's figures for the runtime's communication cost
   /// model (0: not given; the runtime's defaults apply).

@@ -50,13 +50,14 @@ std::string partName(llvm::StringRef k) {
       {".b", "adjoint"},
       {".d", "tangent"},
       {".cg_r", "cg"},
-      // passes/deriv/MinMaxDiff.cpp: the parts of a min/max reduction's adjoint.
+      // passes/deriv/MinMaxDiff.cpp: the parts of a min/max reduction's
+      // adjoint.
       {".min", "adjoint"},
       {".win", "adjoint"},
       {".pick", "adjoint"},
       {".rest", "adjoint"},
-      // passes/deriv/AdjointZeros.cpp: an adjoint kernel that sets or keeps what
-      // it incremented; the same loop to the user.
+      // passes/deriv/AdjointZeros.cpp: an adjoint kernel that sets or keeps
+      // what it incremented; the same loop to the user.
       {".set", ""},
       {".keep", ""},
   };

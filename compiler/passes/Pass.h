@@ -128,9 +128,9 @@ struct PassContext {
   /// The backend's answers (skewed sweeps, scalar bodies, sum lanes).
   TargetQueries backend = TargetQueries();
   /// -funroll-steps=N: the steps of a time loop of stencil steps one skewed
-  /// sweep runs (passes/loops/UnrollSteps.cpp: two before the derivative passes,
-  /// doubled after them up to N), for loops over 1D and 2D blocks and for
-  /// loops over 3D blocks (default 4 and 8: a 3D sweep runs in tiles of
+  /// sweep runs (passes/loops/UnrollSteps.cpp: two before the derivative
+  /// passes, doubled after them up to N), for loops over 1D and 2D blocks and
+  /// for loops over 3D blocks (default 4 and 8: a 3D sweep runs in tiles of
   /// dimension 1 whose planes stay in L2 however deep, lib/exec/Skew.cpp).
   unsigned unrollSteps = DefaultUnrollSteps,
            unrollSteps3D = DefaultUnrollSteps3D;

@@ -29,7 +29,7 @@ struct Written {
 /** Thread colours of one part of a plan, on the device. */
 struct ThreadColours {
   uint64_t generation = ~uint64_t(0);
-  uint8_t *colour = nullptr; /* per element of the part */
+  uint8_t *colour = nullptr;   /* per element of the part */
   int32_t *ncolours = nullptr; /* per plan block */
   int64_t *blocks = nullptr;   /* the part's block list */
   DeviceBuffer colourBuf, ncoloursBuf, blocksBuf;
@@ -79,8 +79,8 @@ inline void colour_threads(ThreadColours &tc, const opd_loop_part &part,
       while (used & (uint64_t(1) << c))
         ++c;
       for (int a = 0; a < nw; ++a)
-        masks[size_t(w[a].group)][size_t(w[a].map[i * w[a].arity + w[a].idx])] |=
-            uint64_t(1) << c;
+        masks[size_t(w[a].group)]
+             [size_t(w[a].map[i * w[a].arity + w[a].idx])] |= uint64_t(1) << c;
       colour[size_t(i - part.first)] = uint8_t(c);
       nc = c + 1 > nc ? c + 1 : nc;
     }
@@ -118,7 +118,7 @@ inline void colour_threads(ThreadColours &tc, const opd_loop_part &part,
  * (or plan generation), like the thread colours. */
 struct StagePlan {
   uint64_t generation = ~uint64_t(0);
-  bool staged = false; /* every block's targets fit the kernel's array */
+  bool staged = false;        /* every block's targets fit the kernel's array */
   int32_t *offsets = nullptr; /* device: [group][nblocks + 1] into targets */
   int32_t *targets = nullptr; /* device: target indices, block by block */
   uint16_t *local = nullptr;  /* device: [element][written access] */
@@ -187,8 +187,8 @@ inline bool stage_targets(StagePlan &sp, const char *name,
       for (int64_t i = s; i < e; ++i)
         for (int a = 0; a < nw; ++a)
           if (w[a].group == g)
-            local[size_t(i - part.first) * size_t(nw) + size_t(a)] = uint16_t(
-                p[size_t(w[a].map[i * w[a].arity + w[a].idx])]);
+            local[size_t(i - part.first) * size_t(nw) + size_t(a)] =
+                uint16_t(p[size_t(w[a].map[i * w[a].arity + w[a].idx])]);
       for (int32_t t : list)
         p[size_t(t)] = -1;
       most = std::max(most, list.size());

@@ -50,9 +50,8 @@ __host__ __device__ inline void move_word(char *to, const char *from,
  *  SoA or AoS) and a packed buffer (element-contiguous); unpack: into the
  *  copy. */
 static __global__ void move_elems(char *dev, int64_t n, int32_t dim,
-                                  int32_t bytes, int soa,
-                                  const int32_t *elems, int64_t count,
-                                  char *buf, int unpack) {
+                                  int32_t bytes, int soa, const int32_t *elems,
+                                  int64_t count, char *buf, int unpack) {
   const int64_t total = count * dim;
   for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
        t += int64_t(gridDim.x) * blockDim.x) {
@@ -76,8 +75,8 @@ static __global__ void move_box(char *dev, opd_box box, int32_t dim,
     const int64_t p = t / dim, k = t % dim;
     const int64_t i = p % box.count[0], j = (p / box.count[0]) % box.count[1];
     const int64_t l = p / (box.count[0] * box.count[1]);
-    const int64_t e = box.offset + i * box.stride[0] + j * box.stride[1] +
-                      l * box.stride[2];
+    const int64_t e =
+        box.offset + i * box.stride[0] + j * box.stride[1] + l * box.stride[2];
     char *d = dev + (e * dim + k) * bytes;
     char *b = buf + t * bytes;
     if (unpack)
@@ -117,7 +116,6 @@ inline const int32_t *device_list(const int32_t *host, int64_t n) {
   return l.dev;
 }
 
-
 /** The device copy of a dat if it takes part: to pack, one newer than host
  *  memory; to unpack into, any not about to be replaced from the host. */
 inline Copy *copy_of(opd_dat *dat, bool pack) {
@@ -137,7 +135,8 @@ inline int pack(opd_dat *dat, const int32_t *elems, int64_t n, void *buf) {
   const int32_t *l = device_list(elems, n);
   char *d = static_cast<char *>(c->dev);
   const unsigned g = copy_grid(n * c->dim);
-  move_elems<<<g, OPD_CUDA_COPY_THREADS>>>(d, c->n, c->dim, c->bytes, c->soa, l, n, s, 0);
+  move_elems<<<g, OPD_CUDA_COPY_THREADS>>>(d, c->n, c->dim, c->bytes, c->soa, l,
+                                           n, s, 0);
   check(cudaGetLastError(), "packing a halo");
   check(cudaMemcpy(buf, s, bytes, cudaMemcpyDeviceToHost), "packing a halo");
   return 1;
@@ -154,7 +153,8 @@ inline void unpack(opd_dat *dat, const int32_t *elems, int64_t n,
   const int32_t *l = device_list(elems, n);
   char *d = static_cast<char *>(c->dev);
   const unsigned g = copy_grid(n * c->dim);
-  move_elems<<<g, OPD_CUDA_COPY_THREADS>>>(d, c->n, c->dim, c->bytes, c->soa, l, n, s, 1);
+  move_elems<<<g, OPD_CUDA_COPY_THREADS>>>(d, c->n, c->dim, c->bytes, c->soa, l,
+                                           n, s, 1);
   check(cudaGetLastError(), "unpacking a halo");
 }
 

@@ -2,9 +2,9 @@
 // sizes, loop extensions, the grouped exchange and OP2-CA's cost model.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The comm-avoid pass (compiler/passes/loops/CommAvoid.cpp) rewrites a loop chain
-// so that its first loop is preceded by opd_halo_group (the halos the chain
-// reads, each as deep as its readers reach) and each loop that produces
+// The comm-avoid pass (compiler/passes/loops/CommAvoid.cpp) rewrites a loop
+// chain so that its first loop is preceded by opd_halo_group (the halos the
+// chain reads, each as deep as its readers reach) and each loop that produces
 // data a later loop reads beyond the rank's points by
 // opd_loop_extend_next (how far beyond them it runs, redundantly). Here:
 //

@@ -8,8 +8,8 @@
 #include "ir/IR.h"
 #include "ir/Verifier.h"
 #include "lower/Lower.h"
-#include "passes/loops/Fuse.h"
 #include "passes/Pass.h"
+#include "passes/loops/Fuse.h"
 
 #include "llvm/Support/Casting.h"
 

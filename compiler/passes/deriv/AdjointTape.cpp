@@ -37,8 +37,8 @@
 // state it left (ir::CheckpointStmt).
 #include "passes/deriv/AdjointTape.h"
 
-#include "passes/utils/BodyUtils.h"
 #include "passes/deriv/DerivUtils.h"
+#include "passes/utils/BodyUtils.h"
 
 #include "analysis/DatLiveness.h"
 #include "ir/IR.h"
@@ -86,8 +86,7 @@ bool dropDead(Program &program, Function &f, PassContext &ctx) {
     for (StmtPtr &s : b.stmts)
       if (auto *t = s ? dyn_cast<TapeStmt>(s.get()) : nullptr)
         if (t->pair)
-          (t->push ? pairs[t->pair].pushes : pairs[t->pair].pops)
-              .push_back(t);
+          (t->push ? pairs[t->pair].pushes : pairs[t->pair].pops).push_back(t);
   });
   if (pairs.empty())
     return false;
@@ -102,9 +101,8 @@ bool dropDead(Program &program, Function &f, PassContext &ctx) {
         !std::all_of(p.pops.begin(), p.pops.end(), same))
       continue;
     for (const Dat *d : dats) {
-      if (std::any_of(p.pops.begin(), p.pops.end(), [&](const TapeStmt *t) {
-            return live.liveAfter(*t, d);
-          }))
+      if (std::any_of(p.pops.begin(), p.pops.end(),
+                      [&](const TapeStmt *t) { return live.liveAfter(*t, d); }))
         continue;
       for (TapeStmt *t : p.pushes)
         drop(*t, d);

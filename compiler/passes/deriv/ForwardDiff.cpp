@@ -124,7 +124,8 @@ unsigned ForwardDiff::tangentSlot(unsigned slot) {
     slots.var.resize(fn.vars.size(), -1);
   if (slots.var[slot] < 0) {
     const Var v = fn.vars[slot];
-    slots.var[slot] = int(fn.addVar(v.name + ".d", v.type, v.isMutable, v.range));
+    slots.var[slot] =
+        int(fn.addVar(v.name + ".d", v.type, v.isMutable, v.range));
     slots.var.resize(fn.vars.size(), -1);
   }
   return unsigned(slots.var[slot]);
@@ -252,8 +253,8 @@ ExprPtr intrinsicDerivative(const IntrinsicExpr &e,
     return neg(scale(t(0), call1(Intrinsic::Sin, *a[0])));
   case Intrinsic::Tan: {
     ExprPtr c = call1(Intrinsic::Cos, *a[0]);
-    return divide(t(0), bin(BinaryOp::Mul, std::move(c),
-                            call1(Intrinsic::Cos, *a[0])));
+    return divide(
+        t(0), bin(BinaryOp::Mul, std::move(c), call1(Intrinsic::Cos, *a[0])));
   }
   case Intrinsic::Atan:
     return divide(t(0), bin(BinaryOp::Add, num(k, 1.0),
@@ -303,11 +304,10 @@ ExprPtr intrinsicDerivative(const IntrinsicExpr &e,
   case Intrinsic::Asinh:
     return divide(t(0), call1(Intrinsic::Sqrt, *sq1(k, *a[0], true)));
   case Intrinsic::Acosh:
-    return divide(t(0),
-                  call1(Intrinsic::Sqrt,
-                        *bin(BinaryOp::Sub,
-                             bin(BinaryOp::Mul, copy(*a[0]), copy(*a[0])),
-                             num(k, 1.0))));
+    return divide(t(0), call1(Intrinsic::Sqrt,
+                              *bin(BinaryOp::Sub,
+                                   bin(BinaryOp::Mul, copy(*a[0]), copy(*a[0])),
+                                   num(k, 1.0))));
   case Intrinsic::Atanh:
     return divide(t(0), sq1(k, *a[0], false));
   case Intrinsic::Cbrt:
@@ -318,15 +318,15 @@ ExprPtr intrinsicDerivative(const IntrinsicExpr &e,
                   copy(e));
   case Intrinsic::Log2:
   case Intrinsic::Log10:
-    return divide(t(0), bin(BinaryOp::Mul, copy(*a[0]),
-                            num(k, e.id == Intrinsic::Log2
-                                       ? 0.69314718055994530942
-                                       : 2.30258509299404568402)));
+    return divide(
+        t(0), bin(BinaryOp::Mul, copy(*a[0]),
+                  num(k, e.id == Intrinsic::Log2 ? 0.69314718055994530942
+                                                 : 2.30258509299404568402)));
   case Intrinsic::Log1p:
     return divide(t(0), bin(BinaryOp::Add, num(k, 1.0), copy(*a[0])));
   case Intrinsic::Exp2:
-    return scale(t(0), bin(BinaryOp::Mul, copy(e),
-                           num(k, 0.69314718055994530942)));
+    return scale(t(0),
+                 bin(BinaryOp::Mul, copy(e), num(k, 0.69314718055994530942)));
   case Intrinsic::Expm1:
     return scale(t(0), bin(BinaryOp::Add, copy(e), num(k, 1.0)));
   case Intrinsic::Erf:

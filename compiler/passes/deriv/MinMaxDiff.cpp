@@ -189,18 +189,17 @@ int activeMinMaxArg(const ParLoopStmt &l,
                     const std::function<bool(unsigned)> &active) {
   for (size_t i = 0; i < l.args.size(); ++i) {
     const AccessDescriptor &a = l.args[i];
-    if (a.kind == ArgKind::Reduction && isMinMax(a.mode) &&
-        isFloat(a.scalar) && active(unsigned(a.var)))
+    if (a.kind == ArgKind::Reduction && isMinMax(a.mode) && isFloat(a.scalar) &&
+        active(unsigned(a.var)))
       return int(i);
   }
   return -1;
 }
 
-std::vector<MinMaxStmt>
-minMaxAsSum(Program &program, PassContext &ctx, const ParLoopStmt &l,
-            unsigned arg,
-            const std::function<unsigned(const std::string &, Type, bool)> &newVar,
-            bool declare) {
+std::vector<MinMaxStmt> minMaxAsSum(
+    Program &program, PassContext &ctx, const ParLoopStmt &l, unsigned arg,
+    const std::function<unsigned(const std::string &, Type, bool)> &newVar,
+    bool declare) {
   const Function &k = *l.kernel;
   const AccessDescriptor &ma = l.args[arg];
   const KernelParam &mp = k.kernelParams[arg];
@@ -263,8 +262,7 @@ minMaxAsSum(Program &program, PassContext &ctx, const ParLoopStmt &l,
     unsigned pw = B::addKernelParam(f, "w", AccessMode::Min, I64);
     ExprPtr me = B::var(f, unsigned(dwin.local[arg]));
     ExprPtr wins = B::binary(
-        BinaryOp::And,
-        B::binary(BinaryOp::Eq, me->clone(), B::arg(f, pf)),
+        BinaryOp::And, B::binary(BinaryOp::Eq, me->clone(), B::arg(f, pf)),
         B::binary(isMin ? BinaryOp::Lt : BinaryOp::Gt, me->clone(),
                   B::arg(f, p0)));
     f.body.stmts.push_back(B::assign(

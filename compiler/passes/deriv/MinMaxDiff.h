@@ -41,11 +41,11 @@ int activeMinMaxArg(const ir::ParLoopStmt &l,
 /// \p declare the statements declare the new variables, else they assign
 /// them (declared by the caller elsewhere). Kernels made here are added to
 /// \p program.
-std::vector<MinMaxStmt>
-minMaxAsSum(ir::Program &program, PassContext &ctx, const ir::ParLoopStmt &l,
-            unsigned arg,
-            const std::function<unsigned(const std::string &, Type, bool)> &newVar,
-            bool declare);
+std::vector<MinMaxStmt> minMaxAsSum(
+    ir::Program &program, PassContext &ctx, const ir::ParLoopStmt &l,
+    unsigned arg,
+    const std::function<unsigned(const std::string &, Type, bool)> &newVar,
+    bool declare);
 
 } // namespace opdc
 #endif

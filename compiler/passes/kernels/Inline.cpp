@@ -224,8 +224,8 @@ ExprPtr Inliner::inlineCall(std::unique_ptr<CallExpr> call) {
   // The arguments were rewritten by mutateCall already.
   for (size_t i = 0; i < callee.params.size(); ++i) {
     SourceRange r = call->args[i]->range;
-    pending.push_back(std::make_unique<DeclStmt>(
-        slots[callee.params[i]], std::move(call->args[i]), r));
+    pending.push_back(std::make_unique<DeclStmt>(slots[callee.params[i]],
+                                                 std::move(call->args[i]), r));
   }
 
   Body body = callee.body.clone();
@@ -265,9 +265,8 @@ ExprPtr Inliner::inlineCall(std::unique_ptr<CallExpr> call) {
 
   changed = true;
   ctx.stats.add(PassName, "inlined", "calls inlined");
-  ctx.diags.remark(at,
-                   "'" + callee.name + "' inlined into '" + caller.name + "'",
-                   PassName);
+  ctx.diags.remark(
+      at, "'" + callee.name + "' inlined into '" + caller.name + "'", PassName);
   return value;
 }
 

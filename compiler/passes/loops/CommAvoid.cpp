@@ -105,10 +105,9 @@ int64_t reachOf(const ArgAccess &a) {
 /// Whether a skewed sweep of the chain runs as one only when the chain is
 /// communication-avoiding (a loop of it needs-extension).
 bool holdsExtensionSweep(const LoopChain &c) {
-  return std::any_of(c.loops.begin(), c.loops.end(),
-                     [](const ParLoopStmt *l) {
-                       return l->skew.needsExtension;
-                     });
+  return std::any_of(c.loops.begin(), c.loops.end(), [](const ParLoopStmt *l) {
+    return l->skew.needsExtension;
+  });
 }
 
 std::vector<int64_t> sweepCachedBytes(const LoopChain &c) {
@@ -432,9 +431,9 @@ void CommAvoider::commit(const LoopChain &c,
   const bool on = group->mode == HaloGroup::Mode::On;
   const_cast<ParLoopStmt &>(*c.loops[0]).haloGroup = std::move(group);
   changed = true;
-  // Skewed sweeps (passes/loops/Fuse.cpp) in the chain stay: the sweep exchanges
-  // every halo its loops read before any of them runs, and a loop that
-  // reads beyond the rank's points what an earlier loop of the sweep
+  // Skewed sweeps (passes/loops/Fuse.cpp) in the chain stay: the sweep
+  // exchanges every halo its loops read before any of them runs, and a loop
+  // that reads beyond the rank's points what an earlier loop of the sweep
   // writes (needs-extension) finds those points computed by that loop,
   // which the depths above extend as far as the reader reaches.
   const bool sweeps = holdsExtensionSweep(c);
@@ -447,9 +446,8 @@ void CommAvoider::commit(const LoopChain &c,
   ctx.diags.remark(c.loops.front()->range,
                    "loop chain of " + std::to_string(c.loops.size()) + " " +
                        what + " (" + names +
-                       "): one grouped halo exchange before it (" +
-                       groupText + ") instead of " +
-                       std::to_string(plainTotal) +
+                       "): one grouped halo exchange before it (" + groupText +
+                       ") instead of " + std::to_string(plainTotal) +
                        " exchanges per run; loops run " + runs + "; " +
                        (on ? "always (--comm-avoid=on)"
                            : "the runtime's cost model decides, after one "

@@ -52,8 +52,8 @@
 // gains nothing.
 #include "passes/loops/SplitReports.h"
 
-#include "passes/utils/BodyUtils.h"
 #include "passes/loops/UnrollSteps.h"
+#include "passes/utils/BodyUtils.h"
 
 #include "ir/IR.h"
 #include "ir/IRBuilder.h"
