@@ -135,8 +135,10 @@ inline int pack(opd_dat *dat, const int32_t *elems, int64_t n, void *buf) {
   const int32_t *l = device_list(elems, n);
   char *d = static_cast<char *>(c->dev);
   const unsigned g = copy_grid(n * c->dim);
-  move_elems<<<g, OPD_CUDA_COPY_THREADS>>>(d, c->n, c->dim, c->bytes, c->soa, l,
-                                           n, s, 0);
+  // One line a launch: tests/cuda/emulate.py rewrites launches line by line.
+  // clang-format off
+  move_elems<<<g, OPD_CUDA_COPY_THREADS>>>(d, c->n, c->dim, c->bytes, c->soa, l, n, s, 0);
+  // clang-format on
   check(cudaGetLastError(), "packing a halo");
   check(cudaMemcpy(buf, s, bytes, cudaMemcpyDeviceToHost), "packing a halo");
   return 1;
@@ -153,8 +155,10 @@ inline void unpack(opd_dat *dat, const int32_t *elems, int64_t n,
   const int32_t *l = device_list(elems, n);
   char *d = static_cast<char *>(c->dev);
   const unsigned g = copy_grid(n * c->dim);
-  move_elems<<<g, OPD_CUDA_COPY_THREADS>>>(d, c->n, c->dim, c->bytes, c->soa, l,
-                                           n, s, 1);
+  // One line a launch: tests/cuda/emulate.py rewrites launches line by line.
+  // clang-format off
+  move_elems<<<g, OPD_CUDA_COPY_THREADS>>>(d, c->n, c->dim, c->bytes, c->soa, l, n, s, 1);
+  // clang-format on
   check(cudaGetLastError(), "unpacking a halo");
 }
 
