@@ -11,6 +11,7 @@
 // would; print() passes every integer as int64_t.
 #include "codegen/llvm/HostCodeGen.h"
 
+#include "codegen/common/HostProgram.h"
 #include "codegen/common/RuntimeMapping.h"
 #include "codegen/llvm/LoopCodeGen.h"
 #include "ir/AccessRules.h"
@@ -46,10 +47,10 @@ void HostEmitter::emitMain(llvm::Constant *params, unsigned nparams) {
   if (p.haloLayers != 1 || p.blockHaloDepth != 2)
     // Deeper halos for communication-avoiding chains, before any set or
     // block exists (passes/loops/CommAvoid.cpp).
-    b.CreateCall(cgm.rt.haloDepth(),
-                 {llvm::ConstantInt::get(cgm.i64Ty, uint64_t(p.haloLayers)),
-                  llvm::ConstantInt::get(cgm.i64Ty,
-                                         uint64_t(p.blockHaloDepth))});
+    b.CreateCall(
+        cgm.rt.haloDepth(),
+        {llvm::ConstantInt::get(cgm.i64Ty, uint64_t(p.haloLayers)),
+         llvm::ConstantInt::get(cgm.i64Ty, uint64_t(p.blockHaloDepth))});
   if (p.netLatencyUs > 0 || p.netBandwidthGBs > 0 || p.memBandwidthGBs > 0)
     // The target profile's figures for the runtime's cost model.
     b.CreateCall(cgm.rt.costModel(),
@@ -146,8 +147,8 @@ void HostEmitter::createDat(const ir::Dat &d) {
     fillDat(d, h);
   else if (d.init == DatInit::File && d.structured())
     b.CreateCall(cgm.rt.datRead,
-                 {datArray({const_cast<Dat *>(&d)}),
-                  llvm::ConstantInt::get(cgm.i32Ty, 1), emitExpr(*d.initFile)});
+                 {datArray({&d}), llvm::ConstantInt::get(cgm.i32Ty, 1),
+                  emitExpr(*d.initFile)});
 }
 
 void HostEmitter::fillDat(const ir::Dat &d, llvm::Value *handle) {
@@ -166,7 +167,7 @@ void HostEmitter::fillDat(const ir::Dat &d, llvm::Value *handle) {
   b.CreateCall(cgm.rt.datFill, {handle, elem});
 }
 
-llvm::Value *HostEmitter::datArray(const std::vector<ir::Dat *> &dats) {
+llvm::Value *HostEmitter::datArray(const std::vector<const ir::Dat *> &dats) {
   auto *arrTy = llvm::ArrayType::get(cgm.ptrTy, dats.size());
   llvm::AllocaInst *arr = createTemp(arrTy, "dats");
   for (size_t i = 0; i < dats.size(); ++i)
@@ -179,70 +180,12 @@ llvm::Value *HostEmitter::datArray(const std::vector<ir::Dat *> &dats) {
 // Statements
 //===----------------------------------------------------------------------===//
 
-void HostEmitter::unsupported(const ir::Stmt &s, const char *what) {
-  cgm.diags.error(s.range, llvm::Twine("'") + what +
-                               "' is not supported by the CPU backend yet");
-}
-
 void HostEmitter::emitHostStmt(const ir::Stmt &s) {
-  switch (s.kind) {
-  case StmtKind::ParLoop:
+  if (s.kind == StmtKind::ParLoop)
     return emitParLoop(*this, cast<ParLoopStmt>(s));
-  case StmtKind::Swap: {
-    const auto &w = cast<SwapStmt>(s);
-    b.CreateCall(cgm.rt.datSwap, {b.CreateLoad(cgm.ptrTy, cgm.handle(w.a)),
-                                  b.CreateLoad(cgm.ptrTy, cgm.handle(w.b))});
-    return;
-  }
-  case StmtKind::Write:
-  case StmtKind::Read: {
-    const auto &io = cast<DatIOStmt>(s);
-    llvm::Value *file = emitExpr(*io.file);
-    llvm::Value *n = llvm::ConstantInt::get(cgm.i32Ty, io.dats.size());
-    if (!io.ranges.empty()) {
-      auto [lo, hi] = rangeArrays(io.ranges, "write");
-      b.CreateCall(cgm.rt.datWriteRange,
-                   {datArray(io.dats), n, file, lo, hi,
-                    llvm::ConstantInt::get(cgm.i32Ty, io.ranges.size())});
-      return;
-    }
-    b.CreateCall(io.isRead() ? cgm.rt.datRead : cgm.rt.datWrite,
-                 {datArray(io.dats), n, file});
-    return;
-  }
-  case StmtKind::Print: {
-    const auto &p = cast<PrintStmt>(s);
-    return p.formatted ? emitPrintf(p) : emitPrint(p);
-  }
-  case StmtKind::Solve:
-    return emitSolve(cast<SolveStmt>(s));
-  case StmtKind::Adjoint:
-    return unsupported(s, "adjoint");
-  case StmtKind::Tangent:
-    return unsupported(s, "tangent");
-  case StmtKind::Tape:
-    return emitTape(cast<TapeStmt>(s));
-  case StmtKind::Checkpoint:
-    return emitCheckpoint(cast<CheckpointStmt>(s));
-  default:
-    OPDC_UNREACHABLE("unknown host statement");
-  }
-}
-
-//===----------------------------------------------------------------------===//
-// Adjoint support: the tape and checkpointed loops
-//===----------------------------------------------------------------------===//
-
-unsigned HostEmitter::varWords(unsigned s) const {
-  const Type &t = fn.vars[s].type;
-  return t.isArray() ? unsigned(t.length) : 1;
-}
-
-unsigned HostEmitter::varWords(const std::vector<unsigned> &vars) const {
-  unsigned n = 0;
-  for (unsigned v : vars)
-    n += varWords(v);
-  return n;
+  // The rest through the host-program form (HostPrinter.cpp).
+  OPDC_ASSERT(host::isProtocolStmt(s), "unknown host statement");
+  emitProtocolStmt(s);
 }
 
 // A variable's element i (a scalar's only one) as the bits of a 64-bit word.
@@ -250,9 +193,10 @@ llvm::Value *HostEmitter::varBits(unsigned s, unsigned i) {
   const Type &t = fn.vars[s].type;
   OPDC_ASSERT(t.isScalar() || t.isArray(), "tape of a non-numeric variable");
   llvm::Type *et = cgm.memType(t.scalar);
-  llvm::Value *at = t.isArray() ? b.CreateConstInBoundsGEP2_32(
-                                      cgm.storageType(t), slot(s), 0, i)
-                                : slot(s);
+  llvm::Value *at =
+      t.isArray()
+          ? b.CreateConstInBoundsGEP2_32(cgm.storageType(t), slot(s), 0, i)
+          : slot(s);
   llvm::Value *v = b.CreateLoad(et, at);
   if (et->isFloatingPointTy())
     v = b.CreateBitCast(v, b.getIntNTy(et->getPrimitiveSizeInBits()));
@@ -262,277 +206,15 @@ llvm::Value *HostEmitter::varBits(unsigned s, unsigned i) {
 void HostEmitter::setVarBits(unsigned s, unsigned i, llvm::Value *bits) {
   const Type &t = fn.vars[s].type;
   llvm::Type *et = cgm.memType(t.scalar);
-  llvm::Value *v = b.CreateTrunc(bits, b.getIntNTy(et->getPrimitiveSizeInBits()));
+  llvm::Value *v =
+      b.CreateTrunc(bits, b.getIntNTy(et->getPrimitiveSizeInBits()));
   if (et->isFloatingPointTy())
     v = b.CreateBitCast(v, et);
-  llvm::Value *at = t.isArray() ? b.CreateConstInBoundsGEP2_32(
-                                      cgm.storageType(t), slot(s), 0, i)
-                                : slot(s);
+  llvm::Value *at =
+      t.isArray()
+          ? b.CreateConstInBoundsGEP2_32(cgm.storageType(t), slot(s), 0, i)
+          : slot(s);
   b.CreateStore(v, at);
-}
-
-void HostEmitter::packVars(const std::vector<unsigned> &vars,
-                           llvm::Value *into) {
-  auto *arrTy =
-      llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(varWords(vars), 1));
-  unsigned w = 0;
-  for (unsigned v : vars)
-    for (unsigned i = 0; i < varWords(v); ++i)
-      b.CreateStore(varBits(v, i),
-                    b.CreateConstInBoundsGEP2_32(arrTy, into, 0, w++));
-}
-
-void HostEmitter::unpackVars(const std::vector<unsigned> &vars,
-                             llvm::Value *from) {
-  auto *arrTy =
-      llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(varWords(vars), 1));
-  unsigned w = 0;
-  for (unsigned v : vars)
-    for (unsigned i = 0; i < varWords(v); ++i)
-      setVarBits(v, i,
-                 b.CreateLoad(cgm.i64Ty, b.CreateConstInBoundsGEP2_32(
-                                             arrTy, from, 0, w++)));
-}
-
-void HostEmitter::emitTape(const ir::TapeStmt &s) {
-  if (s.push) {
-    for (size_t i = 0; i < s.dats.size(); ++i)
-      b.CreateCall(i < s.overwritten.size() && s.overwritten[i]
-                       ? cgm.rt.tapePushDatOverwritten
-                       : cgm.rt.tapePushDat,
-                   {b.CreateLoad(cgm.ptrTy, cgm.handle(s.dats[i]))});
-    for (unsigned v : s.vars)
-      for (unsigned i = 0; i < varWords(v); ++i)
-        b.CreateCall(cgm.rt.tapePushValue, {varBits(v, i)});
-    return;
-  }
-  for (auto v = s.vars.rbegin(); v != s.vars.rend(); ++v)
-    for (unsigned i = varWords(*v); i-- > 0;)
-      setVarBits(*v, i, b.CreateCall(cgm.rt.tapePopValue));
-  for (auto d = s.dats.rbegin(); d != s.dats.rend(); ++d)
-    b.CreateCall(cgm.rt.tapePopDat, {b.CreateLoad(cgm.ptrTy, cgm.handle(*d))});
-}
-
-void HostEmitter::emitCheckpoint(const ir::CheckpointStmt &s) {
-  auto i32 = [&](int64_t v) {
-    return llvm::ConstantInt::get(cgm.i32Ty, uint64_t(v), true);
-  };
-  llvm::Type *stepTy = cgm.storageType(fn.vars[s.slot].type);
-  // The state's host values as 64 bits each, for opd_ckpt_save/restore.
-  llvm::Value *vals = createTemp(
-      llvm::ArrayType::get(cgm.i64Ty, std::max<size_t>(varWords(s.vars), 1)),
-      "ckpt.vals");
-  // State dats the step's first loop overwrites (1), or the next step's
-  // first loop (2: the step only reads them and swaps them there), or a
-  // later loop of the step (3: the loops before it only read them): a
-  // snapshot may take their storage at that loop's prepare when that body
-  // runs (the runtime knows whether it does) instead of copying them.
-  const std::vector<uint8_t> overwritten = ir::stateTakes(s.body, s.dats);
-  llvm::Value *overwrittenFlags = nullptr;
-  if (!overwritten.empty()) {
-    auto *init = llvm::ConstantDataArray::get(cgm.context, overwritten);
-    overwrittenFlags = new llvm::GlobalVariable(
-        cgm.module, init->getType(), true, llvm::GlobalValue::PrivateLinkage,
-        init, "ckpt.overwritten");
-  }
-  auto save = [&](llvm::Value *slotNo) {
-    packVars(s.vars, vals);
-    if (overwrittenFlags)
-      b.CreateCall(cgm.rt.ckptSaveOverwritten, {slotNo, vals, overwrittenFlags});
-    else
-      b.CreateCall(cgm.rt.ckptSave, {slotNo, vals});
-  };
-  if (!s.reverse) {
-    llvm::Value *lo = b.CreateSExt(emitExpr(*s.lo), cgm.i64Ty);
-    llvm::Value *hi = b.CreateSExt(emitExpr(*s.hi), cgm.i64Ty);
-    llvm::Value *count = b.CreateSub(hi, lo);
-    llvm::Value *snaps = s.snapshots
-                             ? b.CreateSExt(emitExpr(*s.snapshots), cgm.i64Ty)
-                             : llvm::ConstantInt::get(cgm.i64Ty, 0);
-    llvm::Value *dats = s.dats.empty()
-                            ? llvm::ConstantPointerNull::get(cgm.ptrTy)
-                            : datArray(s.dats);
-    b.CreateCall(cgm.rt.ckptBegin, {lo, count, snaps, dats,
-                                    i32(int64_t(s.dats.size())),
-                                    i32(int64_t(varWords(s.vars)))});
-    // for (step = lo; step < hi; ++step) { save if asked; body }
-    llvm::Value *var = slot(s.slot);
-    llvm::AllocaInst *k = createTemp(cgm.i64Ty, "ckpt.step");
-    b.CreateStore(lo, k);
-    auto *condBB = llvm::BasicBlock::Create(cgm.context, "ckpt.cond", llvmFn);
-    auto *bodyBB = llvm::BasicBlock::Create(cgm.context, "ckpt.body", llvmFn);
-    auto *saveBB = llvm::BasicBlock::Create(cgm.context, "ckpt.save", llvmFn);
-    auto *runBB = llvm::BasicBlock::Create(cgm.context, "ckpt.run", llvmFn);
-    auto *plainBB = llvm::BasicBlock::Create(cgm.context, "ckpt.plain", llvmFn);
-    auto *tapedBB = llvm::BasicBlock::Create(cgm.context, "ckpt.taped", llvmFn);
-    auto *nextBB = llvm::BasicBlock::Create(cgm.context, "ckpt.inc", llvmFn);
-    auto *endBB = llvm::BasicBlock::Create(cgm.context, "ckpt.end");
-    b.CreateBr(condBB);
-    b.SetInsertPoint(condBB);
-    llvm::Value *step = b.CreateLoad(cgm.i64Ty, k);
-    b.CreateCondBr(b.CreateICmpSLT(step, hi), bodyBB, endBB);
-    b.SetInsertPoint(bodyBB);
-    llvm::Value *slotNo = b.CreateCall(cgm.rt.ckptForward, {step});
-    b.CreateStore(b.CreateTrunc(step, stepTy), var);
-    b.CreateCondBr(b.CreateICmpSGE(slotNo, i32(0)), saveBB, runBB);
-    b.SetInsertPoint(saveBB);
-    save(slotNo);
-    b.CreateBr(runBB);
-    b.SetInsertPoint(runBB);
-    // OPD_CKPT_TAPE: every step goes on the tape (snapshots >= steps).
-    b.CreateCondBr(b.CreateICmpEQ(slotNo, i32(-2)), tapedBB, plainBB);
-    b.SetInsertPoint(plainBB);
-    emitBody(s.body);
-    b.CreateBr(nextBB);
-    b.SetInsertPoint(tapedBB);
-    emitBody(s.tapedBody);
-    b.CreateBr(nextBB);
-    b.SetInsertPoint(nextBB);
-    b.CreateStore(b.CreateAdd(b.CreateLoad(cgm.i64Ty, k),
-                              llvm::ConstantInt::get(cgm.i64Ty, 1)),
-                  k);
-    b.CreateBr(condBB);
-    endBB->insertInto(llvmFn);
-    b.SetInsertPoint(endBB);
-    return;
-  }
-  // Reverse: follow the plan's actions.
-  llvm::AllocaInst *stepAddr = createTemp(cgm.i64Ty, "ckpt.step");
-  llvm::AllocaInst *slotAddr = createTemp(cgm.i32Ty, "ckpt.slot");
-  auto *nextBB = llvm::BasicBlock::Create(cgm.context, "ckpt.next", llvmFn);
-  auto *advanceBB = llvm::BasicBlock::Create(cgm.context, "ckpt.advance", llvmFn);
-  auto *saveBB = llvm::BasicBlock::Create(cgm.context, "ckpt.save", llvmFn);
-  auto *restoreBB = llvm::BasicBlock::Create(cgm.context, "ckpt.restore", llvmFn);
-  auto *reverseBB = llvm::BasicBlock::Create(cgm.context, "ckpt.reverse", llvmFn);
-  auto *tapedBB =
-      llvm::BasicBlock::Create(cgm.context, "ckpt.reverse.taped", llvmFn);
-  auto *endBB = llvm::BasicBlock::Create(cgm.context, "ckpt.done", llvmFn);
-  b.CreateBr(nextBB);
-  b.SetInsertPoint(nextBB);
-  llvm::Value *act = b.CreateCall(cgm.rt.ckptNext, {stepAddr, slotAddr});
-  llvm::SwitchInst *sw = b.CreateSwitch(act, endBB, 4);
-  sw->addCase(llvm::cast<llvm::ConstantInt>(i32(1)), advanceBB);
-  sw->addCase(llvm::cast<llvm::ConstantInt>(i32(2)), saveBB);
-  sw->addCase(llvm::cast<llvm::ConstantInt>(i32(3)), restoreBB);
-  sw->addCase(llvm::cast<llvm::ConstantInt>(i32(4)), reverseBB);
-  sw->addCase(llvm::cast<llvm::ConstantInt>(i32(5)), tapedBB);
-  auto setStep = [&] {
-    b.CreateStore(b.CreateTrunc(b.CreateLoad(cgm.i64Ty, stepAddr), stepTy),
-                  slot(s.slot));
-  };
-  b.SetInsertPoint(advanceBB);
-  setStep();
-  emitBody(s.body);
-  b.CreateBr(nextBB);
-  b.SetInsertPoint(saveBB);
-  save(b.CreateLoad(cgm.i32Ty, slotAddr));
-  b.CreateBr(nextBB);
-  b.SetInsertPoint(restoreBB);
-  b.CreateCall(cgm.rt.ckptRestore, {b.CreateLoad(cgm.i32Ty, slotAddr), vals});
-  unpackVars(s.vars, vals);
-  b.CreateBr(nextBB);
-  b.SetInsertPoint(reverseBB);
-  setStep();
-  emitBody(s.reverseBody);
-  b.CreateBr(nextBB);
-  b.SetInsertPoint(tapedBB);
-  setStep();
-  emitBody(s.tapedReverseBody);
-  b.CreateBr(nextBB);
-  b.SetInsertPoint(endBB);
-  b.CreateCall(cgm.rt.ckptEnd);
-}
-
-void HostEmitter::emitSolve(const ir::SolveStmt &s) {
-  if (s.solver == SolverKind::CG) {
-    // Conjugate gradients are loops of the program: the expand-cg pass
-    // (in the default pipeline) writes them; a --passes list without it
-    // leaves the solve here.
-    cgm.diags.error(s.range, "'solve cg' needs the 'expand-cg' pass; add it "
-                             "to --passes");
-    return;
-  }
-  OPDC_ASSERT(s.solver == SolverKind::Tridiagonal && s.dats.size() == 4,
-              "a solve other than tridiagonal(a, b, c, d)");
-  std::vector<llvm::Value *> args;
-  for (const Dat *d : s.dats)
-    args.push_back(b.CreateLoad(cgm.ptrTy, cgm.handle(d)));
-  args.push_back(llvm::ConstantInt::get(cgm.i32Ty, s.along));
-  // The range as loops pass theirs (global indices, hi exclusive); none
-  // for the whole block, which the runtime takes from d's interior.
-  auto [lo, hi] = rangeArrays(s.ranges, "solve");
-  args.push_back(lo);
-  args.push_back(hi);
-  b.CreateCall(cgm.rt.solveTridiagonal, args);
-}
-
-std::pair<llvm::Value *, llvm::Value *>
-HostEmitter::rangeArrays(const std::vector<ir::LoopRange> &ranges,
-                         const char *what) {
-  llvm::Value *lo = llvm::ConstantPointerNull::get(cgm.ptrTy), *hi = lo;
-  if (ranges.empty())
-    return {lo, hi};
-  auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, ranges.size());
-  lo = createTemp(arrTy, llvm::Twine(what) + ".lo");
-  hi = createTemp(arrTy, llvm::Twine(what) + ".hi");
-  for (unsigned d = 0; d < ranges.size(); ++d) {
-    b.CreateStore(b.CreateSExt(emitExpr(*ranges[d].lo), cgm.i64Ty),
-                  b.CreateConstInBoundsGEP2_32(arrTy, lo, 0, d));
-    b.CreateStore(b.CreateSExt(emitExpr(*ranges[d].hi), cgm.i64Ty),
-                  b.CreateConstInBoundsGEP2_32(arrTy, hi, 0, d));
-  }
-  return {lo, hi};
-}
-
-void HostEmitter::emitPrint(const ir::PrintStmt &s) {
-  for (size_t i = 0; i < s.args.size(); ++i) {
-    const Type &t = s.args[i]->type;
-    llvm::Value *v = emitExpr(*s.args[i]);
-    llvm::Value *first = llvm::ConstantInt::get(cgm.i32Ty, i == 0);
-    if (t.isString()) {
-      b.CreateCall(cgm.rt.printStr, {v, first});
-      continue;
-    }
-    switch (t.scalar) {
-    case ScalarKind::Bool:
-      b.CreateCall(cgm.rt.printBool, {b.CreateZExt(v, cgm.i32Ty), first});
-      break;
-    case ScalarKind::I32:
-    case ScalarKind::I64:
-      b.CreateCall(cgm.rt.printI64, {b.CreateSExt(v, cgm.i64Ty), first});
-      break;
-    case ScalarKind::F32:
-      b.CreateCall(cgm.rt.printF32, {v, first});
-      break;
-    case ScalarKind::F64:
-      b.CreateCall(cgm.rt.printF64, {v, first});
-      break;
-    }
-  }
-  b.CreateCall(cgm.rt.printEnd);
-}
-
-void HostEmitter::emitPrintf(const ir::PrintStmt &s) {
-  std::vector<llvm::Value *> args{cgm.string(s.format)};
-  for (const auto &a : s.args) {
-    llvm::Value *v = emitExpr(*a);
-    if (a->type.isBool())
-      v = b.CreateZExt(v, cgm.i32Ty);
-    else if (a->type.isScalar() && a->type.scalar == ScalarKind::F32)
-      v = b.CreateFPExt(v, llvm::Type::getDoubleTy(cgm.context));
-    args.push_back(v);
-  }
-  switch (s.to) {
-  case PrintTo::Out:
-    b.CreateCall(cgm.rt.printf, args);
-    return;
-  case PrintTo::Warning:
-    b.CreateCall(cgm.rt.warnf, args);
-    return;
-  case PrintTo::Error:
-    b.CreateCall(cgm.rt.failAllf, args);
-    return;
-  }
 }
 
 llvm::Value *HostEmitter::emitSizeOf(const ir::SizeOfExpr &e) {

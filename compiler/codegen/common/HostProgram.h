@@ -1,0 +1,168 @@
+// HostProgram.h - The host-program form: host statements as runtime calls,
+// built once for every backend and printed by each.
+// SPDX-License-Identifier: Apache-2.0
+//
+// What a host statement does at run time is a protocol with the runtime
+// (lib/include/opd_rt.h): which functions it calls, in which order, with
+// which arguments, under which conditions. Before this form each backend
+// wrote the protocol itself (codegen/llvm as IR, codegen/cuda as C++), and
+// the two had drifted: the CUDA backend copied tape entries where the CPU
+// handed storage over, and never used the snapshots' overwritten flags.
+// Now lowerHostStmt (HostLowering.cpp) writes the protocol once, as data;
+// a backend's printer (llvm/HostPrinter.cpp, cuda/CUDAHostPrinter.cpp)
+// turns each operation into IR or C++ and decides nothing. What differs
+// between backends is a fact of the target (HostTraits), asked in one
+// place, and the form says it explicitly: residency operations (the host
+// copy of a dat must be current; the host copy changed) that a backend
+// without device copies prints as nothing.
+//
+// The form is small on purpose: runtime calls, locals (i64/i32 scalars
+// and i64 arrays), stores, the IR variables' values as 64-bit words, IR
+// expressions and bodies (printed by the backend's own statement
+// emitter), `if`, a counted loop and the checkpoint plan's dispatch loop.
+// dump() prints it for tests (tests/unit/HostLoweringTest.cpp).
+#ifndef OPDC_CODEGEN_COMMON_HOSTPROGRAM_H
+#define OPDC_CODEGEN_COMMON_HOSTPROGRAM_H
+
+#include "ir/IR.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace opdc {
+class DiagnosticEngine;
+} // namespace opdc
+
+namespace opdc::host {
+
+/// Types of locals, constants and converted expressions.
+enum class Ty : uint8_t { I32, I64, F64, Ptr };
+
+/// A value passed to a runtime call or stored.
+struct Operand {
+  enum class Kind : uint8_t {
+    Int,       ///< `value` as `ty` (I32 or I64)
+    Str,       ///< the string constant `text`
+    Null,      ///< a null pointer
+    Handle,    ///< the handle of dat `dat`
+    Dats,      ///< an array of the handles of `dats`; a null pointer if empty
+    Bytes,     ///< a constant array of the bytes `bytes`
+    Local,     ///< the value of scalar local `local`
+    LocalAt,   ///< element `value` of array local `local`
+    LocalAddr, ///< the address of local `local` (its first element)
+    Diff,      ///< local `local` minus local `other` (I64)
+    Expr,      ///< IR expression `expr`, converted by `conv`
+    VarBits,   ///< element `value` of IR variable slot `var` as 64 bits
+  };
+  /// Conversions of an IR expression's value.
+  enum class Conv : uint8_t {
+    None,    ///< as it is (strings, floats)
+    ToI64,   ///< integers sign-extended, bool zero-extended, to int64_t
+    ToI32,   ///< to int32_t (bool zero-extended)
+    Promote, ///< a C variadic argument: bool to int, float to double
+  };
+  Kind kind = Kind::Int;
+  Ty ty = Ty::I64;
+  Conv conv = Conv::None;
+  int64_t value = 0;
+  int local = -1, other = -1;
+  unsigned var = 0;
+  std::string text;
+  const ir::Dat *dat = nullptr;
+  std::vector<const ir::Dat *> dats;
+  std::vector<uint8_t> bytes;
+  const ir::Expr *expr = nullptr;
+
+  static Operand i32(int64_t v);
+  static Operand i64(int64_t v);
+  static Operand str(std::string s);
+  static Operand null();
+  static Operand handle(const ir::Dat *d);
+  static Operand datList(const std::vector<ir::Dat *> &ds);
+  static Operand byteTable(std::vector<uint8_t> b);
+  static Operand read(int l);
+  static Operand at(int l, int64_t index);
+  static Operand addr(int l);
+  static Operand diff(int l, int minus);
+  static Operand ir(const ir::Expr &e, Conv c = Conv::None);
+  static Operand varBits(unsigned slot, unsigned element);
+};
+
+/// Signed comparisons of an `If`.
+enum class Pred : uint8_t { Eq, Ne, Lt, Ge };
+
+struct Op {
+  enum class Kind : uint8_t {
+    Call,       ///< [local `result` =] `fn`(`args`)
+    Store,      ///< element `index` of local `local` (0 for a scalar) = args[0]
+    SetVar,     ///< IR variable slot `var` = args[0] (an integer, converted)
+    SetVarBits, ///< element `index` of IR variable `var` from 64 bits args[0]
+    Run,        ///< the IR statements `body`
+    If,         ///< if (args[0] `pred` args[1]) `then` else `otherwise`
+    For,        ///< for (local = args[0]; local < args[1]; ++local) `then`
+    /// for (;;) { local `result` = `fn`(`args`); the case whose value it
+    /// is runs, and the loop goes on; any other value leaves the loop }
+    Dispatch,
+    NeedHost,  ///< residency: the host copy of `dat` must be current
+    HostWrote, ///< residency: the host copy of `dat` changed
+  };
+  Kind kind = Kind::Call;
+  std::string fn;
+  std::vector<Operand> args;
+  int result = -1;
+  int local = -1;
+  int64_t index = 0;
+  unsigned var = 0;
+  Pred pred = Pred::Eq;
+  const ir::Body *body = nullptr;
+  const ir::Dat *dat = nullptr;
+  std::vector<Op> then, otherwise;
+  std::vector<std::pair<int32_t, std::vector<Op>>> cases;
+};
+
+/// A local of the program: a scalar (`length` 0) or an array of `length`.
+struct Local {
+  Ty ty = Ty::I64;
+  unsigned length = 0;
+  std::string name; ///< a hint for the printer
+};
+
+/// One host statement in the form: its locals and operations.
+struct Program {
+  std::vector<Local> locals;
+  std::vector<Op> ops;
+  int addLocal(Ty ty, unsigned length, std::string name) {
+    locals.push_back({ty, length, std::move(name)});
+    return int(locals.size() - 1);
+  }
+};
+
+/// What the protocol asks of the target (one rule each, decided here for
+/// every backend).
+struct HostTraits {
+  /// Dats have device copies keyed by their host storage (the CUDA
+  /// backend): the runtime must copy into a dat's storage instead of
+  /// handing other storage to it, and residency operations matter.
+  bool deviceCopies = false;
+};
+
+/// The 64-bit words a host variable takes on the tape or in a snapshot (an
+/// array's length, else 1), and those of a list of variables.
+unsigned varWords(const ir::Function &fn, unsigned slot);
+unsigned varWords(const ir::Function &fn, const std::vector<unsigned> &vars);
+
+/// Whether lowerHostStmt writes \p s (every host statement but loops).
+bool isProtocolStmt(const ir::Stmt &s);
+/// \p s of \p fn in the form. False after an error reported to \p diags (a
+/// statement the pipeline should have expanded).
+bool lowerHostStmt(const ir::Function &fn, const ir::Stmt &s,
+                   const HostTraits &traits, DiagnosticEngine &diags,
+                   Program &out);
+
+/// The program as text, an operation a line (tests and debugging).
+std::string dump(const Program &p);
+
+} // namespace opdc::host
+#endif
