@@ -29,88 +29,6 @@ namespace opdc::host {
 using llvm::cast;
 using namespace ir;
 
-Operand Operand::i32(int64_t v) {
-  Operand o;
-  o.kind = Kind::Int;
-  o.ty = Ty::I32;
-  o.value = v;
-  return o;
-}
-Operand Operand::i64(int64_t v) {
-  Operand o = i32(v);
-  o.ty = Ty::I64;
-  return o;
-}
-Operand Operand::str(std::string s) {
-  Operand o;
-  o.kind = Kind::Str;
-  o.ty = Ty::Ptr;
-  o.text = std::move(s);
-  return o;
-}
-Operand Operand::null() {
-  Operand o;
-  o.kind = Kind::Null;
-  o.ty = Ty::Ptr;
-  return o;
-}
-Operand Operand::handle(const ir::Dat *d) {
-  Operand o = null();
-  o.kind = Kind::Handle;
-  o.dat = d;
-  return o;
-}
-Operand Operand::datList(const std::vector<ir::Dat *> &ds) {
-  Operand o = null();
-  o.kind = Kind::Dats;
-  o.dats.assign(ds.begin(), ds.end());
-  return o;
-}
-Operand Operand::byteTable(std::vector<uint8_t> b) {
-  Operand o = null();
-  o.kind = Kind::Bytes;
-  o.bytes = std::move(b);
-  return o;
-}
-Operand Operand::read(int l) {
-  Operand o;
-  o.kind = Kind::Local;
-  o.local = l;
-  return o;
-}
-Operand Operand::at(int l, int64_t index) {
-  Operand o = read(l);
-  o.kind = Kind::LocalAt;
-  o.value = index;
-  return o;
-}
-Operand Operand::addr(int l) {
-  Operand o = read(l);
-  o.kind = Kind::LocalAddr;
-  o.ty = Ty::Ptr;
-  return o;
-}
-Operand Operand::diff(int l, int minus) {
-  Operand o = read(l);
-  o.kind = Kind::Diff;
-  o.other = minus;
-  return o;
-}
-Operand Operand::ir(const ir::Expr &e, Conv c) {
-  Operand o;
-  o.kind = Kind::Expr;
-  o.expr = &e;
-  o.conv = c;
-  return o;
-}
-Operand Operand::varBits(unsigned slot, unsigned element) {
-  Operand o;
-  o.kind = Kind::VarBits;
-  o.var = slot;
-  o.value = element;
-  return o;
-}
-
 unsigned varWords(const ir::Function &fn, unsigned slot) {
   const Type &t = fn.vars[slot].type;
   OPDC_ASSERT(t.isScalar() || t.isArray(), "tape of a non-numeric variable");
@@ -142,66 +60,6 @@ bool isProtocolStmt(const ir::Stmt &s) {
 }
 
 namespace {
-
-Op call(std::string fn, std::vector<Operand> args, int result = -1) {
-  Op o;
-  o.kind = Op::Kind::Call;
-  o.fn = std::move(fn);
-  o.args = std::move(args);
-  o.result = result;
-  return o;
-}
-
-Op residency(Op::Kind k, const ir::Dat *d) {
-  Op o;
-  o.kind = k;
-  o.dat = d;
-  return o;
-}
-
-Op store(int local, int64_t index, Operand v) {
-  Op o;
-  o.kind = Op::Kind::Store;
-  o.local = local;
-  o.index = index;
-  o.args.push_back(std::move(v));
-  return o;
-}
-
-Op run(const ir::Body &b) {
-  Op o;
-  o.kind = Op::Kind::Run;
-  o.body = &b;
-  return o;
-}
-
-Op setVar(unsigned var, Operand v) {
-  Op o;
-  o.kind = Op::Kind::SetVar;
-  o.var = var;
-  o.args.push_back(std::move(v));
-  return o;
-}
-
-Op setVarBits(unsigned var, unsigned element, Operand bits) {
-  Op o;
-  o.kind = Op::Kind::SetVarBits;
-  o.var = var;
-  o.index = element;
-  o.args.push_back(std::move(bits));
-  return o;
-}
-
-Op ifThen(Operand l, Pred p, Operand r, std::vector<Op> then,
-          std::vector<Op> otherwise = {}) {
-  Op o;
-  o.kind = Op::Kind::If;
-  o.args = {std::move(l), std::move(r)};
-  o.pred = p;
-  o.then = std::move(then);
-  o.otherwise = std::move(otherwise);
-  return o;
-}
 
 class Lowering {
 public:
@@ -355,7 +213,7 @@ void Lowering::tape(const TapeStmt &s, std::vector<Op> &ops) {
     return;
   }
   if (!s.vars.empty()) {
-    int bits = p.addLocal(Ty::I64, 0, "bits");
+    int bits = p.addLocal(Ty::W64, 0, "bits");
     for (auto v = s.vars.rbegin(); v != s.vars.rend(); ++v)
       for (unsigned i = varWords(fn, *v); i-- > 0;) {
         ops.push_back(call("opd_tape_pop_value", {}, bits));
@@ -400,7 +258,7 @@ std::vector<Op> Lowering::save(const CheckpointStmt &s, int vals,
 void Lowering::checkpointForward(const CheckpointStmt &s,
                                  std::vector<Op> &ops) {
   int vals =
-      p.addLocal(Ty::I64, std::max(varWords(fn, s.vars), 1u), "ckpt.vals");
+      p.addLocal(Ty::W64, std::max(varWords(fn, s.vars), 1u), "ckpt.vals");
   int lo = p.addLocal(Ty::I64, 0, "ckpt.lo");
   int hi = p.addLocal(Ty::I64, 0, "ckpt.hi");
   int step = p.addLocal(Ty::I64, 0, "ckpt.step");
@@ -432,7 +290,7 @@ void Lowering::checkpointForward(const CheckpointStmt &s,
 void Lowering::checkpointReverse(const CheckpointStmt &s,
                                  std::vector<Op> &ops) {
   int vals =
-      p.addLocal(Ty::I64, std::max(varWords(fn, s.vars), 1u), "ckpt.vals");
+      p.addLocal(Ty::W64, std::max(varWords(fn, s.vars), 1u), "ckpt.vals");
   int step = p.addLocal(Ty::I64, 0, "ckpt.step");
   int slot = p.addLocal(Ty::I32, 0, "ckpt.slot");
   int act = p.addLocal(Ty::I32, 0, "ckpt.act");

@@ -4,6 +4,174 @@
 
 namespace opdc::host {
 
+Operand Operand::i32(int64_t v) {
+  Operand o;
+  o.kind = Kind::Int;
+  o.ty = Ty::I32;
+  o.value = v;
+  return o;
+}
+Operand Operand::i64(int64_t v) {
+  Operand o = i32(v);
+  o.ty = Ty::I64;
+  return o;
+}
+Operand Operand::str(std::string s) {
+  Operand o;
+  o.kind = Kind::Str;
+  o.ty = Ty::Ptr;
+  o.text = std::move(s);
+  return o;
+}
+Operand Operand::null() {
+  Operand o;
+  o.kind = Kind::Null;
+  o.ty = Ty::Ptr;
+  return o;
+}
+Operand Operand::handle(const ir::Dat *d) {
+  Operand o = null();
+  o.kind = Kind::Handle;
+  o.dat = d;
+  return o;
+}
+Operand Operand::datList(const std::vector<ir::Dat *> &ds) {
+  Operand o = null();
+  o.kind = Kind::Dats;
+  o.dats.assign(ds.begin(), ds.end());
+  return o;
+}
+Operand Operand::byteTable(std::vector<uint8_t> b) {
+  Operand o = null();
+  o.kind = Kind::Bytes;
+  o.bytes = std::move(b);
+  return o;
+}
+Operand Operand::read(int l) {
+  Operand o;
+  o.kind = Kind::Local;
+  o.local = l;
+  return o;
+}
+Operand Operand::at(int l, int64_t index) {
+  Operand o = read(l);
+  o.kind = Kind::LocalAt;
+  o.value = index;
+  return o;
+}
+Operand Operand::addr(int l) {
+  Operand o = read(l);
+  o.kind = Kind::LocalAddr;
+  o.ty = Ty::Ptr;
+  return o;
+}
+Operand Operand::diff(int l, int minus) {
+  Operand o = read(l);
+  o.kind = Kind::Diff;
+  o.other = minus;
+  return o;
+}
+Operand Operand::ir(const ir::Expr &e, Conv c) {
+  Operand o;
+  o.kind = Kind::Expr;
+  o.expr = &e;
+  o.conv = c;
+  return o;
+}
+Operand Operand::varBits(unsigned slot, unsigned element) {
+  Operand o;
+  o.kind = Kind::VarBits;
+  o.var = slot;
+  o.value = element;
+  return o;
+}
+
+Operand Operand::plus(Operand x, int64_t c) {
+  if (c == 0)
+    return x;
+  Operand o;
+  o.kind = Kind::Plus;
+  o.value = c;
+  o.parts.push_back(std::move(x));
+  return o;
+}
+Operand Operand::table(std::string hint, std::vector<int64_t> v) {
+  Operand o = null();
+  o.kind = Kind::I64s;
+  o.text = std::move(hint);
+  o.ints = std::move(v);
+  return o;
+}
+Operand Operand::rows(std::string ctype, std::vector<Ty> fields,
+                      std::vector<int64_t> values) {
+  Operand o = null();
+  o.kind = Kind::Rows;
+  o.text = std::move(ctype);
+  o.fields = std::move(fields);
+  o.ints = std::move(values);
+  return o;
+}
+
+Op call(std::string fn, std::vector<Operand> args, int result) {
+  Op o;
+  o.kind = Op::Kind::Call;
+  o.fn = std::move(fn);
+  o.args = std::move(args);
+  o.result = result;
+  return o;
+}
+
+Op residency(Op::Kind k, const ir::Dat *d) {
+  Op o;
+  o.kind = k;
+  o.dat = d;
+  return o;
+}
+
+Op store(int local, int64_t index, Operand v) {
+  Op o;
+  o.kind = Op::Kind::Store;
+  o.local = local;
+  o.index = index;
+  o.args.push_back(std::move(v));
+  return o;
+}
+
+Op run(const ir::Body &b) {
+  Op o;
+  o.kind = Op::Kind::Run;
+  o.body = &b;
+  return o;
+}
+
+Op setVar(unsigned var, Operand v) {
+  Op o;
+  o.kind = Op::Kind::SetVar;
+  o.var = var;
+  o.args.push_back(std::move(v));
+  return o;
+}
+
+Op setVarBits(unsigned var, unsigned element, Operand bits) {
+  Op o;
+  o.kind = Op::Kind::SetVarBits;
+  o.var = var;
+  o.index = element;
+  o.args.push_back(std::move(bits));
+  return o;
+}
+
+Op ifThen(Operand l, Pred p, Operand r, std::vector<Op> then,
+          std::vector<Op> otherwise) {
+  Op o;
+  o.kind = Op::Kind::If;
+  o.args = {std::move(l), std::move(r)};
+  o.pred = p;
+  o.then = std::move(then);
+  o.otherwise = std::move(otherwise);
+  return o;
+}
+
 namespace {
 
 std::string localName(const Program &p, int l) {
@@ -49,6 +217,15 @@ std::string operand(const Program &p, const Operand &o) {
   case K::VarBits:
     return "bits(var" + std::to_string(o.var) + "[" + std::to_string(o.value) +
            "])";
+  case K::Plus:
+    return operand(p, o.parts[0]) + " + " + std::to_string(o.value);
+  case K::I64s:
+  case K::Rows: {
+    std::string r = o.kind == K::Rows ? o.text + "[" : "i64[";
+    for (size_t i = 0; i < o.ints.size(); ++i)
+      r += (i ? ", " : "") + std::to_string(o.ints[i]);
+    return r + "]";
+  }
   }
   return "?";
 }
@@ -68,6 +245,8 @@ const char *predName(Pred pr) {
     return "!=";
   case Pred::Lt:
     return "<";
+  case Pred::Gt:
+    return ">";
   case Pred::Ge:
     return ">=";
   }

@@ -24,6 +24,7 @@
 #ifndef OPDC_CODEGEN_COMMON_HOSTPROGRAM_H
 #define OPDC_CODEGEN_COMMON_HOSTPROGRAM_H
 
+#include "analysis/LoopAccess.h"
 #include "ir/IR.h"
 
 #include <cstdint>
@@ -38,7 +39,9 @@ class DiagnosticEngine;
 namespace opdc::host {
 
 /// Types of locals, constants and converted expressions.
-enum class Ty : uint8_t { I32, I64, F64, Ptr };
+/// W64: a 64-bit word of a host variable's bits (the tape's and the
+/// snapshots' unit; uint64_t in C).
+enum class Ty : uint8_t { I32, I64, W64, Ptr };
 
 /// A value passed to a runtime call or stored.
 struct Operand {
@@ -55,6 +58,11 @@ struct Operand {
     Diff,      ///< local `local` minus local `other` (I64)
     Expr,      ///< IR expression `expr`, converted by `conv`
     VarBits,   ///< element `value` of IR variable slot `var` as 64 bits
+    Plus,      ///< parts[0] + `value` (I64)
+    I64s,      ///< a constant array of the int64_t `ints` (`text`: a name hint)
+    /// A constant array of C structs `text`, each of fields `fields`, the
+    /// values `rows` (row-major, fields.size() a row).
+    Rows,
   };
   /// Conversions of an IR expression's value.
   enum class Conv : uint8_t {
@@ -74,6 +82,9 @@ struct Operand {
   std::vector<const ir::Dat *> dats;
   std::vector<uint8_t> bytes;
   const ir::Expr *expr = nullptr;
+  std::vector<Operand> parts;
+  std::vector<int64_t> ints;
+  std::vector<Ty> fields;
 
   static Operand i32(int64_t v);
   static Operand i64(int64_t v);
@@ -88,10 +99,14 @@ struct Operand {
   static Operand diff(int l, int minus);
   static Operand ir(const ir::Expr &e, Conv c = Conv::None);
   static Operand varBits(unsigned slot, unsigned element);
+  static Operand plus(Operand x, int64_t c);
+  static Operand table(std::string hint, std::vector<int64_t> v);
+  static Operand rows(std::string ctype, std::vector<Ty> fields,
+                      std::vector<int64_t> values);
 };
 
 /// Signed comparisons of an `If`.
-enum class Pred : uint8_t { Eq, Ne, Lt, Ge };
+enum class Pred : uint8_t { Eq, Ne, Lt, Gt, Ge };
 
 struct Op {
   enum class Kind : uint8_t {
@@ -122,11 +137,29 @@ struct Op {
   std::vector<std::pair<int32_t, std::vector<Op>>> cases;
 };
 
+/// Builders of operations.
+Op call(std::string fn, std::vector<Operand> args, int result = -1);
+Op residency(Op::Kind k, const ir::Dat *d);
+Op store(int local, int64_t index, Operand v);
+Op run(const ir::Body &b);
+Op setVar(unsigned var, Operand v);
+Op setVarBits(unsigned var, unsigned element, Operand bits);
+Op ifThen(Operand l, Pred p, Operand r, std::vector<Op> then,
+          std::vector<Op> otherwise = {});
+
 /// A local of the program: a scalar (`length` 0) or an array of `length`.
 struct Local {
   Ty ty = Ty::I64;
   unsigned length = 0;
   std::string name; ///< a hint for the printer
+  /// Kept from one run of the statement to the next (a cache the runtime
+  /// fills on the first call), starting at zero.
+  bool persistent = false;
+  /// Code the backend writes itself after the program refers to this
+  /// local by its name: a printer must print `name` as it is, prefixed.
+  bool exactName = false;
+  /// Ptr locals: the C type pointed to ("opd_loop"); void when empty.
+  std::string pointee;
 };
 
 /// One host statement in the form: its locals and operations.
@@ -134,7 +167,11 @@ struct Program {
   std::vector<Local> locals;
   std::vector<Op> ops;
   int addLocal(Ty ty, unsigned length, std::string name) {
-    locals.push_back({ty, length, std::move(name)});
+    Local l;
+    l.ty = ty;
+    l.length = length;
+    l.name = std::move(name);
+    locals.push_back(std::move(l));
     return int(locals.size() - 1);
   }
 };
@@ -155,6 +192,20 @@ unsigned varWords(const ir::Function &fn, const std::vector<unsigned> &vars);
 
 /// Whether lowerHostStmt writes \p s (every host statement but loops).
 bool isProtocolStmt(const ir::Stmt &s);
+/// The ranges, halo checks and grouped exchanges of a parallel loop,
+/// before the backend's own phases (prepare, context, run, reductions).
+struct LoopStart {
+  int lo = -1, hi = -1; ///< over a block: locals "lo", "hi" (exact names)
+};
+/// \p loop's start into \p out: over a block, its range in i64 arrays of
+/// \p rangeLength (>= the block's dimensions; the rest 0 .. 1) and the
+/// checks that the range stays within every dat's halo (messages name
+/// \p location); then the chain's grouped halo exchange and the loop's
+/// extension (passes/loops/CommAvoid.cpp), where the pass asked for them.
+LoopStart lowerLoopStart(const ir::ParLoopStmt &loop, const LoopAccess &access,
+                         unsigned rangeLength, const std::string &location,
+                         Program &out);
+
 /// \p s of \p fn in the form. False after an error reported to \p diags (a
 /// statement the pipeline should have expanded).
 bool lowerHostStmt(const ir::Function &fn, const ir::Stmt &s,

@@ -21,6 +21,9 @@
 namespace opdc {
 
 class DiagnosticEngine;
+namespace host {
+struct Program;
+} // namespace host
 
 /// Identifier-safe text of \p name (anything but [A-Za-z0-9_] becomes _).
 std::string cudaIdent(const std::string &name);
@@ -43,10 +46,18 @@ struct CUDAModule {
 
   std::string location(SourceRange r) const;
   /// Handle variable names.
-  static std::string handle(const ir::Set *s) { return "set_" + cudaIdent(s->name); }
-  static std::string handle(const ir::Map *m) { return "map_" + cudaIdent(m->name); }
-  static std::string handle(const ir::Block *b) { return "blk_" + cudaIdent(b->name); }
-  static std::string handle(const ir::Dat *d) { return "dat_" + cudaIdent(d->name); }
+  static std::string handle(const ir::Set *s) {
+    return "set_" + cudaIdent(s->name);
+  }
+  static std::string handle(const ir::Map *m) {
+    return "map_" + cudaIdent(m->name);
+  }
+  static std::string handle(const ir::Block *b) {
+    return "blk_" + cudaIdent(b->name);
+  }
+  static std::string handle(const ir::Dat *d) {
+    return "dat_" + cudaIdent(d->name);
+  }
   static std::string fnName(const ir::Function &f);
 };
 
@@ -70,6 +81,9 @@ public:
   void body(const ir::Body &b, int indent);
   std::string expr(const ir::Expr &e);
   std::string lvalue(const ir::Expr &e);
+  /// Prints the host-program form \p p (codegen/common/HostProgram.h) at
+  /// \p indent, its locals declared first; returns their names.
+  std::vector<std::string> printHostProgram(const host::Program &p, int indent);
   /// Name of variable slot \p s.
   std::string var(unsigned s) const;
 
@@ -81,17 +95,10 @@ public:
 private:
   void stmt(const ir::Stmt &s, int indent);
   void line(int indent, const std::string &text);
+  /// Loops (CUDALoops.cpp), and every other host statement through the
+  /// host-program form (CUDAHostStmts.cpp).
   void hostStmt(const ir::Stmt &s, int indent);
-  void print(const ir::PrintStmt &s, int indent);
-  void solve(const ir::SolveStmt &s, int indent);
-  std::pair<std::string, std::string>
-  rangeArrays(const std::vector<ir::LoopRange> &ranges, int indent);
-  void tape(const ir::TapeStmt &s, int indent);
-  void checkpoint(const ir::CheckpointStmt &s, int indent);
-  /// The 64-bit words a host variable takes on the tape (an array's
-  /// length, else 1), and those of a list of variables.
-  unsigned words(unsigned slot) const;
-  unsigned words(const std::vector<unsigned> &vars) const;
+  struct HostPrinter;
   /// Element \p i of a host variable as 64 bits, and back.
   std::string bits(unsigned slot, unsigned i);
   void setBits(unsigned slot, unsigned i, const std::string &from, int indent);

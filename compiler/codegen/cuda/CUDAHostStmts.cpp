@@ -1,99 +1,25 @@
 // CUDAHostStmts.cpp - Host-only statements of an IR function as C++.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The statements only host code holds (loops, swaps, dat I/O, tapes,
-// checkpoints, solves, prints), written as calls into the runtime (opd_rt.h)
-// and lib/cuda/opd_cuda.cuh. Split from CUDAFunctions.cpp, which keeps the
-// walk every function shares (statements and expressions).
+// Loops go to CUDALoops.cpp. Every other host statement (swap, dat I/O,
+// print, the tridiagonal solve, the tape and the checkpointed loop) is
+// lowered to the host-program form (codegen/common/HostProgram.h), the
+// protocol the CPU backend prints too, and printed here as C++ calls into
+// the runtime (opd_rt.h) and lib/cuda/opd_cuda.cuh. The printer decides
+// nothing; residency operations become opd::dat_to_host (the host copy made
+// current before the runtime reads it) and opd::dat_host_changed (the
+// device copy stale after the runtime wrote the host's).
 #include "codegen/cuda/CUDAEmitter.h"
 
+#include "codegen/common/HostProgram.h"
 #include "support/Assert.h"
-#include "support/Diagnostics.h"
 
 #include "llvm/Support/Casting.h"
 
 namespace opdc {
 
 using llvm::cast;
-using llvm::dyn_cast;
 using namespace ir;
-
-void CUDAFunctionWriter::hostStmt(const ir::Stmt &s, int indent) {
-  switch (s.kind) {
-  case StmtKind::ParLoop:
-    return emitCUDALoop(*this, cast<ParLoopStmt>(s), indent);
-  case StmtKind::Swap: {
-    // The device copies are keyed by the host storage, so they follow it.
-    const auto &w = cast<SwapStmt>(s);
-    line(indent, "opd_dat_swap(" + CUDAModule::handle(w.a) + ", " +
-                     CUDAModule::handle(w.b) + ");");
-    return;
-  }
-  case StmtKind::Write:
-  case StmtKind::Read: {
-    const auto &io = cast<DatIOStmt>(s);
-    std::string list;
-    for (const Dat *d : io.dats)
-      list += (list.empty() ? "" : ", ") + CUDAModule::handle(d);
-    line(indent, "{");
-    line(indent + 1, "opd_dat *const opd_io[] = {" + list + "};");
-    if (!io.isRead())
-      for (const Dat *d : io.dats)
-        line(indent + 1, "opd::dat_to_host(" + CUDAModule::handle(d) + ");");
-    if (!io.ranges.empty()) {
-      auto [lo, hi] = rangeArrays(io.ranges, indent + 1);
-      line(indent + 1, "opd_dat_write_range(opd_io, " +
-                           std::to_string(io.dats.size()) + ", " +
-                           expr(*io.file) + ", " + lo + ", " + hi + ", " +
-                           std::to_string(io.ranges.size()) + ");");
-    } else {
-      line(indent + 1,
-           std::string(io.isRead() ? "opd_dat_read" : "opd_dat_write") +
-               "(opd_io, " + std::to_string(io.dats.size()) + ", " +
-               expr(*io.file) + ");");
-    }
-    if (io.isRead())
-      for (const Dat *d : io.dats)
-        line(indent + 1,
-             "opd::dat_host_changed(" + CUDAModule::handle(d) + ");");
-    line(indent, "}");
-    return;
-  }
-  case StmtKind::Print:
-    return print(cast<PrintStmt>(s), indent);
-  case StmtKind::Solve:
-    return solve(cast<SolveStmt>(s), indent);
-  case StmtKind::Tape:
-    return tape(cast<TapeStmt>(s), indent);
-  case StmtKind::Checkpoint:
-    return checkpoint(cast<CheckpointStmt>(s), indent);
-  case StmtKind::Adjoint:
-  case StmtKind::Tangent:
-    m.diags.error(s.range,
-                  std::string("'") +
-                      (s.kind == StmtKind::Adjoint ? "adjoint" : "tangent") +
-                      "' is not supported by the CUDA backend yet");
-    m.failed = true;
-    return;
-  default:
-    OPDC_UNREACHABLE("unknown host statement");
-  }
-}
-
-// The adjoint's tape and snapshots live in host memory (lib/exec/Adjoint.cpp):
-// a dat's host copy is brought up to date before it is saved, and its device
-// copy is stale after it is restored. Host scalars travel as 64 bits.
-unsigned CUDAFunctionWriter::words(unsigned slot) const {
-  const Type &t = fn.vars[slot].type;
-  return t.isArray() ? unsigned(t.length) : 1;
-}
-
-unsigned CUDAFunctionWriter::words(const std::vector<unsigned> &vars) const {
-  unsigned n = 0;
-  for (unsigned v : vars)
-    n += words(v);
-  return n;
-}
 
 // Element i of a host variable (a scalar's only one) as 64 bits.
 std::string CUDAFunctionWriter::bits(unsigned slot, unsigned i) {
@@ -114,183 +40,257 @@ void CUDAFunctionWriter::setBits(unsigned slot, unsigned i,
                    from + ");");
 }
 
-void CUDAFunctionWriter::tape(const ir::TapeStmt &s, int indent) {
-  if (s.push) {
-    for (const Dat *d : s.dats) {
-      line(indent, "opd::dat_to_host(" + CUDAModule::handle(d) + ");");
-      line(indent, "opd_tape_push_dat(" + CUDAModule::handle(d) + ");");
-    }
-    for (unsigned v : s.vars)
-      for (unsigned i = 0; i < words(v); ++i)
-        line(indent, "opd_tape_push_value(" + bits(v, i) + ");");
-    return;
-  }
-  for (auto v = s.vars.rbegin(); v != s.vars.rend(); ++v)
-    for (unsigned i = words(*v); i-- > 0;)
-      setBits(*v, i, "opd_tape_pop_value()", indent);
-  for (auto d = s.dats.rbegin(); d != s.dats.rend(); ++d) {
-    // By copy: the device copy is keyed by the host storage's address.
-    line(indent, "opd_tape_pop_dat_copy(" + CUDAModule::handle(*d) + ");");
-    line(indent, "opd::dat_host_changed(" + CUDAModule::handle(*d) + ");");
-  }
-}
+struct CUDAFunctionWriter::HostPrinter {
+  CUDAFunctionWriter &w;
+  const host::Program &p;
+  std::vector<std::string> names;
 
-void CUDAFunctionWriter::checkpoint(const ir::CheckpointStmt &s, int indent) {
-  std::string n = std::to_string(temps++);
-  std::string dats = "opd_ck_dats" + n, vals = "opd_ck_vals" + n;
-  std::string list;
-  for (const Dat *d : s.dats)
-    list += (list.empty() ? "" : ", ") + CUDAModule::handle(d);
-  std::string stepType = cudaValueType(fn.vars[s.slot].type);
-  line(indent, "{");
-  int in = indent + 1;
-  line(in, "uint64_t " + vals + "[" +
-               std::to_string(std::max<size_t>(words(s.vars), 1)) + "] = {};");
-  auto save = [&](const std::string &slot, int ind) {
-    for (const Dat *d : s.dats)
-      line(ind, "opd::dat_to_host(" + CUDAModule::handle(d) + ");");
-    unsigned w = 0;
-    for (unsigned v : s.vars)
-      for (unsigned i = 0; i < words(v); ++i)
-        line(ind, vals + "[" + std::to_string(w++) + "] = " + bits(v, i) + ";");
-    line(ind, "opd_ckpt_save(" + slot + ", " + vals + ");");
-  };
-  if (!s.reverse) {
-    line(in, "opd_dat *const " + dats + "[] = {" +
-                 (list.empty() ? "nullptr" : list) + "};");
-    line(in, "const int64_t opd_lo = int64_t(" + expr(*s.lo) + ");");
-    line(in, "const int64_t opd_hi = int64_t(" + expr(*s.hi) + ");");
-    line(in, "opd_ckpt_begin(opd_lo, opd_hi - opd_lo, " +
-                 (s.snapshots ? "int64_t(" + expr(*s.snapshots) + ")"
-                              : std::string("0")) +
-                 ", " + dats + ", " + std::to_string(s.dats.size()) + ", " +
-                 std::to_string(words(s.vars)) + ");");
-    line(in, "for (int64_t opd_k = opd_lo; opd_k < opd_hi; ++opd_k) {");
-    line(in + 1, var(s.slot) + " = " + stepType + "(opd_k);");
-    line(in + 1, "const int32_t opd_slot = opd_ckpt_forward(opd_k);");
-    line(in + 1, "if (opd_slot >= 0) {");
-    save("opd_slot", in + 2);
-    line(in + 1, "}");
-    line(in + 1, "if (opd_slot == OPD_CKPT_TAPE) {");
-    body(s.tapedBody, in + 2);
-    line(in + 1, "} else {");
-    body(s.body, in + 2);
-    line(in + 1, "}");
-    line(in, "}");
-    line(indent, "}");
+  static const char *typeName(host::Ty t) {
+    switch (t) {
+    case host::Ty::I32:
+      return "int32_t";
+    case host::Ty::I64:
+      return "int64_t";
+    case host::Ty::W64:
+      return "uint64_t";
+    case host::Ty::Ptr:
+      return "void *";
+    }
+    OPDC_UNREACHABLE("unknown host type");
+  }
+
+  void declareLocals(int in) {
+    for (const host::Local &l : p.locals) {
+      std::string name = "opd_" + cudaIdent(l.name);
+      if (!l.exactName)
+        name += std::to_string(w.temps++);
+      std::string type = l.ty == host::Ty::Ptr && !l.pointee.empty()
+                             ? l.pointee + " *"
+                             : std::string(typeName(l.ty)) + " ";
+      w.line(in, (l.persistent ? "static " : "") + type + name +
+                     (l.length ? "[" + std::to_string(l.length) + "] = {};"
+                               : " = {};"));
+      names.push_back(name);
+    }
+  }
+
+  std::string convert(const ir::Expr &x, host::Operand::Conv c) {
+    std::string v = w.expr(x);
+    const Type &t = x.type;
+    using C = host::Operand::Conv;
+    switch (c) {
+    case C::None:
+      return v;
+    case C::ToI64:
+      return "int64_t(" + v + ")";
+    case C::ToI32:
+      return "int32_t(" + v + ")";
+    case C::Promote:
+      if (t.isBool())
+        return "int(" + v + ")";
+      if (t.isScalar() && t.scalar == ScalarKind::F32)
+        return "double(" + v + ")";
+      return v;
+    }
+    OPDC_UNREACHABLE("unknown conversion");
+  }
+
+  // Tables an operand needs are declared on lines before the statement
+  // that uses them, in the same block.
+  std::string operand(const host::Operand &o, int in) {
+    using K = host::Operand::Kind;
+    switch (o.kind) {
+    case K::Int:
+      return o.ty == host::Ty::I32 ? std::to_string(o.value)
+                                   : "INT64_C(" + std::to_string(o.value) + ")";
+    case K::Str:
+      return cudaStringLiteral(o.text);
+    case K::Null:
+      return "nullptr";
+    case K::Handle:
+      return CUDAModule::handle(o.dat);
+    case K::Dats: {
+      if (o.dats.empty())
+        return "nullptr";
+      std::string name = "opd_dats" + std::to_string(w.temps++), list;
+      for (const ir::Dat *d : o.dats)
+        list += (list.empty() ? "" : ", ") + CUDAModule::handle(d);
+      w.line(in, "opd_dat *const " + name + "[] = {" + list + "};");
+      return name;
+    }
+    case K::Bytes: {
+      std::string name = "opd_bytes" + std::to_string(w.temps++), list;
+      for (uint8_t v : o.bytes)
+        list += (list.empty() ? "" : ", ") + std::to_string(v);
+      w.line(in, "static const uint8_t " + name + "[] = {" + list + "};");
+      return name;
+    }
+    case K::Local:
+      return names[size_t(o.local)];
+    case K::LocalAt:
+      return names[size_t(o.local)] + "[" + std::to_string(o.value) + "]";
+    case K::LocalAddr:
+      return (p.locals[size_t(o.local)].length ? "" : "&") +
+             names[size_t(o.local)];
+    case K::Diff:
+      return "(" + names[size_t(o.local)] + " - " + names[size_t(o.other)] +
+             ")";
+    case K::Expr:
+      return convert(*o.expr, o.conv);
+    case K::VarBits:
+      return w.bits(o.var, unsigned(o.value));
+    case K::Plus:
+      return "(" + operand(o.parts[0], in) + " + " + std::to_string(o.value) +
+             ")";
+    case K::I64s:
+    case K::Rows: {
+      bool rows = o.kind == K::Rows;
+      std::string name = std::string(rows ? "opd_rows" : "opd_" + o.text) +
+                         std::to_string(w.temps++);
+      std::string list;
+      size_t n = rows ? o.fields.size() : 1;
+      for (size_t i = 0; i < o.ints.size(); ++i) {
+        if (rows && i % n == 0)
+          list += std::string(i ? ", " : "") + "{";
+        else if (i)
+          list += ", ";
+        bool wide = !rows || o.fields[i % n] != host::Ty::I32;
+        list += wide ? "INT64_C(" + std::to_string(o.ints[i]) + ")"
+                     : std::to_string(o.ints[i]);
+        if (rows && i % n == n - 1)
+          list += "}";
+      }
+      w.line(in, "static const " + (rows ? o.text : std::string("int64_t")) +
+                     " " + name + "[] = {" + list + "};");
+      return name;
+    }
+    }
+    OPDC_UNREACHABLE("unknown operand");
+  }
+
+  std::string call(const std::string &fn, const std::vector<host::Operand> &as,
+                   int in) {
+    std::string list;
+    for (const host::Operand &o : as)
+      list += (list.empty() ? "" : ", ") + operand(o, in);
+    return fn + "(" + list + ")";
+  }
+
+  static const char *predText(host::Pred pr) {
+    switch (pr) {
+    case host::Pred::Eq:
+      return " == ";
+    case host::Pred::Ne:
+      return " != ";
+    case host::Pred::Lt:
+      return " < ";
+    case host::Pred::Gt:
+      return " > ";
+    case host::Pred::Ge:
+      return " >= ";
+    }
+    OPDC_UNREACHABLE("unknown predicate");
+  }
+
+  void ops(const std::vector<host::Op> &os, int in) {
+    for (const host::Op &o : os)
+      op(o, in);
+  }
+
+  void op(const host::Op &o, int in) {
+    switch (o.kind) {
+    case host::Op::Kind::Call: {
+      std::string c = call(o.fn, o.args, in);
+      w.line(in,
+             (o.result >= 0 ? names[size_t(o.result)] + " = " : "") + c + ";");
+      return;
+    }
+    case host::Op::Kind::Store: {
+      std::string v = operand(o.args[0], in);
+      const std::string &n = names[size_t(o.local)];
+      w.line(in, (p.locals[size_t(o.local)].length
+                      ? n + "[" + std::to_string(o.index) + "]"
+                      : n) +
+                     " = " + v + ";");
+      return;
+    }
+    case host::Op::Kind::SetVar:
+      w.line(in, w.var(o.var) + " = " + cudaValueType(w.fn.vars[o.var].type) +
+                     "(" + operand(o.args[0], in) + ");");
+      return;
+    case host::Op::Kind::SetVarBits:
+      w.setBits(o.var, unsigned(o.index), operand(o.args[0], in), in);
+      return;
+    case host::Op::Kind::Run:
+      w.body(*o.body, in);
+      return;
+    case host::Op::Kind::If: {
+      std::string l = operand(o.args[0], in), r = operand(o.args[1], in);
+      w.line(in, "if (" + l + predText(o.pred) + r + ") {");
+      ops(o.then, in + 1);
+      if (!o.otherwise.empty()) {
+        w.line(in, "} else {");
+        ops(o.otherwise, in + 1);
+      }
+      w.line(in, "}");
+      return;
+    }
+    case host::Op::Kind::For: {
+      const std::string &k = names[size_t(o.local)];
+      std::string lo = operand(o.args[0], in), hi = operand(o.args[1], in);
+      w.line(in, "for (" + k + " = " + lo + "; " + k + " < " + hi + "; ++" + k +
+                     ") {");
+      ops(o.then, in + 1);
+      w.line(in, "}");
+      return;
+    }
+    case host::Op::Kind::Dispatch: {
+      const std::string &r = names[size_t(o.result)];
+      w.line(in, "for (;;) {");
+      w.line(in + 1, r + " = " + call(o.fn, o.args, in + 1) + ";");
+      std::string chain = "if";
+      for (const auto &[value, body] : o.cases) {
+        w.line(in + 1,
+               chain + " (" + r + " == " + std::to_string(value) + ") {");
+        ops(body, in + 2);
+        w.line(in + 1, "}");
+        chain = "else if";
+      }
+      w.line(in + 1, "else break;");
+      w.line(in, "}");
+      return;
+    }
+    case host::Op::Kind::NeedHost:
+      w.line(in, "opd::dat_to_host(" + CUDAModule::handle(o.dat) + ");");
+      return;
+    case host::Op::Kind::HostWrote:
+      w.line(in, "opd::dat_host_changed(" + CUDAModule::handle(o.dat) + ");");
+      return;
+    }
+  }
+};
+
+void CUDAFunctionWriter::hostStmt(const ir::Stmt &s, int indent) {
+  if (s.kind == StmtKind::ParLoop)
+    return emitCUDALoop(*this, cast<ParLoopStmt>(s), indent);
+  OPDC_ASSERT(host::isProtocolStmt(s), "unknown host statement");
+  host::Program p;
+  if (!host::lowerHostStmt(fn, s, host::HostTraits{/*deviceCopies=*/true},
+                           m.diags, p)) {
+    m.failed = true;
     return;
   }
-  line(in, "int64_t opd_step = 0;");
-  line(in, "int32_t opd_slot = 0;");
-  line(in, "for (;;) {");
-  line(in + 1, "const int32_t opd_act = opd_ckpt_next(&opd_step, &opd_slot);");
-  line(in + 1, "if (opd_act == OPD_CKPT_DONE) break;");
-  line(in + 1, "if (opd_act == OPD_CKPT_ADVANCE) {");
-  line(in + 2, var(s.slot) + " = " + stepType + "(opd_step);");
-  body(s.body, in + 2);
-  line(in + 1, "} else if (opd_act == OPD_CKPT_SAVE) {");
-  save("opd_slot", in + 2);
-  line(in + 1, "} else if (opd_act == OPD_CKPT_RESTORE) {");
-  // By copy: the device copies are keyed by the host storage's address.
-  line(in + 2, "opd_ckpt_restore_copy(opd_slot, " + vals + ");");
-  for (const Dat *d : s.dats)
-    line(in + 2, "opd::dat_host_changed(" + CUDAModule::handle(d) + ");");
-  unsigned w = 0;
-  for (unsigned v : s.vars)
-    for (unsigned i = 0; i < words(v); ++i)
-      setBits(v, i, vals + "[" + std::to_string(w++) + "]", in + 2);
-  line(in + 1, "} else if (opd_act == OPD_CKPT_REVERSE_TAPED) {");
-  line(in + 2, var(s.slot) + " = " + stepType + "(opd_step);");
-  body(s.tapedReverseBody, in + 2);
-  line(in + 1, "} else {");
-  line(in + 2, var(s.slot) + " = " + stepType + "(opd_step);");
-  body(s.reverseBody, in + 2);
-  line(in + 1, "}");
-  line(in, "}");
-  line(in, "opd_ckpt_end();");
+  line(indent, "{");
+  printHostProgram(p, indent + 1);
   line(indent, "}");
 }
 
-void CUDAFunctionWriter::solve(const ir::SolveStmt &s, int indent) {
-  OPDC_ASSERT(s.solver == SolverKind::Tridiagonal && s.dats.size() == 4,
-              "a solve other than tridiagonal(a, b, c, d)");
-  // The runtime solves on the host: its copies first, d's device copy is
-  // stale after.
-  line(indent, "{");
-  for (const Dat *d : s.dats)
-    line(indent + 1, "opd::dat_to_host(" + CUDAModule::handle(d) + ");");
-  auto [lo, hi] = rangeArrays(s.ranges, indent + 1);
-  std::string args;
-  for (const Dat *d : s.dats)
-    args += CUDAModule::handle(d) + ", ";
-  line(indent + 1, "opd_solve_tridiagonal(" + args + std::to_string(s.along) +
-                       ", " + lo + ", " + hi + ");");
-  line(indent + 1,
-       "opd::dat_host_changed(" + CUDAModule::handle(s.dats[3]) + ");");
-  line(indent, "}");
-}
-
-// Declares the ranges' bounds as arrays of int64_t in the current scope;
-// returns their names, or "nullptr" for none.
-std::pair<std::string, std::string>
-CUDAFunctionWriter::rangeArrays(const std::vector<ir::LoopRange> &ranges,
-                                int indent) {
-  if (ranges.empty())
-    return {"nullptr", "nullptr"};
-  std::string l, h;
-  for (const auto &r : ranges) {
-    l += (l.empty() ? "" : ", ") + std::string("int64_t(") + expr(*r.lo) + ")";
-    h += (h.empty() ? "" : ", ") + std::string("int64_t(") + expr(*r.hi) + ")";
-  }
-  line(indent, "const int64_t opd_lo[] = {" + l + "};");
-  line(indent, "const int64_t opd_hi[] = {" + h + "};");
-  return {"opd_lo", "opd_hi"};
-}
-
-void CUDAFunctionWriter::print(const ir::PrintStmt &s, int indent) {
-  if (s.formatted) {
-    // As the CPU backend (HostCodeGen.cpp, emitPrintf): `fail` ends the
-    // program, warnings go to stderr.
-    const char *fn = s.to == PrintTo::Error     ? "opd_rt_fail_allf("
-                     : s.to == PrintTo::Warning ? "opd_rt_warnf("
-                                                : "opd_rt_printf(";
-    std::string call = fn + cudaStringLiteral(s.format);
-    for (const auto &a : s.args) {
-      std::string v = expr(*a);
-      if (a->type.isBool())
-        v = "int(" + v + ")";
-      else if (a->type.isScalar() && a->type.scalar == ScalarKind::F32)
-        v = "double(" + v + ")";
-      call += ", " + v;
-    }
-    line(indent, call + ");");
-    return;
-  }
-  for (size_t i = 0; i < s.args.size(); ++i) {
-    const Type &t = s.args[i]->type;
-    std::string v = expr(*s.args[i]);
-    std::string first = i == 0 ? "1" : "0";
-    if (t.isString()) {
-      line(indent, "opd_rt_print_str(" + v + ", " + first + ");");
-      continue;
-    }
-    switch (t.scalar) {
-    case ScalarKind::Bool:
-      line(indent, "opd_rt_print_bool(int(" + v + "), " + first + ");");
-      break;
-    case ScalarKind::I32:
-    case ScalarKind::I64:
-      line(indent, "opd_rt_print_i64(int64_t(" + v + "), " + first + ");");
-      break;
-    case ScalarKind::F32:
-      line(indent, "opd_rt_print_f32(" + v + ", " + first + ");");
-      break;
-    case ScalarKind::F64:
-      line(indent, "opd_rt_print_f64(" + v + ", " + first + ");");
-      break;
-    }
-  }
-  line(indent, "opd_rt_print_end();");
+std::vector<std::string>
+CUDAFunctionWriter::printHostProgram(const host::Program &p, int indent) {
+  HostPrinter printer{*this, p, {}};
+  printer.declareLocals(indent);
+  printer.ops(p.ops, indent);
+  return printer.names;
 }
 
 } // namespace opdc

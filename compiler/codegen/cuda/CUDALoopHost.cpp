@@ -7,6 +7,7 @@
 // in block order. Split from CUDALoops.cpp, which keeps the device half.
 #include "codegen/cuda/CUDALoopWriter.h"
 
+#include "codegen/common/HostProgram.h"
 #include "codegen/common/RuntimeMapping.h"
 #include "ir/LoopNames.h"
 
@@ -41,125 +42,6 @@ void LoopWriter::emitIndexCheck(int in) {
   line(in, "const bool opd_i32 = opd::index_fits({" + list + "});");
 }
 
-void LoopWriter::emitRanges(int in) {
-  if (!loop.ranges.empty()) {
-    std::string lo, hi;
-    for (unsigned dd = 0; dd < 3; ++dd) {
-      lo +=
-          std::string(dd ? ", " : "") +
-          (dd < dims ? "int64_t(" + host.expr(*loop.ranges[dd].lo) + ")" : "0");
-      hi +=
-          std::string(dd ? ", " : "") +
-          (dd < dims ? "int64_t(" + host.expr(*loop.ranges[dd].hi) + ")" : "1");
-    }
-    line(in, "int64_t opd_lo[3] = {" + lo + "};");
-    line(in, "int64_t opd_hi[3] = {" + hi + "};");
-    return;
-  }
-  // The whole block: the extent of the loop's first dat, from its base.
-  const Dat *dat = access.extentDat;
-  OPDC_ASSERT(dat, "a loop over a whole block without a dat argument");
-  std::string lo, hi;
-  for (unsigned dd = 0; dd < 3; ++dd) {
-    int64_t base = dd < dat->base.size() ? dat->base[dd] : 0;
-    lo +=
-        std::string(dd ? ", " : "") + (dd < dims ? std::to_string(base) : "0");
-    hi += std::string(dd ? ", " : "") +
-          (dd < dims
-               ? std::to_string(base) + " + opd_dat_extent(" +
-                     CUDAModule::handle(dat) + ", " + std::to_string(dd) + ")"
-               : "1");
-  }
-  line(in, "int64_t opd_lo[3] = {" + lo + "};");
-  line(in, "int64_t opd_hi[3] = {" + hi + "};");
-}
-
-void LoopWriter::emitHaloChecks(int in) {
-  for (unsigned n = 0; n < loop.args.size(); ++n) {
-    const AccessDescriptor &a = loop.args[n];
-    if (!a.usesDat())
-      continue;
-    const ArgAccess &acc = access.args[n];
-    const Dat *dat = a.dat;
-    std::string what = cudaStringLiteral(
-        m.location(loop.range) + ": loop '" + loop.kernel->name + "' over '" +
-        loop.block->name + "' " +
-        (a.mode == AccessMode::Read ? "reads" : "writes") + " dat '" +
-        dat->name + "'");
-    for (unsigned dd = 0; dd < dims; ++dd) {
-      auto at = [&](const std::vector<int64_t> &v) {
-        return dd < v.size() ? v[dd] : 0;
-      };
-      std::string ds = std::to_string(dd);
-      std::string first = std::to_string(at(dat->base) - at(dat->haloMinus));
-      std::string last = "opd_dat_extent(" + CUDAModule::handle(dat) + ", " +
-                         ds + ") + " +
-                         std::to_string(at(dat->base) + at(dat->haloPlus) - 1);
-      line(in, "if (opd_lo[" + ds + "] < opd_hi[" + ds + "]) {");
-      line(in + 1,
-           "const int64_t opd_first = " + first + ", opd_last = " + last + ";");
-      line(in + 1, "if (opd_lo[" + ds + "] + " + std::to_string(acc.lo[dd]) +
-                       " < opd_first)");
-      line(in + 2, "opd_rt_fail_outside(" + what + ", opd_lo[" + ds + "] + " +
-                       std::to_string(acc.lo[dd]) + ", " + ds +
-                       ", opd_first, opd_last);");
-      line(in + 1, "if (opd_hi[" + ds + "] - 1 + " +
-                       std::to_string(acc.hi[dd]) + " > opd_last)");
-      line(in + 2, "opd_rt_fail_outside(" + what + ", opd_hi[" + ds +
-                       "] - 1 + " + std::to_string(acc.hi[dd]) + ", " + ds +
-                       ", opd_first, opd_last);");
-      line(in, "}");
-    }
-  }
-}
-
-void LoopWriter::emitCommAvoid(int in) {
-  auto list = [](const auto &v) {
-    std::string r;
-    for (size_t k = 0; k < v.size(); ++k)
-      r += std::string(k ? ", " : "") + "INT64_C(" + std::to_string(v[k]) + ")";
-    return r;
-  };
-  if (loop.haloGroup) {
-    const HaloGroup &g = *loop.haloGroup;
-    std::string dats, depth, costs;
-    for (size_t i = 0; i < g.dats.size(); ++i) {
-      dats += std::string(i ? ", " : "") + CUDAModule::handle(g.dats[i].dat);
-      depth += std::string(i ? ", " : "") + list(g.dats[i].depth);
-    }
-    for (size_t i = 0; i < g.loops.size(); ++i) {
-      const HaloGroup::LoopCost &c = g.loops[i];
-      costs += std::string(i ? ", " : "") + "{INT64_C(" +
-               std::to_string(c.bytes) + "), INT64_C(" +
-               std::to_string(c.extension) + "), " +
-               std::to_string(c.exchanges) + ", " + std::to_string(c.depth) +
-               ", INT64_C(" + std::to_string(c.cached) + ")}";
-    }
-    line(in, "{");
-    line(in + 1, "static opd_loop *opd_group = nullptr;");
-    line(in + 1, "opd_dat *const opd_gd[] = {" +
-                     (dats.empty() ? std::string("nullptr") : dats) + "};");
-    line(in + 1, "static const int64_t opd_gdepth[] = {" +
-                     (depth.empty() ? std::string("0, 0, 0") : depth) + "};");
-    line(in + 1, "static const opd_chain_loop opd_gl[] = {" +
-                     (costs.empty() ? std::string("{0, 0, 0, 0, 0}") : costs) +
-                     "};");
-    line(in + 1, "opd_halo_group(&opd_group, " +
-                     cudaStringLiteral("chain at " + m.location(loop.range)) +
-                     ", " + (g.mode == HaloGroup::Mode::On ? "1" : "0") + ", " +
-                     std::to_string(g.dats.size()) + ", opd_gd, opd_gdepth, " +
-                     std::to_string(g.loops.size()) + ", opd_gl);");
-    line(in, "}");
-  }
-  if (loop.extended()) {
-    line(in, "{");
-    line(in + 1, "static const int64_t opd_xlo[] = {" + list(loop.extendLo) +
-                     "}, opd_xhi[] = {" + list(loop.extendHi) + "};");
-    line(in + 1, "opd_loop_extend_next(opd_xlo, opd_xhi);");
-    line(in, "}");
-  }
-}
-
 void LoopWriter::emitPrepare(int in) {
   size_t n = loop.args.size();
   std::string table;
@@ -178,7 +60,6 @@ void LoopWriter::emitPrepare(int in) {
              triple(e.lo) + ", " + triple(e.hi) + ", " +
              std::to_string(e.flags) + "}";
   }
-  emitCommAvoid(in);
   line(in, "static opd_loop *opd_cache = nullptr;");
   if (n) {
     line(in, "static opd_arg opd_args[" + std::to_string(n) + "] = {");
@@ -517,10 +398,12 @@ void LoopWriter::emitHost(int in) {
   line(in, "{ // loop " + loop.kernel->name + " (" + strategy() +
                "), device code: loop_" + name);
   int i2 = in + 1;
-  if (loop.block) {
-    emitRanges(i2);
-    emitHaloChecks(i2);
-  }
+  // Ranges (opd_lo, opd_hi: three dimensions for the launches), halo
+  // checks and the chain's exchanges: the host-program form's loop start
+  // (codegen/common/LoopStartLowering.cpp).
+  host::Program start;
+  host::lowerLoopStart(loop, access, 3, m.location(loop.range), start);
+  this->host.printHostProgram(start, i2);
   emitPrepare(i2);
   emitContextFill(i2);
   emitIndexCheck(i2);

@@ -250,16 +250,6 @@ private:
     return host.fn.vars[unsigned(a.var)].type.isArray() ? v + "[" + k + "]" : v;
   }
 
-  void emitRanges(int in);
-
-  void emitHaloChecks(int in);
-
-  /// Communication avoidance (passes/CommAvoid.cpp), as the CPU backend
-  /// calls it: the chain's grouped exchange before its first loop, and how
-  /// far beyond the rank's points the loop runs (the runtime's segments
-  /// and parts then cover the extension).
-  void emitCommAvoid(int in);
-
   void emitPrepare(int in);
 
   void emitContextFill(int in);

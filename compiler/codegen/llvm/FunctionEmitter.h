@@ -57,6 +57,12 @@ public:
   llvm::AllocaInst *createTemp(llvm::Type *t, const llvm::Twine &name = "");
   /// The slot of local variable \p slot.
   llvm::Value *slot(unsigned slot) const { return slots[slot]; }
+  /// Element \p i of variable \p slot (a scalar's only one) as the bits of
+  /// a 64-bit word, and back (the tape's and the snapshots' unit).
+  llvm::Value *varBits(unsigned slot, unsigned i);
+  void setVarBits(unsigned slot, unsigned i, llvm::Value *bits);
+  /// A stack array of the handles of \p dats.
+  llvm::Value *datArray(const std::vector<const ir::Dat *> &dats);
 
   /// Calls opd_rt_fail with "<location>: <message>" when \p failed is true.
   void emitRuntimeCheck(llvm::Value *failed, SourceRange where,

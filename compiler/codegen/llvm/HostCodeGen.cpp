@@ -167,7 +167,8 @@ void HostEmitter::fillDat(const ir::Dat &d, llvm::Value *handle) {
   b.CreateCall(cgm.rt.datFill, {handle, elem});
 }
 
-llvm::Value *HostEmitter::datArray(const std::vector<const ir::Dat *> &dats) {
+llvm::Value *
+FunctionEmitter::datArray(const std::vector<const ir::Dat *> &dats) {
   auto *arrTy = llvm::ArrayType::get(cgm.ptrTy, dats.size());
   llvm::AllocaInst *arr = createTemp(arrTy, "dats");
   for (size_t i = 0; i < dats.size(); ++i)
@@ -185,11 +186,13 @@ void HostEmitter::emitHostStmt(const ir::Stmt &s) {
     return emitParLoop(*this, cast<ParLoopStmt>(s));
   // The rest through the host-program form (HostPrinter.cpp).
   OPDC_ASSERT(host::isProtocolStmt(s), "unknown host statement");
-  emitProtocolStmt(s);
+  host::Program p;
+  if (host::lowerHostStmt(fn, s, host::HostTraits{}, cgm.diags, p))
+    printHostProgram(*this, p);
 }
 
 // A variable's element i (a scalar's only one) as the bits of a 64-bit word.
-llvm::Value *HostEmitter::varBits(unsigned s, unsigned i) {
+llvm::Value *FunctionEmitter::varBits(unsigned s, unsigned i) {
   const Type &t = fn.vars[s].type;
   OPDC_ASSERT(t.isScalar() || t.isArray(), "tape of a non-numeric variable");
   llvm::Type *et = cgm.memType(t.scalar);
@@ -203,7 +206,7 @@ llvm::Value *HostEmitter::varBits(unsigned s, unsigned i) {
   return b.CreateZExtOrTrunc(v, cgm.i64Ty);
 }
 
-void HostEmitter::setVarBits(unsigned s, unsigned i, llvm::Value *bits) {
+void FunctionEmitter::setVarBits(unsigned s, unsigned i, llvm::Value *bits) {
   const Type &t = fn.vars[s].type;
   llvm::Type *et = cgm.memType(t.scalar);
   llvm::Value *v =

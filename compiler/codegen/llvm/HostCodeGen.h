@@ -29,17 +29,16 @@ private:
   void createDat(const ir::Dat &d);
   /// opd_dat_fill with the dat's fill value (a scalar is broadcast).
   void fillDat(const ir::Dat &d, llvm::Value *handle);
-  /// A stack array of the handles of \p dats, for opd_dat_write/read.
-  llvm::Value *datArray(const std::vector<const ir::Dat *> &dats);
-  /// Every host statement but loops: lowered to the host-program form
-  /// (codegen/common/HostProgram.h) and printed (HostPrinter.cpp).
-  void emitProtocolStmt(const ir::Stmt &s);
-  struct ProgramPrinter;
-  /// Element \p i of a host variable (a scalar's only one) as 64 bits, and
-  /// back.
-  llvm::Value *varBits(unsigned slot, unsigned i);
-  void setVarBits(unsigned slot, unsigned i, llvm::Value *bits);
 };
+
+namespace host {
+struct Program;
+} // namespace host
+
+/// Prints the host-program form \p p (codegen/common/HostProgram.h) at
+/// \p e's insertion point (HostPrinter.cpp); returns its locals' addresses.
+std::vector<llvm::Value *> printHostProgram(FunctionEmitter &e,
+                                            const host::Program &p);
 
 } // namespace opdc
 #endif

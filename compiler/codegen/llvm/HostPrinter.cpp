@@ -14,10 +14,13 @@
 
 namespace opdc {
 
-struct HostEmitter::ProgramPrinter {
-  HostEmitter &e;
+namespace {
+
+struct ProgramPrinter {
+  FunctionEmitter &e;
   const host::Program &p;
-  std::vector<llvm::AllocaInst *> locals;
+  std::vector<llvm::Value *> locals;
+  std::vector<llvm::Type *> localTypes;
   llvm::IRBuilder<> &b = e.b;
   CodeGenModule &cgm = e.cgm;
 
@@ -26,9 +29,8 @@ struct HostEmitter::ProgramPrinter {
     case host::Ty::I32:
       return cgm.i32Ty;
     case host::Ty::I64:
+    case host::Ty::W64:
       return cgm.i64Ty;
-    case host::Ty::F64:
-      return llvm::Type::getDoubleTy(cgm.context);
     case host::Ty::Ptr:
       return cgm.ptrTy;
     }
@@ -40,7 +42,13 @@ struct HostEmitter::ProgramPrinter {
       llvm::Type *t = scalarType(l.ty);
       if (l.length)
         t = llvm::ArrayType::get(t, l.length);
-      locals.push_back(e.createTemp(t, l.name));
+      localTypes.push_back(t);
+      if (l.persistent)
+        locals.push_back(new llvm::GlobalVariable(
+            cgm.module, t, false, llvm::GlobalValue::InternalLinkage,
+            llvm::Constant::getNullValue(t), "opd_" + l.name));
+      else
+        locals.push_back(e.createTemp(t, l.name));
     }
   }
 
@@ -48,7 +56,7 @@ struct HostEmitter::ProgramPrinter {
     const host::Local &loc = p.locals[size_t(l)];
     if (!loc.length)
       return locals[size_t(l)];
-    return b.CreateConstInBoundsGEP2_32(locals[size_t(l)]->getAllocatedType(),
+    return b.CreateConstInBoundsGEP2_32(localTypes[size_t(l)],
                                         locals[size_t(l)], 0, unsigned(i));
   }
 
@@ -110,14 +118,61 @@ struct HostEmitter::ProgramPrinter {
       return convert(*o.expr, o.conv);
     case K::VarBits:
       return e.varBits(o.var, unsigned(o.value));
+    case K::Plus:
+      return b.CreateAdd(operand(o.parts[0]), b.getInt64(uint64_t(o.value)));
+    case K::I64s:
+      return constant(llvm::ConstantDataArray::get(
+                          cgm.context,
+                          llvm::ArrayRef<uint64_t>(
+                              reinterpret_cast<const uint64_t *>(o.ints.data()),
+                              o.ints.size())),
+                      "opd_" + o.text);
+    case K::Rows:
+      return rows(o);
     }
     OPDC_UNREACHABLE("unknown operand");
   }
 
+  llvm::Value *constant(llvm::Constant *init, const std::string &name) {
+    return new llvm::GlobalVariable(cgm.module, init->getType(), true,
+                                    llvm::GlobalValue::InternalLinkage, init,
+                                    name);
+  }
+
+  // A constant array of structs whose fields have the C layout of the
+  // runtime's struct (natural alignment, as LLVM lays out a struct type).
+  llvm::Value *rows(const host::Operand &o) {
+    std::vector<llvm::Type *> fieldTys;
+    for (host::Ty t : o.fields)
+      fieldTys.push_back(scalarType(t));
+    auto *rowTy = llvm::StructType::get(cgm.context, fieldTys);
+    std::vector<llvm::Constant *> rs;
+    size_t n = o.fields.size();
+    for (size_t r = 0; r * n < o.ints.size(); ++r) {
+      std::vector<llvm::Constant *> fs;
+      for (size_t f = 0; f < n; ++f)
+        fs.push_back(llvm::ConstantInt::get(fieldTys[f],
+                                            uint64_t(o.ints[r * n + f]), true));
+      rs.push_back(llvm::ConstantStruct::get(rowTy, fs));
+    }
+    auto *arrTy = llvm::ArrayType::get(rowTy, rs.size());
+    return constant(llvm::ConstantArray::get(arrTy, rs), "opd_rows");
+  }
+
+  llvm::FunctionCallee callee(const std::string &name) {
+    if (llvm::Function *f = cgm.module.getFunction(name))
+      return f;
+    // Declared on first use only (RuntimeABI.h).
+    if (name == "opd_halo_group")
+      return cgm.rt.haloGroup();
+    if (name == "opd_loop_extend_next")
+      return cgm.rt.loopExtendNext();
+    OPDC_UNREACHABLE("a runtime function RuntimeABI does not declare");
+  }
+
   llvm::Value *call(const std::string &name,
                     const std::vector<host::Operand> &as) {
-    llvm::Function *f = cgm.module.getFunction(name);
-    OPDC_ASSERT(f, "a runtime function RuntimeABI does not declare");
+    llvm::FunctionCallee f = callee(name);
     std::vector<llvm::Value *> args;
     for (const host::Operand &o : as)
       args.push_back(operand(o));
@@ -142,6 +197,8 @@ struct HostEmitter::ProgramPrinter {
       return b.CreateICmpNE(l, r);
     case host::Pred::Lt:
       return b.CreateICmpSLT(l, r);
+    case host::Pred::Gt:
+      return b.CreateICmpSGT(l, r);
     case host::Pred::Ge:
       return b.CreateICmpSGE(l, r);
     }
@@ -236,13 +293,14 @@ struct HostEmitter::ProgramPrinter {
   }
 };
 
-void HostEmitter::emitProtocolStmt(const ir::Stmt &s) {
-  host::Program p;
-  if (!host::lowerHostStmt(fn, s, host::HostTraits{}, cgm.diags, p))
-    return;
-  ProgramPrinter printer{*this, p, {}};
+} // namespace
+
+std::vector<llvm::Value *> printHostProgram(FunctionEmitter &e,
+                                            const host::Program &p) {
+  ProgramPrinter printer{e, p, {}, {}};
   printer.declareLocals();
   printer.ops(p.ops);
+  return {printer.locals.begin(), printer.locals.end()};
 }
 
 } // namespace opdc

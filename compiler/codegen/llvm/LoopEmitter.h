@@ -76,12 +76,11 @@ public:
 private:
   // LoopHost.cpp
   void layoutContext();
-  void emitRanges();
-  void emitHaloChecks();
+  /// Over a block, the range (loArr, hiArr) and its halo checks; the
+  /// chain's grouped halo exchange and the loop's extension (communication
+  /// avoidance): the host-program form's loop start, before the prepare.
+  void emitStart();
   llvm::Value *emitPrepare();
-  /// The chain's grouped halo exchange and the loop's extension
-  /// (communication avoidance), before the prepare call.
-  void emitCommAvoid(const std::string &suffix);
   void emitContext(llvm::Value *loopHandle);
   void combinePartials();
   llvm::Value *hostElement(const ir::AccessDescriptor &a, unsigned k);

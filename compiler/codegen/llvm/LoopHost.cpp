@@ -50,6 +50,7 @@
 // from analyzeLoopAccess() (analysis/LoopAccess.h); the runtime's values
 // and identities from codegen/common.
 
+#include "codegen/llvm/HostCodeGen.h"
 #include "codegen/llvm/KernelCodeGen.h"
 #include "codegen/llvm/LoopCodeGen.h"
 #include "codegen/llvm/LoopEmitter.h"
@@ -57,6 +58,7 @@
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include "analysis/BranchWork.h"
+#include "codegen/common/HostProgram.h"
 #include "codegen/common/Identities.h"
 #include "codegen/common/RuntimeMapping.h"
 #include "codegen/llvm/LLVMCodeGen.h"
@@ -171,79 +173,16 @@ void LoopEmitter::layoutContext() {
 // Host side
 //===----------------------------------------------------------------------===//
 
-void LoopEmitter::emitRanges() {
-  if (!loop.block)
-    return;
-  auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims);
-  loArr = host.createTemp(arrTy, "lo");
-  hiArr = host.createTemp(arrTy, "hi");
-  auto store = [&](llvm::Value *arr, unsigned d, llvm::Value *v) {
-    b.CreateStore(b.CreateSExt(v, cgm.i64Ty),
-                  b.CreateConstInBoundsGEP2_32(arrTy, arr, 0, d));
-  };
-  if (!loop.ranges.empty()) {
-    for (unsigned d = 0; d < dims; ++d) {
-      store(loArr, d, host.emitExpr(*loop.ranges[d].lo));
-      store(hiArr, d, host.emitExpr(*loop.ranges[d].hi));
-    }
-    return;
-  }
-  // The whole block: the extent of the loop's first dat, from its base.
-  // Sema rejects a whole-block loop without a dat argument.
-  const Dat *dat = access.extentDat;
-  OPDC_ASSERT(dat, "a loop over a whole block without a dat argument");
-  llvm::Value *h = b.CreateLoad(cgm.ptrTy, cgm.handle(dat));
-  for (unsigned d = 0; d < dims; ++d) {
-    auto *lo = llvm::ConstantInt::get(
-        cgm.i64Ty, uint64_t(d < dat->base.size() ? dat->base[d] : 0), true);
-    llvm::Value *ext = b.CreateCall(cgm.rt.datExtent,
-                                    {h, llvm::ConstantInt::get(cgm.i32Ty, d)});
-    store(loArr, d, lo);
-    store(hiArr, d, b.CreateAdd(lo, ext));
-  }
-}
-
-void LoopEmitter::emitHaloChecks() {
-  // A range computed at run time may reach beyond a dat's halo; stop with
-  // the loop's location instead of reading or writing outside its storage.
-  auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims);
-  for (unsigned i = 0; i < loop.args.size(); ++i) {
-    const AccessDescriptor &a = loop.args[i];
-    if (!a.usesDat())
-      continue;
-    const ArgAccess &acc = access.args[i];
-    const Dat *dat = a.dat;
-    llvm::Value *h = b.CreateLoad(cgm.ptrTy, cgm.handle(dat));
-    llvm::Value *what = cgm.string(
-        cgm.location(loop.range) + ": loop '" + loop.kernel->name +
-        "' over '" + loop.block->name + "' " +
-        (a.mode == AccessMode::Read ? "reads" : "writes") + " dat '" +
-        dat->name + "'");
-    for (unsigned d = 0; d < dims; ++d) {
-      int64_t mn = acc.lo[d], mx = acc.hi[d];
-      auto at = [&](const std::vector<int64_t> &v) {
-        return d < v.size() ? v[d] : 0;
-      };
-      llvm::Value *lo = b.CreateLoad(
-          cgm.i64Ty, b.CreateConstInBoundsGEP2_32(arrTy, loArr, 0, d));
-      llvm::Value *hi = b.CreateLoad(
-          cgm.i64Ty, b.CreateConstInBoundsGEP2_32(arrTy, hiArr, 0, d));
-      llvm::Value *ext = b.CreateCall(
-          cgm.rt.datExtent, {h, llvm::ConstantInt::get(cgm.i32Ty, d)});
-      // Valid indices: [first, last]; the loop reaches [lo + mn, hi - 1 + mx].
-      llvm::Value *first = i64(at(dat->base) - at(dat->haloMinus));
-      llvm::Value *last =
-          b.CreateAdd(ext, i64(at(dat->base) + at(dat->haloPlus) - 1));
-      llvm::Value *nonEmpty = b.CreateICmpSLT(lo, hi);
-      llvm::Value *low = b.CreateAdd(lo, i64(mn));
-      llvm::Value *high = b.CreateAdd(hi, i64(mx - 1));
-      llvm::Value *dim = llvm::ConstantInt::get(cgm.i32Ty, d);
-      host.emitFailIf(b.CreateAnd(nonEmpty, b.CreateICmpSLT(low, first)),
-                      cgm.rt.failOutside, {what, low, dim, first, last}, "halo");
-      host.emitFailIf(b.CreateAnd(nonEmpty, b.CreateICmpSGT(high, last)),
-                      cgm.rt.failOutside, {what, high, dim, first, last},
-                      "halo");
-    }
+// Ranges, halo checks and the chain's exchanges: the host-program form's
+// loop start (codegen/common/LoopStartLowering.cpp), printed here.
+void LoopEmitter::emitStart() {
+  host::Program p;
+  host::LoopStart start =
+      host::lowerLoopStart(loop, access, dims, cgm.location(loop.range), p);
+  std::vector<llvm::Value *> locals = printHostProgram(host, p);
+  if (loop.block) {
+    loArr = locals[size_t(start.lo)];
+    hiArr = locals[size_t(start.hi)];
   }
 }
 
@@ -291,7 +230,6 @@ llvm::Value *LoopEmitter::emitPrepare() {
   // The user's name (ir/LoopNames.h): --profile rows and run-time errors.
   llvm::Value *name = cgm.string(ir::userLoopName(loop.kernel->name));
   llvm::Value *nargs = i32(int64_t(n));
-  emitCommAvoid(suffix);
   llvm::Value *handle =
       loop.block
           ? b.CreateCall(cgm.rt.loopPrepareBlock,
@@ -308,76 +246,6 @@ llvm::Value *LoopEmitter::emitPrepare() {
   b.CreateCall(cgm.rt.loopSetLocation,
                {handle, cgm.string(cgm.location(loop.range))});
   return handle;
-}
-
-// Communication avoidance (passes/CommAvoid.cpp): the chain's grouped
-// halo exchange before its first loop, and the loop's extension beyond the
-// rank's points, both in constant tables (the dat handles stored at run
-// time, as in the argument table).
-void LoopEmitter::emitCommAvoid(const std::string &suffix) {
-  auto constant = [&](llvm::Constant *init, const std::string &what) {
-    return new llvm::GlobalVariable(cgm.module, init->getType(), true,
-                                    llvm::GlobalValue::InternalLinkage, init,
-                                    what + "." + suffix);
-  };
-  auto i64s = [&](const std::vector<int64_t> &v) {
-    std::vector<llvm::Constant *> c;
-    for (int64_t x : v)
-      c.push_back(llvm::ConstantInt::get(cgm.i64Ty, uint64_t(x), true));
-    return llvm::ConstantArray::get(llvm::ArrayType::get(cgm.i64Ty, v.size()),
-                                    c);
-  };
-  auto i32 = [&](int64_t v) {
-    return llvm::ConstantInt::get(cgm.i32Ty, uint64_t(v), true);
-  };
-  llvm::Constant *null = llvm::ConstantPointerNull::get(cgm.ptrTy);
-  if (loop.haloGroup) {
-    const HaloGroup &g = *loop.haloGroup;
-    const size_t n = g.dats.size();
-    auto *datsTy = llvm::ArrayType::get(cgm.ptrTy, std::max<size_t>(n, 1));
-    auto *dats = new llvm::GlobalVariable(
-        cgm.module, datsTy, false, llvm::GlobalValue::InternalLinkage,
-        llvm::ConstantAggregateZero::get(datsTy), "opd_group_dats." + suffix);
-    std::vector<int64_t> depth;
-    for (size_t i = 0; i < n; ++i) {
-      b.CreateStore(b.CreateLoad(cgm.ptrTy, cgm.handle(g.dats[i].dat)),
-                    b.CreateConstInBoundsGEP2_32(datsTy, dats, 0, unsigned(i)));
-      for (int64_t d : g.dats[i].depth)
-        depth.push_back(d);
-    }
-    if (depth.empty())
-      depth.assign(3, 0);
-    // opd_chain_loop {i64 bytes, i64 extension, i32 exchanges, i32 depth,
-    //                 i64 cached}
-    auto *costTy = llvm::StructType::get(
-        cgm.context, {cgm.i64Ty, cgm.i64Ty, cgm.i32Ty, cgm.i32Ty, cgm.i64Ty});
-    std::vector<llvm::Constant *> costs;
-    for (const HaloGroup::LoopCost &c : g.loops)
-      costs.push_back(llvm::ConstantStruct::get(
-          costTy, {llvm::ConstantInt::get(cgm.i64Ty, uint64_t(c.bytes)),
-                   llvm::ConstantInt::get(cgm.i64Ty, uint64_t(c.extension)),
-                   i32(c.exchanges), i32(c.depth),
-                   llvm::ConstantInt::get(cgm.i64Ty, uint64_t(c.cached))}));
-    auto *costsTy = llvm::ArrayType::get(costTy, costs.size());
-    auto *cache = new llvm::GlobalVariable(cgm.module, cgm.ptrTy, false,
-                                           llvm::GlobalValue::InternalLinkage,
-                                           null, "opd_group." + suffix);
-    b.CreateCall(cgm.rt.haloGroup(),
-                 {cache,
-                  cgm.string("chain at " + cgm.location(loop.range)),
-                  i32(g.mode == HaloGroup::Mode::On ? 1 : 0), i32(int64_t(n)),
-                  dats, constant(i64s(depth), "opd_group_depth"),
-                  i32(int64_t(costs.size())),
-                  constant(llvm::ConstantArray::get(costsTy, costs),
-                           "opd_group_costs")});
-  }
-  if (loop.extended()) {
-    std::vector<int64_t> lo(loop.extendLo.begin(), loop.extendLo.end());
-    std::vector<int64_t> hi(loop.extendHi.begin(), loop.extendHi.end());
-    b.CreateCall(cgm.rt.loopExtendNext(),
-                 {constant(i64s(lo), "opd_extend_lo"),
-                  constant(i64s(hi), "opd_extend_hi")});
-  }
 }
 
 void LoopEmitter::emitContext(llvm::Value *loopHandle) {
@@ -432,10 +300,9 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
     b.CreateStore(b.CreateLoad(arrTy, hiArr), field(hiField));
   }
   if (gidField >= 0)
-    b.CreateStore(
-        b.CreateCall(cgm.rt.setGlobalIds,
-                     {b.CreateLoad(cgm.ptrTy, cgm.handle(loop.set))}),
-        field(gidField));
+    b.CreateStore(b.CreateCall(cgm.rt.setGlobalIds,
+                               {b.CreateLoad(cgm.ptrTy, cgm.handle(loop.set))}),
+                  field(gidField));
   partialPtr.assign(loop.args.size(), nullptr);
   if (!anyReduction)
     return;
@@ -462,9 +329,10 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
   llvm::Value *scratch =
       scratchSlot == 0
           ? b.CreateCall(cgm.rt.scratch, {total}, "scratch")
-          : b.CreateCall(cgm.rt.scratchSlot,
-                         {total, llvm::ConstantInt::get(cgm.i32Ty, scratchSlot)},
-                         "scratch");
+          : b.CreateCall(
+                cgm.rt.scratchSlot,
+                {total, llvm::ConstantInt::get(cgm.i32Ty, scratchSlot)},
+                "scratch");
   for (unsigned i = 0; i < loop.args.size(); ++i) {
     const AccessDescriptor &a = loop.args[i];
     if (fields[i].partials < 0)
@@ -476,9 +344,9 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
       // Empty exact accumulators are zero words.
       b.CreateMemSet(
           p, llvm::ConstantInt::get(cgm.i8Ty, 0),
-          b.CreateMul(chunks, llvm::ConstantInt::get(
-                                  cgm.i64Ty, uint64_t(8 * runtimeXsumWords()) *
-                                                 a.dim)),
+          b.CreateMul(chunks,
+                      llvm::ConstantInt::get(
+                          cgm.i64Ty, uint64_t(8 * runtimeXsumWords()) * a.dim)),
           llvm::MaybeAlign(8));
       continue;
     }
@@ -605,9 +473,7 @@ LoopEmitter::Prepared LoopEmitter::emitBeforeRun() {
   KernelInterface kernel = emitLoopKernel(cgm, loop, id, group);
   llvm::Function *body = emitBody(kernel, group);
 
-  emitRanges();
-  if (loop.block)
-    emitHaloChecks();
+  emitStart();
   llvm::Value *handle = emitPrepare();
   emitContext(handle);
   // The scalar body's question comes first: while the runtime times it,
@@ -633,10 +499,12 @@ LoopEmitter::Prepared LoopEmitter::emitBeforeRun() {
     // runtime's barrier and any later loop's reads).
     for (llvm::BasicBlock &bb : *nt)
       if (auto *ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator()))
-        new llvm::FenceInst(cgm.context, llvm::AtomicOrdering::SequentiallyConsistent,
+        new llvm::FenceInst(cgm.context,
+                            llvm::AtomicOrdering::SequentiallyConsistent,
                             llvm::SyncScope::System, ret->getIterator());
-    llvm::Value *big = b.CreateICmpNE(b.CreateCall(cgm.rt.loopStreams, {handle}),
-                                      llvm::ConstantInt::get(cgm.i32Ty, 0));
+    llvm::Value *big =
+        b.CreateICmpNE(b.CreateCall(cgm.rt.loopStreams, {handle}),
+                       llvm::ConstantInt::get(cgm.i32Ty, 0));
     run = b.CreateSelect(big, nt, body, "body");
   }
   if (scalarOn)
@@ -673,15 +541,15 @@ void emitSkewedLoops(FunctionEmitter &host, const ParLoopStmt *const *first,
                   b.CreateConstInBoundsGEP2_32(ptrsTy, handles, 0, k));
     b.CreateStore(runs[k].body,
                   b.CreateConstInBoundsGEP2_32(ptrsTy, bodies, 0, k));
-    b.CreateStore(runs[k].ctx, b.CreateConstInBoundsGEP2_32(ptrsTy, ctxs, 0, k));
+    b.CreateStore(runs[k].ctx,
+                  b.CreateConstInBoundsGEP2_32(ptrsTy, ctxs, 0, k));
   }
   auto *schedTy = llvm::ArrayType::get(cgm.i64Ty, schedule.size());
   auto *sched = new llvm::GlobalVariable(
       cgm.module, schedTy, true, llvm::GlobalValue::InternalLinkage,
       llvm::ConstantArray::get(schedTy, schedule), "opd_skew");
-  b.CreateCall(cgm.rt.skewRun(),
-               {llvm::ConstantInt::get(cgm.i32Ty, n), handles, bodies, ctxs,
-                sched});
+  b.CreateCall(cgm.rt.skewRun(), {llvm::ConstantInt::get(cgm.i32Ty, n), handles,
+                                  bodies, ctxs, sched});
   for (auto &l : loops)
     l->emitAfterRun();
 }

@@ -1,0 +1,147 @@
+// HostLoweringTest.cpp - The host-program form: one protocol for every
+// backend (codegen/common/HostLowering.cpp). The tape and checkpoint
+// protocols are written once; the only differences between a CPU and a
+// CUDA lowering are the ones HostTraits names (copies instead of storage
+// handed over, residency operations).
+// SPDX-License-Identifier: Apache-2.0
+#include "codegen/common/HostProgram.h"
+
+#include "ir/IR.h"
+#include "support/Diagnostics.h"
+#include "support/SourceManager.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+using namespace opdc;
+
+namespace {
+
+struct Fixture {
+  ir::Dat u, v;
+  ir::Function fn;
+  SourceManager sm;
+  std::string messages;
+  llvm::raw_string_ostream os{messages};
+  DiagnosticEngine diags{sm, os};
+
+  Fixture() {
+    u.name = "u";
+    v.name = "v";
+    fn.kind = ir::FunctionKind::Main;
+    fn.vars.push_back({"t", Type::scalarOf(ScalarKind::I32), true, {}});
+    fn.vars.push_back({"e", Type::arrayOf(ScalarKind::F64, 2), true, {}});
+  }
+
+  std::string lower(const ir::Stmt &s, bool deviceCopies) {
+    host::Program p;
+    EXPECT_TRUE(
+        host::lowerHostStmt(fn, s, host::HostTraits{deviceCopies}, diags, p));
+    return host::dump(p);
+  }
+};
+
+ir::ExprPtr i64(int64_t v) {
+  return std::make_unique<ir::ConstantExpr>(
+      ConstValue::ofInt(ScalarKind::I64, v));
+}
+
+} // namespace
+
+TEST(HostLowering, TapePushAndPopInReverse) {
+  Fixture f;
+  ir::TapeStmt push(true, {&f.u, &f.v}, {0, 1});
+  push.overwritten = {true, false};
+  EXPECT_EQ(f.lower(push, false), "need-host u\n"
+                                  "opd_tape_push_dat_overwritten(u)\n"
+                                  "need-host v\n"
+                                  "opd_tape_push_dat(v)\n"
+                                  "opd_tape_push_value(bits(var0[0]))\n"
+                                  "opd_tape_push_value(bits(var1[0]))\n"
+                                  "opd_tape_push_value(bits(var1[1]))\n");
+  // Device copies are keyed by host storage: no storage changes hands.
+  EXPECT_EQ(f.lower(push, true), "need-host u\n"
+                                 "opd_tape_push_dat(u)\n"
+                                 "need-host v\n"
+                                 "opd_tape_push_dat(v)\n"
+                                 "opd_tape_push_value(bits(var0[0]))\n"
+                                 "opd_tape_push_value(bits(var1[0]))\n"
+                                 "opd_tape_push_value(bits(var1[1]))\n");
+  ir::TapeStmt pop(false, {&f.u, &f.v}, {0, 1});
+  EXPECT_EQ(f.lower(pop, false), "%bits = opd_tape_pop_value()\n"
+                                 "var1[1] = from_bits(%bits)\n"
+                                 "%bits = opd_tape_pop_value()\n"
+                                 "var1[0] = from_bits(%bits)\n"
+                                 "%bits = opd_tape_pop_value()\n"
+                                 "var0[0] = from_bits(%bits)\n"
+                                 "opd_tape_pop_dat(v)\n"
+                                 "host-wrote v\n"
+                                 "opd_tape_pop_dat(u)\n"
+                                 "host-wrote u\n");
+  std::string cuda = f.lower(pop, true);
+  EXPECT_NE(cuda.find("opd_tape_pop_dat_copy(v)\nhost-wrote v\n"),
+            std::string::npos)
+      << cuda;
+}
+
+TEST(HostLowering, CheckpointForwardAndReverse) {
+  Fixture f;
+  ir::CheckpointStmt fwd(false);
+  fwd.slot = 0;
+  fwd.lo = i64(0);
+  fwd.hi = i64(10);
+  fwd.dats = {&f.u};
+  fwd.vars = {1};
+  EXPECT_EQ(f.lower(fwd, false),
+            "%ckpt.lo[0] = expr:i64\n"
+            "%ckpt.hi[0] = expr:i64\n"
+            "opd_ckpt_begin(%ckpt.lo, %ckpt.hi - %ckpt.lo, i64 0, [u], i32 1, "
+            "i32 2)\n"
+            "for %ckpt.step in %ckpt.lo .. %ckpt.hi {\n"
+            "  var0 = %ckpt.step\n"
+            "  %ckpt.slot = opd_ckpt_forward(%ckpt.step)\n"
+            "  if %ckpt.slot >= i32 0 {\n"
+            "    need-host u\n"
+            "    %ckpt.vals[0] = bits(var1[0])\n"
+            "    %ckpt.vals[1] = bits(var1[1])\n"
+            "    opd_ckpt_save(%ckpt.slot, &%ckpt.vals)\n"
+            "  }\n"
+            "  if %ckpt.slot == i32 -2 {\n"
+            "    run 0 statements\n"
+            "  } else {\n"
+            "    run 0 statements\n"
+            "  }\n"
+            "}\n");
+  ir::CheckpointStmt rev(true);
+  rev.slot = 0;
+  rev.dats = {&f.u};
+  rev.vars = {1};
+  std::string cpu = f.lower(rev, false), cuda = f.lower(rev, true);
+  EXPECT_NE(cpu.find("case 3:\n"
+                     "  opd_ckpt_restore(%ckpt.slot, &%ckpt.vals)\n"
+                     "  host-wrote u\n"
+                     "  var1[0] = from_bits(%ckpt.vals[0])\n"
+                     "  var1[1] = from_bits(%ckpt.vals[1])\n"),
+            std::string::npos)
+      << cpu;
+  EXPECT_NE(cpu.find("}\nopd_ckpt_end()\n"), std::string::npos) << cpu;
+  // The one difference between the backends' protocols.
+  std::string same = cuda;
+  size_t at = same.find("opd_ckpt_restore_copy");
+  ASSERT_NE(at, std::string::npos) << cuda;
+  same.replace(at, std::string("opd_ckpt_restore_copy").size(),
+               "opd_ckpt_restore");
+  EXPECT_EQ(same, cpu);
+}
+
+TEST(HostLowering, UnexpandedStatementsNameTheirPass) {
+  Fixture f;
+  ir::SolveStmt cg;
+  cg.solver = ir::SolverKind::CG;
+  host::Program p;
+  EXPECT_FALSE(host::lowerHostStmt(f.fn, cg, {}, f.diags, p));
+  EXPECT_NE(f.messages.find("'solve cg' needs the 'expand-cg' pass"),
+            std::string::npos)
+      << f.messages;
+}
