@@ -107,7 +107,7 @@ TEST(HostLowering, CheckpointForwardAndReverse) {
             "    %ckpt.vals[1] = bits(var1[1])\n"
             "    opd_ckpt_save(%ckpt.slot, &%ckpt.vals)\n"
             "  }\n"
-            "  if %ckpt.slot == i32 -2 {\n"
+            "  if %ckpt.slot != i32 -2 {\n"
             "    run 0 statements\n"
             "  } else {\n"
             "    run 0 statements\n"

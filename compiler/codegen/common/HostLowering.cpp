@@ -131,8 +131,13 @@ void Lowering::print(const PrintStmt &s, std::vector<Op> &ops) {
   if (s.formatted) {
     // `fail` ends the program on every rank, warnings go to stderr.
     std::vector<Operand> args{Operand::str(s.format)};
+    // C's default argument promotions: bool to int, float to double.
     for (const auto &a : s.args)
-      args.push_back(Operand::ir(*a, Operand::Conv::Promote));
+      args.push_back(Operand::ir(
+          *a, a->type.isBool() ? Operand::Conv::ToI32
+              : a->type.isScalar() && a->type.scalar == ScalarKind::F32
+                  ? Operand::Conv::ToF64
+                  : Operand::Conv::None));
     ops.push_back(call(s.to == PrintTo::Error     ? "opd_rt_fail_allf"
                        : s.to == PrintTo::Warning ? "opd_rt_warnf"
                                                   : "opd_rt_printf",
@@ -281,9 +286,9 @@ void Lowering::checkpointForward(const CheckpointStmt &s,
   loop.then.push_back(ifThen(Operand::read(slot), Pred::Ge, Operand::i32(0),
                              save(s, vals, Operand::read(slot))));
   // OPD_CKPT_TAPE: the step goes on the tape (snapshots >= steps).
-  loop.then.push_back(ifThen(Operand::read(slot), Pred::Eq,
-                             Operand::i32(OPD_CKPT_TAPE), {run(s.tapedBody)},
-                             {run(s.body)}));
+  loop.then.push_back(ifThen(Operand::read(slot), Pred::Ne,
+                             Operand::i32(OPD_CKPT_TAPE), {run(s.body)},
+                             {run(s.tapedBody)}));
   ops.push_back(std::move(loop));
 }
 

@@ -69,7 +69,7 @@ struct Operand {
     None,    ///< as it is (strings, floats)
     ToI64,   ///< integers sign-extended, bool zero-extended, to int64_t
     ToI32,   ///< to int32_t (bool zero-extended)
-    Promote, ///< a C variadic argument: bool to int, float to double
+    ToF64,   ///< a float widened to double (C variadic arguments)
   };
   Kind kind = Kind::Int;
   Ty ty = Ty::I64;

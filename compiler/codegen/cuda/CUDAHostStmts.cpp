@@ -76,7 +76,6 @@ struct CUDAFunctionWriter::HostPrinter {
 
   std::string convert(const ir::Expr &x, host::Operand::Conv c) {
     std::string v = w.expr(x);
-    const Type &t = x.type;
     using C = host::Operand::Conv;
     switch (c) {
     case C::None:
@@ -85,12 +84,8 @@ struct CUDAFunctionWriter::HostPrinter {
       return "int64_t(" + v + ")";
     case C::ToI32:
       return "int32_t(" + v + ")";
-    case C::Promote:
-      if (t.isBool())
-        return "int(" + v + ")";
-      if (t.isScalar() && t.scalar == ScalarKind::F32)
-        return "double(" + v + ")";
-      return v;
+    case C::ToF64:
+      return "double(" + v + ")";
     }
     OPDC_UNREACHABLE("unknown conversion");
   }

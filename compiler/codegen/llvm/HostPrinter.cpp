@@ -76,12 +76,8 @@ struct ProgramPrinter {
       llvm::Type *to = c == C::ToI64 ? cgm.i64Ty : cgm.i32Ty;
       return t.isBool() ? b.CreateZExt(v, to) : b.CreateSExtOrTrunc(v, to);
     }
-    case C::Promote:
-      if (t.isBool())
-        return b.CreateZExt(v, cgm.i32Ty);
-      if (t.isScalar() && t.scalar == ScalarKind::F32)
-        return b.CreateFPExt(v, llvm::Type::getDoubleTy(cgm.context));
-      return v;
+    case C::ToF64:
+      return b.CreateFPExt(v, llvm::Type::getDoubleTy(cgm.context));
     }
     OPDC_UNREACHABLE("unknown conversion");
   }
