@@ -239,6 +239,7 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
   default:
     break;
   }
+  mergeIdenticalFunctions(module);
   if (optLevel > 0)
     lightenHostCode(module, fam);
   llvm::ModulePassManager mpm = optLevel == 0
