@@ -190,7 +190,9 @@ void VectorizationRemarks::report(const llvm::Module &module, unsigned optLevel,
     }
   for (auto [fn, md] : tagged) {
     const llvm::Function &f = *fn;
-    if (md->getNumOperands() != 4)
+    // A streaming-store variant runs its twin's loops (StreamTwins.cpp):
+    // the twin speaks for both.
+    if (md->getNumOperands() != 4 || f.hasFnAttribute(StreamFnAttr))
       continue;
     auto num = [&](unsigned i) -> unsigned {
       auto *c =
