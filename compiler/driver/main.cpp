@@ -297,7 +297,7 @@ int generate(const DriverOptions &opts, const ir::Program &program,
   }
   // The program's object in parts compiled in parallel (Target.cpp).
   std::vector<std::string> objects;
-  unsigned parts = codeGenThreads(*module, cg);
+  unsigned parts = codeGenThreads(*module);
   for (unsigned i = 0; i < parts; ++i)
     objects.push_back(
         tmp.file(stem + (parts > 1 ? "." + std::to_string(i) : "") + ".o"));

@@ -142,16 +142,13 @@ private:
 bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &tm,
                     llvm::raw_pwrite_stream &out, std::string &error);
 
-/// How many objects emitObjectFiles should make of \p module: one per core
-/// (or $OPDC_CODEGEN_THREADS), fewer for a module of few functions, and
-/// one more for the host functions when \p options optimise.
-unsigned codeGenThreads(const llvm::Module &module,
-                        const CPUCodeGenOptions &options);
+/// How many objects emitObjectFiles should make of \p module: the machine's
+/// cores (or $OPDC_CODEGEN_THREADS), fewer for a module of few functions.
+unsigned codeGenThreads(const llvm::Module &module);
 
 /// Splits the optimised \p module into paths.size() parts and writes each
 /// part's object file to its path, the parts compiled in parallel, each with
-/// its own TargetMachine for \p options (Target.cpp; the host functions'
-/// part at CodeGenOptLevel::None). Linked together, the
+/// its own TargetMachine for \p options (Target.cpp). Linked together, the
 /// objects are the program emitObjectFile would have written; \p module is
 /// left with its internal symbols made hidden externals. Returns false with
 /// \p error set when an object cannot be written.

@@ -41,14 +41,6 @@
 // gets the same machine code either way; only its placement in the
 // program differs. Each part goes through bitcode into its own
 // LLVMContext: a context is not thread-safe.
-//
-// Host functions (optnone, above) go to a part of their own, compiled at
-// CodeGenOptLevel::None: an optnone function still gets the greedy
-// register allocator, the live-interval analyses and the register
-// coalescer when its module's level is above None, which made most of
-// the code generation of a derivative program's large `main`. At None it
-// gets the fast register allocator; the runtime calls it makes are the
-// same, and host code is not where a program's time goes.
 #include "codegen/llvm/KernelCodeGen.h"
 #include "codegen/llvm/LLVMCodeGen.h"
 #include "codegen/llvm/StreamTwins.h"
@@ -78,10 +70,8 @@
 #include "llvm/Transforms/Scalar/EarlyCSE.h"
 #include "llvm/Transforms/Scalar/SROA.h"
 #include "llvm/Transforms/Scalar/SimplifyCFG.h"
-#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 
-#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -326,10 +316,7 @@ bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &tm,
   return true;
 }
 
-namespace {
-/// Threads for code generation: the machine's cores or
-/// $OPDC_CODEGEN_THREADS.
-unsigned wantedThreads() {
+unsigned codeGenThreads(const llvm::Module &module) {
   unsigned threads = std::thread::hardware_concurrency();
   if (const char *env = std::getenv("OPDC_CODEGEN_THREADS")) {
     char *end = nullptr;
@@ -337,75 +324,26 @@ unsigned wantedThreads() {
     if (end != env && *end == '\0' && n > 0)
       threads = static_cast<unsigned>(n);
   }
-  return std::clamp(threads, 1u, 16u);
-}
-
-bool isHostDefinition(const llvm::GlobalValue *gv) {
-  auto *f = llvm::dyn_cast<llvm::Function>(gv);
-  return f && !f->isDeclaration() && f->hasFnAttribute(HostFnAttr);
-}
-
-/// Whether the host functions get a part of their own (see the header):
-/// only when the rest is optimised, where the levels differ.
-bool hasHostPart(const llvm::Module &module, const CPUCodeGenOptions &options) {
-  if (options.optLevel == 0)
-    return false;
-  for (const llvm::Function &f : module)
-    if (isHostDefinition(&f))
-      return true;
-  return false;
-}
-} // namespace
-
-unsigned codeGenThreads(const llvm::Module &module,
-                        const CPUCodeGenOptions &options) {
   // Small programs: splitting and the bitcode round trip cost more than
   // they save.
   unsigned defined = 0;
   for (const llvm::Function &f : module)
-    defined += !f.isDeclaration() && !isHostDefinition(&f);
+    defined += !f.isDeclaration();
   constexpr unsigned FunctionsPerThread = 8;
-  unsigned parts = std::clamp(
-      std::min(wantedThreads(), defined / FunctionsPerThread), 1u, 16u);
-  return parts + (hasHostPart(module, options) ? 1 : 0);
+  threads = std::min(threads, defined / FunctionsPerThread);
+  return std::clamp(threads, 1u, 16u);
 }
 
 bool emitObjectFiles(llvm::Module &module, const CPUCodeGenOptions &options,
                      const std::vector<std::string> &paths,
                      std::string &error) {
-  struct Part {
-    llvm::SmallString<0> bitcode;
-    bool host = false;
-  };
-  std::vector<Part> parts;
-  unsigned bodyParts = static_cast<unsigned>(paths.size());
-  // The host functions into a module of their own, the rest keeping
-  // declarations of them (and the host module declarations of the rest);
-  // internal symbols become hidden externals, as SplitModule makes them.
-  if (bodyParts > 1 && hasHostPart(module, options)) {
-    --bodyParts;
-    for (llvm::GlobalValue &gv : module.global_values())
-      if (gv.hasLocalLinkage()) {
-        gv.setLinkage(llvm::GlobalValue::ExternalLinkage);
-        gv.setVisibility(llvm::GlobalValue::HiddenVisibility);
-      }
-    llvm::ValueToValueMapTy vmap;
-    std::unique_ptr<llvm::Module> host =
-        llvm::CloneModule(module, vmap, isHostDefinition);
-    for (llvm::Function &f : module)
-      if (isHostDefinition(&f))
-        f.deleteBody();
-    parts.emplace_back();
-    parts.back().host = true;
-    llvm::raw_svector_ostream os(parts.back().bitcode);
-    llvm::WriteBitcodeToFile(*host, os);
-  }
-  // The rest split into bitcode buffers, one per part.
+  // Split into bitcode buffers, one per part.
+  std::vector<llvm::SmallString<0>> parts;
   llvm::SplitModule(
-      module, bodyParts,
+      module, static_cast<unsigned>(paths.size()),
       [&](std::unique_ptr<llvm::Module> part) {
         parts.emplace_back();
-        llvm::raw_svector_ostream os(parts.back().bitcode);
+        llvm::raw_svector_ostream os(parts.back());
         llvm::WriteBitcodeToFile(*part, os);
       },
       /*PreserveLocals=*/false);
@@ -414,16 +352,13 @@ bool emitObjectFiles(llvm::Module &module, const CPUCodeGenOptions &options,
             "than asked for";
     return false;
   }
-  CPUCodeGenOptions hostOptions = options;
-  hostOptions.optLevel = 0;
   std::vector<std::string> errors(parts.size());
   auto emitPart = [&](size_t i) {
     llvm::LLVMContext context;
     context.setDiscardValueNames(true);
     auto part = llvm::parseBitcodeFile(
-        llvm::MemoryBufferRef(
-            llvm::StringRef(parts[i].bitcode.data(), parts[i].bitcode.size()),
-            "part"),
+        llvm::MemoryBufferRef(llvm::StringRef(parts[i].data(), parts[i].size()),
+                              "part"),
         context);
     if (!part) {
       errors[i] = "internal compiler error: a split module does not read "
@@ -431,8 +366,7 @@ bool emitObjectFiles(llvm::Module &module, const CPUCodeGenOptions &options,
                   llvm::toString(part.takeError());
       return;
     }
-    auto tm = createCPUTargetMachine(parts[i].host ? hostOptions : options,
-                                     errors[i]);
+    auto tm = createCPUTargetMachine(options, errors[i]);
     if (!tm)
       return;
     std::error_code ec;
@@ -450,19 +384,11 @@ bool emitObjectFiles(llvm::Module &module, const CPUCodeGenOptions &options,
       os.clear_error();
     }
   };
-  // Workers take parts in turn; the host part (first, when there is one)
-  // is the quickest, so a worker that finishes it takes a body part next.
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next++) < parts.size();)
-      emitPart(i);
-  };
   std::vector<std::thread> threads;
-  unsigned workers =
-      std::min<unsigned>(wantedThreads(), static_cast<unsigned>(parts.size()));
-  for (unsigned t = 1; t < workers; ++t)
-    threads.emplace_back(work);
-  work();
+  for (size_t i = 1; i < parts.size(); ++i)
+    threads.emplace_back(emitPart, i);
+  if (!parts.empty())
+    emitPart(0);
   for (std::thread &t : threads)
     t.join();
   for (const std::string &e : errors)
