@@ -26,9 +26,11 @@
 // checks and scalar arithmetic) is most of a derivative program's IR but
 // none of its run time. It gets a light function pipeline (SROA, early CSE,
 // instcombine, simplifycfg) and is then marked optnone, so the default
-// pipeline and the code generator (FastISel, no greedy register
-// allocation) pass over it; kernels inlined into loop bodies get the full
-// pipeline as before. Always-inline fns are still inlined into host code.
+// pipeline passes over it and the code generator selects its instructions
+// with FastISel (its register allocator is still the module level's:
+// compiling host code at level None was measured slower to run, decision
+// 0320); kernels inlined into loop bodies get the full pipeline as before.
+// Always-inline fns are still inlined into host code.
 // docs/decisions/0311 has the measurements.
 //
 // Code generation (instruction selection, register allocation, the
