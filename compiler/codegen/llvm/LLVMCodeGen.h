@@ -95,7 +95,8 @@ generateLLVMModule(const ir::Program &program, llvm::LLVMContext &context,
                    llvm::TargetMachine &tm, const CPUCodeGenOptions &options,
                    DiagnosticEngine &diags);
 
-/// Runs the default per-module pipeline of \p optLevel (0..3) on \p module.
+/// Runs the default per-module pipeline of \p optLevel (0..3) on \p module,
+/// after mergeIdenticalFunctions.
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
                     unsigned optLevel, bool libmvec = false);
 /// Marks non-temporal the stores of body variants with the "opd-stream"
@@ -107,6 +108,14 @@ void markStreamingStores(llvm::Module &module);
 /// loop's kernel name and source location: !{!"kernel", i32 buffer, i32 line,
 /// i32 column}.
 inline constexpr const char *LoopMetadataKind = "opd.loop";
+/// Module metadata listing the loop tags of bodies that
+/// mergeIdenticalFunctions removed: !{ptr @kept_body, !opd.loop tag}.
+inline constexpr const char *MergedLoopMetadataKind = "opd.loop.merged";
+
+/// Keeps one of each set of identical internal kernels and loop bodies and
+/// points the uses of the others at it (MergeBodies.cpp). Returns how many
+/// functions it removed.
+unsigned mergeIdenticalFunctions(llvm::Module &module);
 
 /// -Rpass=vectorize: collects the loop vectoriser's remarks while the module
 /// is optimised (construct before optimizeModule, on the module's context)

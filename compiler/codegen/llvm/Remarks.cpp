@@ -21,9 +21,9 @@
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 
+#include "llvm/IR/Constants.h"
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
-#include "llvm/IR/Constants.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
@@ -170,12 +170,33 @@ void VectorizationRemarks::report(const llvm::Module &module, unsigned optLevel,
     std::string kernel, message;
   };
   std::vector<Site> sites;
-  for (const llvm::Function &f : module) {
-    llvm::MDNode *md = f.getMetadata(LoopMetadataKind);
-    if (!md || md->getNumOperands() != 4)
+  // Each body with its loop's tag; a body that mergeIdenticalFunctions
+  // removed speaks through the one that replaced it.
+  std::vector<std::pair<const llvm::Function *, const llvm::MDNode *>> tagged;
+  for (const llvm::Function &f : module)
+    if (const llvm::MDNode *md = f.getMetadata(LoopMetadataKind))
+      tagged.emplace_back(&f, md);
+  if (const llvm::NamedMDNode *merged =
+          module.getNamedMetadata(MergedLoopMetadataKind))
+    for (const llvm::MDNode *entry : merged->operands()) {
+      auto *f = entry->getNumOperands() == 2
+                    ? llvm::mdconst::dyn_extract_or_null<llvm::Function>(
+                          entry->getOperand(0))
+                    : nullptr;
+      auto *md =
+          f ? llvm::dyn_cast<llvm::MDNode>(entry->getOperand(1)) : nullptr;
+      if (md)
+        tagged.emplace_back(f, md);
+    }
+  for (auto [fn, md] : tagged) {
+    const llvm::Function &f = *fn;
+    // A streaming-store variant runs its twin's loops (StreamTwins.cpp):
+    // the twin speaks for both.
+    if (md->getNumOperands() != 4 || f.hasFnAttribute(StreamFnAttr))
       continue;
     auto num = [&](unsigned i) -> unsigned {
-      auto *c = llvm::mdconst::dyn_extract<llvm::ConstantInt>(md->getOperand(i));
+      auto *c =
+          llvm::mdconst::dyn_extract<llvm::ConstantInt>(md->getOperand(i));
       return c ? unsigned(c->getZExtValue()) : 0;
     };
     auto *name = llvm::dyn_cast<llvm::MDString>(md->getOperand(0));
@@ -194,9 +215,11 @@ void VectorizationRemarks::report(const llvm::Module &module, unsigned optLevel,
     sites.push_back(std::move(s));
   }
   // Source order, as the program reads.
-  std::stable_sort(sites.begin(), sites.end(), [](const Site &a, const Site &b) {
-    return std::tie(a.buffer, a.line, a.col) < std::tie(b.buffer, b.line, b.col);
-  });
+  std::stable_sort(sites.begin(), sites.end(),
+                   [](const Site &a, const Site &b) {
+                     return std::tie(a.buffer, a.line, a.col) <
+                            std::tie(b.buffer, b.line, b.col);
+                   });
   // One remark per loop statement and outcome: the bodies of one source
   // loop (a proc inlined twice, the copies of an unrolled time step) that
   // fared alike say it once.

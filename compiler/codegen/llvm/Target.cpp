@@ -26,9 +26,11 @@
 // checks and scalar arithmetic) is most of a derivative program's IR but
 // none of its run time. It gets a light function pipeline (SROA, early CSE,
 // instcombine, simplifycfg) and is then marked optnone, so the default
-// pipeline and the code generator (FastISel, no greedy register
-// allocation) pass over it; kernels inlined into loop bodies get the full
-// pipeline as before. Always-inline fns are still inlined into host code.
+// pipeline passes over it and the code generator selects its instructions
+// with FastISel (its register allocator is still the module level's:
+// compiling host code at level None was measured slower to run, decision
+// 0320); kernels inlined into loop bodies get the full pipeline as before.
+// Always-inline fns are still inlined into host code.
 // docs/decisions/0311 has the measurements.
 //
 // Code generation (instruction selection, register allocation, the
@@ -43,6 +45,7 @@
 // LLVMContext: a context is not thread-safe.
 #include "codegen/llvm/KernelCodeGen.h"
 #include "codegen/llvm/LLVMCodeGen.h"
+#include "codegen/llvm/StreamTwins.h"
 
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -64,6 +67,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/IPO/ConstantMerge.h"
 #include "llvm/Transforms/InstCombine/InstCombine.h"
 #include "llvm/Transforms/Scalar/EarlyCSE.h"
 #include "llvm/Transforms/Scalar/SROA.h"
@@ -239,12 +243,21 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
   default:
     break;
   }
-  if (optLevel > 0)
+  // Identical constant tables (a kernel's array literals, emitted per
+  // copy of the kernel) first, so that the kernels reading them compare
+  // equal in mergeIdenticalFunctions.
+  llvm::ConstantMergePass().run(module, mam);
+  mergeIdenticalFunctions(module);
+  std::vector<StreamTwin> twins;
+  if (optLevel > 0) {
     lightenHostCode(module, fam);
+    twins = deferStreamingTwins(module);
+  }
   llvm::ModulePassManager mpm = optLevel == 0
                                     ? pb.buildO0DefaultPipeline(level)
                                     : pb.buildPerModuleDefaultPipeline(level);
   mpm.run(module, mam);
+  restoreStreamingTwins(twins);
   markStreamingStores(module);
 }
 

@@ -301,8 +301,8 @@ std::string Fuser::whyNotFusable(const LoopChain &c, unsigned l) {
 }
 
 std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
-                              const std::vector<unsigned> &group,
-                              unsigned next) {
+                              const std::vector<unsigned> &group, unsigned next,
+                              bool explain) {
   const ParLoopStmt &b = *c.loops[next];
   std::string bName = quoted(b.kernel->name);
   // 2. The same iteration space.
@@ -319,6 +319,8 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
     else
       same = spaceA == spaceB;
   }
+  if (!same && !explain)
+    return "different iteration spaces";
   if (!same)
     return shown(*c.loops[group.back()]) + " runs over " +
            spaceText(a0, c.access[group.front()], &host) + " and " + bName +
@@ -499,7 +501,7 @@ std::vector<Fuser::Unit> Fuser::elementUnits(const Function &host,
       group.push_back(l);
       continue;
     }
-    why = whyNotJoin(host, c, group, l);
+    why = whyNotJoin(host, c, group, l, ctx.diags.remarksEnabled(MissedName));
     if (why.empty()) {
       group.push_back(l);
       continue;

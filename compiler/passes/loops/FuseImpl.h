@@ -88,9 +88,13 @@ private:
   /// Why loop \p l cannot be fused with anything; empty when it can.
   std::string whyNotFusable(const LoopChain &c, unsigned l);
   /// Why loop \p next cannot join the group of loops \p group of chain
-  /// \p c; empty when it can.
+  /// \p c; empty when it can. Without \p explain, the reason is only
+  /// non-empty: the iteration spaces are not printed with the host's
+  /// names, which costs the size of the host per call (reorderForFusion
+  /// asks about every pair of loops).
   std::string whyNotJoin(const Function &host, const LoopChain &c,
-                         const std::vector<unsigned> &group, unsigned next);
+                         const std::vector<unsigned> &group, unsigned next,
+                         bool explain = true);
   void fuseBody(Function &host, Body &body);
   /// Moves loops of chain \p c (in \p body) so that loops that could be
   /// fused at the same point but have others between them become

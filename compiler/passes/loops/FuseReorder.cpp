@@ -142,12 +142,12 @@ bool Fuser::reorderForFusion(const Function &host, Body &body,
   for (size_t i = 0; i + 2 < n; ++i) {
     const unsigned L = order[i];
     if (!whyNotFusable(c, L).empty() ||
-        whyNotJoin(host, c, {L}, order[i + 1]).empty())
+        whyNotJoin(host, c, {L}, order[i + 1], /*explain=*/false).empty())
       continue; // not fusable, or its neighbour already joins it
     for (size_t j = i + 2; j < n; ++j) {
       const unsigned M = order[j];
       if (!whyNotFusable(c, M).empty() || !shareDat(c, {L}, {M}) ||
-          !whyNotJoin(host, c, {L}, M).empty())
+          !whyNotJoin(host, c, {L}, M, /*explain=*/false).empty())
         continue;
       // The loops between go before L (they commute with L and with those
       // going after M that they pass) or after M (they commute with M).
