@@ -15,7 +15,9 @@
 # issue's figure) and heat3d_bench.opd (256^3, 100 steps): the transposed
 # stencil, under the default memory budget (binomial checkpoints); and
 # adi_bench.opd (2048^2, 20 ADI steps): derivatives through tridiagonal
-# solves.
+# solves; then Poisson and heat3d again with --field=true (the gradient with
+# respect to the field only, whose reverse steps adjoint-linear blocks in
+# time).
 # With --airfoil it also runs examples/airfoil/airfoil_shape.opd on OP2's
 # 720k-cell mesh (generated here), 100 steps, with 10 snapshots and with
 # 100 (one a step), and where the memory is there with no count and a
@@ -76,6 +78,15 @@ if ((structured)); then
     echo "== heat3d 256^3, 100 steps, $t thread(s)"
     ./heat3d_bench --n=256 --steps=100 --threads="$t" --profile >"heat3d-$t.txt"
     grep -E "^(heat3d|primal|tangent|adjoint)" "heat3d-$t.txt"
+    # The gradient with respect to the field only: the reverse steps read
+    # no state, and adjoint-linear runs them as a plain loop, blocked in
+    # time like the primal.
+    for b in poisson heat3d; do
+      echo "== $b, the gradient with respect to the field only, $t thread(s)"
+      if [[ $b == poisson ]]; then a=(--nx=4096 --ny=4096 --sweeps=100); else a=(--n=256 --steps=100); fi
+      ./${b}_bench "${a[@]}" --field=true --threads="$t" --profile >"$b-field-$t.txt"
+      grep -E "^($b|primal|tangent|adjoint)" "$b-field-$t.txt"
+    done
     echo "== adi 2048^2, 20 steps, $t thread(s)"
     ./adi_bench --n=2048 --steps=20 --threads="$t" --profile >"adi-$t.txt"
     grep -E "^(adi|primal|tangent|adjoint)" "adi-$t.txt"

@@ -7,6 +7,7 @@
 #include "passes/PassPipeline.h"
 
 #include "passes/deriv/Adjoint.h"
+#include "passes/deriv/AdjointLinear.h"
 #include "passes/deriv/AdjointTape.h"
 #include "passes/deriv/AdjointZeros.h"
 #include "passes/deriv/Tangent.h"
@@ -80,6 +81,11 @@ const std::vector<Registered> &registry() {
       {{"kernel-dce",
         "drop dead kernel statements and the read arguments nothing reads",
         eliminateDeadKernelCode},
+       always},
+      {{"adjoint-linear",
+        "reverse checkpointed time loops whose reverse steps read none of "
+        "their state as plain loops (no snapshots; blocked in time later)",
+        lowerLinearSteps},
        always},
       {{"adjoint-tape",
         "tape only the values the reverse sweep reads (drop dead restores)",

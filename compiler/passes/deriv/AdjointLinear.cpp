@@ -1,0 +1,372 @@
+// AdjointLinear.cpp - Checkpointed time loops whose reverse steps read
+// no primal state, as a plain loop forward and a plain loop backward, so
+// that the reverse sweep is blocked in time as the primal is.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The adjoint pass turns each top-level time loop of the differentiated
+// proc into a pair of checkpoint statements (ir::CheckpointStmt): forward,
+// the steps with snapshots of the step's state (its dats and host
+// variables) taken where the binomial plan says; reverse, for every step
+// from the last to the first, the state before the step restored (a
+// snapshot, re-runs of earlier steps, or the tape) and the reverse body
+// run: the step's forward sweep with tape, then its adjoint. The runtime
+// drives both (lib/exec/Adjoint.cpp), one step of the checkpointed loop at
+// a time, so the reverse sweep cannot be skewed over several steps.
+//
+// Where the step is linear in its state with coefficients that do not
+// depend on it (a Jacobi or explicit heat step, differentiated with respect
+// to its initial field or source term; not with respect to a coefficient,
+// whose adjoint sums the adjoint times the state), the adjoint statements
+// of the reverse body read no value of the state: the restores, the
+// snapshots and the re-runs serve nothing. This pass then lowers the pair
+// to
+//
+//   let lo = LO; let hi = HI
+//   tape push (state dats; state vars)       // a pair of its own
+//   for k in lo..hi { %i = k; body }         // the forward steps, plain
+//   ...                                      // what lay between
+//   for j in 0..hi - lo {                    // the reverse steps, plain
+//     %i = hi - 1 - j; reverse body less its primal statements
+//   }
+//   tape pop (state dats; state vars)
+//
+// and the unroll-more-steps and fuse passes then run several reverse steps
+// a skewed sweep, as they do the forward steps (the reversed loop's
+// variable is named NAME.rev.pair when the step is a pair unroll-steps
+// made, so that it counts as one). The push and pop leave the state after
+// the reverse loop as the checkpointed reversal left it (the state before
+// the loop); adjoint-tape, which runs next, drops the dats nothing reads
+// after the pop.
+//
+// What is checked, for the pair (the forward statement and the reverse
+// statement of the same variable that closes it, in one body; plans are a
+// stack); S are the state dats and V the state variables but %i (the
+// checkpoint's lists: every dat and host variable the step writes):
+//   1. the reverse body holds only loops, swaps, tape statements and host
+//      declarations and assignments (no branch, inner loop, solve or call
+//      statement);
+//   2. each loop of it either writes only dats of S (out, inout or inc;
+//      no reduction, no map argument: a primal re-run, dropped) or touches
+//      no dat of S in any argument (an adjoint statement, kept; one without
+//      any argument is dropped: kernels have no other effect). A loop
+//      that writes a dat of S and anything else, or an adjoint loop that
+//      reads a dat of S, refuses the pair: that is a reverse step reading
+//      the state;
+//   3. each swap exchanges two dats of S (dropped) or two dats outside S
+//      (kept); each tape statement saves or restores only dats of S and
+//      variables of V (dropped: only the state is taped inside a step);
+//   4. in the reverse body's order, every read of a variable of V (in an
+//      expression, a loop's range or argument, a compound or element
+//      assignment, a reduction) comes after a whole assignment to it in
+//      the same body and before any tape pop of it, and its assignments
+//      read only %i, variables outside V and such assigned variables. So
+//      every value of V the kept statements read is computed from %i in
+//      the step itself: the same in the plain loop, where no snapshot or
+//      pop gives V its values from before the step.
+// Legal because, under 1-4, the kept statements of a reverse step read
+// only adjoint dats and variables, dats and variables the step does not
+// write (the same at every step: nothing between the two loops changes
+// them that is not undone before the reverse loop, as for the checkpointed
+// reversal), and values of V computed within the step; they run in the
+// same order for the same steps as the checkpointed reversal ran them. The
+// dropped statements only wrote S and V, which no kept statement reads.
+// So every adjoint value is computed by the same operations in the same
+// order: the results are bitwise the same as the checkpointed adjoint's.
+//
+// Steps whose reverse reads their state (nonlinear steps, or a gradient
+// with respect to a coefficient) stay checkpointed: blocking them in time
+// needs reverse tiles that hold the states of several steps (a taped run of
+// the tile's steps forward, then their reversal in one skewed sweep), which
+// is not built here.
+#include "passes/deriv/AdjointLinear.h"
+
+#include "passes/deriv/DerivUtils.h"
+#include "passes/utils/BodyUtils.h"
+
+#include "ir/IR.h"
+#include "ir/IRExprs.h"
+#include "ir/IRVisitor.h"
+#include "support/Diagnostics.h"
+
+#include "llvm/Support/Casting.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace opdc {
+
+using namespace ir;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
+using llvm::isa;
+
+namespace {
+
+constexpr const char *PassName = "adjoint-linear";
+
+/// The variable slots an expression or statement reads (VarRef anywhere in
+/// it, a reduction's variable, the target of a compound or element
+/// assignment).
+struct Reads : IRVisitor {
+  std::set<unsigned> vars;
+  void visitVarRef(const VarRefExpr &e) override { vars.insert(e.slot); }
+  void visitParLoop(const ParLoopStmt &l) override {
+    IRVisitor::visitParLoop(l);
+    for (const AccessDescriptor &a : l.args)
+      if (a.kind == ArgKind::Reduction)
+        vars.insert(unsigned(a.var));
+  }
+  void visitAssign(const AssignStmt &a) override {
+    // A whole `v = e` reads only e; any other assignment reads its target.
+    if (a.op != AssignOp::Set || !isa<VarRefExpr>(*a.target))
+      visitExpr(*a.target);
+    visitExpr(*a.value);
+  }
+  void visitDecl(const DeclStmt &d) override {
+    if (d.init)
+      visitExpr(*d.init);
+  }
+};
+
+/// The variable a declaration or a whole assignment `v = e` sets, or -1.
+int wholeAssigned(const Stmt &s) {
+  if (const auto *d = dyn_cast<DeclStmt>(&s))
+    return int(d->slot);
+  if (const auto *a = dyn_cast<AssignStmt>(&s))
+    if (a->op == AssignOp::Set)
+      if (const auto *v = dyn_cast<VarRefExpr>(a->target.get()))
+        return int(v->slot);
+  return -1;
+}
+
+struct Pair {
+  CheckpointStmt *fwd, *rev;
+};
+
+/// Checks 1-4 of the file comment on the reverse statement \p c and builds
+/// the reverse loop's body (the kept statements) into \p kept; returns why
+/// not ("" when the pair may be lowered).
+std::string reverseStepBody(const Function &fn, const CheckpointStmt &c,
+                            Body &kept) {
+  const std::set<const Dat *> state(c.dats.begin(), c.dats.end());
+  std::set<unsigned> stateVars(c.vars.begin(), c.vars.end());
+  stateVars.erase(c.slot);
+  auto inState = [&](const Dat *d) { return state.count(d) != 0; };
+  std::set<unsigned> assigned; // variables of V the step has computed
+  for (const StmtPtr &sp : c.reverseBody.stmts) {
+    const Stmt &s = *sp;
+    Reads r;
+    r.visitStmt(s);
+    for (unsigned v : r.vars)
+      if (stateVars.count(v) && !assigned.count(v))
+        return "the reverse step reads '" + fn.vars[v].name +
+               "' from before the step";
+    switch (s.kind) {
+    case StmtKind::ParLoop: {
+      const auto &l = cast<ParLoopStmt>(s);
+      bool writesState = false, writesOther = false, touchesState = false;
+      for (const AccessDescriptor &a : l.args) {
+        if (a.kind == ArgKind::MapDirect)
+          return "a loop of the reverse step fills a map";
+        bool st = a.usesDat() && inState(a.dat);
+        touchesState = touchesState || st;
+        if (a.kind == ArgKind::Reduction || (a.usesDat() && modeWrites(a.mode)))
+          (st ? writesState : writesOther) = true;
+      }
+      if (writesState && writesOther)
+        return "loop '" + l.kernel->name +
+               "' writes the step's state and other values";
+      if (writesState)
+        continue; // a re-run of a primal loop
+      if (touchesState)
+        return "the reverse step reads the step's state (loop '" +
+               l.kernel->name + "')";
+      // A loop without arguments (the adjoint of a sum nothing reads, left
+      // so by kernel-dce) has no effect; left in, it would end the skewed
+      // sweep of the steps around it.
+      if (!l.args.empty())
+        kept.stmts.push_back(s.clone());
+      continue;
+    }
+    case StmtKind::Swap: {
+      const auto &w = cast<SwapStmt>(s);
+      if (inState(w.a) != inState(w.b))
+        return "a swap exchanges a state dat with another";
+      if (!inState(w.a))
+        kept.stmts.push_back(s.clone());
+      continue;
+    }
+    case StmtKind::Tape: {
+      const auto &t = cast<TapeStmt>(s);
+      if (!std::all_of(t.dats.begin(), t.dats.end(), inState) ||
+          !std::all_of(t.vars.begin(), t.vars.end(),
+                       [&](unsigned v) { return stateVars.count(v) != 0; }))
+        return "the reverse step tapes values beyond its state";
+      if (!t.push)
+        for (unsigned v : t.vars)
+          assigned.erase(v); // a pop gives back the value from before
+      continue;
+    }
+    case StmtKind::Decl:
+    case StmtKind::Assign: {
+      int v = wholeAssigned(s);
+      if (v >= 0 && stateVars.count(unsigned(v)))
+        assigned.insert(unsigned(v));
+      kept.stmts.push_back(s.clone());
+      continue;
+    }
+    default:
+      return "the reverse step holds a statement other than loops, swaps "
+             "and host assignments";
+    }
+  }
+  return "";
+}
+
+ExprPtr ref(unsigned slot, Type t) {
+  return std::make_unique<VarRefExpr>(slot, t);
+}
+ExprPtr sub(ExprPtr a, ExprPtr b) {
+  return std::make_unique<BinaryExpr>(BinaryOp::Sub, std::move(a),
+                                      std::move(b));
+}
+
+/// The reversed loop's variable: NAME.rev, with the checkpoint variable's
+/// .pair suffixes after it (unroll-more-steps counts a sweep's steps from
+/// them).
+std::string reverseName(std::string name) {
+  std::string pairs;
+  while (name.size() > 5 && name.compare(name.size() - 5, 5, ".pair") == 0) {
+    pairs += ".pair";
+    name.resize(name.size() - 5);
+  }
+  return name + ".rev" + pairs;
+}
+
+/// Replaces the pair in \p b (statements at \p fi and \p ri) by the plain
+/// loops, the reverse loop's body being \p revBody.
+void lower(Function &fn, Body &b, size_t fi, size_t ri, Body revBody,
+           unsigned pairId) {
+  auto &cf = cast<CheckpointStmt>(*b.stmts[fi]);
+  auto &cr = cast<CheckpointStmt>(*b.stmts[ri]);
+  const SourceRange at = cf.range;
+  const Var iv = fn.vars[cf.slot]; // a copy: addVar grows fn.vars
+  const Type it = iv.type;
+  const unsigned lo = fn.addVar(iv.name + ".lo", it, false, iv.range);
+  const unsigned hi = fn.addVar(iv.name + ".hi", it, false, iv.range);
+  const unsigned k = fn.addVar(iv.name, it, false, iv.range);
+  const unsigned j = fn.addVar(reverseName(iv.name), it, false, iv.range);
+  std::vector<StmtPtr> fwd;
+  fwd.push_back(std::make_unique<DeclStmt>(lo, std::move(cf.lo), at));
+  fwd.push_back(std::make_unique<DeclStmt>(hi, std::move(cf.hi), at));
+  auto push = std::make_unique<TapeStmt>(true, cf.dats, cf.vars, at);
+  push->pair = pairId;
+  fwd.push_back(std::move(push));
+  Body fb;
+  fb.stmts.push_back(std::make_unique<AssignStmt>(
+      AssignOp::Set, ref(cf.slot, it), ref(k, it)));
+  for (StmtPtr &s : cf.body.stmts)
+    fb.stmts.push_back(std::move(s));
+  fwd.push_back(std::make_unique<ForStmt>(k, ref(lo, it), ref(hi, it),
+                                          std::move(fb), at));
+  std::vector<StmtPtr> rev;
+  Body rb;
+  rb.stmts.push_back(std::make_unique<AssignStmt>(
+      AssignOp::Set, ref(cr.slot, it),
+      sub(sub(ref(hi, it),
+              std::make_unique<ConstantExpr>(ConstValue::ofInt(it.scalar, 1))),
+          ref(j, it))));
+  for (StmtPtr &s : revBody.stmts)
+    rb.stmts.push_back(std::move(s));
+  rev.push_back(std::make_unique<ForStmt>(
+      j, std::make_unique<ConstantExpr>(ConstValue::ofInt(it.scalar, 0)),
+      sub(ref(hi, it), ref(lo, it)), std::move(rb), cr.range));
+  auto pop = std::make_unique<TapeStmt>(false, cr.dats, cr.vars, cr.range);
+  pop->pair = pairId;
+  rev.push_back(std::move(pop));
+  // The reverse statement first: its index stays valid.
+  b.stmts.erase(b.stmts.begin() + std::ptrdiff_t(ri));
+  b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(ri),
+                 std::make_move_iterator(rev.begin()),
+                 std::make_move_iterator(rev.end()));
+  b.stmts.erase(b.stmts.begin() + std::ptrdiff_t(fi));
+  b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(fi),
+                 std::make_move_iterator(fwd.begin()),
+                 std::make_move_iterator(fwd.end()));
+}
+
+/// The highest tape pair number in \p f.
+unsigned maxPair(Function &f) {
+  unsigned m = 0;
+  forEachBody(f.body, [&](Body &b) {
+    for (const StmtPtr &s : b.stmts)
+      if (const auto *t = dyn_cast_or_null<TapeStmt>(s.get()))
+        m = std::max(m, t->pair);
+  });
+  return m;
+}
+
+/// Lowers the pairs of \p b (not of nested bodies) that pass the checks.
+bool lowerIn(Function &fn, Body &b, PassContext &ctx, unsigned &pairs) {
+  bool changed = false;
+  std::set<const CheckpointStmt *> kept; // refused, remarked once
+  // Pairs close last opened first; restart the scan after each lowering
+  // (the statements' indices move).
+  for (bool again = true; again;) {
+    again = false;
+    std::vector<size_t> open;
+    for (size_t i = 0; i < b.stmts.size() && !again; ++i) {
+      auto *c = dyn_cast_or_null<CheckpointStmt>(b.stmts[i].get());
+      if (!c)
+        continue;
+      if (!c->reverse) {
+        if (!c->lo || !c->hi)
+          continue;
+        open.push_back(i);
+        continue;
+      }
+      if (open.empty())
+        break;
+      size_t fi = open.back();
+      open.pop_back();
+      auto &cf = cast<CheckpointStmt>(*b.stmts[fi]);
+      if (cf.slot != c->slot || cf.dats != c->dats || cf.vars != c->vars)
+        break;
+      Body revBody;
+      std::string why = reverseStepBody(fn, *c, revBody);
+      if (!why.empty()) {
+        if (kept.insert(c).second)
+          ctx.diags.remark(cf.range, "time loop kept checkpointed: " + why,
+                           PassName);
+        continue;
+      }
+      ctx.diags.remark(cf.range,
+                       "time loop reversed as a plain loop: its reverse "
+                       "steps read none of its state",
+                       PassName);
+      ctx.stats.add(PassName, "lowered",
+                    "checkpointed time loops reversed as plain loops");
+      lower(fn, b, fi, i, std::move(revBody), ++pairs);
+      changed = again = true;
+    }
+  }
+  return changed;
+}
+
+} // namespace
+
+bool lowerLinearSteps(Program &program, PassContext &ctx) {
+  bool changed = false;
+  for (Function *f : hostFunctions(program)) {
+    unsigned pairs = maxPair(*f);
+    forEachBody(f->body, [&](Body &b) {
+      changed = lowerIn(*f, b, ctx, pairs) || changed;
+    });
+  }
+  return changed;
+}
+
+} // namespace opdc
