@@ -133,11 +133,11 @@ void Lowering::print(const PrintStmt &s, std::vector<Op> &ops) {
     std::vector<Operand> args{Operand::str(s.format)};
     // C's default argument promotions: bool to int, float to double.
     for (const auto &a : s.args)
-      args.push_back(Operand::ir(
-          *a, a->type.isBool() ? Operand::Conv::ToI32
-              : a->type.isScalar() && a->type.scalar == ScalarKind::F32
-                  ? Operand::Conv::ToF64
-                  : Operand::Conv::None));
+      args.push_back(Operand::ir(*a, a->type.isBool() ? Operand::Conv::ToI32
+                                     : a->type.isScalar() &&
+                                             a->type.scalar == ScalarKind::F32
+                                         ? Operand::Conv::ToF64
+                                         : Operand::Conv::None));
     ops.push_back(call(s.to == PrintTo::Error     ? "opd_rt_fail_allf"
                        : s.to == PrintTo::Warning ? "opd_rt_warnf"
                                                   : "opd_rt_printf",

@@ -210,10 +210,10 @@ std::string operand(const Program &p, const Operand &o) {
   case K::Diff:
     return localName(p, o.local) + " - " + localName(p, o.other);
   case K::Expr:
-    return std::string("expr") + (o.conv == Operand::Conv::ToI64     ? ":i64"
-                                  : o.conv == Operand::Conv::ToI32   ? ":i32"
+    return std::string("expr") + (o.conv == Operand::Conv::ToI64   ? ":i64"
+                                  : o.conv == Operand::Conv::ToI32 ? ":i32"
                                   : o.conv == Operand::Conv::ToF64 ? ":f64"
-                                                                     : "");
+                                                                   : "");
   case K::VarBits:
     return "bits(var" + std::to_string(o.var) + "[" + std::to_string(o.value) +
            "])";

@@ -66,10 +66,10 @@ struct Operand {
   };
   /// Conversions of an IR expression's value.
   enum class Conv : uint8_t {
-    None,    ///< as it is (strings, floats)
-    ToI64,   ///< integers sign-extended, bool zero-extended, to int64_t
-    ToI32,   ///< to int32_t (bool zero-extended)
-    ToF64,   ///< a float widened to double (C variadic arguments)
+    None,  ///< as it is (strings, floats)
+    ToI64, ///< integers sign-extended, bool zero-extended, to int64_t
+    ToI32, ///< to int32_t (bool zero-extended)
+    ToF64, ///< a float widened to double (C variadic arguments)
   };
   Kind kind = Kind::Int;
   Ty ty = Ty::I64;
