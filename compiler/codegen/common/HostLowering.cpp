@@ -251,9 +251,10 @@ std::vector<Op> Lowering::save(const CheckpointStmt &s, int vals,
   if (!traits.deviceCopies)
     overwritten = ir::stateTakes(s.body, s.dats);
   if (!overwritten.empty())
-    ops.push_back(call("opd_ckpt_save_overwritten",
-                       {std::move(slot), Operand::addr(vals),
-                        Operand::byteTable(std::move(overwritten))}));
+    ops.push_back(
+        call("opd_ckpt_save_overwritten",
+             {std::move(slot), Operand::addr(vals),
+              Operand::byteTable("ckpt.overwritten", std::move(overwritten))}));
   else
     ops.push_back(
         call("opd_ckpt_save", {std::move(slot), Operand::addr(vals)}));

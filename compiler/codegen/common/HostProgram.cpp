@@ -41,9 +41,10 @@ Operand Operand::datList(const std::vector<ir::Dat *> &ds) {
   o.dats.assign(ds.begin(), ds.end());
   return o;
 }
-Operand Operand::byteTable(std::vector<uint8_t> b) {
+Operand Operand::byteTable(std::string hint, std::vector<uint8_t> b) {
   Operand o = null();
   o.kind = Kind::Bytes;
+  o.text = std::move(hint);
   o.bytes = std::move(b);
   return o;
 }

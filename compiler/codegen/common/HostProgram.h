@@ -51,7 +51,7 @@ struct Operand {
     Null,      ///< a null pointer
     Handle,    ///< the handle of dat `dat`
     Dats,      ///< an array of the handles of `dats`; a null pointer if empty
-    Bytes,     ///< a constant array of the bytes `bytes`
+    Bytes,     ///< a constant array of the bytes `bytes` (`text`: a name hint)
     Local,     ///< the value of scalar local `local`
     LocalAt,   ///< element `value` of array local `local`
     LocalAddr, ///< the address of local `local` (its first element)
@@ -92,7 +92,7 @@ struct Operand {
   static Operand null();
   static Operand handle(const ir::Dat *d);
   static Operand datList(const std::vector<ir::Dat *> &ds);
-  static Operand byteTable(std::vector<uint8_t> b);
+  static Operand byteTable(std::string hint, std::vector<uint8_t> b);
   static Operand read(int l);
   static Operand at(int l, int64_t index);
   static Operand addr(int l);

@@ -58,7 +58,6 @@ void lowerRange(const ParLoopStmt &loop, const LoopAccess &access,
 void lowerHaloChecks(const ParLoopStmt &loop, const LoopAccess &access,
                      unsigned dims, const std::string &location, int lo, int hi,
                      Program &p) {
-  int first = p.addLocal(Ty::I64, 0, "first");
   int last = p.addLocal(Ty::I64, 0, "last");
   for (unsigned i = 0; i < loop.args.size(); ++i) {
     const AccessDescriptor &a = loop.args[i];
@@ -75,8 +74,8 @@ void lowerHaloChecks(const ParLoopStmt &loop, const LoopAccess &access,
         return d < v.size() ? v[d] : 0;
       };
       // Valid indices: [first, last]; the loop reaches [lo + mn, hi - 1 + mx].
+      const Operand first = Operand::i64(at(dat->base) - at(dat->haloMinus));
       std::vector<Op> check{
-          store(first, 0, Operand::i64(at(dat->base) - at(dat->haloMinus))),
           call("opd_dat_extent", {Operand::handle(dat), Operand::i32(d)}, last),
           store(last, 0,
                 Operand::plus(Operand::read(last),
@@ -84,12 +83,11 @@ void lowerHaloChecks(const ParLoopStmt &loop, const LoopAccess &access,
       Operand low = Operand::plus(Operand::at(lo, d), acc.lo[d]);
       Operand high = Operand::plus(Operand::at(hi, d), acc.hi[d] - 1);
       auto fail = [&](const Operand &index) {
-        return std::vector<Op>{
-            call("opd_rt_fail_outside",
-                 {Operand::str(what), index, Operand::i32(d),
-                  Operand::read(first), Operand::read(last)})};
+        return std::vector<Op>{call("opd_rt_fail_outside",
+                                    {Operand::str(what), index, Operand::i32(d),
+                                     first, Operand::read(last)})};
       };
-      check.push_back(ifThen(low, Pred::Lt, Operand::read(first), fail(low)));
+      check.push_back(ifThen(low, Pred::Lt, first, fail(low)));
       check.push_back(ifThen(high, Pred::Gt, Operand::read(last), fail(high)));
       p.ops.push_back(ifThen(Operand::at(lo, d), Pred::Lt, Operand::at(hi, d),
                              std::move(check)));

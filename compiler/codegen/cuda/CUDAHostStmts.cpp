@@ -114,7 +114,8 @@ struct CUDAFunctionWriter::HostPrinter {
       return name;
     }
     case K::Bytes: {
-      std::string name = "opd_bytes" + std::to_string(w.temps++), list;
+      std::string name = "opd_" + cudaIdent(o.text) + std::to_string(w.temps++),
+                  list;
       for (uint8_t v : o.bytes)
         list += (list.empty() ? "" : ", ") + std::to_string(v);
       w.line(in, "static const uint8_t " + name + "[] = {" + list + "};");

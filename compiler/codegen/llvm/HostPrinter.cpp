@@ -100,7 +100,7 @@ struct ProgramPrinter {
       auto *init = llvm::ConstantDataArray::get(cgm.context, o.bytes);
       return new llvm::GlobalVariable(cgm.module, init->getType(), true,
                                       llvm::GlobalValue::PrivateLinkage, init,
-                                      "ckpt.overwritten");
+                                      o.text);
     }
     case K::Local:
       return loadLocal(o.local);
