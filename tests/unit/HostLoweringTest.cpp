@@ -6,7 +6,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/common/HostProgram.h"
 
+#include "analysis/LoopAccess.h"
 #include "ir/IR.h"
+#include "ir/IRBuilder.h"
 #include "support/Diagnostics.h"
 #include "support/SourceManager.h"
 
@@ -144,4 +146,120 @@ TEST(HostLowering, UnexpandedStatementsNameTheirPass) {
   EXPECT_NE(f.messages.find("'solve cg' needs the 'expand-cg' pass"),
             std::string::npos)
       << f.messages;
+}
+
+//===----------------------------------------------------------------------===//
+// Loops (codegen/common/LoopLowering.cpp)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Edges to nodes with an increment and two reductions (a sum and a max).
+struct LoopFixture {
+  ir::Program prog;
+  ir::Set *nodes, *edges;
+  ir::Map *pedge;
+  ir::Dat *x, *res;
+  ir::Function *k;
+  std::unique_ptr<ir::ParLoopStmt> loop;
+
+  LoopFixture() {
+    using B = ir::IRBuilder;
+    B b(prog);
+    nodes = b.addSet("nodes", B::i32(100));
+    edges = b.addSet("edges", B::i32(300));
+    pedge = b.addMap("pedge", edges, nodes, 2);
+    x = b.addDat("x", nodes, Type::scalarOf(ScalarKind::F64));
+    res = b.addDat("res", nodes, Type::scalarOf(ScalarKind::F64));
+    k = b.addKernel("flux");
+    loop = B::loopOverSet(k, edges);
+    loop->args.push_back(B::indirect(x, pedge, 0, ir::AccessMode::Read));
+    loop->args.push_back(B::indirect(res, pedge, 1, ir::AccessMode::Inc));
+    loop->args.push_back(
+        B::reduction(0, Type::scalarOf(ScalarKind::F64), ir::AccessMode::Sum));
+    loop->args.push_back(B::reduction(1, Type::arrayOf(ScalarKind::F64, 2),
+                                      ir::AccessMode::Max));
+  }
+
+  std::string lower(const host::LoopTraits &t) {
+    host::Program p;
+    host::LoopProgram lp =
+        host::lowerLoop(*loop, analyzeLoopAccess(*loop), t, p);
+    EXPECT_EQ(lp.loop >= 0, true);
+    EXPECT_EQ(lp.partials[0], -1);
+    EXPECT_GE(lp.partials[2], 0);
+    EXPECT_GE(lp.chunks, 0);
+    return host::dump(p);
+  }
+};
+
+host::LoopTraits traits(std::string name) {
+  host::LoopTraits t;
+  t.location = "f.opd:3:1";
+  t.name = std::move(name);
+  return t;
+}
+
+} // namespace
+
+TEST(LoopLowering, PrepareThenPhaseThenReductionsInOrder) {
+  LoopFixture f;
+  EXPECT_EQ(
+      f.lower(traits("flux")),
+      "%args[0].0 = x\n"
+      "%args[0].1 = pedge\n"
+      "%args[1].0 = res\n"
+      "%args[1].1 = pedge\n"
+      "%l = opd_loop_prepare(&%loop_cache, \"flux\", edges, i32 4, &%args)\n"
+      "opd_loop_set_location(%l, \"f.opd:3:1\")\n"
+      "phase\n"
+      "opd_reduce_local(&var0, i32 4, i32 6, i32 1)\n"
+      "for %slot in i64 0 .. %chunks {\n"
+      "  var0[0] += %partials[%slot * 1 + 0]\n"
+      "}\n"
+      "opd_reduce_global(&var0, i32 4, i32 6, i32 1)\n"
+      "opd_reduce_local(&var1, i32 4, i32 5, i32 2)\n"
+      "for %slot in i64 0 .. %chunks {\n"
+      "  var1[0] max= %partials[%slot * 2 + 0]\n"
+      "  var1[1] max= %partials[%slot * 2 + 1]\n"
+      "}\n"
+      "opd_reduce_global(&var1, i32 4, i32 5, i32 2)\n");
+}
+
+TEST(LoopLowering, ExactSumsRoundOnceAndMaxStaysOrdered) {
+  LoopFixture f;
+  host::LoopTraits t = traits("flux");
+  t.reproSum = true;
+  std::string d = f.lower(t);
+  EXPECT_NE(d.find("phase\n"
+                   "opd_reduce_sum_exact(&var0, i32 4, i32 1, %partials, "
+                   "%chunks)\n"
+                   "opd_reduce_local(&var1"),
+            std::string::npos)
+      << d;
+}
+
+TEST(LoopLowering, BackendsDifferOnlyInWhatTheTraitsSay) {
+  // The CUDA backend names the strategy, asks the runtime whether the
+  // increments are staged, and marks atomic increments; the rest of the
+  // protocol is the CPU's.
+  LoopFixture f;
+  std::string cpu = f.lower(traits("flux"));
+  host::LoopTraits t = traits("flux[colouring]");
+  t.stagedName = "flux[colouring+shared]";
+  t.stagingCall = "opd::staging";
+  std::string cuda = f.lower(t);
+  std::string staged = "%staged = opd::staging()\n"
+                       "if %staged != i32 0 {\n"
+                       "  %name[0] = \"flux[colouring+shared]\"\n"
+                       "} else {\n"
+                       "  %name[0] = \"flux[colouring]\"\n"
+                       "}\n";
+  size_t at = cuda.find(staged);
+  ASSERT_NE(at, std::string::npos) << cuda;
+  cuda.erase(at, staged.size());
+  size_t name = cuda.find("%name");
+  ASSERT_NE(name, std::string::npos);
+  cuda.replace(name, 5, "\"flux\"");
+  EXPECT_EQ(cuda, cpu);
 }

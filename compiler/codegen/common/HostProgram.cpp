@@ -35,6 +35,29 @@ Operand Operand::handle(const ir::Dat *d) {
   o.dat = d;
   return o;
 }
+Operand Operand::enumValue(std::string ctype, int64_t v) {
+  Operand o = i32(v);
+  o.text = std::move(ctype);
+  return o;
+}
+Operand Operand::handle(const ir::Set *s) {
+  Operand o = null();
+  o.kind = Kind::Handle;
+  o.set = s;
+  return o;
+}
+Operand Operand::handle(const ir::Map *m) {
+  Operand o = null();
+  o.kind = Kind::Handle;
+  o.map = m;
+  return o;
+}
+Operand Operand::handle(const ir::Block *b) {
+  Operand o = null();
+  o.kind = Kind::Handle;
+  o.block = b;
+  return o;
+}
 Operand Operand::datList(const std::vector<ir::Dat *> &ds) {
   Operand o = null();
   o.kind = Kind::Dats;
@@ -84,6 +107,12 @@ Operand Operand::varBits(unsigned slot, unsigned element) {
   o.kind = Kind::VarBits;
   o.var = slot;
   o.value = element;
+  return o;
+}
+Operand Operand::varAddr(unsigned slot) {
+  Operand o = null();
+  o.kind = Kind::VarAddr;
+  o.var = slot;
   return o;
 }
 
@@ -173,6 +202,30 @@ Op ifThen(Operand l, Pred p, Operand r, std::vector<Op> then,
   return o;
 }
 
+Op forRange(int local, Operand lo, Operand hi, std::vector<Op> body) {
+  Op o;
+  o.kind = Op::Kind::For;
+  o.local = local;
+  o.args = {std::move(lo), std::move(hi)};
+  o.then = std::move(body);
+  return o;
+}
+
+Op storeField(int table, int64_t row, int field, Operand v) {
+  Op o = store(table, row, std::move(v));
+  o.kind = Op::Kind::StoreField;
+  o.field = field;
+  return o;
+}
+
+std::string handleName(const Operand &o) {
+  return o.dat     ? o.dat->name
+         : o.set   ? o.set->name
+         : o.map   ? o.map->name
+         : o.block ? o.block->name
+                   : "?";
+}
+
 namespace {
 
 std::string localName(const Program &p, int l) {
@@ -189,7 +242,7 @@ std::string operand(const Program &p, const Operand &o) {
   case K::Null:
     return "null";
   case K::Handle:
-    return o.dat->name;
+    return handleName(o);
   case K::Dats: {
     std::string r = "[";
     for (size_t i = 0; i < o.dats.size(); ++i)
@@ -218,6 +271,8 @@ std::string operand(const Program &p, const Operand &o) {
   case K::VarBits:
     return "bits(var" + std::to_string(o.var) + "[" + std::to_string(o.value) +
            "])";
+  case K::VarAddr:
+    return "&var" + std::to_string(o.var);
   case K::Plus:
     return operand(p, o.parts[0]) + " + " + std::to_string(o.value);
   case K::I64s:
@@ -269,6 +324,10 @@ void ops(const Program &p, const std::vector<Op> &os, int in,
       line(localName(p, o.local) + "[" + std::to_string(o.index) +
            "] = " + operand(p, o.args[0]));
       break;
+    case Op::Kind::StoreField:
+      line(localName(p, o.local) + "[" + std::to_string(o.index) + "]." +
+           std::to_string(o.field) + " = " + operand(p, o.args[0]));
+      break;
     case Op::Kind::SetVar:
       line("var" + std::to_string(o.var) + " = " + operand(p, o.args[0]));
       break;
@@ -309,6 +368,18 @@ void ops(const Program &p, const std::vector<Op> &os, int in,
       break;
     case Op::Kind::HostWrote:
       line("host-wrote " + o.dat->name);
+      break;
+    case Op::Kind::Combine:
+      line("var" + std::to_string(o.var) + "[" + std::to_string(o.index) +
+           "] " +
+           std::string(o.mode == ir::AccessMode::Min   ? "min"
+                       : o.mode == ir::AccessMode::Max ? "max"
+                                                       : "+") +
+           "= " + operand(p, o.args[0]) + "[" + operand(p, o.args[1]) + " * " +
+           std::to_string(o.dim) + " + " + std::to_string(o.index) + "]");
+      break;
+    case Op::Kind::Phase:
+      line("phase");
       break;
     }
   }

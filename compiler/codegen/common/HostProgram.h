@@ -9,7 +9,7 @@
 // the two had drifted: the CUDA backend copied tape entries where the CPU
 // handed storage over, and never used the snapshots' overwritten flags.
 // Now lowerHostStmt (HostLowering.cpp) writes the protocol once, as data;
-// a backend's printer (llvm/HostPrinter.cpp, cuda/CUDAHostPrinter.cpp)
+// a backend's printer (llvm/HostPrinter.cpp, cuda/CUDAHostStmts.cpp)
 // turns each operation into IR or C++ and decides nothing. What differs
 // between backends is a fact of the target (HostTraits), asked in one
 // place, and the form says it explicitly: residency operations (the host
@@ -17,9 +17,10 @@
 // without device copies prints as nothing.
 //
 // The form is small on purpose: runtime calls, locals (i64/i32 scalars
-// and i64 arrays), stores, the IR variables' values as 64-bit words, IR
-// expressions and bodies (printed by the backend's own statement
-// emitter), `if`, a counted loop and the checkpoint plan's dispatch loop.
+// and i64 arrays, tables of C structs), stores, the IR variables' values
+// as 64-bit words, IR expressions and bodies (printed by the backend's own
+// statement emitter), `if`, a counted loop, the checkpoint plan's dispatch
+// loop, a reduction's combine, and a loop's Phase (the backend's own part).
 // dump() prints it for tests (tests/unit/HostLoweringTest.cpp).
 #ifndef OPDC_CODEGEN_COMMON_HOSTPROGRAM_H
 #define OPDC_CODEGEN_COMMON_HOSTPROGRAM_H
@@ -46,10 +47,12 @@ enum class Ty : uint8_t { I32, I64, W64, Ptr };
 /// A value passed to a runtime call or stored.
 struct Operand {
   enum class Kind : uint8_t {
-    Int,       ///< `value` as `ty` (I32 or I64)
+    /// `value` as `ty` (I32 or I64); `text`, when not empty, names the C
+    /// enum type of the parameter it is passed to (opd_scalar, opd_access)
+    Int,
     Str,       ///< the string constant `text`
     Null,      ///< a null pointer
-    Handle,    ///< the handle of dat `dat`
+    Handle,    ///< the handle of `dat`, `set`, `map` or `block` (one is set)
     Dats,      ///< an array of the handles of `dats`; a null pointer if empty
     Bytes,     ///< a constant array of the bytes `bytes` (`text`: a name hint)
     Local,     ///< the value of scalar local `local`
@@ -58,10 +61,12 @@ struct Operand {
     Diff,      ///< local `local` minus local `other` (I64)
     Expr,      ///< IR expression `expr`, converted by `conv`
     VarBits,   ///< element `value` of IR variable slot `var` as 64 bits
+    VarAddr,   ///< the address of IR variable slot `var` (its first element)
     Plus,      ///< parts[0] + `value` (I64)
     I64s,      ///< a constant array of the int64_t `ints` (`text`: a name hint)
-    /// A constant array of C structs `text`, each of fields `fields`, the
-    /// values `rows` (row-major, fields.size() a row).
+    /// A constant array of C structs `text`, each of fields `fields` (Ptr
+    /// fields null), the values `ints` (row-major, fields.size() a row);
+    /// `names`: the fields' C names, for a table's StoreField.
     Rows,
   };
   /// Conversions of an IR expression's value.
@@ -79,18 +84,26 @@ struct Operand {
   unsigned var = 0;
   std::string text;
   const ir::Dat *dat = nullptr;
+  const ir::Set *set = nullptr;
+  const ir::Map *map = nullptr;
+  const ir::Block *block = nullptr;
   std::vector<const ir::Dat *> dats;
   std::vector<uint8_t> bytes;
   const ir::Expr *expr = nullptr;
   std::vector<Operand> parts;
   std::vector<int64_t> ints;
   std::vector<Ty> fields;
+  std::vector<std::string> names;
 
   static Operand i32(int64_t v);
   static Operand i64(int64_t v);
   static Operand str(std::string s);
   static Operand null();
+  static Operand enumValue(std::string ctype, int64_t v);
   static Operand handle(const ir::Dat *d);
+  static Operand handle(const ir::Set *s);
+  static Operand handle(const ir::Map *m);
+  static Operand handle(const ir::Block *b);
   static Operand datList(const std::vector<ir::Dat *> &ds);
   static Operand byteTable(std::string hint, std::vector<uint8_t> b);
   static Operand read(int l);
@@ -99,6 +112,7 @@ struct Operand {
   static Operand diff(int l, int minus);
   static Operand ir(const ir::Expr &e, Conv c = Conv::None);
   static Operand varBits(unsigned slot, unsigned element);
+  static Operand varAddr(unsigned slot);
   static Operand plus(Operand x, int64_t c);
   static Operand table(std::string hint, std::vector<int64_t> v);
   static Operand rows(std::string ctype, std::vector<Ty> fields,
@@ -112,6 +126,8 @@ struct Op {
   enum class Kind : uint8_t {
     Call,       ///< [local `result` =] `fn`(`args`)
     Store,      ///< element `index` of local `local` (0 for a scalar) = args[0]
+    StoreField, ///< field `field` of row `index` of table local `local` =
+                ///< args[0]
     SetVar,     ///< IR variable slot `var` = args[0] (an integer, converted)
     SetVarBits, ///< element `index` of IR variable `var` from 64 bits args[0]
     Run,        ///< the IR statements `body`
@@ -122,6 +138,15 @@ struct Op {
     Dispatch,
     NeedHost,  ///< residency: the host copy of `dat` must be current
     HostWrote, ///< residency: the host copy of `dat` changed
+    /// A reduction's partial combined: element `index` of IR variable
+    /// `var` = itself (`mode`) element args[1] * `dim` + `index` of the
+    /// partials at args[0] (values of the variable's scalar type), in the
+    /// arithmetic of the language.
+    Combine,
+    /// The backend's own phase of a loop (the context, the run or the
+    /// launches). A printer prints the operations up to it and resumes
+    /// after it when the backend has printed its phase.
+    Phase,
   };
   Kind kind = Kind::Call;
   std::string fn;
@@ -129,13 +154,19 @@ struct Op {
   int result = -1;
   int local = -1;
   int64_t index = 0;
+  int field = -1;
   unsigned var = 0;
+  ir::AccessMode mode = ir::AccessMode::Sum;
+  unsigned dim = 1;
   Pred pred = Pred::Eq;
   const ir::Body *body = nullptr;
   const ir::Dat *dat = nullptr;
   std::vector<Op> then, otherwise;
   std::vector<std::pair<int32_t, std::vector<Op>>> cases;
 };
+
+/// The IR name of a Handle operand's dat, set, map or block.
+std::string handleName(const Operand &o);
 
 /// Builders of operations.
 Op call(std::string fn, std::vector<Operand> args, int result = -1);
@@ -146,6 +177,9 @@ Op setVar(unsigned var, Operand v);
 Op setVarBits(unsigned var, unsigned element, Operand bits);
 Op ifThen(Operand l, Pred p, Operand r, std::vector<Op> then,
           std::vector<Op> otherwise = {});
+/// for (local = lo; local < hi; ++local) body
+Op forRange(int local, Operand lo, Operand hi, std::vector<Op> body);
+Op storeField(int table, int64_t row, int field, Operand v);
 
 /// A local of the program: a scalar (`length` 0) or an array of `length`.
 struct Local {
@@ -160,6 +194,10 @@ struct Local {
   bool exactName = false;
   /// Ptr locals: the C type pointed to ("opd_loop"); void when empty.
   std::string pointee;
+  /// A table (Kind::Rows, `length` its rows): persistent, starting as
+  /// these rows; its fields written with StoreField.
+  Operand table;
+  bool isTable() const { return table.kind == Operand::Kind::Rows; }
 };
 
 /// One host statement in the form: its locals and operations.
@@ -192,19 +230,48 @@ unsigned varWords(const ir::Function &fn, const std::vector<unsigned> &vars);
 
 /// Whether lowerHostStmt writes \p s (every host statement but loops).
 bool isProtocolStmt(const ir::Stmt &s);
-/// The ranges, halo checks and grouped exchanges of a parallel loop,
-/// before the backend's own phases (prepare, context, run, reductions).
-struct LoopStart {
-  int lo = -1, hi = -1; ///< over a block: locals "lo", "hi" (exact names)
+/// -frepro-sum (\p reproSum): argument \p a is a float sum summed exactly
+/// (OPD_XSUM_WORDS words a component and chunk, opd_reduce_sum_exact).
+bool exactSum(const ir::AccessDescriptor &a, bool reproSum);
+/// -frepro-sum on a set loop whose only cross-element writes are
+/// increments through maps: each element's increments go to its row of a
+/// runtime buffer (opd_loop_gather) that the runtime adds in element order.
+bool gatherIncrements(const ir::ParLoopStmt &loop, const LoopAccess &access,
+                      bool reproSum);
+
+/// What a backend decides about a parallel loop, for lowerLoop.
+struct LoopTraits {
+  /// Over a block: the length of the range arrays lo/hi (>= the block's
+  /// dimensions; the rest 0 .. 1).
+  unsigned rangeLength = 3;
+  std::string location; ///< "file.opd:L:C", for messages
+  std::string name;     ///< the loop's name in profiles and errors
+  /// When not empty: the name while the runtime's `stagingCall` says the
+  /// loop's increments are staged (a CUDA strategy the runtime picks).
+  std::string stagedName, stagingCall;
+  /// The backend adds indirect increments atomically (OPD_ARG_ATOMIC).
+  bool atomicIncrements = false;
+  bool reproSum = false; ///< -frepro-sum
 };
-/// \p loop's start into \p out: over a block, its range in i64 arrays of
-/// \p rangeLength (>= the block's dimensions; the rest 0 .. 1) and the
-/// checks that the range stays within every dat's halo (messages name
-/// \p location); then the chain's grouped halo exchange and the loop's
-/// extension (passes/loops/CommAvoid.cpp), where the pass asked for them.
-LoopStart lowerLoopStart(const ir::ParLoopStmt &loop, const LoopAccess &access,
-                         unsigned rangeLength, const std::string &location,
-                         Program &out);
+
+/// The locals of a loop's program the backend's phase uses.
+struct LoopProgram {
+  int lo = -1, hi = -1; ///< over a block: "lo", "hi" (exact names)
+  int loop = -1;        ///< the prepared opd_loop * ("l", an exact name)
+  /// Set by the phase: per reduction argument (else -1), a pointer to its
+  /// partials in host memory (exact sums: the accumulators), `chunks` of
+  /// them, in the order of combination.
+  std::vector<int> partials;
+  int chunks = -1;
+};
+
+/// A parallel loop in the form: over a block its range and the checks that
+/// the range stays within every dat's halo; the chain's grouped halo
+/// exchange and the loop's extension (passes/loops/CommAvoid.cpp); the
+/// argument table and the runtime's prepare; the backend's Phase; then
+/// each reduction combined, across ranks too (LoopLowering.cpp).
+LoopProgram lowerLoop(const ir::ParLoopStmt &loop, const LoopAccess &access,
+                      const LoopTraits &traits, Program &out);
 
 /// \p s of \p fn in the form. False after an error reported to \p diags (a
 /// statement the pipeline should have expanded).

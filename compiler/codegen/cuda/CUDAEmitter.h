@@ -15,6 +15,7 @@
 #include "ir/IR.h"
 #include "support/SourceRange.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,23 @@ public:
   /// Prints the host-program form \p p (codegen/common/HostProgram.h) at
   /// \p indent, its locals declared first; returns their names.
   std::vector<std::string> printHostProgram(const host::Program &p, int indent);
+  /// A program with phases (a loop's, host::lowerLoop) printed in parts:
+  /// the operations up to each Phase, the backend writing its phase in
+  /// between. Its locals are declared on construction.
+  struct HostPrinter; // CUDAHostStmts.cpp
+  class ProgramPrinter {
+  public:
+    ProgramPrinter(CUDAFunctionWriter &w, const host::Program &p, int indent);
+    ~ProgramPrinter();
+    /// The next operations up to a Phase (true) or the end (false).
+    bool printToPhase(int indent);
+    /// The C name of local \p l.
+    const std::string &local(int l) const;
+
+  private:
+    std::unique_ptr<HostPrinter> impl;
+    size_t next = 0;
+  };
   /// Name of variable slot \p s.
   std::string var(unsigned s) const;
 
@@ -98,7 +116,6 @@ private:
   /// Loops (CUDALoops.cpp), and every other host statement through the
   /// host-program form (CUDAHostStmts.cpp).
   void hostStmt(const ir::Stmt &s, int indent);
-  struct HostPrinter;
   /// Element \p i of a host variable as 64 bits, and back.
   std::string bits(unsigned slot, unsigned i);
   void setBits(unsigned slot, unsigned i, const std::string &from, int indent);

@@ -10,6 +10,7 @@
 // current before the runtime reads it) and opd::dat_host_changed (the
 // device copy stale after the runtime wrote the host's).
 #include "codegen/cuda/CUDAEmitter.h"
+#include "codegen/cuda/CUDALoopWriter.h"
 
 #include "codegen/common/HostProgram.h"
 #include "support/Assert.h"
@@ -64,6 +65,15 @@ struct CUDAFunctionWriter::HostPrinter {
       std::string name = "opd_" + cudaIdent(l.name);
       if (!l.exactName)
         name += std::to_string(w.temps++);
+      if (l.isTable()) {
+        // A row a line.
+        std::string rowBreak = "\n" + std::string(size_t(in + 1) * 2, ' ');
+        w.line(in, "static " + l.table.text + " " + name + "[" +
+                       std::to_string(l.length) + "] = {" + rowBreak +
+                       rowsList(l.table, rowBreak) + "};");
+        names.push_back(name);
+        continue;
+      }
       std::string type = l.ty == host::Ty::Ptr && !l.pointee.empty()
                              ? l.pointee + " *"
                              : std::string(typeName(l.ty)) + " ";
@@ -96,6 +106,8 @@ struct CUDAFunctionWriter::HostPrinter {
     using K = host::Operand::Kind;
     switch (o.kind) {
     case K::Int:
+      if (!o.text.empty())
+        return o.text + "(" + std::to_string(o.value) + ")";
       return o.ty == host::Ty::I32 ? std::to_string(o.value)
                                    : "INT64_C(" + std::to_string(o.value) + ")";
     case K::Str:
@@ -103,7 +115,10 @@ struct CUDAFunctionWriter::HostPrinter {
     case K::Null:
       return "nullptr";
     case K::Handle:
-      return CUDAModule::handle(o.dat);
+      return o.dat   ? CUDAModule::handle(o.dat)
+             : o.set ? CUDAModule::handle(o.set)
+             : o.map ? CUDAModule::handle(o.map)
+                     : CUDAModule::handle(o.block);
     case K::Dats: {
       if (o.dats.empty())
         return "nullptr";
@@ -135,33 +150,64 @@ struct CUDAFunctionWriter::HostPrinter {
       return convert(*o.expr, o.conv);
     case K::VarBits:
       return w.bits(o.var, unsigned(o.value));
+    case K::VarAddr:
+      return w.fn.vars[o.var].type.isArray() ? w.var(o.var) + ".v"
+                                             : "&" + w.var(o.var);
     case K::Plus:
       return "(" + operand(o.parts[0], in) + " + " + std::to_string(o.value) +
              ")";
-    case K::I64s:
+    case K::I64s: {
+      std::string name = "opd_" + o.text + std::to_string(w.temps++), list;
+      for (int64_t v : o.ints)
+        list +=
+            (list.empty() ? "" : ", ") + ("INT64_C(" + std::to_string(v) + ")");
+      w.line(in, "static const int64_t " + name + "[] = {" + list + "};");
+      return name;
+    }
     case K::Rows: {
-      bool rows = o.kind == K::Rows;
-      std::string name = std::string(rows ? "opd_rows" : "opd_" + o.text) +
-                         std::to_string(w.temps++);
-      std::string list;
-      size_t n = rows ? o.fields.size() : 1;
-      for (size_t i = 0; i < o.ints.size(); ++i) {
-        if (rows && i % n == 0)
-          list += std::string(i ? ", " : "") + "{";
-        else if (i)
-          list += ", ";
-        bool wide = !rows || o.fields[i % n] != host::Ty::I32;
-        list += wide ? "INT64_C(" + std::to_string(o.ints[i]) + ")"
-                     : std::to_string(o.ints[i]);
-        if (rows && i % n == n - 1)
-          list += "}";
-      }
-      w.line(in, "static const " + (rows ? o.text : std::string("int64_t")) +
-                     " " + name + "[] = {" + list + "};");
+      std::string name = "opd_rows" + std::to_string(w.temps++);
+      w.line(in, "static const " + o.text + " " + name + "[] = {" +
+                     rowsList(o) + "};");
       return name;
     }
     }
     OPDC_UNREACHABLE("unknown operand");
+  }
+
+  // The initialiser of an array of structs, a row in braces, and the
+  // fields named `x[0]`, `x[1]`, ... (an array among the fields) too.
+  static std::string rowsList(const host::Operand &o,
+                              const std::string &rowBreak = " ") {
+    std::string list;
+    size_t n = o.fields.size();
+    auto array = [&](size_t f) -> std::string {
+      if (f >= o.names.size())
+        return "";
+      const std::string &name = o.names[f];
+      return name.substr(0, name.find('['));
+    };
+    for (size_t i = 0; i < o.ints.size(); ++i) {
+      size_t f = i % n;
+      list += f ? ", " : (i ? "," + rowBreak + "{" : "{");
+      bool element = array(f) != (f < o.names.size() ? o.names[f] : "");
+      if (element && (f == 0 || array(f - 1) != array(f)))
+        list += "{";
+      switch (o.fields[f]) {
+      case host::Ty::Ptr:
+        list += "nullptr";
+        break;
+      case host::Ty::I32:
+        list += std::to_string(o.ints[i]);
+        break;
+      default:
+        list += "INT64_C(" + std::to_string(o.ints[i]) + ")";
+      }
+      if (element && (f + 1 == n || array(f + 1) != array(f)))
+        list += "}";
+      if (f == n - 1)
+        list += "}";
+    }
+    return list;
   }
 
   std::string call(const std::string &fn, const std::vector<host::Operand> &as,
@@ -210,6 +256,11 @@ struct CUDAFunctionWriter::HostPrinter {
                      " = " + v + ";");
       return;
     }
+    case host::Op::Kind::StoreField:
+      w.line(in, names[size_t(o.local)] + "[" + std::to_string(o.index) + "]." +
+                     p.locals[size_t(o.local)].table.names[size_t(o.field)] +
+                     " = " + operand(o.args[0], in) + ";");
+      return;
     case host::Op::Kind::SetVar:
       w.line(in, w.var(o.var) + " = " + cudaValueType(w.fn.vars[o.var].type) +
                      "(" + operand(o.args[0], in) + ");");
@@ -262,6 +313,21 @@ struct CUDAFunctionWriter::HostPrinter {
     case host::Op::Kind::HostWrote:
       w.line(in, "opd::dat_host_changed(" + CUDAModule::handle(o.dat) + ");");
       return;
+    case host::Op::Kind::Combine: {
+      const Type &t = w.fn.vars[o.var].type;
+      std::string v = w.var(o.var);
+      if (t.isArray())
+        v += "[" + std::to_string(o.index) + "]";
+      const char *op = cuda_loop::reduceOp(o.mode);
+      w.line(in, v + " = opd::combine<" + op + ">(" + v +
+                     ", static_cast<const " + cudaScalarType(t.scalar) +
+                     " *>(" + operand(o.args[0], in) + ")[" +
+                     operand(o.args[1], in) + " * " + std::to_string(o.dim) +
+                     " + " + std::to_string(o.index) + "]);");
+      return;
+    }
+    case host::Op::Kind::Phase:
+      OPDC_UNREACHABLE("a phase inside an operation");
     }
   }
 };
@@ -283,10 +349,38 @@ void CUDAFunctionWriter::hostStmt(const ir::Stmt &s, int indent) {
 
 std::vector<std::string>
 CUDAFunctionWriter::printHostProgram(const host::Program &p, int indent) {
-  HostPrinter printer{*this, p, {}};
-  printer.declareLocals(indent);
-  printer.ops(p.ops, indent);
-  return printer.names;
+  ProgramPrinter printer(*this, p, indent);
+  bool phase = printer.printToPhase(indent);
+  OPDC_ASSERT(!phase, "a statement's program with a phase");
+  std::vector<std::string> names;
+  for (size_t l = 0; l < p.locals.size(); ++l)
+    names.push_back(printer.local(int(l)));
+  return names;
+}
+
+CUDAFunctionWriter::ProgramPrinter::ProgramPrinter(CUDAFunctionWriter &w,
+                                                   const host::Program &p,
+                                                   int indent)
+    : impl(new HostPrinter{w, p, {}}) {
+  impl->declareLocals(indent);
+}
+
+CUDAFunctionWriter::ProgramPrinter::~ProgramPrinter() = default;
+
+bool CUDAFunctionWriter::ProgramPrinter::printToPhase(int indent) {
+  const std::vector<host::Op> &ops = impl->p.ops;
+  for (; next < ops.size(); ++next) {
+    if (ops[next].kind == host::Op::Kind::Phase) {
+      ++next;
+      return true;
+    }
+    impl->op(ops[next], indent);
+  }
+  return false;
+}
+
+const std::string &CUDAFunctionWriter::ProgramPrinter::local(int l) const {
+  return impl->names[size_t(l)];
 }
 
 } // namespace opdc

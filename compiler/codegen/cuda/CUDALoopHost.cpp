@@ -1,10 +1,14 @@
 // CUDALoopHost.cpp - Parallel loops, CUDA backend: the host half.
 // SPDX-License-Identifier: Apache-2.0
 //
-// The host code of a loop (CUDALoops.cpp describes the whole): halo and
-// index checks, the runtime's loop phases, the context filled and the
-// launches of each segment, part and colour, then the reductions combined
-// in block order. Split from CUDALoops.cpp, which keeps the device half.
+// The host code of a loop (CUDALoops.cpp describes the whole). Its
+// protocol with the runtime (range, halo checks, exchanges, the opd_arg
+// table, prepare, and the reductions combined in block order) is the
+// host-program form's (codegen/common/LoopLowering.cpp); this file writes
+// the phase in between: the context filled with device pointers, the
+// index check, the launches of each segment, part and colour, and the
+// partials copied to host memory. Split from CUDALoops.cpp, which keeps
+// the device half.
 #include "codegen/cuda/CUDALoopWriter.h"
 
 #include "codegen/common/HostProgram.h"
@@ -40,61 +44,6 @@ void LoopWriter::emitIndexCheck(int in) {
   for (const std::string &x : e)
     list += (list.empty() ? "" : ", ") + x;
   line(in, "const bool opd_i32 = opd::index_fits({" + list + "});");
-}
-
-void LoopWriter::emitPrepare(int in) {
-  size_t n = loop.args.size();
-  std::string table;
-  auto triple = [](const std::array<int32_t, 3> &v) {
-    return "{" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " +
-           std::to_string(v[2]) + "}";
-  };
-  for (unsigned i = 0; i < n; ++i) {
-    RuntimeArgEntry e =
-        runtimeArgEntry(loop.args[i], access.args[i],
-                        access.race == RaceClass::IncStrips && !colouring);
-    table += std::string(i ? ",\n" : "") +
-             std::string(size_t(in + 1) * 2, ' ') + "{nullptr, nullptr, " +
-             std::to_string(e.idx) + ", " + std::to_string(e.kind) + ", " +
-             std::to_string(e.mode) + ", " + std::to_string(e.bytes) + ", " +
-             triple(e.lo) + ", " + triple(e.hi) + ", " +
-             std::to_string(e.flags) + "}";
-  }
-  line(in, "static opd_loop *opd_cache = nullptr;");
-  if (n) {
-    line(in, "static opd_arg opd_args[" + std::to_string(n) + "] = {");
-    host.out += table + "};\n";
-  } else {
-    line(in, "static opd_arg *const opd_args = nullptr;");
-  }
-  for (unsigned i = 0; i < n; ++i) {
-    const AccessDescriptor &a = loop.args[i];
-    if (a.usesDat())
-      line(in, "opd_args[" + std::to_string(i) +
-                   "].dat = " + CUDAModule::handle(a.dat) + ";");
-    if (a.map)
-      line(in, "opd_args[" + std::to_string(i) +
-                   "].map = " + CUDAModule::handle(a.map) + ";");
-  }
-  // The profile's row names the strategy of loops with increments.
-  std::string lname = ir::userLoopName(loop.kernel->name);
-  if (access.race == RaceClass::IncStrips)
-    lname += std::string("[") + cudaIndirectName(m.options.indirect) + "]";
-  std::string nm = cudaStringLiteral(lname);
-  if (staged) {
-    lname.insert(lname.size() - 1, "+shared");
-    nm = "opd::staging() ? " + cudaStringLiteral(lname) + " : " + nm;
-  }
-  if (loop.block)
-    line(in, "opd_loop *const opd_l = opd_loop_prepare_block(&opd_cache, " +
-                 nm + ", " + CUDAModule::handle(loop.block) +
-                 ", opd_lo, opd_hi, " + std::to_string(n) + ", opd_args);");
-  else
-    line(in, "opd_loop *const opd_l = opd_loop_prepare(&opd_cache, " + nm +
-                 ", " + CUDAModule::handle(loop.set) + ", " +
-                 std::to_string(n) + ", opd_args);");
-  line(in, "opd_loop_set_location(opd_l, " +
-               cudaStringLiteral(m.location(loop.range)) + ");");
 }
 
 void LoopWriter::emitContextFill(int in) {
@@ -345,53 +294,31 @@ void LoopWriter::emitBlockLaunches(int in) {
   line(in, "}");
 }
 
-void LoopWriter::emitReductions(int in) {
+// The reductions' partials (exact sums: their accumulators), one row per
+// block used, copied to host memory for the combination (host::lowerLoop).
+void LoopWriter::emitPartialsToHost(
+    int in, const CUDAFunctionWriter::ProgramPrinter &pr,
+    const host::LoopProgram &lp) {
   for (unsigned n = 0; n < loop.args.size(); ++n) {
+    if (lp.partials[n] < 0)
+      continue;
     const AccessDescriptor &a = loop.args[n];
-    if (a.kind != ArgKind::Reduction)
-      continue;
-    std::string i = std::to_string(n), dim = std::to_string(a.dim);
-    std::string t = elemType(n);
-    std::string v = host.var(unsigned(a.var));
-    bool arr = host.fn.vars[unsigned(a.var)].type.isArray();
-    std::string ptr = arr ? v + ".v" : "&" + v;
-    if (exactSum(n)) {
-      // v + every block's exact accumulator, rounded once (on every
-      // rank): the CPU build's bits.
-      std::string words = "size_t(opd_used) * " + xsumWords(n);
-      line(in, "{");
-      line(in + 1, "std::vector<int64_t> opd_x(" + words + ");");
-      line(in + 1, "if (opd_used)");
-      line(in + 2, "opd::check(cudaMemcpy(opd_x.data(), c.x" + i + ", " +
-                       words +
-                       " * 8, cudaMemcpyDeviceToHost), \"reading exact "
-                       "sums\");");
-      line(in + 1, "opd_reduce_sum_exact(" + ptr + ", opd_scalar(" +
-                       std::to_string(runtimeScalar(Type::scalarOf(a.scalar))) +
-                       "), " + dim + ", opd_x.data(), opd_used);");
-      line(in, "}");
-      continue;
-    }
-    std::string rargs =
-        ptr + ", opd_scalar(" +
-        std::to_string(runtimeScalar(Type::scalarOf(a.scalar))) +
-        "), opd_access(" + std::to_string(runtimeMode(a.mode)) + "), " + dim;
-    line(in, "{");
-    line(in + 1,
-         "std::vector<" + t + "> opd_h(size_t(opd_used) * " + dim + ");");
-    line(in + 1, "if (opd_used)");
-    line(in + 2, "opd::check(cudaMemcpy(opd_h.data(), c.r" + i +
-                     ", opd_h.size() * sizeof(" + t +
-                     "), cudaMemcpyDeviceToHost), \"reading partials\");");
-    line(in + 1, "opd_reduce_local(" + rargs + ");");
-    line(in + 1, "for (int64_t opd_s = 0; opd_s < opd_used; ++opd_s)");
-    line(in + 2, "for (int opd_c = 0; opd_c < " + dim + "; ++opd_c)");
-    line(in + 3, hostElement(a, "opd_c") + " = opd::combine<" +
-                     reduceOp(a.mode) + ">(" + hostElement(a, "opd_c") +
-                     ", opd_h[size_t(opd_s) * " + dim + " + opd_c]);");
-    line(in + 1, "opd_reduce_global(" + rargs + ");");
-    line(in, "}");
+    std::string i = std::to_string(n);
+    bool exact = exactSum(n);
+    std::string v = exact ? "opd_x" + i : "opd_h" + i;
+    std::string t = exact ? "int64_t" : elemType(n);
+    std::string count = exact ? "size_t(opd_used) * " + xsumWords(n)
+                              : "size_t(opd_used) * " + std::to_string(a.dim);
+    line(in, "std::vector<" + t + "> " + v + "(" + count + ");");
+    line(in, "if (opd_used)");
+    line(in + 1, "opd::check(cudaMemcpy(" + v + ".data(), c." +
+                     (exact ? "x" : "r") + i + ", " + v + ".size() * sizeof(" +
+                     t + "), cudaMemcpyDeviceToHost), \"reading " +
+                     (exact ? "exact sums" : "partials") + "\");");
+    line(in, pr.local(lp.partials[n]) + " = " + v + ".data();");
   }
+  if (lp.chunks >= 0)
+    line(in, pr.local(lp.chunks) + " = opd_used;");
 }
 
 void LoopWriter::emitHost(int in) {
@@ -399,12 +326,27 @@ void LoopWriter::emitHost(int in) {
                "), device code: loop_" + name);
   int i2 = in + 1;
   // Ranges (opd_lo, opd_hi: three dimensions for the launches), halo
-  // checks and the chain's exchanges: the host-program form's loop start
-  // (codegen/common/LoopStartLowering.cpp).
-  host::Program start;
-  host::lowerLoopStart(loop, access, 3, m.location(loop.range), start);
-  this->host.printHostProgram(start, i2);
-  emitPrepare(i2);
+  // checks, the chain's exchanges, the argument table and the prepare: the
+  // host-program form's (codegen/common/LoopLowering.cpp).
+  host::LoopTraits traits;
+  traits.location = m.location(loop.range);
+  // The profile's row names the strategy of loops with increments.
+  traits.name = ir::userLoopName(loop.kernel->name);
+  if (access.race == RaceClass::IncStrips)
+    traits.name +=
+        std::string("[") + cudaIndirectName(m.options.indirect) + "]";
+  if (staged) {
+    traits.stagedName = traits.name;
+    traits.stagedName.insert(traits.stagedName.size() - 1, "+shared");
+    traits.stagingCall = "opd::staging";
+  }
+  traits.atomicIncrements = access.race == RaceClass::IncStrips && !colouring;
+  traits.reproSum = m.options.reproSum;
+  host::Program program;
+  host::LoopProgram lp = host::lowerLoop(loop, access, traits, program);
+  CUDAFunctionWriter::ProgramPrinter printer(this->host, program, i2);
+  bool phase = printer.printToPhase(i2);
+  OPDC_ASSERT(phase, "a loop's program without its phase");
   emitContextFill(i2);
   emitIndexCheck(i2);
   line(i2, "int64_t opd_used = 0;");
@@ -444,7 +386,8 @@ void LoopWriter::emitHost(int in) {
                    ");");
   if (!hasReduction)
     line(i2, "(void)opd_used;");
-  emitReductions(i2);
+  emitPartialsToHost(i2, printer, lp);
+  printer.printToPhase(i2);
   line(in, "}");
 }
 

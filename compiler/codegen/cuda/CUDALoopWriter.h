@@ -9,6 +9,7 @@
 
 #include "codegen/cuda/CUDAEmitter.h"
 
+#include "codegen/common/HostProgram.h"
 #include "codegen/common/Identities.h"
 
 #include <algorithm>
@@ -107,14 +108,10 @@ private:
   /// write each element's increments into its row for the runtime's
   /// ordered apply (opd_loop_gather, opd::gather_to_host).
   bool exactSum(unsigned n) const {
-    const AccessDescriptor &a = loop.args[n];
-    return m.options.reproSum && a.kind == ArgKind::Reduction &&
-           a.mode == AccessMode::Sum &&
-           (a.scalar == ScalarKind::F64 || a.scalar == ScalarKind::F32);
+    return host::exactSum(loop.args[n], m.options.reproSum);
   }
   bool gatherMode() const {
-    return m.options.reproSum && !loop.block &&
-           access.race == RaceClass::IncStrips;
+    return host::gatherIncrements(loop, access, m.options.reproSum);
   }
   bool gathered(unsigned n) const { return gatherMode() && incBuffer(n); }
   /// Accumulator words of exact argument n per block.
@@ -245,13 +242,6 @@ private:
   /// (each dat's stored entries, each map's, the loop's range).
   void emitIndexCheck(int in);
 
-  std::string hostElement(const AccessDescriptor &a, const std::string &k) {
-    std::string v = host.var(unsigned(a.var));
-    return host.fn.vars[unsigned(a.var)].type.isArray() ? v + "[" + k + "]" : v;
-  }
-
-  void emitPrepare(int in);
-
   void emitContextFill(int in);
 
   void emitSetLaunches(int in);
@@ -272,7 +262,9 @@ private:
 
   void emitBlockLaunches(int in);
 
-  void emitReductions(int in);
+  void emitPartialsToHost(int in,
+                          const CUDAFunctionWriter::ProgramPrinter &printer,
+                          const host::LoopProgram &lp);
 
   void emitHost(int in);
 

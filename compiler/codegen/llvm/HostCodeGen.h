@@ -5,6 +5,8 @@
 
 #include "codegen/llvm/FunctionEmitter.h"
 
+#include <memory>
+
 namespace opdc {
 
 /// Emits main and procs: the kernel language plus loops, printing, dat I/O,
@@ -39,6 +41,26 @@ struct Program;
 /// \p e's insertion point (HostPrinter.cpp); returns its locals' addresses.
 std::vector<llvm::Value *> printHostProgram(FunctionEmitter &e,
                                             const host::Program &p);
+
+/// A program with phases (a loop's, host::lowerLoop) printed in parts: the
+/// operations up to each Phase, the backend printing its phase in between.
+/// Its locals are declared on construction.
+class HostProgramPrinter {
+public:
+  HostProgramPrinter(FunctionEmitter &e, const host::Program &p);
+  ~HostProgramPrinter();
+  /// The next operations up to a Phase (true) or the end (false).
+  bool printToPhase();
+  /// The address of local \p l (an alloca, or a global when persistent).
+  llvm::Value *local(int l) const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+  size_t next = 0;
+  friend std::vector<llvm::Value *> printHostProgram(FunctionEmitter &,
+                                                     const host::Program &);
+};
 
 } // namespace opdc
 #endif

@@ -14,9 +14,7 @@
 
 namespace opdc {
 
-namespace {
-
-struct ProgramPrinter {
+struct HostProgramPrinter::Impl {
   FunctionEmitter &e;
   const host::Program &p;
   std::vector<llvm::Value *> locals;
@@ -42,6 +40,14 @@ struct ProgramPrinter {
       llvm::Type *t = scalarType(l.ty);
       if (l.length)
         t = llvm::ArrayType::get(t, l.length);
+      if (l.isTable()) {
+        llvm::Constant *init = rowsConstant(l.table);
+        localTypes.push_back(init->getType());
+        locals.push_back(new llvm::GlobalVariable(
+            cgm.module, init->getType(), false,
+            llvm::GlobalValue::InternalLinkage, init, "opd_" + l.name));
+        continue;
+      }
       localTypes.push_back(t);
       if (l.persistent)
         locals.push_back(new llvm::GlobalVariable(
@@ -92,7 +98,10 @@ struct ProgramPrinter {
     case K::Null:
       return llvm::ConstantPointerNull::get(cgm.ptrTy);
     case K::Handle:
-      return b.CreateLoad(cgm.ptrTy, cgm.handle(o.dat));
+      return b.CreateLoad(cgm.ptrTy, o.dat   ? cgm.handle(o.dat)
+                                     : o.set ? cgm.handle(o.set)
+                                     : o.map ? cgm.handle(o.map)
+                                             : cgm.handle(o.block));
     case K::Dats:
       return o.dats.empty() ? llvm::ConstantPointerNull::get(cgm.ptrTy)
                             : e.datArray(o.dats);
@@ -114,6 +123,8 @@ struct ProgramPrinter {
       return convert(*o.expr, o.conv);
     case K::VarBits:
       return e.varBits(o.var, unsigned(o.value));
+    case K::VarAddr:
+      return e.slot(o.var);
     case K::Plus:
       return b.CreateAdd(operand(o.parts[0]), b.getInt64(uint64_t(o.value)));
     case K::I64s:
@@ -135,24 +146,95 @@ struct ProgramPrinter {
                                     name);
   }
 
-  // A constant array of structs whose fields have the C layout of the
-  // runtime's struct (natural alignment, as LLVM lays out a struct type).
-  llvm::Value *rows(const host::Operand &o) {
+  // The LLVM struct of a row of \p o with the C layout of the runtime's
+  // struct (natural alignment, as LLVM lays out a struct type): fields
+  // named `x[0]`, `x[1]`, ... form an array; `at[f]`: flat field f's
+  // struct field and its index in the array (-1: not an array).
+  struct RowLayout {
+    llvm::StructType *ty;
+    std::vector<std::pair<unsigned, int>> at;
+  };
+  RowLayout rowLayout(const host::Operand &o) {
+    auto array = [&](size_t f) {
+      if (f >= o.names.size() || o.names[f].find('[') == std::string::npos)
+        return std::string();
+      return o.names[f].substr(0, o.names[f].find('['));
+    };
+    RowLayout r{nullptr, {}};
     std::vector<llvm::Type *> fieldTys;
-    for (host::Ty t : o.fields)
-      fieldTys.push_back(scalarType(t));
-    auto *rowTy = llvm::StructType::get(cgm.context, fieldTys);
+    for (size_t f = 0; f < o.fields.size(); ++f) {
+      llvm::Type *t = scalarType(o.fields[f]);
+      std::string a = array(f);
+      if (!a.empty() && f > 0 && array(f - 1) == a) {
+        auto &[field, index] = r.at.back();
+        r.at.push_back({field, index + 1});
+        auto *arr = llvm::cast<llvm::ArrayType>(fieldTys.back());
+        fieldTys.back() = llvm::ArrayType::get(t, arr->getNumElements() + 1);
+        continue;
+      }
+      r.at.push_back({unsigned(fieldTys.size()), a.empty() ? -1 : 0});
+      fieldTys.push_back(a.empty() ? t : llvm::ArrayType::get(t, 1));
+    }
+    // Named after the C struct, for readable IR.
+    r.ty = llvm::StructType::getTypeByName(cgm.context, o.text);
+    if (!r.ty)
+      r.ty = llvm::StructType::create(cgm.context, fieldTys, o.text);
+    return r;
+  }
+
+  // A constant array of the rows of \p o.
+  llvm::Constant *rowsConstant(const host::Operand &o) {
+    RowLayout layout = rowLayout(o);
     std::vector<llvm::Constant *> rs;
     size_t n = o.fields.size();
     for (size_t r = 0; r * n < o.ints.size(); ++r) {
-      std::vector<llvm::Constant *> fs;
-      for (size_t f = 0; f < n; ++f)
-        fs.push_back(llvm::ConstantInt::get(fieldTys[f],
-                                            uint64_t(o.ints[r * n + f]), true));
-      rs.push_back(llvm::ConstantStruct::get(rowTy, fs));
+      std::vector<std::vector<llvm::Constant *>> fs(
+          layout.ty->getNumElements());
+      for (size_t f = 0; f < n; ++f) {
+        llvm::Type *t = scalarType(o.fields[f]);
+        fs[layout.at[f].first].push_back(
+            o.fields[f] == host::Ty::Ptr
+                ? llvm::Constant::getNullValue(t)
+                : llvm::ConstantInt::get(t, uint64_t(o.ints[r * n + f]), true));
+      }
+      std::vector<llvm::Constant *> row;
+      for (unsigned k = 0; k < fs.size(); ++k) {
+        llvm::Type *t = layout.ty->getElementType(k);
+        row.push_back(t->isArrayTy()
+                          ? llvm::ConstantArray::get(
+                                llvm::cast<llvm::ArrayType>(t), fs[k])
+                          : fs[k][0]);
+      }
+      rs.push_back(llvm::ConstantStruct::get(layout.ty, row));
     }
-    auto *arrTy = llvm::ArrayType::get(rowTy, rs.size());
-    return constant(llvm::ConstantArray::get(arrTy, rs), "opd_rows");
+    return llvm::ConstantArray::get(llvm::ArrayType::get(layout.ty, rs.size()),
+                                    rs);
+  }
+
+  llvm::Value *rows(const host::Operand &o) {
+    return constant(rowsConstant(o), "opd_rows");
+  }
+
+  // A reduction's partial into its variable (Op::Kind::Combine).
+  void combine(const host::Op &o) {
+    const Type &vt = e.fn.vars[o.var].type;
+    Type elem = Type::scalarOf(vt.scalar);
+    llvm::Type *mem = cgm.memType(vt.scalar);
+    llvm::Value *slot =
+        b.CreateAdd(b.CreateMul(operand(o.args[1]), b.getInt64(o.dim)),
+                    b.getInt64(uint64_t(o.index)));
+    llvm::Value *part =
+        e.loadValue(b.CreateInBoundsGEP(mem, operand(o.args[0]), slot), elem);
+    llvm::Value *ptr = e.slot(o.var);
+    if (vt.isArray())
+      ptr = b.CreateConstInBoundsGEP2_32(cgm.storageType(vt), ptr, 0,
+                                         unsigned(o.index));
+    llvm::Value *v = e.loadValue(ptr, elem);
+    llvm::Value *r =
+        o.mode == ir::AccessMode::Sum
+            ? e.emitArithmetic(ir::BinaryOp::Add, vt.scalar, v, part, {})
+            : e.emitMinMax(o.mode == ir::AccessMode::Min, vt.scalar, v, part);
+    e.storeValue(r, ptr, elem);
   }
 
   llvm::FunctionCallee callee(const std::string &name) {
@@ -265,6 +347,22 @@ struct ProgramPrinter {
     case host::Op::Kind::Store:
       b.CreateStore(operand(o.args[0]), elementAddr(o.local, o.index));
       return;
+    case host::Op::Kind::StoreField: {
+      auto [field, index] =
+          rowLayout(p.locals[size_t(o.local)].table).at[size_t(o.field)];
+      std::vector<llvm::Value *> path{b.getInt64(0), b.getInt64(o.index),
+                                      b.getInt32(field)};
+      if (index >= 0)
+        path.push_back(b.getInt64(uint64_t(index)));
+      b.CreateStore(operand(o.args[0]),
+                    b.CreateInBoundsGEP(localTypes[size_t(o.local)],
+                                        locals[size_t(o.local)], path));
+      return;
+    }
+    case host::Op::Kind::Combine:
+      return combine(o);
+    case host::Op::Kind::Phase:
+      OPDC_UNREACHABLE("a phase inside an operation");
     case host::Op::Kind::SetVar: {
       llvm::Type *t = cgm.storageType(e.fn.vars[o.var].type);
       b.CreateStore(b.CreateSExtOrTrunc(operand(o.args[0]), t), e.slot(o.var));
@@ -289,14 +387,36 @@ struct ProgramPrinter {
   }
 };
 
-} // namespace
+HostProgramPrinter::HostProgramPrinter(FunctionEmitter &e,
+                                       const host::Program &p)
+    : impl(new Impl{e, p, {}, {}}) {
+  impl->declareLocals();
+}
+
+HostProgramPrinter::~HostProgramPrinter() = default;
+
+bool HostProgramPrinter::printToPhase() {
+  const std::vector<host::Op> &ops = impl->p.ops;
+  for (; next < ops.size(); ++next) {
+    if (ops[next].kind == host::Op::Kind::Phase) {
+      ++next;
+      return true;
+    }
+    impl->op(ops[next]);
+  }
+  return false;
+}
+
+llvm::Value *HostProgramPrinter::local(int l) const {
+  return impl->locals[size_t(l)];
+}
 
 std::vector<llvm::Value *> printHostProgram(FunctionEmitter &e,
                                             const host::Program &p) {
-  ProgramPrinter printer{e, p, {}, {}};
-  printer.declareLocals();
-  printer.ops(p.ops);
-  return {printer.locals.begin(), printer.locals.end()};
+  HostProgramPrinter printer(e, p);
+  bool phase = printer.printToPhase();
+  OPDC_ASSERT(!phase, "a statement's program with a phase");
+  return printer.impl->locals;
 }
 
 } // namespace opdc

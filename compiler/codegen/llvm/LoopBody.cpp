@@ -393,14 +393,11 @@ void LoopEmitter::emitExactAdd(llvm::IRBuilder<> &bb,
 }
 
 bool LoopEmitter::gatherMode() const {
-  return cgm.options.reproSum && !loop.block &&
-         access.race == RaceClass::IncStrips;
+  return host::gatherIncrements(loop, access, cgm.options.reproSum);
 }
 
 bool LoopEmitter::exactSum(const AccessDescriptor &a) const {
-  return cgm.options.reproSum && a.kind == ArgKind::Reduction &&
-         a.mode == AccessMode::Sum &&
-         (a.scalar == ScalarKind::F64 || a.scalar == ScalarKind::F32);
+  return host::exactSum(a, cgm.options.reproSum);
 }
 
 void LoopEmitter::tagWithLoop(llvm::Function &f) {

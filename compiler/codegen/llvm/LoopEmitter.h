@@ -10,15 +10,18 @@
 #define OPDC_CODEGEN_LLVM_LOOPEMITTER_H
 
 #include "codegen/llvm/FunctionEmitter.h"
+#include "codegen/llvm/HostCodeGen.h"
 #include "codegen/llvm/KernelCodeGen.h"
 
 #include "analysis/LoopAccess.h"
+#include "codegen/common/HostProgram.h"
 #include "codegen/common/Identities.h"
 #include "ir/IR.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/IR/IRBuilder.h"
 
+#include <memory>
 #include <vector>
 
 namespace opdc {
@@ -76,14 +79,12 @@ public:
 private:
   // LoopHost.cpp
   void layoutContext();
-  /// Over a block, the range (loArr, hiArr) and its halo checks; the
-  /// chain's grouped halo exchange and the loop's extension (communication
-  /// avoidance): the host-program form's loop start, before the prepare.
-  void emitStart();
+  /// The loop's host protocol up to its phase (host::lowerLoop: range,
+  /// halo checks, exchanges, argument table, prepare); returns the handle.
   llvm::Value *emitPrepare();
+  /// The phase: the context, with the reductions' partials (whose
+  /// pointers and count go to the program's locals for the combination).
   void emitContext(llvm::Value *loopHandle);
-  void combinePartials();
-  llvm::Value *hostElement(const ir::AccessDescriptor &a, unsigned k);
 
   // LoopBody.cpp
   /// The i64 constant \p v (LoopHost.cpp uses it too).
@@ -235,8 +236,11 @@ private:
 
   // Host-side values.
   llvm::Value *loArr = nullptr, *hiArr = nullptr, *ctx = nullptr;
-  llvm::Value *chunks = nullptr;
-  std::vector<llvm::Value *> partialPtr;
+  /// The loop's host program (codegen/common/LoopLowering.cpp), printed
+  /// up to its phase by emitBeforeRun and the rest by emitAfterRun.
+  host::Program program;
+  host::LoopProgram locals;
+  std::unique_ptr<HostProgramPrinter> printer;
 };
 
 } // namespace opdc

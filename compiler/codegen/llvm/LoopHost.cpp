@@ -1,13 +1,11 @@
 // LoopHost.cpp - Parallel loops: context, argument table, host call.
 // SPDX-License-Identifier: Apache-2.0
 //
-// A loop `loop K over S (args)` becomes, in the host:
+// A loop's host protocol (range, halo checks, exchanges, the opd_arg
+// table, prepare, the reductions' combination) is the host-program form's
+// (codegen/common/LoopLowering.cpp), printed by HostPrinter.cpp. This file
+// writes the CPU's phase in between:
 //
-//   @opd_args.N   static opd_arg table (kind, mode, map index, bytes are
-//                 constants; dat and map handles are stored before each call)
-//   @opd_loop.N   the runtime's cache slot for the loop handle
-//   loop = opd_loop_prepare(&@opd_loop.N, "K", S, n, @opd_args.N)
-//   opd_loop_set_location(loop, "file.opd:L:C")   (--check-fp messages)
 //   ctx  = { data pointers, strides, map rows, global values, partials,
 //            block ranges }                       (a stack struct)
 //   partials: opd_rt_scratch(slots * dim * bytes per reduction), every
@@ -26,29 +24,18 @@
 //     against the vectorised body and keeps the faster (the same bits:
 //     every element's arithmetic is the same, the sums' lanes are written
 //     out in the IR)
-//   opd_reduce_local(&v, ...)                  (MPI: a sum counts v once)
-//   v = v (+|min|max) partial[c] for c = 0, 1, ... in order
-//   opd_reduce_global(&v, ...)                 (MPI_Allreduce; else nothing)
 //
 // With -frepro-sum a float sum's partials are exact accumulators instead
-// (runtimeXsumWords() words per component and chunk, zero-filled), and
-// opd_reduce_sum_exact(&v, type, dim, partials, chunks) replaces the last
-// three steps (lib/exec/ReproSum.cpp); a loop whose only cross-element
-// writes are increments through maps (RaceClass::IncStrips) stores
-// opd_loop_gather(loop, n) for each such argument n in the context: the
-// body writes each element's increments into its row there, and the
-// runtime adds the rows to the targets in global element order when the
-// loop ends (lib/exec/Gather.cpp).
+// (runtimeXsumWords() words per component and chunk, zero-filled); a loop
+// whose only cross-element writes are increments through maps
+// (RaceClass::IncStrips) stores opd_loop_gather(loop, n) for each such
+// argument n in the context: the body writes each element's increments
+// into its row there, and the runtime adds the rows to the targets in
+// global element order when the loop ends (lib/exec/Gather.cpp).
 //
 // Block loops pass their range in lo/hi arrays that opd_loop_prepare_block
 // clips in place to the points the rank owns; the context takes the clipped
-// range. The opd_arg table also gives each stencil's extent per dimension
-// and whether it reads off-axis points (the runtime's halo exchanges).
-//
-// What the loop's arguments allow (race class, stencil extents, the dat of
-// a whole-block range, which arguments share a dat or map, idx use) comes
-// from analyzeLoopAccess() (analysis/LoopAccess.h); the runtime's values
-// and identities from codegen/common.
+// range.
 
 #include "codegen/llvm/HostCodeGen.h"
 #include "codegen/llvm/KernelCodeGen.h"
@@ -173,79 +160,22 @@ void LoopEmitter::layoutContext() {
 // Host side
 //===----------------------------------------------------------------------===//
 
-// Ranges, halo checks and the chain's exchanges: the host-program form's
-// loop start (codegen/common/LoopStartLowering.cpp), printed here.
-void LoopEmitter::emitStart() {
-  host::Program p;
-  host::LoopStart start =
-      host::lowerLoopStart(loop, access, dims, cgm.location(loop.range), p);
-  std::vector<llvm::Value *> locals = printHostProgram(host, p);
-  if (loop.block) {
-    loArr = locals[size_t(start.lo)];
-    hiArr = locals[size_t(start.hi)];
-  }
-}
-
 llvm::Value *LoopEmitter::emitPrepare() {
-  size_t n = loop.args.size();
-  std::vector<llvm::Constant *> entries;
-  llvm::Constant *null = llvm::ConstantPointerNull::get(cgm.ptrTy);
-  auto i32 = [&](int64_t v) {
-    return llvm::ConstantInt::get(cgm.i32Ty, uint64_t(v), true);
-  };
-  auto *i32x3 = llvm::ArrayType::get(cgm.i32Ty, 3);
-  auto triple = [&](const std::array<int32_t, 3> &v) {
-    return llvm::ConstantArray::get(i32x3, {i32(v[0]), i32(v[1]), i32(v[2])});
-  };
-  for (unsigned i = 0; i < n; ++i) {
-    // The stencil's extent and shape give the depth and shape of halo
-    // exchanges between ranks.
-    RuntimeArgEntry e = runtimeArgEntry(loop.args[i], access.args[i]);
-    entries.push_back(llvm::ConstantStruct::get(
-        cgm.rt.argTy,
-        {null, null, i32(e.idx), i32(e.kind), i32(e.mode), i32(e.bytes),
-         triple(e.lo), triple(e.hi), i32(e.flags)}));
-  }
-  auto *tableTy = llvm::ArrayType::get(cgm.rt.argTy, n);
-  std::string suffix = std::to_string(id);
-  auto *table = new llvm::GlobalVariable(
-      cgm.module, tableTy, false, llvm::GlobalValue::InternalLinkage,
-      llvm::ConstantArray::get(tableTy, entries), "opd_args." + suffix);
-  auto *cache = new llvm::GlobalVariable(cgm.module, cgm.ptrTy, false,
-                                         llvm::GlobalValue::InternalLinkage,
-                                         null, "opd_loop." + suffix);
-  auto entryField = [&](unsigned i, unsigned f) {
-    return b.CreateInBoundsGEP(tableTy, table,
-                               {b.getInt64(0), b.getInt64(i), b.getInt32(f)});
-  };
-  for (unsigned i = 0; i < n; ++i) {
-    const AccessDescriptor &a = loop.args[i];
-    if (a.usesDat())
-      b.CreateStore(b.CreateLoad(cgm.ptrTy, cgm.handle(a.dat)),
-                    entryField(i, 0));
-    if (a.map)
-      b.CreateStore(b.CreateLoad(cgm.ptrTy, cgm.handle(a.map)),
-                    entryField(i, 1));
-  }
+  host::LoopTraits traits;
+  traits.rangeLength = dims;
+  traits.location = cgm.location(loop.range);
   // The user's name (ir/LoopNames.h): --profile rows and run-time errors.
-  llvm::Value *name = cgm.string(ir::userLoopName(loop.kernel->name));
-  llvm::Value *nargs = i32(int64_t(n));
-  llvm::Value *handle =
-      loop.block
-          ? b.CreateCall(cgm.rt.loopPrepareBlock,
-                         {cache, name,
-                          b.CreateLoad(cgm.ptrTy, cgm.handle(loop.block)),
-                          loArr, hiArr, nargs, table},
-                         "loop")
-          : b.CreateCall(cgm.rt.loopPrepare,
-                         {cache, name,
-                          b.CreateLoad(cgm.ptrTy, cgm.handle(loop.set)), nargs,
-                          table},
-                         "loop");
-  // The loop statement's location, for run-time messages (--check-fp).
-  b.CreateCall(cgm.rt.loopSetLocation,
-               {handle, cgm.string(cgm.location(loop.range))});
-  return handle;
+  traits.name = ir::userLoopName(loop.kernel->name);
+  traits.reproSum = cgm.options.reproSum;
+  locals = host::lowerLoop(loop, access, traits, program);
+  printer = std::make_unique<HostProgramPrinter>(host, program);
+  bool phase = printer->printToPhase();
+  OPDC_ASSERT(phase, "a loop's program without its phase");
+  if (loop.block) {
+    loArr = printer->local(locals.lo);
+    hiArr = printer->local(locals.hi);
+  }
+  return b.CreateLoad(cgm.ptrTy, printer->local(locals.loop), "loop");
 }
 
 void LoopEmitter::emitContext(llvm::Value *loopHandle) {
@@ -303,13 +233,14 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
     b.CreateStore(b.CreateCall(cgm.rt.setGlobalIds,
                                {b.CreateLoad(cgm.ptrTy, cgm.handle(loop.set))}),
                   field(gidField));
-  partialPtr.assign(loop.args.size(), nullptr);
   if (!anyReduction)
     return;
 
   // One scratch allocation holds every reduction's partials, each starting
   // on an 8-byte boundary.
-  chunks = b.CreateCall(cgm.rt.loopPartialSlots, {loopHandle}, "chunks");
+  llvm::Value *chunks =
+      b.CreateCall(cgm.rt.loopPartialSlots, {loopHandle}, "slots");
+  b.CreateStore(chunks, printer->local(locals.chunks));
   llvm::Value *total = llvm::ConstantInt::get(cgm.i64Ty, 0);
   std::vector<llvm::Value *> offsets(loop.args.size(), nullptr);
   for (unsigned i = 0; i < loop.args.size(); ++i) {
@@ -338,7 +269,7 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
     if (fields[i].partials < 0)
       continue;
     llvm::Value *p = b.CreateInBoundsGEP(cgm.i8Ty, scratch, offsets[i]);
-    partialPtr[i] = p;
+    b.CreateStore(p, printer->local(locals.partials[i]));
     b.CreateStore(p, field(fields[i].partials));
     if (exactSum(a)) {
       // Empty exact accumulators are zero words.
@@ -359,62 +290,6 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
                     "partial.init", [&](llvm::Value *k) {
                       b.CreateStore(init, b.CreateInBoundsGEP(t, p, k));
                     });
-  }
-}
-
-llvm::Value *LoopEmitter::hostElement(const AccessDescriptor &a, unsigned k) {
-  llvm::Value *var = host.slot(unsigned(a.var));
-  const Type &t = host.fn.vars[unsigned(a.var)].type;
-  if (!t.isArray())
-    return var;
-  return b.CreateConstInBoundsGEP2_32(cgm.storageType(t), var, 0, k);
-}
-
-void LoopEmitter::combinePartials() {
-  for (unsigned i = 0; i < loop.args.size(); ++i) {
-    const AccessDescriptor &a = loop.args[i];
-    if (!partialPtr[i])
-      continue;
-    Type elem = Type::scalarOf(a.scalar);
-    llvm::Value *p = partialPtr[i];
-    if (exactSum(a)) {
-      // -frepro-sum: v + every chunk's exact sum on every rank, rounded
-      // once (in place of opd_reduce_local, the combination and
-      // opd_reduce_global).
-      b.CreateCall(cgm.rt.reduceSumExact,
-                   {hostElement(a, 0),
-                    llvm::ConstantInt::get(cgm.i32Ty, runtimeScalar(elem)),
-                    llvm::ConstantInt::get(cgm.i32Ty, a.dim), p, chunks});
-      continue;
-    }
-    // Across ranks: the variable's earlier value counts once (rank 0), the
-    // partials of every rank are combined after.
-    std::vector<llvm::Value *> reduceArgs{
-        hostElement(a, 0),
-        llvm::ConstantInt::get(cgm.i32Ty, runtimeScalar(elem)),
-        llvm::ConstantInt::get(cgm.i32Ty, runtimeMode(a.mode)),
-        llvm::ConstantInt::get(cgm.i32Ty, a.dim)};
-    b.CreateCall(cgm.rt.reduceLocal, reduceArgs);
-    emitCountedLoop(
-        b, llvm::ConstantInt::get(cgm.i64Ty, 0), chunks, nullptr,
-        "partial.combine", [&](llvm::Value *c) {
-          for (unsigned k = 0; k < a.dim; ++k) {
-            llvm::Value *slot = b.CreateAdd(
-                b.CreateMul(c, llvm::ConstantInt::get(cgm.i64Ty, a.dim)),
-                llvm::ConstantInt::get(cgm.i64Ty, k));
-            llvm::Value *part = host.loadValue(
-                b.CreateInBoundsGEP(cgm.memType(a.scalar), p, slot), elem);
-            llvm::Value *ptr = hostElement(a, k);
-            llvm::Value *v = host.loadValue(ptr, elem);
-            llvm::Value *r = a.mode == AccessMode::Sum
-                                 ? host.emitArithmetic(BinaryOp::Add, a.scalar,
-                                                       v, part, loop.range)
-                                 : host.emitMinMax(a.mode == AccessMode::Min,
-                                                   a.scalar, v, part);
-            host.storeValue(r, ptr, elem);
-          }
-        });
-    b.CreateCall(cgm.rt.reduceGlobal, reduceArgs);
   }
 }
 
@@ -461,8 +336,8 @@ void LoopEmitter::emit() {
 }
 
 void LoopEmitter::emitAfterRun() {
-  if (chunks)
-    combinePartials();
+  // The reductions' combination (host::lowerLoop).
+  printer->printToPhase();
 }
 
 LoopEmitter::Prepared LoopEmitter::emitBeforeRun() {
@@ -473,7 +348,6 @@ LoopEmitter::Prepared LoopEmitter::emitBeforeRun() {
   KernelInterface kernel = emitLoopKernel(cgm, loop, id, group);
   llvm::Function *body = emitBody(kernel, group);
 
-  emitStart();
   llvm::Value *handle = emitPrepare();
   emitContext(handle);
   // The scalar body's question comes first: while the runtime times it,

@@ -22,9 +22,6 @@ RuntimeABI::RuntimeABI(llvm::Module &m) : module(m) {
 
   paramDescTy =
       llvm::StructType::create(c, {ptr, i32, ptr, ptr}, "opd_param_desc");
-  auto *i32x3 = llvm::ArrayType::get(i32, 3);
-  argTy = llvm::StructType::create(
-      c, {ptr, ptr, i32, i32, i32, i32, i32x3, i32x3, i32}, "opd_arg");
   bodyTy = llvm::FunctionType::get(voidTy, {ptr, i64, i64, i64}, false);
 
   auto declare = [&](const char *name, llvm::Type *ret,

@@ -33,9 +33,6 @@ struct RuntimeABI {
   /// struct opd_param_desc { const char *name; opd_scalar type; void *storage;
   /// const char *doc; }
   llvm::StructType *paramDescTy;
-  /// struct opd_arg { opd_dat *dat; opd_map *map; int32_t idx, kind, mode,
-  /// bytes; int32_t lo[3], hi[3]; int32_t flags; }
-  llvm::StructType *argTy;
   /// void (*opd_body)(void *ctx, int64_t begin, int64_t end, int64_t chunk)
   llvm::FunctionType *bodyTy;
 
