@@ -218,6 +218,26 @@ Op storeField(int table, int64_t row, int field, Operand v) {
   return o;
 }
 
+std::vector<std::pair<unsigned, int>> rowFields(const Operand &rows) {
+  auto array = [&](size_t f) {
+    if (f >= rows.names.size())
+      return std::string();
+    const std::string &n = rows.names[f];
+    return n.find('[') == std::string::npos ? std::string()
+                                            : n.substr(0, n.find('['));
+  };
+  std::vector<std::pair<unsigned, int>> at;
+  unsigned next = 0;
+  for (size_t f = 0; f < rows.fields.size(); ++f) {
+    std::string a = array(f);
+    if (!a.empty() && f > 0 && array(f - 1) == a)
+      at.push_back({at.back().first, at.back().second + 1});
+    else
+      at.push_back({next++, a.empty() ? -1 : 0});
+  }
+  return at;
+}
+
 std::string handleName(const Operand &o) {
   return o.dat     ? o.dat->name
          : o.set   ? o.set->name

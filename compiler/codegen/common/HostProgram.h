@@ -165,6 +165,11 @@ struct Op {
   std::vector<std::pair<int32_t, std::vector<Op>>> cases;
 };
 
+/// Where each field of a Rows operand is in the C struct: flat field f is
+/// struct field at[f].first, element at[f].second of an array there (-1:
+/// not in an array). Fields named `x[0]`, `x[1]`, ... form array `x`.
+std::vector<std::pair<unsigned, int>> rowFields(const Operand &rows);
+
 /// The IR name of a Handle operand's dat, set, map or block.
 std::string handleName(const Operand &o);
 

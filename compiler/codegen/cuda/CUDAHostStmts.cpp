@@ -180,29 +180,17 @@ struct CUDAFunctionWriter::HostPrinter {
                               const std::string &rowBreak = " ") {
     std::string list;
     size_t n = o.fields.size();
-    auto array = [&](size_t f) -> std::string {
-      if (f >= o.names.size())
-        return "";
-      const std::string &name = o.names[f];
-      return name.substr(0, name.find('['));
-    };
+    std::vector<std::pair<unsigned, int>> at = host::rowFields(o);
     for (size_t i = 0; i < o.ints.size(); ++i) {
       size_t f = i % n;
       list += f ? ", " : (i ? "," + rowBreak + "{" : "{");
-      bool element = array(f) != (f < o.names.size() ? o.names[f] : "");
-      if (element && (f == 0 || array(f - 1) != array(f)))
+      if (at[f].second == 0)
         list += "{";
-      switch (o.fields[f]) {
-      case host::Ty::Ptr:
-        list += "nullptr";
-        break;
-      case host::Ty::I32:
-        list += std::to_string(o.ints[i]);
-        break;
-      default:
-        list += "INT64_C(" + std::to_string(o.ints[i]) + ")";
-      }
-      if (element && (f + 1 == n || array(f + 1) != array(f)))
+      list += o.fields[f] == host::Ty::Ptr ? "nullptr"
+              : o.fields[f] == host::Ty::I32
+                  ? std::to_string(o.ints[i])
+                  : "INT64_C(" + std::to_string(o.ints[i]) + ")";
+      if (at[f].second >= 0 && (f + 1 == n || at[f + 1].second <= 0))
         list += "}";
       if (f == n - 1)
         list += "}";

@@ -155,25 +155,15 @@ struct HostProgramPrinter::Impl {
     std::vector<std::pair<unsigned, int>> at;
   };
   RowLayout rowLayout(const host::Operand &o) {
-    auto array = [&](size_t f) {
-      if (f >= o.names.size() || o.names[f].find('[') == std::string::npos)
-        return std::string();
-      return o.names[f].substr(0, o.names[f].find('['));
-    };
-    RowLayout r{nullptr, {}};
+    RowLayout r{nullptr, host::rowFields(o)};
     std::vector<llvm::Type *> fieldTys;
     for (size_t f = 0; f < o.fields.size(); ++f) {
       llvm::Type *t = scalarType(o.fields[f]);
-      std::string a = array(f);
-      if (!a.empty() && f > 0 && array(f - 1) == a) {
-        auto &[field, index] = r.at.back();
-        r.at.push_back({field, index + 1});
-        auto *arr = llvm::cast<llvm::ArrayType>(fieldTys.back());
-        fieldTys.back() = llvm::ArrayType::get(t, arr->getNumElements() + 1);
-        continue;
-      }
-      r.at.push_back({unsigned(fieldTys.size()), a.empty() ? -1 : 0});
-      fieldTys.push_back(a.empty() ? t : llvm::ArrayType::get(t, 1));
+      auto [field, index] = r.at[f];
+      if (field == fieldTys.size())
+        fieldTys.push_back(index < 0 ? t : llvm::ArrayType::get(t, 1));
+      else
+        fieldTys[field] = llvm::ArrayType::get(t, unsigned(index) + 1);
     }
     // Named after the C struct, for readable IR.
     r.ty = llvm::StructType::getTypeByName(cgm.context, o.text);
