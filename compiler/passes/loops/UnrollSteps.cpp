@@ -41,8 +41,9 @@
 // without calls or clocks are unrolled (what the adjoint reverses step by
 // step and the fuse pass can skew); and only where skewed sweeps are made
 // (TargetQueries::skewedSweeps: not -fno-skew, not the CUDA backend), with a
-// swap in the body and a loop that reads a dat at stencil offsets: the steps of
-// a time-stepping stencil code, where the second step depends on the first
+// loop that reads a dat at stencil offsets and either a swap in the body or
+// a loop of the body writing that dat (a copy back): the steps of a
+// time-stepping stencil code, where the second step depends on the first
 // through memory.
 #include "passes/loops/UnrollSteps.h"
 
@@ -186,7 +187,12 @@ bool unrollIn(Function &fn, Body &b, PassContext &ctx, const char *pass,
 } // namespace
 
 bool stencilStepBody(std::span<const StmtPtr> body, unsigned loopVar) {
-  bool swap = false, stencilRead = false;
+  // Dats read at stencil offsets, and dats a loop of the body writes: a
+  // step depends on the one before through memory when the body swaps
+  // dats or writes a dat that it reads at offsets (a copy back, as OPS's
+  // Poisson: `loop stencil5 (u @ cross -> u2); loop update (u2 -> u)`).
+  std::vector<const Dat *> readAtOffsets, written;
+  bool swap = false;
   for (const StmtPtr &sp : body) {
     const Stmt *s = sp.get();
     if (!s)
@@ -198,16 +204,23 @@ bool stencilStepBody(std::span<const StmtPtr> body, unsigned loopVar) {
     if (const auto *l = dyn_cast<ParLoopStmt>(s)) {
       if (!l->block)
         return false;
-      for (const AccessDescriptor &a : l->args)
+      for (const AccessDescriptor &a : l->args) {
         if (a.kind == ArgKind::Stencil && a.mode == AccessMode::Read &&
             a.stencil && !a.stencil->isCentreOnly())
-          stencilRead = true;
+          readAtOffsets.push_back(a.dat);
+        if (a.usesDat() && modeWrites(a.mode))
+          written.push_back(a.dat);
+      }
       continue;
     }
     if (s->kind != StmtKind::Decl && s->kind != StmtKind::Assign)
       return false;
   }
-  return swap && stencilRead && plainHostCode(body, loopVar);
+  bool carried = swap && !readAtOffsets.empty();
+  for (const Dat *d : readAtOffsets)
+    carried = carried ||
+              std::find(written.begin(), written.end(), d) != written.end();
+  return carried && plainHostCode(body, loopVar);
 }
 
 bool unrollSteps(Program &program, PassContext &ctx) {
