@@ -1,27 +1,64 @@
 // Memory.cpp - Aligned, first-touch zero-filled allocations.
 // SPDX-License-Identifier: Apache-2.0
+//
+// Large buffers start at staggered offsets past their 2 MiB boundaries.
+// On 2 MiB boundaries alone, the same point of every dat of a block (their
+// layouts are equal) falls in the same set of the L1 and L2 caches, whose
+// sets repeat every 4 KiB and 128 KiB: a loop that streams more rows at
+// once than a set has ways evicts its own lines before it reads them
+// again. A tangent step reads and writes twice the primal's dats (u and
+// du, u2 and du2) at the same points, and ran measurably slower for it
+// (docs/decisions/0350-staggered-large-buffers.md). Each large
+// buffer k starts (k mod StaggerSlots) * StaggerStep bytes past its
+// boundary: 33 cache lines, an odd number, so that the offsets differ in
+// both caches' set bits; a multiple of Alignment, so that the rows'
+// alignment (and with it every loop's peel and vector split, hence every
+// result bit) is unchanged.
 #include "core/Memory.h"
 
 #include "core/Runtime.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include <sys/mman.h>
 
 namespace opdc::rt {
 
+namespace {
+
+constexpr std::size_t StaggerStep = 33 * Alignment;
+constexpr std::size_t StaggerSlots = 31;
+
+/// The staggered buffers: the pointer handed out -> the allocation's.
+struct Staggered {
+  std::mutex mutex;
+  std::unordered_map<void *, void *> starts;
+};
+Staggered &staggered() {
+  static Staggered s;
+  return s;
+}
+std::atomic<std::size_t> largeBuffers{0};
+
+} // namespace
+
 void *allocRaw(std::size_t bytes, const char *what) {
   std::size_t size = bytes < Alignment ? Alignment : bytes;
-  if (size > SIZE_MAX - HugePage)
+  if (size > SIZE_MAX - 2 * HugePage)
     failf("out of memory allocating %zu bytes for %s", bytes, what);
-  // Large buffers on 2 MiB boundaries, with transparent huge pages asked
-  // for: a fault per 2 MiB instead of per 4 KiB when first touched, and
-  // fewer TLB misses for indirect access (a hint: systems without them
-  // ignore it).
+  // Large buffers on 2 MiB boundaries (plus their stagger, the header),
+  // with transparent huge pages asked for: a fault per 2 MiB instead of
+  // per 4 KiB when first touched, and fewer TLB misses for indirect access
+  // (a hint: systems without them ignore it).
   const bool huge = size >= LargeAllocation;
   const std::size_t align = huge ? HugePage : Alignment;
-  size = (size + align - 1) / align * align;
+  const std::size_t offset =
+      huge ? largeBuffers.fetch_add(1) % StaggerSlots * StaggerStep : 0;
+  size = (size + offset + align - 1) / align * align;
   void *p = std::aligned_alloc(align, size);
   if (!p)
     failf("out of memory allocating %zu bytes for %s", bytes, what);
@@ -29,7 +66,13 @@ void *allocRaw(std::size_t bytes, const char *what) {
   if (huge)
     madvise(p, size, MADV_HUGEPAGE);
 #endif
-  return p;
+  if (!offset)
+    return p;
+  void *start = static_cast<char *>(p) + offset;
+  Staggered &s = staggered();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.starts.emplace(start, p);
+  return start;
 }
 
 void *allocZeroed(std::size_t bytes, const char *what) {
@@ -53,7 +96,20 @@ void *allocZeroed(std::size_t bytes, const char *what) {
   return p;
 }
 
-void freeAligned(void *p) { std::free(p); }
+void freeAligned(void *p) {
+  if (p) {
+    Staggered &s = staggered();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.starts.find(p);
+    if (it != s.starts.end()) {
+      void *allocation = it->second;
+      s.starts.erase(it);
+      std::free(allocation);
+      return;
+    }
+  }
+  std::free(p);
+}
 
 void copyElements(void *to, const void *from, int64_t n, int64_t elementBytes) {
   char *t = static_cast<char *>(to);
@@ -62,7 +118,8 @@ void copyElements(void *to, const void *from, int64_t n, int64_t elementBytes) {
 #pragma omp parallel for schedule(static) if (chunks > 1)
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t begin = c * DirectChunkSize;
-    const int64_t end = begin + DirectChunkSize < n ? begin + DirectChunkSize : n;
+    const int64_t end =
+        begin + DirectChunkSize < n ? begin + DirectChunkSize : n;
     std::memcpy(t + begin * elementBytes, f + begin * elementBytes,
                 std::size_t((end - begin) * elementBytes));
   }

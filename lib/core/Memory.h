@@ -11,8 +11,10 @@ namespace opdc::rt {
 /// Alignment of every dat, map and scratch buffer (a cache line; also the
 /// widest vector register).
 constexpr std::size_t Alignment = 64;
-/// Buffers of at least LargeAllocation bytes are aligned to HugePage and
-/// asked to use transparent huge pages.
+/// Buffers of at least LargeAllocation bytes start a few cache lines past a
+/// HugePage boundary (a different number for consecutive buffers, so that
+/// dats of one layout do not share cache sets: Memory.cpp) and are asked
+/// to use transparent huge pages.
 constexpr std::size_t HugePage = std::size_t(2) << 20;
 constexpr std::size_t LargeAllocation = std::size_t(4) << 20;
 
@@ -23,6 +25,7 @@ constexpr std::size_t LargeAllocation = std::size_t(4) << 20;
 void *allocZeroed(std::size_t bytes, const char *what);
 /// As allocZeroed without zero-filling.
 void *allocRaw(std::size_t bytes, const char *what);
+/// Frees a buffer of allocZeroed or allocRaw (the pointer they returned).
 void freeAligned(void *p);
 /// Copies \p n elements of \p elementBytes bytes in parallel, in the
 /// loops' chunks of elements (so pages are touched by the threads that run

@@ -7,6 +7,7 @@
 //   let %P.alpha.d = 1.0              seeded float parameters' tangents
 //   var %P.result.d = 0.0
 //   loop copy_f64 over nodes (dx, x.d)         seed dats into tangent dats
+//                                              (none for a seed read in place)
 //   loop zero_f64 over nodes (y.d) ...         other tangent dats start at 0
 //   <P's body, differentiated: each statement preceded by its tangent;
 //    loops the seeds reach run K.d, the kernel and its tangent in one body,
@@ -23,6 +24,15 @@
 // exchanges and reductions of the tangent loop follow the primal's rules:
 // threads and MPI ranks give the serial tangent, bitwise or to round-off as
 // the primal does.
+//
+// A seed read in place: when P never writes or swaps x nor its direction
+// dx, reads x only directly or at its stencils' centre (never at an
+// offset or through a map: x.d's halo, which the copy leaves zero, is
+// never read), and dx has x's shape, the loops read dx where they would
+// read x.d. x.d would hold dx's values at every point they read for the
+// whole of P, so the results are the same bits, without the copy (a read
+// and a write of the whole dat, part of the set-up that keeps a stencil
+// tangent above twice its primal: bench/adjoint/README.md).
 //
 // Activity: a dat is active (gets a tangent dat) when it is seeded, or is
 // written by a loop that reads an active dat or an active host value, or
@@ -49,6 +59,7 @@
 #include "passes/utils/BodyUtils.h"
 
 #include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
 
@@ -67,6 +78,53 @@ using llvm::isa;
 namespace {
 
 constexpr const char *PassName = "tangent";
+
+/// Whether the tangent may read seed direction \p dx in place of x.d (the
+/// file header): same shape, neither written nor swapped in \p body, x
+/// read only at the element itself.
+bool readInPlace(const Body &body, const Dat &x, const Dat &dx) {
+  auto sameSizes = [&] {
+    if (x.size.size() != dx.size.size())
+      return false;
+    for (size_t k = 0; k < x.size.size(); ++k)
+      if (exprToString(*x.size[k]) != exprToString(*dx.size[k]))
+        return false;
+    return true;
+  };
+  if (&x == &dx || x.set != dx.set || x.block != dx.block ||
+      x.elemType != dx.elemType || !sameSizes() ||
+      x.haloMinus != dx.haloMinus || x.haloPlus != dx.haloPlus ||
+      x.base != dx.base)
+    return false;
+  struct Uses : IRVisitor {
+    const Dat &x, &dx;
+    bool ok = true;
+    Uses(const Dat &x, const Dat &dx) : x(x), dx(dx) {}
+    void visitParLoop(const ParLoopStmt &l) override {
+      for (const AccessDescriptor &a : l.args) {
+        if (!a.usesDat() || (a.dat != &x && a.dat != &dx))
+          continue;
+        if (a.mode != AccessMode::Read)
+          ok = false;
+        else if (a.dat == &x && a.kind == ArgKind::Indirect)
+          ok = false;
+        else if (a.dat == &x && a.kind == ArgKind::Stencil)
+          for (const std::vector<int64_t> &pt : a.stencil->points)
+            for (int64_t v : pt)
+              ok = ok && v == 0;
+      }
+      IRVisitor::visitParLoop(l);
+    }
+    void visitSwap(const SwapStmt &w) override {
+      if (w.a == &x || w.b == &x || w.a == &dx || w.b == &dx)
+        ok = false;
+    }
+    // A solve writes its dats through an operator: not looked into.
+    void visitSolve(const SolveStmt &) override { ok = false; }
+  } uses(x, dx);
+  uses.visitBody(body);
+  return uses.ok;
+}
 
 class TangentBuilder : public RequestRewriter {
 public:
@@ -91,11 +149,24 @@ private:
                    const std::set<Dat *> &active, std::vector<StmtPtr> &out);
   Function *tangentKernel(const Function &k, const std::vector<bool> &act);
   Dat *tangentDat(Dat *primal);
+  /// inPlace for one request: the seeds \p body may read in place.
+  void chooseInPlace(const Body &body, const std::map<Dat *, Dat *> &seeds,
+                     const std::set<Dat *> &active) {
+    inPlace.clear();
+    for (auto &[x, dx] : seeds)
+      if (active.count(x) && readInPlace(body, *x, *dx)) {
+        inPlace[x] = dx;
+        ctx.stats.add(PassName, "seeds-in-place",
+                      "seed dats read in place (no copy)");
+      }
+  }
 
   Program &program;
   PassContext &ctx;
   bool changed = false;
   std::map<Dat *, Dat *> tangentDats;
+  /// The seeds read in place by the request being expanded: x -> dx.
+  std::map<Dat *, Dat *> inPlace;
   std::map<std::pair<const Function *, std::vector<bool>>, Function *>
       tangentKernels;
   FillLoops fill{program, "tangent"};
@@ -103,6 +174,9 @@ private:
 };
 
 Dat *TangentBuilder::tangentDat(Dat *primal) {
+  auto alias = inPlace.find(primal);
+  if (alias != inPlace.end())
+    return alias->second;
   Dat *&t = tangentDats[primal];
   if (!t) {
     t = makeDerivativeDat(program, *primal, primal->name + ".d");
@@ -283,7 +357,10 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
   for (auto &d : program.dats)
     if (active.count(d.get()))
       order.push_back(d.get());
+  chooseInPlace(body, seeds, active);
   for (Dat *d : order) {
+    if (inPlace.count(d))
+      continue;
     auto s = seeds.find(d);
     out.push_back(fill.loop(s == seeds.end() ? nullptr : s->second,
                             tangentDat(d), ts.range));
@@ -353,6 +430,7 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
   out.push_back(std::make_unique<DeclStmt>(
       unsigned(ts.resultVar), std::make_unique<VarRefExpr>(result, resultType),
       ts.range));
+  inPlace.clear();
   reportRequest(ctx, PassName, ts.range, p.name, order.size());
   return out;
 }
