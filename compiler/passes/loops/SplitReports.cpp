@@ -157,7 +157,7 @@ bool pureExpr(const Expr &e, const std::set<unsigned> &written) {
 
 /// The number of trailing reports of \p f's body that can be split off
 /// (0: the loop is left as it is).
-size_t splittableReports(const ForStmt &f) {
+size_t splittableReports(const ForStmt &f, const PassContext &ctx) {
   const std::vector<StmtPtr> &stmts = f.body.stmts;
   size_t n = 0;
   while (n < stmts.size() &&
@@ -165,7 +165,7 @@ size_t splittableReports(const ForStmt &f) {
     ++n;
   if (n == 0 || n == stmts.size())
     return 0;
-  if (!stencilStepBody({stmts.data(), stmts.size() - n}, f.slot))
+  if (!stencilStepBody({stmts.data(), stmts.size() - n}, f.slot, !ctx.mpi))
     return 0;
   // What the loop writes; the loop variable itself is the one slot the
   // conditions may read that changes. The steps do no I/O
@@ -261,7 +261,7 @@ std::vector<StmtPtr> split(Function &fn, ForStmt &f, size_t n) {
 
 bool splitIn(Function &fn, Body &b, PassContext &ctx) {
   return rewriteForLoops(b, [&](ForStmt &f, const Stmt *) {
-    const size_t n = splittableReports(f);
+    const size_t n = splittableReports(f, ctx);
     if (!n)
       return std::vector<StmtPtr>{};
     ctx.stats.add(PassName, "split", "time loops split at their reports");

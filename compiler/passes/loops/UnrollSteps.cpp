@@ -69,8 +69,8 @@ namespace {
 constexpr const char *PassName = "unroll-steps";
 
 /// Whether \p f is a time loop of stencil steps this pass unrolls.
-bool unrollable(const ForStmt &f) {
-  if (!stencilStepBody(f.body.stmts, f.slot))
+bool unrollable(const ForStmt &f, const PassContext &ctx) {
+  if (!stencilStepBody(f.body.stmts, f.slot, !ctx.mpi))
     return false;
   // A constant trip count below 2 gains nothing.
   const auto *lo = dyn_cast<ConstantExpr>(f.lo.get());
@@ -177,7 +177,7 @@ bool unrollIn(Function &fn, Body &b, PassContext &ctx, const char *pass,
                (blockDims(f) == 3 ? ctx.unrollSteps3D : ctx.unrollSteps);
   };
   return rewriteForLoops(b, [&](ForStmt &f, const Stmt *) {
-    if (!unrollable(f) || (pairsOnly && !wantsMore(f)))
+    if (!unrollable(f, ctx) || (pairsOnly && !wantsMore(f)))
       return std::vector<StmtPtr>{};
     ctx.stats.add(pass, "unrolled", "time loops unrolled by two");
     return unroll(fn, f);
@@ -186,7 +186,8 @@ bool unrollIn(Function &fn, Body &b, PassContext &ctx, const char *pass,
 
 } // namespace
 
-bool stencilStepBody(std::span<const StmtPtr> body, unsigned loopVar) {
+bool stencilStepBody(std::span<const StmtPtr> body, unsigned loopVar,
+                     bool copyBack) {
   // Dats read at stencil offsets, and dats a loop of the body writes: a
   // step depends on the one before through memory when the body swaps
   // dats or writes a dat that it reads at offsets (a copy back, as OPS's
@@ -218,8 +219,8 @@ bool stencilStepBody(std::span<const StmtPtr> body, unsigned loopVar) {
   }
   bool carried = swap && !readAtOffsets.empty();
   for (const Dat *d : readAtOffsets)
-    carried = carried ||
-              std::find(written.begin(), written.end(), d) != written.end();
+    carried = carried || (copyBack && std::find(written.begin(), written.end(),
+                                                d) != written.end());
   return carried && plainHostCode(body, loopVar);
 }
 

@@ -19,8 +19,12 @@ namespace opdc {
 /// stencil steps unroll-steps unrolls: block loops, one reading a dat at
 /// stencil offsets, a swap, host declarations and assignments without calls or
 /// clocks that leave the loop variable alone.
+/// \p copyBack: a body without a swap whose loop writes the dat its
+/// stencil reads (a copy back) counts too; not under --mpi, where the
+/// unrolled chain of such a body defeats communication avoidance's grouped
+/// exchange (tests/mpi/comm_avoid.opd; decision 0361).
 bool stencilStepBody(std::span<const std::unique_ptr<ir::Stmt>> body,
-                     unsigned loopVar);
+                     unsigned loopVar, bool copyBack);
 /// Pass "unroll-steps": time loops of stencil steps unrolled by two.
 bool unrollSteps(ir::Program &program, PassContext &ctx);
 /// Pass "unroll-more-steps" (after the derivative passes): the two-step
