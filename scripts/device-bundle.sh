@@ -10,6 +10,12 @@
 #                 copy_bw and the mesh generator
 #   DIR/lib       every shared library those programs (and OpenMPI) load,
 #                 glibc's left out (the machine's own glibc is newer)
+#   DIR/peers     with --op2-airfoil=D, --ops-cloverleaf=D, --ops-laplace2d=D
+#                 or --ops-poisson=D (directories of the peers' CUDA
+#                 executables, built by their own build systems:
+#                 bench/peers/README.md): bench/peers/run.py --gpu --prepare,
+#                 opdc's CUDA builds beside copies of the peers' (--big adds
+#                 the larger inputs)
 #   DIR/mpi/root  OpenMPI's launcher, daemon, plugins, help texts and
 #                 configuration at their Debian paths (scripts/device-run.sh
 #                 copies them to / when the machine has no mpirun)
@@ -20,7 +26,9 @@
 #   scripts/device-run.sh build/device.tar.xz OUTDIR  # there (device tool:
 #                                      # carry build/device.tar.xz, OUTDIR=$OUT)
 #
-# usage: scripts/device-bundle.sh [--target=nvidia-h100] [--no-mpi] [DIR]
+# usage: scripts/device-bundle.sh [--target=nvidia-h100] [--no-mpi] [--big]
+#        [--op2-airfoil=D] [--ops-cloverleaf=D] [--ops-laplace2d=D]
+#        [--ops-poisson=D] [DIR]
 #        (DIR defaults to build/device; build/ must exist)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,10 +36,18 @@ build=${OPDC_BUILD:-$root/build}
 target=nvidia-h100
 mpi=1
 dir=""
+peers=()
 for a in "$@"; do
   case $a in
     --target=*) target=${a#--target=} ;;
     --no-mpi) mpi=0 ;;
+    --big) peers+=(--big) ;;
+    --op2-airfoil=* | --ops-cloverleaf=* | --ops-laplace2d=* | --ops-poisson=*)
+      [[ -d ${a#*=} ]] || {
+        echo "device-bundle.sh: error: ${a%%=*} ${a#*=}: no such directory" >&2
+        exit 2
+      }
+      peers+=("${a%%=*}" "$(cd "${a#*=}" && pwd)") ;;
     -*) echo "device-bundle.sh: error: unknown option '$a'" >&2; exit 2 ;;
     *) dir=$a ;;
   esac
@@ -58,8 +74,13 @@ python3 "$root/tests/cuda/run_examples.py" --opdc "$build/bin/opdc" \
   --examples "$root/examples" --work "$work" --target="$target" \
   --prepare "$dir/examples"
 "$root/bench/cuda/run.sh" --target="$target" --prepare="$dir/bench"
+if [[ " ${peers[*]} " == *" --o"* ]]; then
+  python3 "$root/bench/peers/run.py" --gpu --target="$target" \
+    --build "$build" --work "$work/peers" --prepare "$dir/peers" "${peers[@]}"
+fi
 
-elves=("$dir"/examples/bin/* "$dir"/bench/bin/*)
+shopt -s nullglob
+elves=("$dir"/examples/bin/* "$dir"/bench/bin/* "$dir"/peers/bin/* "$dir"/peers/peers/*/*)
 if [[ $mpi == 1 ]] && command -v mpirun >/dev/null; then
   # OpenMPI 4.1 as Debian installs it: orterun (mpirun) and orted in
   # /usr/bin, the MCA plugins and libraries under the multiarch openmpi/
@@ -88,7 +109,7 @@ done | sort -u | while read -r name path; do
   [[ -e $dir/lib/$name ]] || cp -L "$path" "$dir/lib/$name"
 done
 # Symbols are not needed there (Airfoil's GPU program: 12 MB -> 1.4 MB).
-strip "$dir"/examples/bin/* "$dir"/bench/bin/*
+strip "$dir"/examples/bin/* "$dir"/bench/bin/* "$dir"/peers/bin/*
 # One xz archive beside DIR: the device tool carries at most 64 MiB.
 tar -C "$(dirname "$dir")" -cf - "$(basename "$dir")" | xz -T0 -6 >"$dir.tar.xz"
 du -sh "$dir"/* "$dir.tar.xz"

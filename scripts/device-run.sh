@@ -12,7 +12,11 @@
 #   3. the benchmarks (bench/cuda/run.sh --bundle): device copy bandwidth,
 #      Airfoil (atomics and colouring; the 720k grid's rms lines against
 #      OP2's), Poisson 4096^2, heat3d 256^3, with --big a 2.8M-cell grid;
-#   4. with --sanitize: compute-sanitizer's memcheck and racecheck over
+#   4. with a bundle made with peers (device-bundle.sh --op2-airfoil=...):
+#      bench/peers/run.py --gpu --bundle, opdc's CUDA builds beside OP2's
+#      and OPS's on this GPU, alternating, with their ratios (peers.txt,
+#      peers-work.tar.gz; --peers-rounds=N, default 3);
+#   5. with --sanitize: compute-sanitizer's memcheck and racecheck over
 #      small runs of Airfoil (both strategies), Poisson and heat3d.
 # Each step's output goes to OUTDIR (examples.txt, bench.txt,
 # bench-work.tar.gz with each program's output, sanitize.txt: few files, as
@@ -21,7 +25,8 @@
 #
 # usage (repository root): scripts/device-run.sh DIR|DIR.tar.xz OUTDIR
 #        [--no-bench] [--sanitize] [--replace-mpi]
-#        [--examples-limit=S] [--bench-limit=S] [bench/cuda/run.sh options]
+#        [--examples-limit=S] [--bench-limit=S] [--peers-limit=S]
+#        [--peers-rounds=N] [bench/cuda/run.sh options]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir=${1:?usage: device-run.sh DIR|DIR.tar.xz OUTDIR [options]}
@@ -40,6 +45,8 @@ sanitize=0
 replace_mpi=0
 elimit=300
 blimit=400
+plimit=600
+prounds=3
 opts=()
 for a in "$@"; do
   case $a in
@@ -48,6 +55,8 @@ for a in "$@"; do
     --replace-mpi) replace_mpi=1 ;;
     --examples-limit=*) elimit=${a#--examples-limit=} ;;
     --bench-limit=*) blimit=${a#--bench-limit=} ;;
+    --peers-limit=*) plimit=${a#--peers-limit=} ;;
+    --peers-rounds=*) prounds=${a#--peers-rounds=} ;;
     *) opts+=("$a") ;;
   esac
 done
@@ -88,6 +97,15 @@ if [[ $bench == 1 ]]; then
     --bundle="$dir/bench" "${opts[@]}") 2>&1 | tee "$out/bench.txt"
   [[ ${PIPESTATUS[0]} == 0 ]] || status=1
   tar -C "$bwork" -czf "$out/bench-work.tar.gz" --exclude='*.h5' .
+fi
+
+if [[ -f $dir/peers/prepared.json ]]; then
+  echo "== peers on this GPU (bench/peers/run.py --gpu)"
+  pwork=$(mktemp -d)
+  timeout "$plimit" python3 "$root/bench/peers/run.py" --gpu --bundle "$dir/peers" \
+    --work "$pwork" --rounds "$prounds" 2>&1 | tee "$out/peers.txt"
+  [[ ${PIPESTATUS[0]} == 0 ]] || status=1
+  tar -C "$pwork" -czf "$out/peers-work.tar.gz" --exclude='*.h5' .
 fi
 
 if [[ $sanitize == 1 ]]; then

@@ -35,8 +35,28 @@ spread (max - min) / median; ratio = opdc median / peer median.
 A peer DIR that does not exist, or holds none of its executables, stops
 the script before any run (exit 2); a failed check marks its row FAIL,
 prints why, and makes the exit status 1 after the table.
+
+GPU mode (--gpu; issue 51): the same programs as CUDA builds on one GPU.
+The peer DIRs then hold the peers' CUDA executables (airfoil_cuda from
+OP2's Airfoil, cloverleaf_cuda, laplace2d_cuda, poisson_cuda from OPS),
+opdc builds with --target (default nvidia-h100), each program runs alone
+on the GPU ("GPU" rows; --big adds Airfoil on a 2.8M-cell grid and
+CloverLeaf on 3840^2 cells, 87 steps: CloverLeaf's test problem 4), and
+the reference bandwidth is the device copy (bench/cuda/copy_bw.cu, built
+with nvcc) measured before and after, instead of the triad. Airfoil's
+2.8M-cell rms history has no published reference: opdc's and OP2's are
+compared with each other (relative 1e-4, the printed digits).
+A GPU machine without opdc or nvcc runs a prepared directory:
+    run.py --gpu --prepare DIR [peer DIRs, --big, ...]   # here: builds
+          # opdc's programs, copy_bw and the mesh generator into DIR/bin and
+          # copies the peers' executables into DIR/peers/<program>/
+    run.py --gpu --bundle DIR [--rounds N]               # there: runs them
+(scripts/device-bundle.sh --op2-airfoil=DIR --ops-cloverleaf=DIR ... does
+the first and packs DIR with the programs' shared libraries;
+scripts/device-run.sh runs the second).
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -65,6 +85,8 @@ PEER_VARIANTS = {
     "laplace2d": ["openmp", "mpi", "mpi_openmp"],
     "poisson": ["openmp", "mpi", "mpi_openmp"],
 }
+# GPU mode: the peers' CUDA builds, as their makefiles name them.
+PEER_VARIANTS_GPU = {prog: ["cuda"] for prog in PEER_VARIANTS}
 PEER_NAME = {"airfoil": "OP2", "cloverleaf": "OPS", "laplace2d": "OPS",
              "poisson": "OPS"}
 PEER_OPTION = {"airfoil": "op2_airfoil", "cloverleaf": "ops_cloverleaf",
@@ -150,9 +172,21 @@ def passed(out):
     return re.search(r"This (run|test) is considered PASSED", out) is not None
 
 
-def check(program, side, out, args, results):
+def check(program, side, out, args, results, case=None):
     """Raises Failure unless `out` holds a correct result of `program`."""
-    if program == "airfoil":
+    if program == "airfoil" and case == "2.8M":
+        hist = rms_history(out)
+        if len(hist) < 1:
+            raise Failure("no rms lines")
+        results.setdefault("rms", {})[side] = hist
+        ref = results["rms"]
+        if "opdc" in ref and "peer" in ref:
+            for it, v in ref["peer"].items():
+                o = ref["opdc"].get(it)
+                if o is None or abs(float(o) - float(v)) > 1e-4 * abs(float(v)):
+                    raise Failure(f"rms at iteration {it} is {o or 'missing'} (opdc) "
+                                  f"against {v} (OP2)")
+    elif program == "airfoil":
         hist = rms_history(out)
         bad = [it for it, v in AIRFOIL_RMS.items() if hist.get(it) != v]
         if bad:
@@ -183,39 +217,53 @@ def check(program, side, out, args, results):
 def find_peers(args, programs):
     """{program: {variant: path}}; exits 2 on a missing or empty DIR."""
     peers = {}
+    table = PEER_VARIANTS_GPU if args.gpu else PEER_VARIANTS
     for prog in programs:
         d = getattr(args, PEER_OPTION[prog])
+        if args.bundle:
+            # A prepared directory holds what --prepare copied, if anything.
+            d = os.path.join(args.bundle, "peers", prog)
+            if not os.path.isdir(d):
+                continue
         if d is None:
             continue
         if not os.path.isdir(d):
             fail(f"--{PEER_OPTION[prog].replace('_', '-')} {d}: no such directory "
                  f"(build {PEER_NAME[prog]}'s {prog} first: bench/peers/README.md)")
         found = {}
-        for v in PEER_VARIANTS[prog]:
+        for v in table[prog]:
             path = os.path.join(os.path.abspath(d), f"{prog}_{v}")
             if os.path.isfile(path) and os.access(path, os.X_OK):
                 found[v] = path
         if not found:
-            names = ", ".join(f"{prog}_{v}" for v in PEER_VARIANTS[prog])
+            names = ", ".join(f"{prog}_{v}" for v in table[prog])
             fail(f"{d}: none of {PEER_NAME[prog]}'s executables ({names})")
         peers[prog] = found
     return peers
 
 
-def opdc_build(opdc, prog, work, mpi):
+def opdc_build(opdc, prog, work, mpi, target=None):
     src = os.path.join(ROOT, OPD_SOURCE[prog])
     exe = os.path.join(work, f"opdc-{prog}" + ("-mpi" if mpi else ""))
-    cmd = [opdc, "build"] + (["--mpi"] if mpi else []) + [src, "-o", exe]
+    cmd = [opdc, "build"] + (["--mpi"] if mpi else []) + \
+        ([f"--target={target}"] if target else []) + [src, "-o", exe]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         fail(f"{' '.join(cmd)} failed:\n{p.stdout}{p.stderr}")
     return exe
 
 
-def prepare_inputs(prog, work, args):
+def prepare_inputs(prog, work, args, case=None):
     """Puts each program's input where both sides read it (OP2's Airfoil and
     OPS's CloverLeaf read fixed names from their working directory)."""
-    if prog == "airfoil":
+    if prog == "airfoil" and case == "2.8M":
+        # OP2's grid generator's size before I=400, J=600 became the default
+        # (bench/cuda/run.sh --big): 800 x 1200 points, 2.88M cells.
+        dst = os.path.join(work, "new_grid.h5")
+        if not os.path.exists(dst):
+            subprocess.run([args.meshgen, "--I=800", "--J=1200", "--h5", dst],
+                           check=True, capture_output=True)
+    elif prog == "airfoil":
         dst = os.path.join(work, "new_grid.h5")
         if args.mesh:
             if not os.path.isfile(args.mesh):
@@ -224,17 +272,20 @@ def prepare_inputs(prog, work, args):
                 os.remove(dst)
             os.symlink(os.path.abspath(args.mesh), dst)
         elif not os.path.exists(dst):
-            gen = os.path.join(args.build, "examples/airfoil/meshgen/opd-airfoil-meshgen")
-            if not os.path.isfile(gen):
-                fail(f"{gen}: not built (cmake --build {args.build})")
-            subprocess.run([gen, "--h5", dst], check=True, capture_output=True)
+            subprocess.run([args.meshgen, "--h5", dst], check=True, capture_output=True)
     elif prog == "cloverleaf":
-        shutil.copy(os.path.join(ROOT, "examples/cloverleaf/clover_bm_short.in"),
-                    os.path.join(work, "clover.in"))
+        shutil.copy(clover_deck(case), os.path.join(work, "clover.in"))
 
 
-def opdc_args(prog, args):
-    deck = os.path.join(ROOT, "examples/cloverleaf/clover_bm_short.in")
+def clover_deck(case):
+    """CloverLeaf's input deck: bm_short (960^2, 87 steps, test problem 2),
+    or bm16_short (3840^2, 87 steps, test problem 4) for the GPU's --big."""
+    name = "clover_bm16_short.in" if case == "3840^2" else "clover_bm_short.in"
+    return os.path.join(ROOT, "examples/cloverleaf", name)
+
+
+def opdc_args(prog, args, case=None):
+    deck = clover_deck(case)
     return {"airfoil": ["--niter=1000"],
             "cloverleaf": [f"--deck={deck}"],
             "laplace2d": [],
@@ -249,23 +300,101 @@ def peer_args(prog, args):
     return []
 
 
+GPU_CASES = {"airfoil": ["720k", "2.8M"], "cloverleaf": ["960^2", "3840^2"],
+             "laplace2d": ["4094^2"], "poisson": [None]}
+
+
 def configs(prog, peers, args):
-    """(label, threads, ranks, peer variants) of each configuration."""
+    """(label, threads, ranks, peer variants, case) of each configuration;
+    case names the input of a GPU row (None: the program's one input)."""
     variants = peers.get(prog, {})
     out = []
+    if args.gpu:
+        cases = GPU_CASES[prog] if args.big else GPU_CASES[prog][:1]
+        for case in cases:
+            size = case or f"{args.poisson_size}^2"
+            out.append((f"GPU {size}", 1, 0, list(variants), case))
+        return out
     for t in args.threads:
         if t == 1:
             vs = [v for v in variants if not v.startswith("mpi")]
         else:
             vs = [v for v in variants if v == "openmp"]
-        out.append((f"{t} thread{'s' if t > 1 else ''}", t, 0, vs))
+        out.append((f"{t} thread{'s' if t > 1 else ''}", t, 0, vs, None))
     if args.ranks:
         vs = [v for v in variants if v.startswith("mpi")]
-        out.append((f"{args.ranks} ranks", 1, args.ranks, vs))
+        out.append((f"{args.ranks} ranks", 1, args.ranks, vs, None))
     return out
 
 
+def device_copy(args, label):
+    """The device copy bandwidth (copy_bw.cu) in GB/s, as {"GPU": GB/s}."""
+    p = subprocess.run([args.copy_bw], capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"{args.copy_bw} failed (no GPU?): {p.stdout}{p.stderr}")
+    with open(os.path.join(args.work, f"copy-{label}.txt"), "w") as f:
+        f.write(p.stdout)
+    m = re.search(r"device-copy .* GBps=([0-9.]+)", p.stdout)
+    if not m:
+        fail(f"{args.copy_bw}: no device-copy line in its output")
+    return {"GPU": float(m.group(1))}
+
+
+def gpu_name(args):
+    """The GPU's name as copy_bw printed it."""
+    with open(os.path.join(args.work, "copy-before.txt")) as f:
+        m = re.search(r'device="([^"]*)"', f.read())
+    return m.group(1) if m else "?"
+
+
+def build_copy_bw(opdc, args, bindir):
+    """bench/cuda/copy_bw.cu built with nvcc for the target's architecture."""
+    nvcc = os.environ.get("OPDC_NVCC") or shutil.which("nvcc")
+    if not nvcc:
+        fail("--gpu: nvcc not found (put CUDA's bin on the PATH or set OPDC_NVCC)")
+    p = subprocess.run([opdc, f"--print-target={args.target}"], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        fail(f"--target {args.target}: {p.stderr.strip()}")
+    m = re.search(r"^\s*arch:\s*(\S+)", p.stdout, re.M)
+    os.makedirs(bindir, exist_ok=True)
+    exe = os.path.join(bindir, "copy_bw")
+    cmd = [nvcc, "-O3", f"-arch={m.group(1) if m else 'sm_90'}",
+           os.path.join(ROOT, "bench/cuda/copy_bw.cu"), "-o", exe]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"{' '.join(cmd)} failed:\n{p.stdout}{p.stderr}")
+    return exe
+
+
+def prepare(opdc, peers, args):
+    """--gpu --prepare DIR: opdc's CUDA programs, copy_bw and the mesh
+    generator in DIR/bin, the peers' executables in DIR/peers/<program>/,
+    and the settings the run needs in DIR/prepared.json."""
+    d = os.path.abspath(args.prepare)
+    bindir = os.path.join(d, "bin")
+    os.makedirs(bindir, exist_ok=True)
+    shutil.copy(args.copy_bw, os.path.join(bindir, "copy_bw"))
+    if "airfoil" in peers:
+        shutil.copy(args.meshgen, os.path.join(bindir, "opd-airfoil-meshgen"))
+    for prog, variants in peers.items():
+        opdc_build(opdc, prog, bindir, mpi=False, target=args.target)
+        pdir = os.path.join(d, "peers", prog)
+        os.makedirs(pdir, exist_ok=True)
+        for path in variants.values():
+            shutil.copy(path, pdir)
+    with open(os.path.join(d, "prepared.json"), "w") as f:
+        json.dump({"target": args.target, "big": args.big,
+                   "poisson_size": args.poisson_size,
+                   "poisson_iters": args.poisson_iters,
+                   "programs": sorted(peers)}, f, indent=1)
+    print(f"run.py: {d} is ready: on the GPU machine, from the repository's root: "
+          f"bench/peers/run.py --gpu --bundle {d}")
+
+
 def stream(args, label):
+    if args.gpu:
+        return device_copy(args, label)
     exe = os.path.join(args.build, "bench/opd-stream")
     if not os.path.isfile(exe):
         fail(f"{exe}: not built (cmake --build {args.build})")
@@ -302,10 +431,49 @@ def main():
     ap.add_argument("--timeout", type=int, default=1800)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work")
+    ap.add_argument("--gpu", action="store_true",
+                    help="the peers' and opdc's CUDA builds on one GPU")
+    ap.add_argument("--target", default="nvidia-h100",
+                    help="opdc's GPU target profile (--gpu)")
+    ap.add_argument("--big", action="store_true",
+                    help="--gpu: also Airfoil 2.8M cells, CloverLeaf 3840^2")
+    ap.add_argument("--prepare", metavar="DIR",
+                    help="--gpu: only build and copy the programs into DIR")
+    ap.add_argument("--bundle", metavar="DIR",
+                    help="--gpu: run the programs a --prepare put in DIR")
     args = ap.parse_args()
+    if (args.prepare or args.bundle) and not args.gpu:
+        fail("--prepare and --bundle go with --gpu")
+    if args.prepare and args.bundle:
+        fail("--prepare and --bundle exclude each other")
     args.build = os.path.abspath(args.build)
-    args.work = os.path.abspath(args.work or os.path.join(args.build, "bench/peers"))
-    args.threads = [int(t) for t in args.threads.split(",") if t]
+    if args.bundle:
+        args.bundle = os.path.abspath(args.bundle)
+        settings = os.path.join(args.bundle, "prepared.json")
+        if not os.path.isfile(settings):
+            fail(f"--bundle {args.bundle}: no prepared.json (make it with --gpu --prepare)")
+        with open(settings) as f:
+            prepared = json.load(f)
+        args.big = args.big or prepared["big"]
+        args.poisson_size = prepared["poisson_size"]
+        args.poisson_iters = prepared["poisson_iters"]
+        args.work = os.path.abspath(args.work or "peers-gpu")
+    else:
+        args.work = os.path.abspath(args.work or os.path.join(
+            args.build, "bench/peers" + ("-gpu" if args.gpu else "")))
+    if args.gpu:
+        args.threads, args.ranks = [1], 0
+    else:
+        args.threads = [int(t) for t in args.threads.split(",") if t]
+    bindir = os.path.join(args.bundle, "bin") if args.bundle else None
+    # scripts/device-bundle.sh puts the programs' libraries beside DIR.
+    lib = os.path.join(args.bundle, "..", "lib") if args.bundle else ""
+    if os.path.isdir(lib):
+        os.environ["LD_LIBRARY_PATH"] = os.path.abspath(lib) + (
+            ":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH")
+            else "")
+    args.meshgen = os.path.join(bindir, "opd-airfoil-meshgen") if bindir else \
+        os.path.join(args.build, "examples/airfoil/meshgen/opd-airfoil-meshgen")
     programs = [p for p in args.programs.split(",") if p]
     for p in programs:
         if p not in OPD_SOURCE:
@@ -314,11 +482,20 @@ def main():
         fail("--rounds must be at least 1")
     peers = find_peers(args, programs)
     if not peers:
-        fail("no peer given (--op2-airfoil, --ops-cloverleaf, --ops-laplace2d, "
+        fail(f"no peer in {args.bundle}/peers" if args.bundle else
+             "no peer given (--op2-airfoil, --ops-cloverleaf, --ops-laplace2d, "
              "--ops-poisson)")
     opdc = os.path.join(args.build, "bin/opdc")
-    if not os.path.isfile(opdc):
+    if not args.bundle and not os.path.isfile(opdc):
         fail(f"{opdc}: not built (scripts/build.sh)")
+    if "airfoil" in peers and not args.mesh and not os.path.isfile(args.meshgen):
+        fail(f"{args.meshgen}: not built (cmake --build {args.build})")
+    if args.gpu:
+        args.copy_bw = os.path.join(bindir, "copy_bw") if bindir else \
+            build_copy_bw(opdc, args, os.path.join(args.work, "bin"))
+    if args.prepare:
+        prepare(opdc, peers, args)
+        return
     mpirun = mpi_prefix(args.ranks) if args.ranks else None
     if args.ranks and not mpirun:
         print("run.py: no mpirun: the MPI configuration is skipped", file=sys.stderr)
@@ -331,28 +508,37 @@ def main():
           f"{load0[0]:.1f} {load0[1]:.1f} {load0[2]:.1f}")
     triad0 = stream(args, "before")
 
-    plan = []  # (prog, label, threads, ranks, variants, opdc exe, work dir)
+    # (prog, label, threads, ranks, variants, opdc exe, work dir, case)
+    plan = []
     for prog in programs:
         if prog not in peers:
             continue
-        work = os.path.join(args.work, prog)
-        os.makedirs(work, exist_ok=True)
-        prepare_inputs(prog, work, args)
-        for label, t, r, vs in configs(prog, peers, args):
+        for label, t, r, vs, case in configs(prog, peers, args):
             if not vs:
                 kind = "MPI" if r else ("sequential or OpenMP" if t == 1 else "OpenMP")
                 print(f"run.py: {prog}: no {kind} build of the peer, {label} skipped",
                       file=sys.stderr)
                 continue
-            exe = opdc_build(opdc, prog, work, mpi=bool(r))
-            plan.append((prog, label, t, r, vs, exe, work))
+            work = os.path.join(args.work, prog + (f"-{case.replace('^', '')}"
+                                                   if case else ""))
+            os.makedirs(work, exist_ok=True)
+            prepare_inputs(prog, work, args, case)
+            if args.bundle:
+                exe = os.path.join(bindir, f"opdc-{prog}")
+                if not os.path.isfile(exe):
+                    fail(f"{exe}: not in the bundle (prepare it with --gpu --prepare)")
+            else:
+                exe = opdc_build(opdc, prog, work, mpi=bool(r),
+                                 target=args.target if args.gpu else None)
+            plan.append((prog, label, t, r, vs, exe, work, case))
 
     times = {}   # (prog, label, side) -> [s]
     failed = {}  # (prog, label, side) -> message
     for rnd in range(args.rounds):
-        for prog, label, t, r, vs, exe, work in plan:
+        for prog, label, t, r, vs, exe, work, case in plan:
             results = {}
-            sides = [("opdc", exe, opdc_args(prog, args) + [f"--threads={t}"])]
+            sides = [("opdc", exe, opdc_args(prog, args, case) +
+                      ([] if args.gpu else [f"--threads={t}"]))]
             sides += [(v, peers[prog][v], peer_args(prog, args)) for v in vs]
             for side, path, extra in sides:
                 key = (prog, label, side)
@@ -364,7 +550,8 @@ def main():
                     with open(os.path.join(work, f"{side}-{label.replace(' ', '')}"
                                                  f"-r{rnd}.txt"), "w") as f:
                         f.write(out)
-                    check(prog, "opdc" if side == "opdc" else "peer", out, args, results)
+                    check(prog, "opdc" if side == "opdc" else "peer", out, args, results,
+                          case)
                     times.setdefault(key, []).append(own_time(out, f"{prog} {side}"))
                 except Failure as e:
                     failed[key] = str(e)
@@ -377,7 +564,10 @@ def main():
     load1 = os.getloadavg()
     print()
     print(f"machine: {model}, {ncpu} CPUs, L3 {l3}")
-    for t in sorted(triad0):
+    if args.gpu:
+        print(f"GPU: {gpu_name(args)}; device copy (copy_bw.cu): "
+              f"{triad0['GPU']:.0f} GB/s before, {triad1['GPU']:.0f} GB/s after")
+    for t in sorted(triad0) if not args.gpu else []:
         print(f"STREAM triad, {t} thread(s): {triad0[t]:.2f} GB/s before, "
               f"{triad1[t]:.2f} GB/s after")
     print(f"load average: {load0[0]:.1f} at the start, {load1[0]:.1f} at the end; "
@@ -387,7 +577,7 @@ def main():
            f"{'peer':<16} {'peer s':>9} {'spread':>7} {'ratio':>6}")
     print(hdr)
     print("-" * len(hdr))
-    for prog, label, t, r, vs, exe, work in plan:
+    for prog, label, t, r, vs, exe, work, case in plan:
         ok = (prog, label, "opdc")
         ot = times.get(ok) if ok not in failed else None
         om = summary(ot) if ot else None

@@ -11,6 +11,11 @@
 #   CASE=run-check   run.py with a stand-in OPS poisson (fake_poisson.sh):
 #                    exit 0 and a table row with OPS's value, exit 1 and a
 #                    FAIL line with a wrong one
+#   CASE=run-gpu     run.py --gpu: its refusals (--prepare without --gpu, a
+#                    bundle without prepared.json), then a prepared bundle
+#                    of stand-ins (no GPU here: fake_copy_bw.sh, and
+#                    fake_poisson.sh as opdc's and OPS's CUDA builds) run
+#                    to a GPU row with the device copy
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -76,6 +81,35 @@ elseif(CASE STREQUAL "run-check")
   endif()
   expect("${err}" "run.py" "FAIL poisson 1 thread OPS openmp: total error 16.5173570176708 (opdc) against 16.6 (OPS)")
   expect("${out}" "run.py" "FAIL")
+elseif(CASE STREQUAL "run-gpu")
+  execute_process(COMMAND python3 ${run} ${common} --prepare ${WORK}/b
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "run.py --prepare without --gpu: exit ${rc}, expected 2:\n${out}${err}")
+  endif()
+  expect("${err}" "run.py --prepare" "--prepare and --bundle go with --gpu")
+  file(MAKE_DIRECTORY ${WORK}/b/bin ${WORK}/b/peers/poisson)
+  execute_process(COMMAND python3 ${run} --gpu --bundle ${WORK}/b --work ${WORK}/run
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "run.py --bundle without prepared.json: exit ${rc}:\n${out}${err}")
+  endif()
+  expect("${err}" "run.py --bundle" "no prepared.json (make it with --gpu --prepare)")
+  file(WRITE ${WORK}/b/prepared.json [=[{"target": "nvidia-h100", "big": false,
+    "poisson_size": 20, "poisson_iters": 10, "programs": ["poisson"]}]=])
+  set(peers ${CMAKE_CURRENT_LIST_DIR}/peers)
+  file(COPY_FILE ${peers}/fake_copy_bw.sh ${WORK}/b/bin/copy_bw)
+  file(COPY_FILE ${peers}/fake_poisson.sh ${WORK}/b/bin/opdc-poisson)
+  file(COPY_FILE ${peers}/fake_poisson.sh ${WORK}/b/peers/poisson/poisson_cuda)
+  execute_process(COMMAND python3 ${run} --gpu --bundle ${WORK}/b --work ${WORK}/run
+                          --rounds 2
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "run.py --gpu --bundle: exit ${rc}:\n${out}${err}")
+  endif()
+  expect("${out}" "run.py --gpu --bundle"
+    "GPU: stand-in GPU; device copy (copy_bw.cu): 2500 GB/s before, 2500 GB/s after"
+    "poisson     GPU 20^2 " "OPS cuda " "   1.00")
 else()
   message(FATAL_ERROR "RunPeers.cmake: unknown CASE '${CASE}'")
 endif()
