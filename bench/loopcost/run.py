@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""run.py - A parallel loop's fixed cost, opdc against OpenMP (issue 57).
+
+usage: bench/loopcost/run.py [--build build] [--threads 1,2]
+           [--sizes 1000,10000,100000,1000000,10000000] [--elements 2e8]
+           [--rounds 3]
+
+Builds bench/loopcost/loopcost.opd with this build's opdc and runs it
+beside opd-loopcost-omp (omp_ref.c: the same two loops as OpenMP `parallel
+for`, built by CMake at -O3 -march=native), alternating, for each set size n
+and thread count, with reps = elements / n calls of each loop. Prints the
+time per call of each loop (the median over the rounds, in microseconds),
+the ratio opdc / OpenMP, and each side's GB/s (16 bytes an element read,
+8 written for axpby), with the machine, its L3 and the same-run STREAM
+triad. At small n the time per call is the loop's fixed cost; at large n,
+its streaming.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from profile_table import triad_values  # noqa: E402
+
+LINE = re.compile(r"n=(\d+) reps=(\d+) axpby_us=([0-9.]+) dot_us=([0-9.]+) "
+                  r"check=(\S+)")
+
+
+def fail(msg):
+    print(f"run.py: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def run(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True,
+                       env=dict(os.environ, **(env or {})))
+    if p.returncode != 0:
+        fail(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    m = LINE.search(p.stdout)
+    if not m:
+        fail(f"{' '.join(cmd)}: no result line in\n{p.stdout}")
+    return float(m.group(3)), float(m.group(4)), m.group(5)
+
+
+def lscpu():
+    model, l3 = "?", "?"
+    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        key, _, val = line.partition(":")
+        if key.strip() == "Model name":
+            model = val.strip()
+        elif key.strip() == "L3 cache":
+            l3 = val.strip()
+    return model, l3
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--sizes", default="1000,10000,100000,1000000,10000000")
+    ap.add_argument("--elements", type=float, default=2e8)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    opdc = os.path.join(build, "bin/opdc")
+    omp = os.path.join(build, "bench/opd-loopcost-omp")
+    stream = os.path.join(build, "bench/opd-stream")
+    for exe in (opdc, omp, stream):
+        if not os.path.isfile(exe):
+            fail(f"{exe}: not built (cmake --build {build})")
+    threads = [int(t) for t in args.threads.split(",") if t]
+    sizes = [int(n) for n in args.sizes.split(",") if n]
+    if not threads or not sizes or args.rounds < 1:
+        fail("--threads, --sizes and --rounds need at least one value")
+    work = os.path.join(build, "bench/loopcost")
+    os.makedirs(work, exist_ok=True)
+    exe = os.path.join(work, "loopcost")
+    p = subprocess.run([opdc, "build", os.path.join(ROOT, "bench/loopcost/loopcost.opd"),
+                        "-o", exe], capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"opdc build failed:\n{p.stdout}{p.stderr}")
+
+    def triad(label):
+        out = subprocess.run([stream, "--threads=" + ",".join(map(str, threads))],
+                             capture_output=True, text=True).stdout
+        path = os.path.join(work, f"stream-{label}.txt")
+        with open(path, "w") as f:
+            f.write(out)
+        return {t: triad_values(path, t)[0] for t in threads}
+
+    model, l3 = lscpu()
+    load0 = os.getloadavg()[0]
+    tri0 = triad("before")
+    res = {}  # (n, t, side) -> [(axpby, dot)]
+    for _ in range(args.rounds):
+        for n in sizes:
+            reps = max(10, int(args.elements / n))
+            for t in threads:
+                a = run([exe, f"--n={n}", f"--reps={reps}", f"--threads={t}"])
+                b = run([omp, str(n), str(reps)], {"OMP_NUM_THREADS": str(t)})
+                # Both sum the same products, in another order (opdc's
+                # lanes and chunks): equal to round-off.
+                if abs(float(a[2]) - float(b[2])) > 1e-9 * abs(float(b[2])):
+                    fail(f"n={n}, {t} thread(s): opdc's sum {a[2]} against "
+                         f"OpenMP's {b[2]}")
+                res.setdefault((n, t, "opdc"), []).append(a[:2])
+                res.setdefault((n, t, "omp"), []).append(b[:2])
+    tri1 = triad("after")
+    load1 = os.getloadavg()[0]
+    print(f"machine: {model}, {os.cpu_count()} CPUs, L3 {l3}; load average "
+          f"{load0:.1f} at the start, {load1:.1f} at the end; {args.rounds} "
+          f"round(s), alternating, median")
+    for t in threads:
+        print(f"STREAM triad, {t} thread(s): {tri0[t]:.2f} GB/s before, "
+              f"{tri1[t]:.2f} GB/s after")
+    hdr = (f"{'n':>9} {'thr':>3} | {'axpby us':>9} {'omp us':>9} {'ratio':>6} "
+           f"{'GB/s':>6} | {'dot us':>9} {'omp us':>9} {'ratio':>6} {'GB/s':>6}")
+    print(hdr)
+    print("-" * len(hdr))
+    for n in sizes:
+        for t in threads:
+            o = [statistics.median(v[i] for v in res[(n, t, "opdc")]) for i in (0, 1)]
+            m = [statistics.median(v[i] for v in res[(n, t, "omp")]) for i in (0, 1)]
+            print(f"{n:>9} {t:>3} | {o[0]:9.3f} {m[0]:9.3f} {o[0] / m[0]:6.2f} "
+                  f"{24e-3 * n / o[0]:6.1f} | {o[1]:9.3f} {m[1]:9.3f} "
+                  f"{o[1] / m[1]:6.2f} {16e-3 * n / o[1]:6.1f}")
+    print("(us: microseconds a call; ratio: opdc / OpenMP; GB/s: opdc's, "
+          "axpby 24 B and dot 16 B an element)")
+
+
+if __name__ == "__main__":
+    main()
