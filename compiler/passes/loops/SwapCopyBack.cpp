@@ -333,7 +333,15 @@ private:
     const unsigned differ = fn.addVar(name + ".differ", i32, true, f.range);
     out.push_back(
         std::make_unique<DeclStmt>(differ, intConst(ScalarKind::I32, 0)));
-    for (std::vector<LoopRange> &slab : slabsAround(storedPoints(*a), p->range))
+    // R clipped to the stored points: a range beyond them is the program's
+    // error, which its own loops report (their halo checks), not this one.
+    std::vector<LoopRange> stored = storedPoints(*a), inner;
+    for (size_t d = 0; d < stored.size(); ++d)
+      inner.push_back({minMax(Intrinsic::Max, stored[d].lo->clone(),
+                              p->range[d].lo->clone()),
+                       minMax(Intrinsic::Min, stored[d].hi->clone(),
+                              p->range[d].hi->clone())});
+    for (std::vector<LoopRange> &slab : slabsAround(stored, inner))
       out.push_back(checkLoop(a, b, std::move(slab), differ, f.range));
     const unsigned ran = fn.addVar(name + ".ran", boolean, false, f.range);
     out.push_back(std::make_unique<DeclStmt>(
