@@ -81,6 +81,7 @@ using llvm::dyn_cast_or_null;
 namespace {
 
 constexpr const char *PassName = "swap-copy-back";
+constexpr const char *MissedName = "swap-copy-back-missed";
 
 ExprPtr intConst(ScalarKind k, int64_t v) {
   return std::make_unique<ConstantExpr>(ConstValue::ofInt(k, v));
@@ -219,25 +220,36 @@ struct Plan {
 };
 
 /// Whether the body of \p f is steps with a copy back this pass swaps
-/// (the conditions of the header comment), and how.
-std::optional<Plan> planFor(const ForStmt &f) {
+/// (the conditions of the header comment), and how. When its last
+/// statement copies one dat into another but a condition fails, \p why
+/// says which (for -Rpass-missed).
+std::optional<Plan> planFor(const ForStmt &f, std::string &why) {
   const std::vector<StmtPtr> &body = f.body.stmts;
   if (body.empty())
     return std::nullopt;
   const auto *last = dyn_cast_or_null<ParLoopStmt>(body.back().get());
   std::optional<CopyLoop> c = last ? asCopyLoop(*last) : std::nullopt;
-  if (!c || !swappable(*c->from, *c->to))
+  if (!c)
     return std::nullopt;
+  Dat *a = c->to, *b = c->from;
+  const std::string copied =
+      "time loop copies '" + b->name + "' back into '" + a->name + "' ";
+  auto refuse = [&](const std::string &reason) {
+    why = copied + "but " + reason;
+    return std::nullopt;
+  };
+  if (!swappable(*b, *a))
+    return refuse("they differ in shape, or a pass made one of them");
   Plan p{last, *c, rangeOf(*last)};
   if (p.range.empty())
-    return std::nullopt;
+    return refuse("the copy's range is not known");
   // R is the same every step: no variable the body declares or assigns.
   std::set<unsigned> changed{f.slot};
   for (const StmtPtr &sp : body) {
     if (const auto *d = dyn_cast_or_null<DeclStmt>(sp.get()))
       changed.insert(d->slot);
-    if (const auto *a = dyn_cast_or_null<AssignStmt>(sp.get()))
-      if (const auto *v = dyn_cast<VarRefExpr>(a->target.get()))
+    if (const auto *x = dyn_cast_or_null<AssignStmt>(sp.get()))
+      if (const auto *v = dyn_cast<VarRefExpr>(x->target.get()))
         changed.insert(v->slot);
   }
   ExprUses inR;
@@ -245,19 +257,19 @@ std::optional<Plan> planFor(const ForStmt &f) {
     inR.visitExpr(*r.lo);
     inR.visitExpr(*r.hi);
   }
-  for (unsigned s : inR.slots)
-    if (changed.count(s))
-      return std::nullopt;
+  for (unsigned slot : inR.slots)
+    if (changed.count(slot))
+      return refuse("the copied range changes from step to step");
   const std::string rText = rangeText(p.range);
-  Dat *a = c->to, *b = c->from;
   bool written = false;
   for (size_t i = 0; i + 1 < body.size(); ++i) {
     const Stmt *s = body[i].get();
     if (s && s->kind == StmtKind::Swap)
-      return std::nullopt;
+      return refuse("the step swaps dats too");
     const auto *l = dyn_cast_or_null<ParLoopStmt>(s);
     if (!l)
       continue;
+    const std::string loop = "loop '" + l->kernel->name + "' ";
     unsigned onB = 0;
     bool writesB = false, readsB = false;
     for (size_t k = 0; k < l->args.size(); ++k) {
@@ -265,7 +277,7 @@ std::optional<Plan> planFor(const ForStmt &f) {
       if (!x.usesDat())
         continue;
       if (x.dat == a && modeWrites(x.mode))
-        return std::nullopt;
+        return refuse(loop + "writes '" + a->name + "' too");
       if (x.dat != b)
         continue;
       ++onB;
@@ -274,19 +286,21 @@ std::optional<Plan> planFor(const ForStmt &f) {
         continue;
       }
       if (x.mode != AccessMode::Write || !atElement(x) ||
-          !assignsWhole(*l->kernel, unsigned(k)) ||
-          rangeText(rangeOf(*l)) != rText)
-        return std::nullopt;
+          !assignsWhole(*l->kernel, unsigned(k)))
+        return refuse(loop + "does not write '" + b->name +
+                      "' whole on every element (out, at the element, "
+                      "assigned at the top of its kernel)");
+      if (rangeText(rangeOf(*l)) != rText)
+        return refuse(loop + "writes '" + b->name +
+                      "' over another range than the copy's");
       writesB = true;
     }
-    if (writesB && onB > 1)
-      return std::nullopt;
-    if (readsB && !written)
-      return std::nullopt;
+    if ((writesB && onB > 1) || (readsB && !written))
+      return refuse(loop + "reads '" + b->name + "' before the step writes it");
     written = written || writesB;
   }
   if (!written)
-    return std::nullopt;
+    return refuse("no loop of the step writes '" + b->name + "'");
   return p;
 }
 
@@ -303,19 +317,29 @@ private:
   Program &program;
   PassContext &ctx;
 
+  /// Says why the copy back of \p f stays (-Rpass-missed=swap-copy-back).
+  std::vector<StmtPtr> missed(const ForStmt &f, const std::string &why) {
+    if (!why.empty())
+      ctx.diags.remark(f.range, why, MissedName);
+    return {};
+  }
+
   std::vector<StmtPtr> rewrite(Function &fn, ForStmt &f) {
-    std::optional<Plan> p = planFor(f);
+    std::string why;
+    std::optional<Plan> p = planFor(f, why);
     if (!p)
-      return {};
+      return missed(f, why);
+    const std::string copied = "time loop copies '" + p->c.from->name +
+                               "' back into '" + p->c.to->name + "' but ";
     const auto *lo = dyn_cast<ConstantExpr>(f.lo.get());
     const auto *hi = dyn_cast<ConstantExpr>(f.hi.get());
     if (lo && hi && hi->value.asInt() - lo->value.asInt() < 2)
-      return {};
+      return missed(f, copied + "runs fewer than two steps");
     ExprUses bounds;
     bounds.visitExpr(*f.lo);
     bounds.visitExpr(*f.hi);
     if (bounds.impure)
-      return {};
+      return missed(f, copied + "its bounds call or read the clock");
     Dat *a = p->c.to, *b = p->c.from;
     // The body with the swap: a time loop of stencil steps (what makes it
     // worth the check and the code; the same predicate unroll-steps asks).
@@ -324,7 +348,8 @@ private:
       swapped.stmts.push_back(f.body.stmts[i]->clone());
     swapped.stmts.push_back(std::make_unique<SwapStmt>(a, b, p->copy->range));
     if (!stencilStepBody(swapped.stmts, f.slot, false))
-      return {};
+      return missed(f, copied + "its steps are not stencil steps of block "
+                                "loops and plain host code");
 
     const std::string name = fn.vars[f.slot].name;
     const Type i32 = Type::scalarOf(ScalarKind::I32);
