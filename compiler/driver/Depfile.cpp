@@ -87,6 +87,8 @@ std::string buildStamp(const DriverOptions &opts, const TargetProfile *profile,
     add("-fno-fuse");
   if (opts.noSkew)
     add("-fno-skew");
+  if (opts.noSwapCopyBack)
+    add("-fno-swap-copy-back");
   if (opts.unrollSteps != DriverOptions().unrollSteps)
     add("-funroll-steps=" + std::to_string(opts.unrollSteps));
   // Every later option that changes the generated code or the link (a

@@ -80,6 +80,10 @@ Code generation:
   -fno-skew           fuse loops only at the same point, never as a skewed
                       sweep (loops that read at stencil offsets what the
                       other writes); results are bitwise the same either way
+  -fno-swap-copy-back keep the copy of a time loop that copies its new state
+                      back (the default 'swap-copy-back' pass swaps the
+                      two dats instead where they agree outside the copied
+                      range, checked at run time); the same bits either way
   -funroll-steps=N    run N steps (1, 2, 4, 8 or 16; by default 4, and 8
                       for loops over 3D blocks) of a
                       time loop of stencil steps as one skewed sweep (the
@@ -340,6 +344,10 @@ int parsePassOption(const std::string &a, DriverOptions &o,
       return -1;
     }
     o.unrollSteps = n;
+  } else if (a == "-fno-swap-copy-back") {
+    o.noSwapCopyBack = true;
+  } else if (a == "-fswap-copy-back") {
+    o.noSwapCopyBack = false;
   } else if (a == "-fno-skew") {
     o.noSkew = true;
   } else if (a == "-fskew") {

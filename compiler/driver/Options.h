@@ -65,6 +65,9 @@ struct DriverOptions {
   bool listPasses = false;             ///< --list-passes
   bool noFuse = false;                 ///< -fno-fuse: drop the fuse pass
   bool noSkew = false; ///< -fno-skew: the fuse pass makes no skewed groups
+  /// -fno-swap-copy-back: time loops that copy their state back keep the
+  /// copy (passes/loops/SwapCopyBack.cpp)
+  bool noSwapCopyBack = false;
   /// -funroll-steps=N: steps of a time loop of stencil steps run in one
   /// sweep (1: -fno-unroll-steps, none unrolled; the adjoint reverses two
   /// at a time whenever N >= 2)

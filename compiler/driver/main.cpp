@@ -419,6 +419,7 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   PipelineChoices choices;
   choices.backend = targetQueries(opts, cuda || isGPUTarget(target));
   choices.fuse = !opts.noFuse;
+  choices.swapCopyBack = !opts.noSwapCopyBack;
   choices.maxUnrollSteps = std::max(steps, steps3D);
   po.passes = declaredPipeline(choices, named);
   po.printAfter = opts.printAfter;

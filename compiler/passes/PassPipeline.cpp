@@ -19,6 +19,7 @@
 #include "passes/loops/Fuse.h"
 #include "passes/loops/JoinChains.h"
 #include "passes/loops/SplitReports.h"
+#include "passes/loops/SwapCopyBack.h"
 #include "passes/loops/UnrollShortLoops.h"
 #include "passes/loops/UnrollSteps.h"
 
@@ -46,6 +47,11 @@ bool fusing(const PipelineChoices &c) { return c.fuse; }
 bool unrollingBy2(const PipelineChoices &c) {
   return c.backend.skewedSweeps() && c.maxUnrollSteps >= 2;
 }
+/// Copies back turned into swaps: where skewed sweeps are made (what the
+/// swap serves), unless -fno-swap-copy-back.
+bool swappingCopyBacks(const PipelineChoices &c) {
+  return c.backend.skewedSweeps() && c.swapCopyBack;
+}
 bool unrollingBy4(const PipelineChoices &c) {
   return c.backend.skewedSweeps() && c.maxUnrollSteps >= 4;
 }
@@ -60,6 +66,11 @@ const std::vector<Registered> &registry() {
   static const std::vector<Registered> passes = {
       {{"inline", "inline fn calls into kernels and fns", inlineCalls},
        nullptr},
+      {{"swap-copy-back",
+        "swap instead of copying a time loop's new state back, where the "
+        "two dats agree outside the copy (checked at run time)",
+        swapCopyBacks},
+       swappingCopyBacks},
       {{"split-reports",
         "split time loops of stencil steps at their reports (runs of plain "
         "steps)",

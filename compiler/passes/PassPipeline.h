@@ -41,6 +41,7 @@ const PassInfo *findPass(const std::string &name);
 struct PipelineChoices {
   TargetQueries backend = TargetQueries();
   bool fuse = true; ///< not -fno-fuse
+  bool swapCopyBack = true; ///< not -fno-swap-copy-back
   /// The larger of the steps a skewed sweep runs over 1D/2D and 3D blocks
   /// (-funroll-steps=N, PassContext::unrollSteps).
   unsigned maxUnrollSteps = DefaultUnrollSteps3D;

@@ -5,7 +5,8 @@
 # Each program (opdgen.py SEED, or --file) is built in a matrix of
 # configurations and run at 1 and 2 threads; every run's output is held to
 # what man/opdc.1 promises against the default build's run at 1 thread:
-#   bits   --threads, -fno-fuse, -fno-skew, -f(no-)unroll-steps(=N), -O0/-O3,
+#   bits   --threads, -fno-fuse, -fno-skew, -fno-swap-copy-back,
+#          -f(no-)unroll-steps(=N), -O0/-O3,
 #          --passes= (no pass), the program's --plan=colour where no loop
 #          increments through a map ("the same bits")
 #   1e-12  -frepro-sum (sums exact), --plan=colour with increments (their
@@ -47,6 +48,7 @@ CONFIGS = [
     ("no-passes", ["--passes="], "bits"),
     ("no-fuse", ["-fno-fuse"], "bits"),
     ("no-skew", ["-fno-skew"], "bits"),
+    ("no-swap-copy-back", ["-fno-swap-copy-back"], "bits"),
     ("unroll-1", ["-fno-unroll-steps"], "bits"),
     ("unroll-2", ["-funroll-steps=2"], "bits"),
     ("unroll-8", ["-funroll-steps=8"], "bits"),

@@ -22,7 +22,10 @@ namespace opdc {
 /// \p copyBack: a body without a swap whose loop writes the dat its
 /// stencil reads (a copy back) counts too; not under --mpi, where the
 /// unrolled chain of such a body defeats communication avoidance's grouped
-/// exchange (tests/mpi/comm_avoid.opd; decision 0361).
+/// exchange (tests/mpi/comm_avoid.opd; decision 0361). swap-copy-back
+/// (passes/loops/SwapCopyBack.cpp) runs first and makes such a body swap
+/// where the two dats agree outside the copy: that body is unrolled under
+/// --mpi too (decision 0385).
 bool stencilStepBody(std::span<const std::unique_ptr<ir::Stmt>> body,
                      unsigned loopVar, bool copyBack);
 /// Pass "unroll-steps": time loops of stencil steps unrolled by two.
