@@ -23,7 +23,10 @@
 #
 # --gpu-profile-expect=RE runs each emulated CUDA build once more with
 # --profile and requires RE in its output (cuda-emulate-device-tape: that
-# the adjoint's device tape spilled to host memory under a tiny budget).
+# the adjoint's device tape spilled to host memory under a tiny budget);
+# --gpu-same-with=F runs it once more with F as well and requires the same
+# output, bit for bit (the tape's budget changes where bytes live, never
+# the numbers).
 #
 # Options honoured on both backends (docs/features.md): --opdc-flag=F
 # builds both programs with F (e.g. -frepro-sum), --bits then requires
@@ -322,6 +325,10 @@ def main():
                     help="a regular expression the --profile output of each "
                          "emulated CUDA build must match (e.g. that the "
                          "device tape spilled)")
+    ap.add_argument("--gpu-same-with", action="append", default=[],
+                    help="run each emulated CUDA build once more with this "
+                         "option too; its output must be the same, bit for "
+                         "bit (e.g. another device tape budget)")
     ap.add_argument("--fail-cases", action="store_true",
                     help="run FAIL_CASES: the same error as the CPU build")
     ap.add_argument("only", nargs="*")
@@ -400,6 +407,11 @@ def main():
             again = run([exe] + args, a.work)
             if masked(again) != masked(outs["colouring"]):
                 problems.append(f"{name}: two colouring runs differ")
+            for flag in a.gpu_same_with:
+                other = run([exe] + args + [flag], a.work)
+                if masked(other) != masked(outs["colouring"]):
+                    problems.append(f"{name}: the output with {flag} differs "
+                                    f"from the output without it:\n{other}")
             if a.gpu_profile_expect:
                 prof = run([exe] + args + ["--profile"], a.work)
                 if not re.search(a.gpu_profile_expect, prof):
