@@ -95,10 +95,11 @@ namespace {
                     "(default: OPD_CHECK_FP=1 in the environment, else off)");
   row("--ckpt-dir=<DIR>", "adjoints: snapshots beyond the memory budget "
                           "to files in DIR");
-  row("--device-tape-memory=<MiB>[K|G]",
+  row("--device-tape-memory=<MiB>",
       "GPU adjoints: the device memory the tape and snapshots may hold "
-      "before they spill to host memory (default: "
-      "OPD_DEVICE_TAPE_MEMORY, else half the free device memory)");
+      "before they spill to host memory (K or G after the number: KiB or "
+      "GiB; default: OPD_DEVICE_TAPE_MEMORY, else half the free device "
+      "memory)");
   row("--deck=<FILE>", "set params from an input deck (KEY=VALUE lines, "
                        "see opdc(1)); later options override it");
   row("--partition=ptscotch|metis|block",
