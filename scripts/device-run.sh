@@ -11,7 +11,9 @@
 #      throwaway machine such as the device tool's);
 #   3. the benchmarks (bench/cuda/run.sh --bundle): device copy bandwidth,
 #      Airfoil (atomics and colouring; the 720k grid's rms lines against
-#      OP2's), Poisson 4096^2, heat3d 256^3, with --big a 2.8M-cell grid;
+#      OP2's), Poisson 4096^2, heat3d 256^3, their adjoints against the
+#      primal (the tape on the device; Poisson also spilling over a 1 GiB
+#      budget), with --big a 2.8M-cell grid;
 #   4. with a bundle made with peers (device-bundle.sh --op2-airfoil=...):
 #      bench/peers/run.py --gpu --bundle, opdc's CUDA builds beside OP2's
 #      and OPS's on this GPU, alternating, with their ratios (peers.txt,

@@ -11,6 +11,12 @@
 # measured in the same run (copy_bw.cu), and the whole run's time. Airfoil's
 # rms lines on the 720k grid at 1000 iterations are checked against OP2's
 # published history (tests/e2e/airfoil_full.expected).
+# The adjoints on the device (issue #51): bench/adjoint's Poisson 4096^2
+# (100 sweeps) and heat3d 256^3 (100 steps) built for the GPU print the
+# adjoint's time against the primal's (target: at most 4x), the tape and
+# snapshots in device memory; once more with --profile (the loop table and
+# the device store's bytes), and Poisson with a 1 GiB device budget
+# (--device-tape-memory=1024), whose tape spills to pinned host memory.
 #
 # usage: bench/cuda/run.sh [--target=nvidia-h100] [--niter=1000] [--big]
 #                          [--prepare=DIR | --bundle=DIR]
@@ -46,7 +52,8 @@ fi
 
 # The programs: bin/copy_bw, bin/stencil_shapes,
 # bin/airfoil-{atomics,atomics-aos,colouring}, bin/poisson,
-# bin/heat3d, bin/opd-airfoil-meshgen.
+# bin/heat3d, bin/poisson-adjoint, bin/heat3d-adjoint,
+# bin/opd-airfoil-meshgen.
 build_programs() {
   local bin=$1
   mkdir -p "$bin"
@@ -70,6 +77,8 @@ build_programs() {
   fi
   "${opdc[@]}" "$root/examples/poisson/poisson.opd" -o "$bin/poisson"
   "${opdc[@]}" "$root/examples/heat3d/heat3d.opd" -o "$bin/heat3d"
+  "${opdc[@]}" "$root/bench/adjoint/poisson_bench.opd" -o "$bin/poisson-adjoint"
+  "${opdc[@]}" "$root/bench/adjoint/heat3d_bench.opd" -o "$bin/heat3d-adjoint"
   cp "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" "$bin/"
 }
 
@@ -168,6 +177,21 @@ step poisson.txt "$bin/poisson" --nx=4096 --ny=4096 --niter=100 --report=100 \
   --profile
 echo "== heat3d 256^3"
 step heat3d.txt "$bin/heat3d" --n=256 --tfinal=0.0001 --profile
+# The adjoint/primal ratios (no --profile: no wait after each loop), then
+# the tables and the device store's bytes (step prints each output).
+for a in poisson heat3d; do
+  [[ -x $bin/$a-adjoint ]] || continue
+  echo "== $a adjoint against the primal (bench/adjoint/${a}_bench.opd)"
+  step "$a-adjoint.txt" "$bin/$a-adjoint" --reps=3
+  step "$a-adjoint-profile.txt" "$bin/$a-adjoint" --reps=1 --profile
+done
+if [[ -x $bin/poisson-adjoint ]]; then
+  echo "== poisson adjoint, a 1 GiB device budget (spilled to the host)"
+  step poisson-adjoint-spill.txt "$bin/poisson-adjoint" --reps=3 \
+    --device-tape-memory=1024
+  step poisson-adjoint-spill-profile.txt "$bin/poisson-adjoint" --reps=1 \
+    --device-tape-memory=1024 --profile
+fi
 if [[ $big == 1 ]]; then
   [[ -f big_grid.h5 ]] ||
     "${runenv[@]}" "$bin/opd-airfoil-meshgen" --I=800 --J=1200 \

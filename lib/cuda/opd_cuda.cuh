@@ -504,6 +504,7 @@ inline void check_fp_written(std::initializer_list<opd_dat *> dats) {
 
 #include "opd_cuda_colour.cuh"
 #include "opd_cuda_halo.cuh"
+#include "opd_cuda_tape.cuh"
 
 namespace opd {
 
@@ -542,6 +543,7 @@ inline void init() {
   static const opd_device_hooks hooks = {release, pack, unpack, pack_box,
                                          unpack_box};
   opd_rt_device_hooks(&hooks);
+  tape::register_store();
 }
 
 /** After each loop's kernels: reports a failed launch; with --profile (or

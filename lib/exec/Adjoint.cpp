@@ -327,7 +327,13 @@ int64_t snapshotBudget() {
   return budget;
 }
 
-const AdjointMemory &adjointMemory() { return stats; }
+const AdjointMemory &adjointMemory() {
+  if (haveStore() && storeHooks.usage) {
+    stats.store = true;
+    storeHooks.usage(stats.storeUsage, OPD_STORE_VALUES);
+  }
+  return stats;
+}
 
 int64_t checkpointBytesInMemory() { return checkpointBytesNow; }
 
@@ -521,7 +527,8 @@ void opd_ckpt_save_overwritten(int32_t slot, const uint64_t *vals,
                                const uint8_t *overwritten) {
   settlePending();
   Plan &p = topPlan("a snapshot");
-  saveSlot(p, slot, vals, savedStep(p), overwritten);
+  // A device store's entries are copies: nothing waits for a loop.
+  saveSlot(p, slot, vals, savedStep(p), haveStore() ? nullptr : overwritten);
 }
 
 /// Restores the state from \p slot; by handing the snapshot's storage to
@@ -561,6 +568,15 @@ static void restoreSlot(int32_t slot, uint64_t *vals, bool mayMove) {
     finishIO(p, s); // its buffers back to the pool
     prefetchNext(p);
   }
+  // A device store brings the next restore's snapshot back meanwhile.
+  if (haveStore())
+    for (std::size_t k = p.reverseNext; k < p.reverse.size(); ++k)
+      if (p.reverse[k].kind == ScheduleAction::Restore) {
+        for (DatCopy &c : p.slots[size_t(p.reverse[k].slot)].dats)
+          if (c.entry)
+            storeHooks.prefetch(c.entry);
+        break;
+      }
 }
 
 void opd_ckpt_restore(int32_t slot, uint64_t *vals) {
@@ -637,8 +653,7 @@ void opd_ckpt_end(void) {
       diskBytesNow -= s.fileBytes;
     }
     for (DatCopy &c : s.dats)
-      if (c.buf.data)
-        pool().put(c.buf);
+      c.release();
   }
   checkpointBytesNow -= p.bytes;
   plans().pop_back();

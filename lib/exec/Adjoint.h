@@ -64,6 +64,13 @@ void setSnapshotBudget(int64_t bytes);
 /// (neither OPD_CKPT_MEMORY nor setSnapshotBudget set a budget).
 bool automaticBudget();
 
+/// Sets the device memory a backend's adjoint store may hold
+/// (--device-tape-memory; opd_rt_device_tape_memory).
+void setDeviceTapeMemory(int64_t bytes);
+/// \p text as bytes: a whole number of MiB, or of KiB or GiB with a suffix
+/// K or G (M for MiB allowed); -1 if it is not one.
+int64_t memorySize(const char *text);
+
 /// Sets the directory where snapshots beyond the memory go (--ckpt-dir;
 /// OPD_CKPT_DIR otherwise; null or empty: none). A path that is not a
 /// directory this process can write is an error.
@@ -139,6 +146,10 @@ struct AdjointMemory {
   /// 256 MiB, and during automatic plans' step 0), and its seconds.
   int64_t freshBytes = 0;
   double freshSeconds = 0;
+  /// A device store was registered (opd_rt_adjoint_store): what its usage
+  /// hook says, OPD_STORE_* values.
+  bool store = false;
+  int64_t storeUsage[OPD_STORE_VALUES] = {};
 };
 const AdjointMemory &adjointMemory();
 /// The bytes the open plans' snapshots hold in memory now.

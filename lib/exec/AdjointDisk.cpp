@@ -29,6 +29,10 @@ void checkDirectory(const std::string &dir, const char *from) {
 }
 
 const std::string &diskDirectory() {
+  // A device store spills to host memory itself: no snapshot goes to disk.
+  static const std::string none;
+  if (haveStore())
+    return none;
   if (!checkpointDirRead) {
     checkpointDirRead = true;
     const char *env = std::getenv("OPD_CKPT_DIR");

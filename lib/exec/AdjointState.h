@@ -41,6 +41,13 @@ struct Buffer {
 
 inline AdjointMemory stats;
 
+/// The store a device backend registered (opd_rt_adjoint_store): dat
+/// copies keep its entries instead of host buffers.
+inline opd_adjoint_store storeHooks{};
+inline bool haveStore() { return storeHooks.save != nullptr; }
+/// --device-tape-memory in bytes (-1: not given).
+inline int64_t deviceTapeMemory = -1;
+
 /// adjointRerunning(): loops run now re-run primal steps.
 inline bool rerunPhase = false;
 /// An automatic plan's step 0 runs: fresh buffers are touched and timed.
@@ -88,6 +95,8 @@ public:
   /// Bytes of the buffers free in the pool now.
   int64_t freeNow() const { return freeBytes; }
   void put(Buffer b) {
+    if (!b.data) // a copy a store held
+      return;
     freeBytes += b.bytes;
     free.emplace(b.bytes, b);
   }
@@ -120,19 +129,37 @@ inline int64_t leadOf(const opd_dat *d) {
 }
 
 /// One saved dat: its storage and halo state. The tape and the snapshots
-/// both keep dats this way.
+/// both keep dats this way: in a host buffer, or, with a device store, as
+/// the store's entry (the halo state stays here).
 struct DatCopy {
   opd_dat *dat = nullptr;
   Buffer buf; ///< the allocation; the values start `lead` bytes in
   int64_t lead = 0;
   int64_t haloValid = 0;
   bool cornersValid = true;
+  void *entry = nullptr; ///< the store's (haveStore())
 
   /// Copies \p d into this copy's buffer (taken from the pool the first
-  /// time).
+  /// time), or into the store's entry.
   void save(opd_dat *d) {
     dat = d;
+    if (haveStore()) {
+      dist::settleExchanges();
+      entry = storeHooks.save(d, d->data, storageBytes(d), entry);
+      haloValid = d->haloValid;
+      cornersValid = d->cornersValid;
+      return;
+    }
     copyFrom(d->data, d->haloValid, d->cornersValid);
+  }
+  /// Gives back what this copy holds (its buffer to the pool, its entry to
+  /// the store).
+  void release() {
+    if (entry)
+      storeHooks.release(entry);
+    entry = nullptr;
+    pool().put(buf);
+    buf = Buffer();
   }
   /// Copies the values at \p from, storage of `dat`'s shape (a dat
   /// swapped with it may hold it now), and their halo state.
@@ -153,7 +180,9 @@ struct DatCopy {
   /// copy: the points it holds; the others keep what they are).
   void restore(opd_dat *d) const {
     check(d);
-    if (partial)
+    if (entry)
+      storeHooks.restore(d, entry, 0);
+    else if (partial)
       restoreOutside(d);
     else
       copyElements(d->data, values(), d->elements, d->elementBytes());
@@ -165,6 +194,14 @@ struct DatCopy {
   /// partial copy.
   Buffer moveInto(opd_dat *d) {
     check(d);
+    if (entry) {
+      // The store hands its buffer to the dat's device copy.
+      storeHooks.restore(d, entry, 1);
+      entry = nullptr;
+      d->haloValid = haloValid;
+      d->cornersValid = cornersValid;
+      return Buffer();
+    }
     if (partial)
       failf("internal error: the adjoint tape moves a partial copy of dat "
             "'%s' into it",
@@ -318,7 +355,7 @@ private:
       failf("internal error: the adjoint tape restores dat '%s' from a copy "
             "of '%s'",
             d->name.c_str(), dat->name.c_str());
-    if (!partial && lead != leadOf(d))
+    if (!partial && !entry && lead != leadOf(d))
       failf("internal error: the adjoint tape restores dat '%s' at another "
             "alignment",
             d->name.c_str());
@@ -449,6 +486,11 @@ inline DatCopy popDat(opd_dat *dat) {
   DatCopy c = t.dats.back();
   t.dats.pop_back();
   noteTape(-storageBytes(dat));
+  // The next pops' entries, brought back while this step's adjoint runs.
+  if (haveStore())
+    for (std::size_t k = 1; k <= 2 && k <= t.dats.size(); ++k)
+      if (t.dats[t.dats.size() - k].entry)
+        storeHooks.prefetch(t.dats[t.dats.size() - k].entry);
   return c;
 }
 

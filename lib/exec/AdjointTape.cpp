@@ -6,8 +6,32 @@
 // the storage of pushes and snapshots waiting for it (PendingTake).
 #include "exec/AdjointState.h"
 
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
 namespace opdc::rt {
 using namespace adjoint;
+
+void setDeviceTapeMemory(int64_t bytes) { deviceTapeMemory = bytes; }
+
+int64_t memorySize(const char *text) {
+  char *end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(text, &end, 10);
+  if (end == text || errno == ERANGE || n < 0)
+    return -1;
+  int shift = 20;
+  if (*end == 'K' || *end == 'k')
+    shift = 10, ++end;
+  else if (*end == 'M' || *end == 'm')
+    ++end;
+  else if (*end == 'G' || *end == 'g')
+    shift = 30, ++end;
+  if (*end || n > (INT64_MAX >> shift))
+    return -1;
+  return int64_t(n) << shift;
+}
 
 void tapeLoopPrepared(bool block, const int64_t *lo, const int64_t *hi,
                       int nargs, const opd_arg *args) {
@@ -92,6 +116,9 @@ void opd_tape_push_dat(opd_dat *dat) {
 void opd_tape_push_dat_overwritten(opd_dat *dat) {
   if (!dat)
     failf("internal error: tape push of a dat that does not exist");
+  // A device store's entries are copies: nothing waits for a loop.
+  if (haveStore())
+    return opd_tape_push_dat(dat);
   DatCopy c;
   c.dat = dat;
   tape().dats.push_back(c);
@@ -116,12 +143,34 @@ void opd_tape_pop_dat_copy(opd_dat *dat) {
   DatCopy c = popDat(dat);
   Timed timed(stats.tapeSeconds);
   c.restore(dat);
-  pool().put(c.buf);
+  c.release();
 }
 
 void opd_tape_push_value(uint64_t bits) {
   tape().values.push_back(bits);
   noteTape(8);
+}
+
+void opd_rt_adjoint_store(const opd_adjoint_store *store) {
+  storeHooks = store ? *store : opd_adjoint_store{};
+}
+
+int64_t opd_rt_device_tape_memory(void) {
+  if (deviceTapeMemory >= 0)
+    return deviceTapeMemory;
+  static const int64_t bytes = [] {
+    const char *env = std::getenv("OPD_DEVICE_TAPE_MEMORY");
+    if (!env || !*env)
+      return int64_t(-1);
+    const int64_t b = memorySize(env);
+    if (b < 0)
+      failf("invalid value '%s' for environment variable "
+            "OPD_DEVICE_TAPE_MEMORY: expected a whole number of MiB >= 0, "
+            "or of KiB or GiB with a suffix K or G (512, 64K, 2G)",
+            env);
+    return b;
+  }();
+  return bytes;
 }
 
 uint64_t opd_tape_pop_value(void) {

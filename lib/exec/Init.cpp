@@ -95,6 +95,11 @@ namespace {
                     "(default: OPD_CHECK_FP=1 in the environment, else off)");
   row("--ckpt-dir=<DIR>", "adjoints: snapshots beyond the memory budget "
                           "to files in DIR");
+  row("--device-tape-memory=<MiB>",
+      "GPU adjoints: the device memory the tape and snapshots may hold "
+      "before they spill to host memory (K or G after the number: KiB or "
+      "GiB; default: OPD_DEVICE_TAPE_MEMORY, else half the free device "
+      "memory)");
   row("--deck=<FILE>", "set params from an input deck (KEY=VALUE lines, "
                        "see opdc(1)); later options override it");
   row("--partition=ptscotch|metis|block",
@@ -244,6 +249,15 @@ bool runtimeOption(const std::string &name, const char *value,
     if (!value || !*value)
       failf("option '--ckpt-dir' needs a directory (--ckpt-dir=<DIR>)");
     setCheckpointDir(value);
+    return true;
+  }
+  if (name == "device-tape-memory") {
+    const int64_t bytes = value ? memorySize(value) : -1;
+    if (bytes < 0)
+      failf("option '--device-tape-memory' needs a whole number of MiB >= 0, "
+            "or of KiB or GiB with a suffix K or G (--device-tape-memory=512, "
+            "64K, 2G)");
+    setDeviceTapeMemory(bytes);
     return true;
   }
   if (name == "deck") {

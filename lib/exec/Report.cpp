@@ -31,6 +31,30 @@ void appendAdjointSummary(std::string &text, const AdjointMemory &adj) {
           double(adj.tapePeakBytes) / MiB,
           double(adj.checkpointPeakBytes) / MiB,
           double(adj.diskPeakBytes) / MiB);
+  if (adj.store && (adj.storeUsage[OPD_STORE_DEVICE_PEAK] > 0 ||
+                    adj.storeUsage[OPD_STORE_HOST_PEAK] > 0)) {
+    // A GPU program's device store (lib/cuda/opd_cuda_tape.cuh): where the
+    // tape's and snapshots' dats were.
+    // Small tests' bytes in KiB, so that a spill shows.
+    const int64_t *u = adj.storeUsage;
+    auto size = [&](int64_t b) {
+      char s[32];
+      std::snprintf(s, sizeof s,
+                    b > 0 && b < (1 << 20) ? "%.1f KiB" : "%.1f MiB",
+                    double(b) / (b > 0 && b < (1 << 20) ? 1024.0 : MiB));
+      return std::string(s);
+    };
+    appendf(text,
+            "adjoint: device store peak %s (budget %s), %s in host memory\n",
+            size(u[OPD_STORE_DEVICE_PEAK]).c_str(),
+            size(u[OPD_STORE_BUDGET]).c_str(),
+            size(u[OPD_STORE_HOST_PEAK]).c_str());
+    appendf(text,
+            "adjoint: device store spilled %s to pinned host memory, %s back "
+            "ahead of use\n",
+            size(u[OPD_STORE_SPILLED]).c_str(),
+            size(u[OPD_STORE_FETCHED]).c_str());
+  }
   appendf(text,
           "adjoint: %lld snapshots, %lld restores (%lld moved), %lld steps "
           "reversed\n",

@@ -570,10 +570,12 @@ void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
  *  saves its local storage (halos included) and halo state; popping it
  *  restores both into the same dat. opd_tape_pop_dat hands the saved
  *  storage to the dat (its current storage goes back to the tape's pool:
- *  no copy, so opd_dat_data changes); opd_tape_pop_dat_copy copies it into
- *  the dat's storage, for code that keys other copies by that address (the
- *  CUDA backend's device copies). Values are any host scalar as 64 bits.
- *  Pops must mirror pushes (the generated code guarantees it). */
+ *  no copy, so opd_dat_data changes; with a device store registered,
+ *  opd_rt_adjoint_store, the store's buffer goes to the dat's device copy
+ *  instead and opd_dat_data stays); opd_tape_pop_dat_copy copies it into
+ *  the dat's storage (code that keys other copies by that address). Values are
+ * any host scalar as 64 bits. Pops must mirror pushes (the generated code
+ * guarantees it). */
 void opd_tape_push_dat(opd_dat *dat);
 /** As opd_tape_push_dat, for a dat that the first loop prepared after it
  *  that reaches the dat's storage writes at every point or element of its
@@ -693,6 +695,52 @@ typedef struct opd_device_hooks {
 
 /** Registers the hooks (copied; NULL unregisters). */
 void opd_rt_device_hooks(const opd_device_hooks *hooks);
+
+/** Where the adjoint keeps the dats it saves (tape entries and snapshots)
+ *  when a backend keeps dats resident in device memory: registered once
+ *  after opd_rt_init by that backend's runtime (the CUDA backend's
+ *  lib/cuda/opd_cuda_tape.cuh keeps them in device memory and spills them
+ *  to pinned host memory beyond its budget). The runtime still decides
+ *  everything else (the tape's order, the checkpoint plans, the halo
+ *  state); the store only holds values. With a store registered, pushes
+ *  and snapshots save by copy (no pending takes: the *_overwritten calls
+ *  copy), the handing-over pops and restores (opd_tape_pop_dat,
+ *  opd_ckpt_restore) hand the store's device buffer to the dat's device
+ *  copy and leave opd_dat_data as it is, and snapshots never go to disk
+ *  (the store's spill is their second tier). Programs that register
+ *  nothing (CPU programs) are unaffected. */
+typedef struct opd_adjoint_store {
+  /** Saves the current values of `dat`'s local storage (`storage`,
+   *  opd_dat_data, of `bytes` bytes in host memory, or its device copy)
+   *  into `entry` (NULL: a new one) and returns the entry. */
+  void *(*save)(opd_dat *dat, void *storage, int64_t bytes, void *entry);
+  /** Writes `entry`'s values into `dat`; with `last` the entry is not
+   *  restored again and is freed (its buffer may become the dat's). */
+  void (*restore)(opd_dat *dat, void *entry, int32_t last);
+  /** Frees `entry` unrestored. */
+  void (*release)(void *entry);
+  /** `entry` is restored soon (after the ones asked for before it): the
+   *  store may start bringing it back. */
+  void (*prefetch)(void *entry);
+  /** What the store holds, for --profile: up to `n` values, OPD_STORE_*. */
+  void (*usage)(int64_t *values, int32_t n);
+} opd_adjoint_store;
+/** The values opd_adjoint_store.usage writes, in this order. */
+enum {
+  OPD_STORE_DEVICE_PEAK = 0, /**< bytes held in device memory at most */
+  OPD_STORE_HOST_PEAK,       /**< bytes held in (pinned) host memory at most */
+  OPD_STORE_BUDGET,          /**< the device budget in bytes */
+  OPD_STORE_SPILLED,         /**< bytes copied to host memory in all */
+  OPD_STORE_FETCHED,         /**< of those, bytes brought back ahead of use */
+  OPD_STORE_VALUES
+};
+/** Registers the store (copied; NULL unregisters). */
+void opd_rt_adjoint_store(const opd_adjoint_store *store);
+/** The device memory a store may hold, in bytes: `--device-tape-memory=N`
+ *  on the command line, else OPD_DEVICE_TAPE_MEMORY=N in the environment
+ *  (N MiB; with a suffix K or G, KiB or GiB); -1 when neither is set (the
+ *  store's default). */
+int64_t opd_rt_device_tape_memory(void);
 /** This process's rank among the ranks on its node (0 on one process): a
  *  rank's GPU is this modulo the node's devices. */
 int opd_rt_node_rank(void);

@@ -21,6 +21,13 @@
 # parts, partials left out, device copies dropped at the partition.
 # Without mpirun it prints why and exits 77 (CTest: skipped).
 #
+# --gpu-profile-expect=RE runs each emulated CUDA build once more with
+# --profile and requires RE in its output (cuda-emulate-device-tape: that
+# the adjoint's device tape spilled to host memory under a tiny budget);
+# --gpu-same-with=F runs it once more with F as well and requires the same
+# output, bit for bit (the tape's budget changes where bytes live, never
+# the numbers).
+#
 # Options honoured on both backends (docs/features.md): --opdc-flag=F
 # builds both programs with F (e.g. -frepro-sum), --bits then requires
 # every printed number to be the CPU's bit for bit (the numbers print in
@@ -64,8 +71,8 @@ CASES = [
     ("tests/e2e/swap.opd", []),
     ("tests/e2e/control_flow.opd", []),
     ("tests/e2e/stdlib_mesh.opd", []),
-    # Adjoints: the tape and snapshots in host memory, device copies synced
-    # around them.
+    # Adjoints: the tape and snapshots in the device store
+    # (lib/cuda/opd_cuda_tape.cuh).
     ("tests/e2e/adjoint_ring.opd", ["--show=true", "--n=40", "--sweeps=3"]),
     ("tests/e2e/adjoint_stencil.opd", ["--show=true", "--nx=10", "--ny=8",
                                        "--sweeps=4"]),
@@ -314,6 +321,14 @@ def main():
                     help="a program option for both runs (e.g. --check-fp)")
     ap.add_argument("--bits", action="store_true",
                     help="numbers must equal the CPU's bit for bit")
+    ap.add_argument("--gpu-profile-expect", default="",
+                    help="a regular expression the --profile output of each "
+                         "emulated CUDA build must match (e.g. that the "
+                         "device tape spilled)")
+    ap.add_argument("--gpu-same-with", action="append", default=[],
+                    help="run each emulated CUDA build once more with this "
+                         "option too; its output must be the same, bit for "
+                         "bit (e.g. another device tape budget)")
     ap.add_argument("--fail-cases", action="store_true",
                     help="run FAIL_CASES: the same error as the CPU build")
     ap.add_argument("only", nargs="*")
@@ -392,6 +407,17 @@ def main():
             again = run([exe] + args, a.work)
             if masked(again) != masked(outs["colouring"]):
                 problems.append(f"{name}: two colouring runs differ")
+            for flag in a.gpu_same_with:
+                other = run([exe] + args + [flag], a.work)
+                if masked(other) != masked(outs["colouring"]):
+                    problems.append(f"{name}: the output with {flag} differs "
+                                    f"from the output without it:\n{other}")
+            if a.gpu_profile_expect:
+                prof = run([exe] + args + ["--profile"], a.work)
+                if not re.search(a.gpu_profile_expect, prof):
+                    problems.append(f"{name}: no match for "
+                                    f"'{a.gpu_profile_expect}' in the "
+                                    f"--profile output:\n{prof}")
         except RuntimeError as e:
             problems.append(f"{name}: {e}")
         print(("FAIL: " + "\n".join(problems)) if problems else f"ok: {name}")

@@ -1021,6 +1021,11 @@ TEST(AdjointSummary, LinesFitInOneHundredColumns) {
   m.lastPlan.bytes = m.planMemoryBytes = m.planStepTape = int64_t(999999) << 20;
   m.planStepSeconds = 999.5;
   m.planFreshSecondsPerGiB = 999.5;
+  // A GPU program's device store (lib/cuda/opd_cuda_tape.cuh): 999999 MiB
+  // everywhere (the widest a node's memory gives).
+  m.store = true;
+  for (int64_t &v : m.storeUsage)
+    v = int64_t(999999) << 20;
   text.clear();
   opdc::rt::appendAdjointSummary(text, m);
   size_t lines = 0, at = 0;
@@ -1032,8 +1037,9 @@ TEST(AdjointSummary, LinesFitInOneHundredColumns) {
     at = end + 1;
     ++lines;
   }
-  EXPECT_EQ(lines, 7u);
+  EXPECT_EQ(lines, 9u);
   EXPECT_NE(text.find("MiB on disk"), std::string::npos);
+  EXPECT_NE(text.find("device store spilled 999999.0 MiB"), std::string::npos);
   EXPECT_NE(text.find("steps taped"), std::string::npos);
 }
 

@@ -243,6 +243,22 @@ TEST(ParamsDeck, ErrorsNameFileAndLine) {
                        "(--deck=<FILE>)\n");
 }
 
+TEST(Params, DeviceTapeMemoryTakesMiBOrASuffix) {
+  // A CPU program accepts the GPU adjoints' budget and ignores it.
+  for (const char *ok : {"512", "64K", "2G", "0", "8M"})
+    EXPECT_EQ(
+        runTestProgram({std::string("--device-tape-memory=") + ok}).status, 0)
+        << ok;
+  for (const char *bad : {"", "x", "-1", "12T", "3KB"}) {
+    RunResult r = runTestProgram({std::string("--device-tape-memory=") + bad});
+    EXPECT_EQ(r.status, 1) << bad;
+    EXPECT_EQ(r.err, "testprog: error: option '--device-tape-memory' needs a "
+                     "whole number of MiB >= 0, or of KiB or GiB with a "
+                     "suffix K or G (--device-tape-memory=512, 64K, 2G)\n")
+        << bad;
+  }
+}
+
 TEST(Params, HelpListsParamsAndRuntimeOptions) {
   RunResult r = runTestProgram({"--n=3", "--help"});
   EXPECT_EQ(r.status, 0);

@@ -11,9 +11,15 @@
 //   then per step opd_ckpt_forward says whether to save a snapshot and
 //   whether the step runs taped; reverse, a loop over opd_ckpt_next's
 //   actions (advance, save, restore, reverse, reverse taped) until done.
-// One rule decides between handing storage over and copying: a target with
-// device copies keyed by host storage copies (HostTraits::deviceCopies);
-// the others hand over (no copy of a dat the runtime can take whole).
+// One rule decides what a target with device copies (HostTraits::
+// deviceCopies, the CUDA backend) does differently: its runtime registers
+// a device store (opd_rt_adjoint_store, lib/cuda/opd_cuda_tape.cuh) that
+// keeps the tape's and the snapshots' dats beside their device copies, so
+// no host copy is made current before a save and none is stale after a
+// restore (the store reads and writes the device copies and their state
+// itself), and the store copies at every save instead of taking storage
+// at a later loop's prepare (a CUDA loop reads its device pointers before
+// that prepare). Pops and restores hand the saved buffer over on both.
 #include "codegen/common/HostProgram.h"
 
 #include "ir/AccessRules.h"
@@ -203,9 +209,8 @@ bool Lowering::solve(const SolveStmt &s, std::vector<Op> &ops) {
 void Lowering::tape(const TapeStmt &s, std::vector<Op> &ops) {
   if (s.push) {
     for (size_t i = 0; i < s.dats.size(); ++i) {
-      ops.push_back(residency(Op::Kind::NeedHost, s.dats[i]));
       // The runtime takes the storage of a dat the next loop overwrites
-      // whole; storage keyed to device copies cannot change hands.
+      // whole; a device store copies.
       bool over =
           i < s.overwritten.size() && s.overwritten[i] && !traits.deviceCopies;
       ops.push_back(
@@ -225,19 +230,13 @@ void Lowering::tape(const TapeStmt &s, std::vector<Op> &ops) {
         ops.push_back(setVarBits(*v, i, Operand::read(bits)));
       }
   }
-  for (auto d = s.dats.rbegin(); d != s.dats.rend(); ++d) {
-    ops.push_back(
-        call(traits.deviceCopies ? "opd_tape_pop_dat_copy" : "opd_tape_pop_dat",
-             {Operand::handle(*d)}));
-    ops.push_back(residency(Op::Kind::HostWrote, *d));
-  }
+  for (auto d = s.dats.rbegin(); d != s.dats.rend(); ++d)
+    ops.push_back(call("opd_tape_pop_dat", {Operand::handle(*d)}));
 }
 
 std::vector<Op> Lowering::save(const CheckpointStmt &s, int vals,
                                Operand slot) {
   std::vector<Op> ops;
-  for (const Dat *d : s.dats)
-    ops.push_back(residency(Op::Kind::NeedHost, d));
   unsigned w = 0;
   for (unsigned v : s.vars)
     for (unsigned i = 0; i < varWords(fn, v); ++i)
@@ -311,10 +310,7 @@ void Lowering::checkpointReverse(const CheckpointStmt &s,
   loop.cases.emplace_back(OPD_CKPT_ADVANCE, stepBody(s.body));
   loop.cases.emplace_back(OPD_CKPT_SAVE, save(s, vals, Operand::read(slot)));
   std::vector<Op> restore{
-      call(traits.deviceCopies ? "opd_ckpt_restore_copy" : "opd_ckpt_restore",
-           {Operand::read(slot), Operand::addr(vals)})};
-  for (const Dat *d : s.dats)
-    restore.push_back(residency(Op::Kind::HostWrote, d));
+      call("opd_ckpt_restore", {Operand::read(slot), Operand::addr(vals)})};
   unsigned w = 0;
   for (unsigned v : s.vars)
     for (unsigned i = 0; i < varWords(fn, v); ++i)

@@ -223,8 +223,10 @@ struct Program {
 /// every backend).
 struct HostTraits {
   /// Dats have device copies keyed by their host storage (the CUDA
-  /// backend): the runtime must copy into a dat's storage instead of
-  /// handing other storage to it, and residency operations matter.
+  /// backend): residency operations matter, and the runtime keeps the
+  /// adjoint's saved dats in the backend's device store
+  /// (opd_rt_adjoint_store), which saves by copy (no take at a later
+  /// loop's prepare) and reads and writes the device copies itself.
   bool deviceCopies = false;
 };
 

@@ -16,12 +16,26 @@
 // be compared with the CPU backend's. Device memory is host memory;
 // __constant__ and __shared__ variables are ordinary statics (blocks never
 // overlap). It checks the logic, not the speed or the memory model.
+//
+// Streams and events (the device tape, lib/cuda/opd_cuda_tape.cuh): work
+// on the default stream runs when it is issued, as above; work on a
+// created stream is queued and runs as late as CUDA allows, only when
+// something waits for it (cudaStreamWaitEvent on the default stream,
+// cudaStreamSynchronize, cudaEventSynchronize, cudaDeviceSynchronize, and
+// cudaFree/cudaFreeHost, which synchronise the device). So a copy on a
+// side stream that nothing orders before a kernel overwriting its source
+// reads the overwritten values, and a restore that does not wait for a
+// spill's event reads a buffer the spill has not written: ordering bugs
+// give wrong numbers instead of passing. (Work on the default stream
+// cannot run late here; each real GPU run checks that direction too.)
 #ifndef OPD_EMU_CUDA_RUNTIME_H
 #define OPD_EMU_CUDA_RUNTIME_H
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -132,18 +146,115 @@ inline cudaError_t cudaGetDeviceCount(int *n) {
 }
 inline cudaError_t cudaSetDevice(int) { return 0; }
 inline cudaError_t cudaGetLastError() { return 0; }
-inline cudaError_t cudaDeviceSynchronize() { return 0; }
+inline cudaError_t cudaDeviceSynchronize();
 inline cudaError_t cudaMalloc(void *p, size_t bytes) {
   *static_cast<void **>(p) = std::calloc(1, bytes);
   return 0;
 }
-inline cudaError_t cudaFree(void *p) {
-  std::free(p);
-  return 0;
-}
+inline cudaError_t cudaFree(void *p);
 inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n,
                               cudaMemcpyKind) {
   std::memcpy(d, s, n);
+  return 0;
+}
+
+// A created stream: its queued operations, run in order when waited for.
+namespace opd_emu {
+struct Stream {
+  std::deque<std::function<void()>> queued;
+  uint64_t issued = 0, done = 0; // operations ever queued, ever run
+  void run_to(uint64_t n) {
+    while (done < n && !queued.empty()) {
+      std::function<void()> op = std::move(queued.front());
+      queued.pop_front();
+      ++done;
+      op();
+    }
+  }
+};
+inline std::vector<Stream *> &streams() {
+  static std::vector<Stream *> all;
+  return all;
+}
+inline void run_all() {
+  for (Stream *s : streams())
+    s->run_to(s->issued);
+}
+struct Event {
+  Stream *stream = nullptr; // where last recorded (null: the default)
+  uint64_t at = 0;          // the operations before it there
+};
+// An operation on stream s: now on the default stream, else queued.
+inline void issue(Stream *s, std::function<void()> op) {
+  if (!s)
+    return op();
+  s->queued.push_back(std::move(op));
+  ++s->issued;
+}
+} // namespace opd_emu
+typedef opd_emu::Stream *cudaStream_t;
+typedef opd_emu::Event *cudaEvent_t;
+enum { cudaStreamNonBlocking = 1, cudaEventDisableTiming = 2 };
+enum { cudaErrorNotReady = 600 };
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned) {
+  *s = new opd_emu::Stream();
+  opd_emu::streams().push_back(*s);
+  return 0;
+}
+inline cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  if (s)
+    s->run_to(s->issued);
+  return 0;
+}
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) {
+  *e = new opd_emu::Event();
+  return 0;
+}
+inline cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  delete e;
+  return 0;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+  e->stream = s;
+  e->at = s ? s->issued : 0;
+  return 0;
+}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  if (e->stream)
+    e->stream->run_to(e->at);
+  return 0;
+}
+inline cudaError_t cudaEventQuery(cudaEvent_t e) {
+  return e->stream && e->stream->done < e->at ? cudaErrorNotReady : 0;
+}
+// The wait takes the event as recorded now (a later record does not count).
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e,
+                                       unsigned) {
+  opd_emu::Stream *on = e->stream;
+  const uint64_t at = e->at;
+  if (!on)
+    return 0; // the default stream's work has run already
+  opd_emu::issue(s, [on, at] { on->run_to(at); });
+  return 0;
+}
+inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n,
+                                   cudaMemcpyKind, cudaStream_t st) {
+  opd_emu::issue(st, [d, s, n] { std::memcpy(d, s, n); });
+  return 0;
+}
+inline cudaError_t cudaMallocHost(void *p, size_t bytes) {
+  *static_cast<void **>(p) = std::malloc(bytes);
+  return 0;
+}
+inline cudaError_t cudaFreeHost(void *p) {
+  opd_emu::run_all();
+  std::free(p);
+  return 0;
+}
+// An emulated device of 16 GiB, 12 of them free.
+inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total) {
+  *free_bytes = size_t(12) << 30;
+  *total = size_t(16) << 30;
   return 0;
 }
 template <class T>
@@ -156,5 +267,14 @@ template <class T> T atomicAdd(T *p, T v) {
   T old = *p;
   *p = old + v;
   return old;
+}
+inline cudaError_t cudaDeviceSynchronize() {
+  opd_emu::run_all();
+  return 0;
+}
+inline cudaError_t cudaFree(void *p) {
+  opd_emu::run_all();
+  std::free(p);
+  return 0;
 }
 #endif
