@@ -271,14 +271,15 @@ void planAutomatically(Plan &p) {
   }
   // What revisePrefix weighs the taped steps to come against.
   const PageChoice &pages = pool().pageChoice();
-  const bool huge = pages.huge();
   p.stepTape = step0;
   p.stepSeconds = costs[0];
   p.planMemory = memory;
   p.planTouched = touched;
   p.tapeAtPlan = tape().bytes;
-  p.pageBytesAtPlan = pages.bytesOf(huge);
-  p.pageSecondsAtPlan = pages.secondsOf(huge);
+  for (bool huge : {false, true}) {
+    p.pageBytesAtPlan[huge] = pages.bytesOf(huge);
+    p.pageSecondsAtPlan[huge] = pages.secondsOf(huge);
+  }
   stats.planned = true;
   stats.lastPlan = plan;
   stats.planCount = p.count;
@@ -307,11 +308,11 @@ bool reviseAt(const Plan &p, int64_t rel) {
 void revisePrefix(Plan &p, int64_t rel) {
   const PageChoice &pages = pool().pageChoice();
   const bool huge = pages.huge();
-  const int64_t bytes = pages.bytesOf(huge) - p.pageBytesAtPlan;
+  const int64_t bytes = pages.bytesOf(huge) - p.pageBytesAtPlan[huge];
   double fresh =
       freshCostOverride >= 0 ? freshCostOverride
       : bytes >= PageChoice::Sample
-          ? (pages.secondsOf(huge) - p.pageSecondsAtPlan) / double(bytes)
+          ? (pages.secondsOf(huge) - p.pageSecondsAtPlan[huge]) / double(bytes)
           : -1.0;
   dist::allreduce(&fresh, OPD_F64, OPD_MAX, 1);
   if (fresh < 0)

@@ -528,10 +528,12 @@ struct Plan {
   /// What the plan at step 1 was made of (revisePrefix weighs the taped
   /// steps still to come against them): step 0's tape bytes and seconds,
   /// the memory it may hold and held, the tape's bytes then, the chosen
-  /// pages' measure then (bytes, seconds), and the calls' discount.
+  /// pages' measure then (bytes, seconds, each kind), and the calls'
+  /// discount.
   int64_t stepTape = 0, planMemory = 0, planTouched = 0, tapeAtPlan = 0;
-  int64_t pageBytesAtPlan = 0;
-  double stepSeconds = 0, pageSecondsAtPlan = 0, callShare = 1;
+  int64_t pageBytesAtPlan[2] = {0, 0}; ///< [huge]
+  double pageSecondsAtPlan[2] = {0, 0};
+  double stepSeconds = 0, callShare = 1;
   /// When the re-run the reverse sweep runs now began (-1: none).
   double rerunStart = -1;
   /// The memory the plan's snapshots may hold (the rest go to disk where
