@@ -14,6 +14,13 @@
 // both caches' set bits; a multiple of Alignment, so that the rows'
 // alignment (and with it every loop's peel and vector split, hence every
 // result bit) is unchanged.
+//
+// allocPopulated (the adjoints' pool: tape and snapshot buffers) lets the
+// caller choose the pages and faults the whole buffer in at once: the
+// cost of fresh memory, which the adjoints' plans weigh against re-running
+// steps, differs by page size and machine (bench/adjoint/fault_cost.c;
+// docs/decisions/0380-fresh-memory-measured-by-its-pages.md), so the pool
+// measures both kinds and takes the cheaper.
 #include "core/Memory.h"
 
 #include "core/Runtime.h"
@@ -25,12 +32,19 @@
 #include <unordered_map>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace opdc::rt {
 
 namespace {
 
 constexpr std::size_t StaggerStep = 33 * Alignment;
+/// MADV_POPULATE_WRITE (Linux 5.14), where the headers predate it.
+#ifdef MADV_POPULATE_WRITE
+constexpr int PopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int PopulateWrite = 23;
+#endif
 constexpr std::size_t StaggerSlots = 31;
 
 /// The staggered buffers: the pointer handed out -> the allocation's.
@@ -38,15 +52,23 @@ struct Staggered {
   std::mutex mutex;
   std::unordered_map<void *, void *> starts;
 };
+/// Never destroyed: buffers may be freed by other statics' destructors
+/// (the adjoints' pool) after this one's would have run.
 Staggered &staggered() {
-  static Staggered s;
-  return s;
+  static Staggered *s = new Staggered;
+  return *s;
 }
 std::atomic<std::size_t> largeBuffers{0};
 
 } // namespace
 
-void *allocRaw(std::size_t bytes, const char *what) {
+namespace {
+
+/// allocRaw, with transparent huge pages asked for (\p hugePages, large
+/// buffers only) or declined; \p size: the bytes of the allocation from
+/// the pointer returned on.
+void *allocate(std::size_t bytes, const char *what, bool hugePages,
+               std::size_t *size_out) {
   std::size_t size = bytes < Alignment ? Alignment : bytes;
   if (size > SIZE_MAX - 2 * HugePage)
     failf("out of memory allocating %zu bytes for %s", bytes, what);
@@ -54,17 +76,21 @@ void *allocRaw(std::size_t bytes, const char *what) {
   // with transparent huge pages asked for: a fault per 2 MiB instead of
   // per 4 KiB when first touched, and fewer TLB misses for indirect access
   // (a hint: systems without them ignore it).
-  const bool huge = size >= LargeAllocation;
-  const std::size_t align = huge ? HugePage : Alignment;
+  const bool large = size >= LargeAllocation;
+  const std::size_t align = large ? HugePage : Alignment;
   const std::size_t offset =
-      huge ? largeBuffers.fetch_add(1) % StaggerSlots * StaggerStep : 0;
+      large ? largeBuffers.fetch_add(1) % StaggerSlots * StaggerStep : 0;
   size = (size + offset + align - 1) / align * align;
   void *p = std::aligned_alloc(align, size);
   if (!p)
     failf("out of memory allocating %zu bytes for %s", bytes, what);
-#ifdef MADV_HUGEPAGE
-  if (huge)
-    madvise(p, size, MADV_HUGEPAGE);
+  *size_out = size - offset;
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
+  // Declined explicitly: the kernel's setting may be `always`.
+  if (large)
+    madvise(p, size, hugePages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+#else
+  (void)hugePages;
 #endif
   if (!offset)
     return p;
@@ -73,6 +99,41 @@ void *allocRaw(std::size_t bytes, const char *what) {
   std::lock_guard<std::mutex> lock(s.mutex);
   s.starts.emplace(start, p);
   return start;
+}
+
+} // namespace
+
+void *allocRaw(std::size_t bytes, const char *what) {
+  std::size_t size = 0;
+  return allocate(bytes, what, true, &size);
+}
+
+void *allocPopulated(std::size_t bytes, const char *what, bool hugePages) {
+  std::size_t size = 0;
+  char *p = static_cast<char *>(allocate(bytes, what, hugePages, &size));
+  // The kernel faults each piece in by itself (MADV_POPULATE_WRITE, Linux
+  // 5.14): no trap per page, no write of ours. In the loops' static
+  // pieces, as allocZeroed, so on NUMA machines pages land near the
+  // threads using them. Where the kernel lacks it, a write per page.
+  constexpr std::size_t Piece = std::size_t(1) << 22;
+  const long long pieces = (long long)((size + Piece - 1) / Piece);
+  const long page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+#pragma omp parallel for schedule(static) if (pieces > 1)
+  for (long long i = 0; i < pieces; ++i) {
+    const std::size_t begin = std::size_t(i) * Piece;
+    const std::size_t end = begin + Piece < size ? begin + Piece : size;
+    // madvise wants a page-aligned start: from the page holding begin.
+    const uintptr_t from =
+        (uintptr_t(p) + begin) / uintptr_t(page) * uintptr_t(page);
+    const uintptr_t to = uintptr_t(p) + end;
+#ifdef __linux__
+    if (madvise(reinterpret_cast<void *>(from), to - from, PopulateWrite) == 0)
+      continue;
+#endif
+    for (uintptr_t at = uintptr_t(p) + begin; at < to; at += uintptr_t(page))
+      *reinterpret_cast<volatile char *>(at) = 0;
+  }
+  return p;
 }
 
 void *allocZeroed(std::size_t bytes, const char *what) {

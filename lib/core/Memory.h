@@ -25,7 +25,14 @@ constexpr std::size_t LargeAllocation = std::size_t(4) << 20;
 void *allocZeroed(std::size_t bytes, const char *what);
 /// As allocZeroed without zero-filling.
 void *allocRaw(std::size_t bytes, const char *what);
-/// Frees a buffer of allocZeroed or allocRaw (the pointer they returned).
+/// As allocRaw, with transparent huge pages asked for (\p hugePages) or
+/// declined for a large buffer, and every page faulted in before it
+/// returns (MADV_POPULATE_WRITE, or a write per page; the values are
+/// unspecified): what a first touch costs, all of it inside this call, so
+/// that the caller can time it.
+void *allocPopulated(std::size_t bytes, const char *what, bool hugePages);
+/// Frees a buffer of allocZeroed, allocRaw or allocPopulated (the pointer they
+/// returned).
 void freeAligned(void *p);
 /// Copies \p n elements of \p elementBytes bytes in parallel, in the
 /// loops' chunks of elements (so pages are touched by the threads that run

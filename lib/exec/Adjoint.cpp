@@ -205,6 +205,36 @@ int64_t automaticCalls = 0;
 /// Plans begun (their snapshot files' names).
 int64_t planSerial = 0;
 
+/// Steps [0, k) stay taped (k < count), the others follow a binomial
+/// schedule with \p plan's snapshots (the least over the ranks) within
+/// \p memory, step 0's tape \p step0 bytes: from step k on (k >= the
+/// step opd_ckpt_forward is at, whose tape is not pushed yet).
+void schedulePrefix(Plan &p, StepZeroPlan &plan, int64_t k, int64_t memory,
+                    int64_t step0) {
+  int64_t snaps = std::max<int64_t>(plan.snapshots, 1);
+  dist::allreduce(&snaps, OPD_I64, OPD_MIN, 1);
+  plan.snapshots = snaps;
+  p.storeAll = false;
+  p.storeAllNext = 0;
+  p.taped = p.tapedNext = k;
+  p.boundBytes = memory;
+  p.memoryForSnapshots = snaps * p.snapshotBytes;
+  p.snaps = int(snaps);
+  p.slots.resize(size_t(p.snaps));
+  p.forward.clear();
+  p.forwardNext = 0;
+  p.reverse = checkpointSchedule(p.count - k, p.snaps, &p.forward);
+  // The minimum plan may pass the memory: the rest on disk, if allowed.
+  p.memoryLimit = std::max<int64_t>(memory - (k + 1) * step0, 0);
+  assignDisk(p);
+}
+
+/// The seconds a byte of fresh memory costs: the test setting, else the
+/// pool's measure of the pages it will get.
+double freshCostNow() {
+  return freshCostOverride >= 0 ? freshCostOverride : pool().freshCost();
+}
+
 /// An automatic plan at step 1 (opd_ckpt_begin taped step 0): from step
 /// 0's tape and time, the memory free on the node and what the adjoints'
 /// pool holds, the plan of the fewest expected seconds (planFromStepZero):
@@ -216,10 +246,7 @@ void planAutomatically(Plan &p) {
   double costs[2] = {std::max(opd_rt_wtime() - p.stepStart -
                                   (stats.freshSeconds - p.freshAtStart),
                               0.0),
-                     freshCostOverride >= 0 ? freshCostOverride
-                     : stats.freshBytes > 0
-                         ? stats.freshSeconds / double(stats.freshBytes)
-                         : 0.0};
+                     freshCostNow()};
   dist::allreduce(costs, OPD_F64, OPD_MAX, 2);
   int64_t ranksOnNode = dist::nodeRank() + 1;
   dist::allreduce(&ranksOnNode, OPD_I64, OPD_MAX, 1);
@@ -230,7 +257,8 @@ void planAutomatically(Plan &p) {
   const int64_t touched = step0 + pool().freeNow() + Small;
   const int64_t memory =
       planMemory(availableMemory(), touched, int(ranksOnNode));
-  const double fresh = costs[1] / double(std::max<int64_t>(automaticCalls, 1));
+  p.callShare = 1.0 / double(std::max<int64_t>(automaticCalls, 1));
+  const double fresh = costs[1] * p.callShare;
   StepZeroPlan plan = planFromStepZero(p.count, step0, p.snapshotBytes, memory,
                                        touched, costs[0], fresh);
   int64_t k = plan.taped;
@@ -239,19 +267,18 @@ void planAutomatically(Plan &p) {
     if (k != plan.taped)
       plan = planForPrefix(p.count, k, step0, p.snapshotBytes, memory, touched,
                            costs[0], fresh);
-    int64_t snaps = std::max<int64_t>(plan.snapshots, 1);
-    dist::allreduce(&snaps, OPD_I64, OPD_MIN, 1);
-    plan.snapshots = snaps;
-    p.storeAll = false;
-    p.taped = p.tapedNext = k;
-    p.boundBytes = memory;
-    p.memoryForSnapshots = snaps * p.snapshotBytes;
-    p.snaps = int(snaps);
-    p.slots.resize(size_t(p.snaps));
-    p.reverse = checkpointSchedule(p.count - k, p.snaps, &p.forward);
-    // The minimum plan may pass the memory: the rest on disk, if allowed.
-    p.memoryLimit = std::max<int64_t>(memory - (k + 1) * step0, 0);
-    assignDisk(p);
+    schedulePrefix(p, plan, k, memory, step0);
+  }
+  // What revisePrefix weighs the taped steps to come against.
+  const PageChoice &pages = pool().pageChoice();
+  p.stepTape = step0;
+  p.stepSeconds = costs[0];
+  p.planMemory = memory;
+  p.planTouched = touched;
+  p.tapeAtPlan = tape().bytes;
+  for (bool huge : {false, true}) {
+    p.pageBytesAtPlan[huge] = pages.bytesOf(huge);
+    p.pageSecondsAtPlan[huge] = pages.secondsOf(huge);
   }
   stats.planned = true;
   stats.lastPlan = plan;
@@ -260,6 +287,54 @@ void planAutomatically(Plan &p) {
   stats.planMemoryBytes = memory;
   stats.planStepSeconds = costs[0];
   stats.planFreshSecondsPerGiB = fresh * double(int64_t(1) << 30);
+}
+
+/// Whether an automatic plan looks again at step \p rel of its taped
+/// steps: about 16 times over the loop (each look plans every prefix, a
+/// few milliseconds), from step 2 on (step 1 made the plan).
+bool reviseAt(const Plan &p, int64_t rel) {
+  const int64_t every = std::max<int64_t>((p.count + 15) / 16, 1);
+  return p.automatic && rel >= 2 && rel < p.taped && rel % every == 0;
+}
+
+/// An automatic plan at step \p rel of its taped steps: step 0's 0.1 GiB
+/// may have come from pages the process had just given back (cheaper than
+/// the many GiB still to come: bench/adjoint/README.md), so the plan is
+/// made again with what the fresh memory since step 1 cost (once a
+/// PageChoice::Sample of it is measured), the steps taped so far counted
+/// as held. If a shorter prefix (at least rel steps: those are taped) now
+/// costs less, steps [rel, count) follow a schedule instead. All ranks
+/// decide alike.
+void revisePrefix(Plan &p, int64_t rel) {
+  const PageChoice &pages = pool().pageChoice();
+  const bool huge = pages.huge();
+  const int64_t bytes = pages.bytesOf(huge) - p.pageBytesAtPlan[huge];
+  double fresh =
+      freshCostOverride >= 0 ? freshCostOverride
+      : bytes >= PageChoice::Sample
+          ? (pages.secondsOf(huge) - p.pageSecondsAtPlan[huge]) / double(bytes)
+          : -1.0;
+  dist::allreduce(&fresh, OPD_F64, OPD_MAX, 1);
+  if (fresh < 0)
+    return;
+  fresh *= p.callShare;
+  const int64_t touched =
+      p.planTouched + std::max<int64_t>(tape().bytes - p.tapeAtPlan, 0);
+  StepZeroPlan plan =
+      planFromStepZero(p.count, p.stepTape, p.snapshotBytes, p.planMemory,
+                       touched, p.stepSeconds, fresh, rel);
+  int64_t k = std::max(plan.taped, rel);
+  dist::allreduce(&k, OPD_I64, OPD_MIN, 1);
+  if (k >= p.taped)
+    return;
+  if (k != plan.taped)
+    plan = planForPrefix(p.count, k, p.stepTape, p.snapshotBytes, p.planMemory,
+                         touched, p.stepSeconds, fresh);
+  schedulePrefix(p, plan, k, p.planMemory, p.stepTape);
+  stats.lastPlan = plan;
+  stats.planFreshSecondsPerGiB = fresh * double(int64_t(1) << 30);
+  ++stats.planRevisions;
+  stats.planRevisedAt = rel;
 }
 
 } // namespace
@@ -458,11 +533,11 @@ int32_t opd_ckpt_forward(int64_t step) {
     if (step - p.first == 0) {
       p.stepStart = opd_rt_wtime();
       p.freshAtStart = stats.freshSeconds;
-      measuringFresh = true;
     } else {
-      measuringFresh = false;
       planAutomatically(p);
     }
+  } else if (reviseAt(p, step - p.first)) {
+    revisePrefix(p, step - p.first);
   } else if (p.storeAll && step - p.first == 1 && p.count > 1) {
     // Taping every step is only right while the tape stays within the
     // plan's bound: one step's tape can hold more than a snapshot (every
@@ -643,7 +718,7 @@ int32_t opd_ckpt_next(int64_t *step, int32_t *slot) {
 
 void opd_ckpt_end(void) {
   settlePending();
-  rerunPhase = measuringFresh = false;
+  rerunPhase = false;
   Plan &p = topPlan("the end of a checkpointed loop");
   for (Snapshot &s : p.slots) {
     if (s.io.valid())

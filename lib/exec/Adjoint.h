@@ -106,16 +106,56 @@ struct StepZeroPlan {
 /// seconds: each step run again (taped before its reversal, or re-run)
 /// \p stepSeconds, each byte beyond the \p touchedBytes the adjoints hold
 /// already \p freshSecondsPerByte (the kernel's page faults of a first
-/// touch); ties to the fewest runs, then bytes.
+/// touch); ties to the fewest runs, then bytes. Prefixes shorter than
+/// \p minTaped are not considered (a plan revised at step minTaped: those
+/// steps are taped already).
 StepZeroPlan planFromStepZero(int64_t count, int64_t stepTape,
                               int64_t snapshotBytes, int64_t memoryBytes,
                               int64_t touchedBytes, double stepSeconds,
-                              double freshSecondsPerByte);
+                              double freshSecondsPerByte, int64_t minTaped = 1);
 /// The same for a given prefix of \p taped steps (taped < count).
 StepZeroPlan planForPrefix(int64_t count, int64_t taped, int64_t stepTape,
                            int64_t snapshotBytes, int64_t memoryBytes,
                            int64_t touchedBytes, double stepSeconds,
                            double freshSecondsPerByte);
+
+/// The pages of the pool's large fresh buffers: huge (MADV_HUGEPAGE) or
+/// 4 KiB, whichever cost less a byte to fault in. Which is cheaper depends
+/// on the machine, by several times either way (bench/adjoint/
+/// fault_cost.c; docs/decisions/0380): a free 2 MiB page is one fault,
+/// but where the kernel must compact memory for it, or a hypervisor backs
+/// the guest by small pages, a huge page costs more than its 512 small
+/// ones. The first Sample bytes of each kind are measured (alternately,
+/// huge first: the old default), then every buffer takes the cheaper. Its
+/// cost a byte is what automatic plans weigh: the memory they will get.
+class PageChoice {
+public:
+  static constexpr int64_t Sample = int64_t(32) << 20;
+  /// Whether the next large fresh buffer asks for huge pages.
+  bool huge() const {
+    if (!sampled())
+      return bytes[1] <= bytes[0];
+    return cost(true) <= cost(false);
+  }
+  /// Both kinds measured on Sample bytes or more.
+  bool sampled() const { return bytes[0] >= Sample && bytes[1] >= Sample; }
+  /// A fresh buffer of \p b bytes of kind \p huge took \p seconds.
+  void note(bool huge, int64_t b, double seconds) {
+    bytes[huge] += b;
+    this->seconds[huge] += seconds;
+  }
+  /// The seconds a byte of kind \p huge cost so far (0: none measured).
+  double cost(bool huge) const {
+    return bytes[huge] > 0 ? seconds[huge] / double(bytes[huge]) : 0.0;
+  }
+  /// The bytes and seconds of kind \p huge so far.
+  int64_t bytesOf(bool huge) const { return bytes[huge]; }
+  double secondsOf(bool huge) const { return seconds[huge]; }
+
+private:
+  int64_t bytes[2] = {0, 0}; ///< [0]: 4 KiB pages, [1]: huge pages
+  double seconds[2] = {0, 0};
+};
 
 /// What the adjoint runs so far have used (for --profile).
 struct AdjointMemory {
@@ -142,10 +182,18 @@ struct AdjointMemory {
   int64_t diskSnapshots = 0, diskPeakBytes = 0, diskWrittenBytes = 0,
           diskReadBytes = 0;
   double diskWaitSeconds = 0;
-  /// Memory the adjoints touched for the first time and timed (the first
-  /// 256 MiB, and during automatic plans' step 0), and its seconds.
+  /// Memory the adjoints' pool faulted in (every fresh buffer, timed),
+  /// and its seconds.
   int64_t freshBytes = 0;
   double freshSeconds = 0;
+  /// Of it, large buffers on huge and on 4 KiB pages (the pool measures
+  /// both and takes the cheaper: PageChoice), and their seconds.
+  int64_t freshHugeBytes = 0, freshSmallBytes = 0;
+  double freshHugeSeconds = 0, freshSmallSeconds = 0;
+  /// Automatic plans cut short while their taped steps ran, because fresh
+  /// memory cost more than step 0 showed (revisePrefix); the step of the
+  /// last cut (-1: none).
+  int64_t planRevisions = 0, planRevisedAt = -1;
   /// A device store was registered (opd_rt_adjoint_store): what its usage
   /// hook says, OPD_STORE_* values.
   bool store = false;

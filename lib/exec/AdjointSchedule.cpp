@@ -323,7 +323,7 @@ StepZeroPlan planForPrefix(int64_t count, int64_t taped, int64_t stepTape,
 StepZeroPlan planFromStepZero(int64_t count, int64_t stepTape,
                               int64_t snapshotBytes, int64_t memoryBytes,
                               int64_t touchedBytes, double stepSeconds,
-                              double freshSecondsPerByte) {
+                              double freshSecondsPerByte, int64_t minTaped) {
   StepZeroPlan best;
   best.cost = -1;
   if (count <= 1 || count * stepTape <= memoryBytes) {
@@ -333,7 +333,7 @@ StepZeroPlan planFromStepZero(int64_t count, int64_t stepTape,
     best.cost = double(std::max<int64_t>(best.bytes - touchedBytes, 0)) *
                 freshSecondsPerByte;
   }
-  for (int64_t k = 1; k < count; ++k) {
+  for (int64_t k = std::max<int64_t>(minTaped, 1); k < count; ++k) {
     const StepZeroPlan p =
         planForPrefix(count, k, stepTape, snapshotBytes, memoryBytes,
                       touchedBytes, stepSeconds, freshSecondsPerByte);

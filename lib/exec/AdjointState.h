@@ -50,8 +50,6 @@ inline int64_t deviceTapeMemory = -1;
 
 /// adjointRerunning(): loops run now re-run primal steps.
 inline bool rerunPhase = false;
-/// An automatic plan's step 0 runs: fresh buffers are touched and timed.
-inline bool measuringFresh = false;
 
 /// Test settings (setAvailableMemory, setFreshMemoryCost); -1: none.
 inline int64_t availableOverride = -1;
@@ -67,23 +65,25 @@ public:
       freeBytes -= b.bytes;
       return b;
     }
-    // Touched here, in parallel pieces, and timed: the seconds a byte of
-    // fresh memory costs (the kernel's page faults; on some virtual
-    // machines many times a copy's) are what automatic plans weigh
-    // against re-running steps (planFromStepZero). Only during an
-    // automatic plan's step 0 (whose time is measured without them) and
-    // for the first MiB of the process: beyond, the extra write costs
-    // more than a better measure gains.
-    constexpr int64_t Measure = int64_t(256) << 20;
+    // Faulted in here, in parallel pieces, and timed (allocPopulated): the
+    // seconds a byte of fresh memory costs (the kernel's page faults; on
+    // some virtual machines many times a copy's) are what automatic plans
+    // weigh against re-running steps (planFromStepZero). The kernel
+    // populates the pages without a write of ours, so every fresh buffer
+    // is timed, for no more than its first touch would cost anyway.
     Buffer b;
     const std::size_t size = std::size_t(std::max<int64_t>(bytes, 1));
-    if (measuringFresh || stats.freshBytes < Measure) {
-      const double start = opd_rt_wtime();
-      b.data = allocZeroed(size, "the adjoint tape");
-      stats.freshSeconds += opd_rt_wtime() - start;
-      stats.freshBytes += bytes;
-    } else {
-      b.data = allocRaw(size, "the adjoint tape");
+    const bool large = size >= LargeAllocation;
+    const bool huge = large && pages.huge();
+    const double start = opd_rt_wtime();
+    b.data = allocPopulated(size, "the adjoint tape", huge);
+    const double seconds = opd_rt_wtime() - start;
+    stats.freshSeconds += seconds;
+    stats.freshBytes += bytes;
+    if (large) {
+      pages.note(huge, bytes, seconds);
+      (huge ? stats.freshHugeBytes : stats.freshSmallBytes) += bytes;
+      (huge ? stats.freshHugeSeconds : stats.freshSmallSeconds) += seconds;
     }
     b.bytes = bytes;
     allocated += bytes;
@@ -100,6 +100,17 @@ public:
     freeBytes += b.bytes;
     free.emplace(b.bytes, b);
   }
+  /// The pages of large fresh buffers and what each kind cost.
+  const PageChoice &pageChoice() const { return pages; }
+  /// The seconds a byte of the fresh memory the pool will get costs: the
+  /// chosen kind's measure, once both are sampled; before, every fresh
+  /// byte's (0: none measured).
+  double freshCost() const {
+    if (pages.sampled())
+      return pages.cost(pages.huge());
+    return stats.freshBytes > 0 ? stats.freshSeconds / double(stats.freshBytes)
+                                : 0.0;
+  }
   ~Pool() {
     for (auto &[n, b] : free)
       freeAligned(b.data);
@@ -108,6 +119,7 @@ public:
 private:
   std::multimap<int64_t, Buffer> free;
   int64_t allocated = 0, freeBytes = 0;
+  PageChoice pages;
 };
 
 inline Pool &pool() {
@@ -555,6 +567,15 @@ struct Plan {
   /// and the seconds fresh memory had cost then.
   bool automatic = false;
   double stepStart = 0, freshAtStart = 0;
+  /// What the plan at step 1 was made of (revisePrefix weighs the taped
+  /// steps still to come against them): step 0's tape bytes and seconds,
+  /// the memory it may hold and held, the tape's bytes then, the chosen
+  /// pages' measure then (bytes, seconds, each kind), and the calls'
+  /// discount.
+  int64_t stepTape = 0, planMemory = 0, planTouched = 0, tapeAtPlan = 0;
+  int64_t pageBytesAtPlan[2] = {0, 0}; ///< [huge]
+  double pageSecondsAtPlan[2] = {0, 0};
+  double stepSeconds = 0, callShare = 1;
   /// When the re-run the reverse sweep runs now began (-1: none).
   double rerunStart = -1;
   /// The memory the plan's snapshots may hold (the rest go to disk where

@@ -85,6 +85,24 @@ void appendAdjointSummary(std::string &text, const AdjointMemory &adj) {
             "%.2f s a GiB\n",
             double(adj.planMemoryBytes) / MiB, double(p.bytes) / MiB,
             adj.planFreshSecondsPerGiB);
+    if (adj.planRevisions)
+      appendf(text,
+              "adjoint: plan cut at step %lld (%lld cuts): fresh memory "
+              "dearer than step 0 showed\n",
+              (long long)adj.planRevisedAt, (long long)adj.planRevisions);
+  }
+  if (adj.freshBytes) {
+    // What each kind of page cost a GiB to fault in (0: not used).
+    constexpr double GiB = 1073741824.0;
+    auto perGiB = [&](int64_t bytes, double seconds) {
+      return bytes > 0 ? seconds / double(bytes) * GiB : 0.0;
+    };
+    appendf(text,
+            "adjoint: fresh memory %.1f MiB, %.2f s; a GiB: huge pages %.2f "
+            "s, 4 KiB pages %.2f s\n",
+            double(adj.freshBytes) / MiB, adj.freshSeconds,
+            perGiB(adj.freshHugeBytes, adj.freshHugeSeconds),
+            perGiB(adj.freshSmallBytes, adj.freshSmallSeconds));
   }
 }
 

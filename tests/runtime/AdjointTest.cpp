@@ -241,6 +241,11 @@ TEST(CheckpointSchedule, PlanFromStepZero) {
       opdc::rt::planForPrefix(n, 1, tapeBytes, snap, 6000, tapeBytes, 1.0, 0.0);
   EXPECT_LT(prefix.runs, one.runs);
   EXPECT_LE(prefix.cost, one.cost);
+  // Revised at step 30 (30 steps taped already): no shorter prefix.
+  auto later = planFromStepZero(n, tapeBytes, snap, int64_t(1) << 40, tapeBytes,
+                                1.0, 1e6, 30);
+  EXPECT_EQ(later.taped, 30);
+  EXPECT_EQ(later.snapshots, opdc::rt::defaultSnapshots(n - 30));
   // Nothing fits: the binomial minimum with step 0 taped.
   auto none = planFromStepZero(n, tapeBytes, snap, 0, 0, 1.0, 0.0);
   EXPECT_EQ(none.taped, 1);
@@ -880,12 +885,15 @@ TEST_F(AdjointRuntimeTest, TapeBeyondTheSnapshotBoundFallsBackToSchedule) {
 /// reversed from the state before it, from the tape exactly for the first
 /// `taped` steps. Returns the steps taped; \p rerun counts re-runs.
 int taperThrice(int64_t first, int64_t n, opd_dat *u, uint64_t &v,
-                int64_t *rerun = nullptr) {
+                int64_t *rerun = nullptr,
+                const std::function<void(int64_t)> &beforeStep = {}) {
   auto *pu = static_cast<double *>(opd_dat_data(u));
   auto run = [&](int64_t k) { setState(pu, k + 1, v); };
   setState(pu, first, v);
   int taped = 0, saves = 0;
   for (int64_t k = first; k < first + n; ++k) {
+    if (beforeStep)
+      beforeStep(k);
     const int32_t slot = opd_ckpt_forward(k);
     if (slot >= 0) {
       opd_ckpt_save(slot, &v);
@@ -997,6 +1005,70 @@ TEST_F(AdjointRuntimeTest, AutomaticPlanFromStepZero) {
   opdc::rt::setFreshMemoryCost(-1);
 }
 
+// Fresh memory free of cost at step 1 plans every step taped; dear from
+// step 3 on (as when step 0's tape came from pages the process had just
+// given back), the plan looks again (every 2 steps of 20) and keeps only
+// the steps taped so far (and what held memory holds): the others follow a
+// schedule. Each step is still
+// reversed from its own state, the taped ones from the tape.
+TEST_F(AdjointRuntimeTest, AutomaticPlanCutWhenFreshMemoryTurnsDear) {
+  if (std::getenv("OPD_CKPT_MEMORY"))
+    GTEST_SKIP() << "OPD_CKPT_MEMORY sets the budget";
+  opdc::rt::setAvailableMemory(int64_t(1) << 40);
+  opdc::rt::setFreshMemoryCost(0);
+  // A step's tape of 12 MiB: 20 steps pass the 64 MiB counted as held.
+  opd_set *cells = opd_set_create("cells", int64_t(1) << 19);
+  opd_dat *u = opd_dat_create("u", cells, OPD_F64, 1);
+  opd_dat *w = opd_dat_create("w", cells, OPD_F64, 1);
+  opd_dat *dats[] = {u, w};
+  const int64_t first = 5, n = 20;
+  opd_ckpt_begin(first, n, 0, dats, 2, 1);
+  uint64_t v = 0;
+  int64_t rerun = 0;
+  const int taped = taperThrice(first, n, u, v, &rerun, [&](int64_t k) {
+    if (k == first + 3)
+      opdc::rt::setFreshMemoryCost(1.0);
+  });
+  const opdc::rt::AdjointMemory &m = opdc::rt::adjointMemory();
+  // Cut at step 4 to the steps taped so far, or to as many more as the
+  // memory the pool holds free already (earlier tests') holds.
+  EXPECT_EQ(m.planRevisions, 1);
+  EXPECT_EQ(m.planRevisedAt, 4);
+  EXPECT_GE(taped, 4);
+  EXPECT_LT(taped, int(n));
+  EXPECT_EQ(m.lastPlan.taped, taped);
+  EXPECT_GT(rerun, 0);
+  opd_rt_finalize();
+  opdc::rt::setAvailableMemory(-1);
+  opdc::rt::setFreshMemoryCost(-1);
+}
+
+// The pool's pages: huge and 4 KiB pages sampled alternately, huge first,
+// until each kind has PageChoice::Sample bytes measured; then the kind of
+// the fewer seconds a byte, whose cost is what plans weigh.
+TEST(PageChoice, SamplesBothKindsThenTakesTheCheaper) {
+  using opdc::rt::PageChoice;
+  const int64_t mib = int64_t(1) << 20;
+  PageChoice c;
+  EXPECT_TRUE(c.huge());
+  c.note(true, 24 * mib, 0.6);
+  EXPECT_FALSE(c.huge());
+  c.note(false, 24 * mib, 0.05);
+  EXPECT_TRUE(c.huge()); // equal bytes: huge next
+  c.note(true, 24 * mib, 0.6);
+  EXPECT_FALSE(c.sampled());
+  EXPECT_FALSE(c.huge());
+  c.note(false, 24 * mib, 0.05);
+  ASSERT_TRUE(c.sampled());
+  EXPECT_FALSE(c.huge()); // 4 KiB pages cost less
+  EXPECT_DOUBLE_EQ(c.cost(false), 0.1 / double(48 * mib));
+  // Where huge pages are the cheaper (free 2 MiB pages at hand), huge.
+  PageChoice d;
+  d.note(true, 40 * mib, 0.01);
+  d.note(false, 40 * mib, 0.2);
+  EXPECT_TRUE(d.huge());
+}
+
 // --profile's adjoint lines fit in 100 columns with large figures, and
 // name the plan and the disk only when there was one.
 TEST(AdjointSummary, LinesFitInOneHundredColumns) {
@@ -1021,6 +1093,11 @@ TEST(AdjointSummary, LinesFitInOneHundredColumns) {
   m.lastPlan.bytes = m.planMemoryBytes = m.planStepTape = int64_t(999999) << 20;
   m.planStepSeconds = 999.5;
   m.planFreshSecondsPerGiB = 999.5;
+  m.planRevisions = 99999;
+  m.planRevisedAt = 9999999;
+  m.freshBytes = m.freshHugeBytes = m.freshSmallBytes = int64_t(9999999) << 20;
+  m.freshSeconds = 99999.5;
+  m.freshHugeSeconds = m.freshSmallSeconds = 999.5 * 9999999 / 1024;
   // A GPU program's device store (lib/cuda/opd_cuda_tape.cuh): 999999 MiB
   // everywhere (the widest a node's memory gives).
   m.store = true;
