@@ -7,7 +7,7 @@
 #   DIR/examples  tests/cuda/run_examples.py --prepare: the examples' GPU
 #                 builds and the CPU builds' outputs they must equal
 #   DIR/bench     bench/cuda/run.sh --prepare: Airfoil, Poisson, heat3d,
-#                 copy_bw and the mesh generator
+#                 ADI's tridiagonal solves, copy_bw and the mesh generator
 #   DIR/lib       every shared library those programs (and OpenMPI) load,
 #                 glibc's left out (the machine's own glibc is newer)
 #   DIR/mpi/root  OpenMPI's launcher, daemon, plugins, help texts and

@@ -8,7 +8,9 @@
 # not staged in shared memory), Poisson 4096^2 and heat3d 256^3: each program's
 # --profile table (per-loop GB/s from the runtime's byte counts and the
 # kernels' time) with each loop's share of the device copy bandwidth
-# measured in the same run (copy_bw.cu), and the whole run's time. Airfoil's
+# measured in the same run (copy_bw.cu), and the whole run's time; ADI
+# heat 256^3's tridiagonal solves per direction (adi_solves.opd) in GB/s
+# and % of the copy. Airfoil's
 # rms lines on the 720k grid at 1000 iterations are checked against OP2's
 # published history (tests/e2e/airfoil_full.expected).
 #
@@ -46,7 +48,7 @@ fi
 
 # The programs: bin/copy_bw, bin/stencil_shapes,
 # bin/airfoil-{atomics,atomics-aos,colouring}, bin/poisson,
-# bin/heat3d, bin/opd-airfoil-meshgen.
+# bin/heat3d, bin/adi_solves, bin/opd-airfoil-meshgen.
 build_programs() {
   local bin=$1
   mkdir -p "$bin"
@@ -70,6 +72,7 @@ build_programs() {
   fi
   "${opdc[@]}" "$root/examples/poisson/poisson.opd" -o "$bin/poisson"
   "${opdc[@]}" "$root/examples/heat3d/heat3d.opd" -o "$bin/heat3d"
+  "${opdc[@]}" "$root/bench/cuda/adi_solves.opd" -o "$bin/adi_solves"
   cp "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" "$bin/"
 }
 
@@ -168,6 +171,30 @@ step poisson.txt "$bin/poisson" --nx=4096 --ny=4096 --niter=100 --report=100 \
   --profile
 echo "== heat3d 256^3"
 step heat3d.txt "$bin/heat3d" --n=256 --tfinal=0.0001 --profile
+# ADI heat 256^3's tridiagonal solves per direction, on the device
+# (lib/cuda/opd_cuda_tridiag.cuh): the runtime's choice, then the hybrid
+# forced; GB/s as % of the device copy.
+tridiag() {
+  local file=$1
+  shift
+  if timeout "$limit" "${runenv[@]}" "$@" "$bin/adi_solves" --n=256 \
+    >"$file" 2>&1; then
+    awk -v copy="$(sed -n 's/^device-copy .* GBps=\([0-9.]*\).*/\1/p' \
+      copy.txt | head -1)" '
+      /^tridiag-solve/ { for (i = 1; i <= NF; ++i)
+          if ($i ~ /^GBps=/) g = substr($i, 6)
+        printf "%s  %.1f %% copy\n", $0, 100 * g / copy; next }
+      { print }' "$file"
+  else
+    cat "$file"
+    echo "FAIL: adi_solves $* (limit ${limit} s)"
+    status=1
+  fi
+}
+echo "== ADI heat 256^3, tridiagonal solves per direction"
+tridiag adi-solves.txt
+echo "== the same, OPD_CUDA_TRIDIAG=hybrid"
+tridiag adi-solves-hybrid.txt env OPD_CUDA_TRIDIAG=hybrid
 if [[ $big == 1 ]]; then
   [[ -f big_grid.h5 ]] ||
     "${runenv[@]}" "$bin/opd-airfoil-meshgen" --I=800 --J=1200 \

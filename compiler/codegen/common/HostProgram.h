@@ -226,6 +226,10 @@ struct HostTraits {
   /// backend): the runtime must copy into a dat's storage instead of
   /// handing other storage to it, and residency operations matter.
   bool deviceCopies = false;
+  /// The target solves `solve tridiagonal` on the device copies
+  /// (lib/cuda/opd_cuda_tridiag.cuh): the solve is one call of
+  /// opd::solve_tridiagonal, with no residency operations around it.
+  bool deviceSolves = false;
 };
 
 /// The 64-bit words a host variable takes on the tape or in a snapshot (an
