@@ -7,8 +7,8 @@
 #   DIR/examples  tests/cuda/run_examples.py --prepare: the examples' GPU
 #                 builds and the CPU builds' outputs they must equal
 #   DIR/bench     bench/cuda/run.sh --prepare: Airfoil, Poisson, heat3d,
-#                 the Poisson and heat3d adjoint benches, copy_bw and the
-#                 mesh generator
+#                 the Poisson and heat3d adjoint benches, ADI's tridiagonal
+#                 solves, copy_bw and the mesh generator
 #   DIR/lib       every shared library those programs (and OpenMPI) load,
 #                 glibc's left out (the machine's own glibc is newer)
 #   DIR/peers     with --op2-airfoil=D, --ops-cloverleaf=D, --ops-laplace2d=D

@@ -13,13 +13,15 @@
 #      Airfoil (atomics and colouring; the 720k grid's rms lines against
 #      OP2's), Poisson 4096^2, heat3d 256^3, their adjoints against the
 #      primal (the tape on the device; Poisson also spilling over a 1 GiB
-#      budget), with --big a 2.8M-cell grid;
+#      budget), ADI 256^3's solves per direction, with --big a 2.8M-cell
+#      grid;
 #   4. with a bundle made with peers (device-bundle.sh --op2-airfoil=...):
 #      bench/peers/run.py --gpu --bundle, opdc's CUDA builds beside OP2's
 #      and OPS's on this GPU, alternating, with their ratios (peers.txt,
 #      peers-work.tar.gz; --peers-rounds=N, default 3);
 #   5. with --sanitize: compute-sanitizer's memcheck and racecheck over
-#      small runs of Airfoil (both strategies), Poisson and heat3d.
+#      small runs of Airfoil (both strategies), Poisson and heat3d, and of
+#      adi_heat3d with each device tridiagonal algorithm forced.
 # Each step's output goes to OUTDIR (examples.txt, bench.txt,
 # bench-work.tar.gz with each program's output, sanitize.txt: few files, as
 # the device tool brings back at most 8); each step has a time limit, and a failing step
@@ -126,6 +128,19 @@ if [[ $sanitize == 1 ]]; then
         echo "ok: $tool ${cmd[0]}"
       else
         echo "FAIL: $tool $run:"
+        tail -40 "$out/sanitize.log"
+        status=1
+      fi
+    done
+    # The device tridiagonal solves (shared-memory tiles along 0), each
+    # algorithm forced.
+    for mode in thomas hybrid; do
+      if timeout 25 "${runenv[@]}" env OPD_CUDA_TRIDIAG=$mode "$cs" \
+        --tool "$tool" --error-exitcode 3 "$b/adi_heat3d-colouring" --n=12 \
+        --nsteps=2 --report=2 >"$out/sanitize.log" 2>&1; then
+        echo "ok: $tool adi_heat3d-colouring (OPD_CUDA_TRIDIAG=$mode)"
+      else
+        echo "FAIL: $tool adi_heat3d-colouring (OPD_CUDA_TRIDIAG=$mode):"
         tail -40 "$out/sanitize.log"
         status=1
       fi

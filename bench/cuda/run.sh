@@ -8,7 +8,9 @@
 # not staged in shared memory), Poisson 4096^2 and heat3d 256^3: each program's
 # --profile table (per-loop GB/s from the runtime's byte counts and the
 # kernels' time) with each loop's share of the device copy bandwidth
-# measured in the same run (copy_bw.cu), and the whole run's time. Airfoil's
+# measured in the same run (copy_bw.cu), and the whole run's time; ADI
+# heat 256^3's tridiagonal solves per direction (adi_solves.opd) in GB/s
+# and % of the copy. Airfoil's
 # rms lines on the 720k grid at 1000 iterations are checked against OP2's
 # published history (tests/e2e/airfoil_full.expected).
 # The adjoints on the device (issue #51): bench/adjoint's Poisson 4096^2
@@ -52,7 +54,7 @@ fi
 
 # The programs: bin/copy_bw, bin/stencil_shapes,
 # bin/airfoil-{atomics,atomics-aos,colouring}, bin/poisson,
-# bin/heat3d, bin/poisson-adjoint, bin/heat3d-adjoint,
+# bin/heat3d, bin/poisson-adjoint, bin/heat3d-adjoint, bin/adi_solves,
 # bin/opd-airfoil-meshgen.
 build_programs() {
   local bin=$1
@@ -79,6 +81,7 @@ build_programs() {
   "${opdc[@]}" "$root/examples/heat3d/heat3d.opd" -o "$bin/heat3d"
   "${opdc[@]}" "$root/bench/adjoint/poisson_bench.opd" -o "$bin/poisson-adjoint"
   "${opdc[@]}" "$root/bench/adjoint/heat3d_bench.opd" -o "$bin/heat3d-adjoint"
+  "${opdc[@]}" "$root/bench/cuda/adi_solves.opd" -o "$bin/adi_solves"
   cp "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" "$bin/"
 }
 
@@ -192,6 +195,30 @@ if [[ -x $bin/poisson-adjoint ]]; then
   step poisson-adjoint-spill-profile.txt "$bin/poisson-adjoint" --reps=1 \
     --device-tape-memory=1024 --profile
 fi
+# ADI heat 256^3's tridiagonal solves per direction, on the device
+# (lib/cuda/opd_cuda_tridiag.cuh): the runtime's choice, then the hybrid
+# forced; GB/s as % of the device copy.
+tridiag() {
+  local file=$1
+  shift
+  if timeout "$limit" "${runenv[@]}" "$@" "$bin/adi_solves" --n=256 \
+    >"$file" 2>&1; then
+    awk -v copy="$(sed -n 's/^device-copy .* GBps=\([0-9.]*\).*/\1/p' \
+      copy.txt | head -1)" '
+      /^tridiag-solve/ { for (i = 1; i <= NF; ++i)
+          if ($i ~ /^GBps=/) g = substr($i, 6)
+        printf "%s  %.1f %% copy\n", $0, 100 * g / copy; next }
+      { print }' "$file"
+  else
+    cat "$file"
+    echo "FAIL: adi_solves $* (limit ${limit} s)"
+    status=1
+  fi
+}
+echo "== ADI heat 256^3, tridiagonal solves per direction"
+tridiag adi-solves.txt
+echo "== the same, OPD_CUDA_TRIDIAG=hybrid"
+tridiag adi-solves-hybrid.txt env OPD_CUDA_TRIDIAG=hybrid
 if [[ $big == 1 ]]; then
   [[ -f big_grid.h5 ]] ||
     "${runenv[@]}" "$bin/opd-airfoil-meshgen" --I=800 --J=1200 \

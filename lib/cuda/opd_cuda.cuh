@@ -505,6 +505,7 @@ inline void check_fp_written(std::initializer_list<opd_dat *> dats) {
 #include "opd_cuda_colour.cuh"
 #include "opd_cuda_halo.cuh"
 #include "opd_cuda_tape.cuh"
+#include "opd_cuda_tridiag.cuh"
 
 namespace opd {
 

@@ -244,6 +244,54 @@ void opd_dat_read(opd_dat *const *dats, int n, const char *file);
 void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
                            int along, const int64_t *lo, const int64_t *hi);
 
+/** What a device solve (lib/cuda/opd_cuda_tridiag.cuh) needs of
+ *  opd_solve_tridiagonal's checks and clipping: this rank's box and where
+ *  each dat's points are in its storage. */
+typedef struct opd_tridiag_box {
+  int32_t along;
+  /** The ranks split dimension `along`: solve this rank's segment of each
+   *  line and the reduced system through opd_solve_tridiagonal_reduced. */
+  int32_t split;
+  int32_t f64; /**< 1: the dats hold f64; 0: f32 */
+  int32_t pad;
+  /** This rank's part of the range (global indices, hi exclusive; 0 .. 1
+   *  past the block's dimensions); hi[along] - lo[along] may be 0 when
+   *  `split`. */
+  int64_t lo[3], hi[3];
+  /** Per dat (a, b, c, d): the element offset of point lo from
+   *  opd_dat_data and the strides of opd_dat_origin (0 past the block's
+   *  dimensions). */
+  int64_t first[4];
+  int64_t stride[4][3];
+} opd_tridiag_box;
+/** opd_solve_tridiagonal's checks (the same messages) and clipping for a
+ *  solve on device copies: fills `box` and returns 1 when this rank has
+ *  rows to solve or takes part in a split solve, else 0. Marks d's halo
+ *  copies stale (the caller then overwrites d's points of the box). */
+int32_t opd_solve_tridiagonal_box(opd_dat *a, opd_dat *b, opd_dat *c,
+                                  opd_dat *d, int along, const int64_t *lo,
+                                  const int64_t *hi, opd_tridiag_box *box);
+/** Step 2 of a split solve (lib/solvers/TridiagonalSplit.cpp) for a caller
+ *  that ran steps 1 and 3 itself (the arguments of its
+ *  opd_solve_tridiagonal_box): `reduced` holds this rank's reduced rows,
+ *  per line (q = the index along the first other dimension + its extent x
+ *  the index along the second, from the box's corner) min(m, 2) rows of
+ *  (a', c', d') of the element type; `ends` receives x of the segment's
+ *  first row of each line (lines values), then of its last. Collective over
+ *  the ranks of each line; every rank of a split solve calls it, also one
+ *  with no rows. */
+void opd_solve_tridiagonal_reduced(opd_dat *a, opd_dat *b, opd_dat *c,
+                                   opd_dat *d, int along, const int64_t *lo,
+                                   const int64_t *hi, const void *reduced,
+                                   void *ends);
+/** After a device solve met a bad pivot: the pivot checks of
+ *  opd_solve_tridiagonal on the host copies of a, b and c (whole lines, or
+ *  this rank's segments along a split dimension), stopping the program
+ *  with the CPU's message; returns when no pivot is bad. */
+void opd_solve_tridiagonal_check(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
+                                 int along, const int64_t *lo,
+                                 const int64_t *hi);
+
 /*===-- Parallel loops -----------------------------------------------------===*/
 
 /** opd_arg.flags: the stencil reads a point off the axes (a corner or

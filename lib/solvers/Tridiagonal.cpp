@@ -629,10 +629,12 @@ void tridiag::failPivot(const Problem &p, const int64_t *start, int64_t row,
 using namespace opdc::rt;
 using namespace opdc::rt::tridiag;
 
-void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
-                           int along, const int64_t *lo, const int64_t *hi) {
+namespace {
+// The checks and the clipping that every entry point shares: fills `p`;
+// returns false when this rank has nothing to do.
+bool prepare(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d, int along,
+             const int64_t *lo, const int64_t *hi, Problem &p, bool &split) {
   dist::settleExchanges();
-  Problem p;
   p.dats[0] = a;
   p.dats[1] = b;
   p.dats[2] = c;
@@ -658,10 +660,10 @@ void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
   }
   // Split along the solve dimension: every rank of a line takes part in
   // the reduced solve, even with no rows of it.
-  const bool split = !block->edgeLo[along] || !block->edgeHi[along];
+  split = !block->edgeLo[along] || !block->edgeHi[along];
   for (int k = 0; k < 3; ++k)
     if (p.hi[k] <= p.lo[k] && !(split && k == along))
-      return;
+      return false;
   for (opd_dat *x : p.dats)
     for (int k = 0; k < p.dims; ++k)
       if (p.hi[k] > p.lo[k] &&
@@ -672,6 +674,16 @@ void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
               d->describe().c_str(), p.lo[k], p.hi[k], k, x->describe().c_str(),
               x->first[k], x->first[k] + x->stored[k] - 1);
   p.n = p.hi[along] - p.lo[along];
+  return true;
+}
+} // namespace
+
+void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
+                           int along, const int64_t *lo, const int64_t *hi) {
+  Problem p;
+  bool split = false;
+  if (!prepare(a, b, c, d, along, lo, hi, p, split))
+    return;
   const bool f64 = d->type == OPD_F64;
   if (split)
     f64 ? solveDistributed<double>(p) : solveDistributed<float>(p);
@@ -683,4 +695,68 @@ void opd_solve_tridiagonal(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
   // d changed: other ranks' copies of its points are stale.
   d->haloValid = 0;
   d->cornersValid = false;
+}
+
+int32_t opd_solve_tridiagonal_box(opd_dat *a, opd_dat *b, opd_dat *c,
+                                  opd_dat *d, int along, const int64_t *lo,
+                                  const int64_t *hi, opd_tridiag_box *box) {
+  Problem p;
+  bool split = false;
+  if (!prepare(a, b, c, d, along, lo, hi, p, split))
+    return 0;
+  *box = opd_tridiag_box{};
+  box->along = along;
+  box->split = split;
+  box->f64 = d->type == OPD_F64;
+  for (int k = 0; k < 3; ++k) {
+    box->lo[k] = p.lo[k];
+    box->hi[k] = p.hi[k];
+  }
+  for (int i = 0; i < 4; ++i) {
+    opd_dat *x = p.dats[i];
+    const View<char> bytes(x); // origin and strides in elements
+    const int64_t size = x->type == OPD_F64 ? 8 : 4;
+    int64_t off = (static_cast<char *>(bytes.origin) -
+                   static_cast<char *>(opd_dat_data(x))) /
+                  size;
+    for (int k = 0; k < 3; ++k) {
+      box->stride[i][k] = bytes.stride[k];
+      off += p.lo[k] * bytes.stride[k];
+    }
+    box->first[i] = off;
+  }
+  d->haloValid = 0;
+  d->cornersValid = false;
+  return 1;
+}
+
+void opd_solve_tridiagonal_reduced(opd_dat *a, opd_dat *b, opd_dat *c,
+                                   opd_dat *d, int along, const int64_t *lo,
+                                   const int64_t *hi, const void *reduced,
+                                   void *ends) {
+  Problem p;
+  bool split = false;
+  if (!prepare(a, b, c, d, along, lo, hi, p, split) || !split)
+    failf("internal error: tridiagonal solve of %s: a reduced system "
+          "without a split dimension",
+          d->describe().c_str());
+  if (d->type == OPD_F64)
+    reducedForDevice<double>(p, static_cast<const double *>(reduced),
+                             static_cast<double *>(ends));
+  else
+    reducedForDevice<float>(p, static_cast<const float *>(reduced),
+                            static_cast<float *>(ends));
+}
+
+void opd_solve_tridiagonal_check(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
+                                 int along, const int64_t *lo,
+                                 const int64_t *hi) {
+  Problem p;
+  bool split = false;
+  if (!prepare(a, b, c, d, along, lo, hi, p, split) || p.n == 0)
+    return;
+  if (d->type == OPD_F64)
+    checkPivots<double>(p, split);
+  else
+    checkPivots<float>(p, split);
 }

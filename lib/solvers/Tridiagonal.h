@@ -143,4 +143,20 @@ template <typename T> void solveDistributed(const Problem &p);
 extern template void solveDistributed<double>(const Problem &p);
 extern template void solveDistributed<float>(const Problem &p);
 
+/// Step 2 of the split solve alone, for a device solve that ran steps 1
+/// and 3 (opd_solve_tridiagonal_reduced): `red` as step 1 leaves it, the
+/// segments' first values then their last into `ends` (TridiagonalSplit.cpp).
+template <typename T>
+void reducedForDevice(const Problem &p, const T *red, T *ends);
+extern template void reducedForDevice<double>(const Problem &, const double *,
+                                              double *);
+extern template void reducedForDevice<float>(const Problem &, const float *,
+                                             float *);
+/// The pivots of every line (of every segment when `split`) recomputed as
+/// the host solve computes them; the first bad one stops the program
+/// (opd_solve_tridiagonal_check).
+template <typename T> void checkPivots(const Problem &p, bool split);
+extern template void checkPivots<double>(const Problem &, bool);
+extern template void checkPivots<float>(const Problem &, bool);
+
 } // namespace opdc::rt::tridiag

@@ -415,10 +415,8 @@ void substituteUnits(const Split<T> &s, Ends ends) {
 // of two point-to-point messages each way. `red` holds this rank's rows as
 // (a, c, d) per line, b = 1.
 template <typename T>
-void reducedByPCR(const Split<T> &sp, const opd_block *block, int me, int parts,
-                  const T *red) {
-  const int k = sp.k;
-  const int64_t lines = sp.lines;
+void reducedByPCR(int k, int64_t lines, const opd_block *block, int me,
+                  int parts, const T *red, T *x0s, T *xls) {
   const int64_t N = 2 * int64_t(parts);
   const std::size_t bytes = std::size_t(lines * 8) * sizeof(T);
   std::vector<char> curB(bytes), nxtB(bytes), loB(bytes), hiB(bytes);
@@ -471,11 +469,11 @@ void reducedByPCR(const Split<T> &sp, const opd_block *block, int me, int parts,
     std::swap(curB, nxtB);
   }
   const T *x = reinterpret_cast<const T *>(curB.data());
-  substituteUnits<T>(sp, [&](int64_t q, T &x0, T &xl) {
+  for (int64_t q = 0; q < lines; ++q) {
     const T *r0 = x + q * 8, *r1 = r0 + 4;
-    x0 = r0[3] / r0[1];
-    xl = r1[3] / r1[1];
-  });
+    x0s[q] = r0[3] / r0[1];
+    xls[q] = r1[3] / r1[1];
+  }
 }
 
 // The reduced systems by block Jacobi iterations (--tridiag-reduced=jacobi):
@@ -493,12 +491,10 @@ void reducedByPCR(const Split<T> &sp, const opd_block *block, int me, int parts,
 // ranks each iteration) and fail after 200. The answer agrees with PCR's to
 // round-off, not bit for bit.
 template <typename T>
-void reducedByJacobi(const Split<T> &sp, const opd_block *block, int me,
-                     int parts, const T *red) {
+void reducedByJacobi(const Problem &p, int64_t lines, const opd_block *block,
+                     int me, int parts, const T *red, T *x0s, T *xls) {
   constexpr int MaxIterations = 200;
-  const Problem &p = sp.p;
-  const int k = sp.k;
-  const int64_t lines = sp.lines;
+  const int k = p.along;
   const std::size_t bytes = std::size_t(lines) * sizeof(T);
   std::vector<char> toLower(bytes), toUpper(bytes), fromLower(bytes),
       fromUpper(bytes);
@@ -551,10 +547,8 @@ void reducedByJacobi(const Split<T> &sp, const opd_block *block, int me,
             "--tridiag-reduced=pcr",
             p.dats[3]->describe().c_str(), k, MaxIterations, v[0]);
   }
-  substituteUnits<T>(sp, [&](int64_t q, T &first, T &last) {
-    first = x0[q];
-    last = xl[q];
-  });
+  std::copy(x0, x0 + lines, x0s);
+  std::copy(xl, xl + lines, xls);
 }
 
 // The reduced systems gathered on every rank of the line (some rank holds
@@ -562,12 +556,10 @@ void reducedByJacobi(const Split<T> &sp, const opd_block *block, int me,
 // along k, solved by Thomas; `rowsOf`/`firstOf` per rank, `total` rows.
 // Returns this rank's first and last values of line q in x0[q], xl[q].
 template <typename T>
-void reducedGathered(const Split<T> &sp,
-                     const std::vector<std::vector<char>> &all,
+void reducedGathered(int64_t lines, const std::vector<std::vector<char>> &all,
                      const std::vector<int64_t> &rowsOf,
                      const std::vector<int64_t> &firstOf, int64_t total,
                      int64_t mineFirst, int64_t kept, T *x0, T *xl) {
-  const int64_t lines = sp.lines;
   const int parts = int(all.size());
 #pragma omp parallel if (lines > 1)
   {
@@ -605,6 +597,60 @@ void reducedGathered(const Split<T> &sp,
       xl[q] = rd[std::size_t(mineFirst + kept - 1)];
     }
   }
+}
+
+// Step 2: every rank's row count decides how the reduced systems are
+// solved: parallel cyclic reduction when every segment has two rows or
+// more, else gathered. `red` holds this rank's reduced rows (min(m, 2) x
+// (a', c', d') per line); x of each segment's first and last rows go to
+// x0[q], xl[q]. Returns whether there is anything to substitute.
+template <typename T>
+bool reducedSystem(const Problem &p, int64_t lines, const T *red, T *x0,
+                   T *xl) {
+  const int k = p.along;
+  const int64_t m = p.n, kept = std::min<int64_t>(m, 2);
+  const opd_block *block = p.dats[3]->block;
+  std::vector<char> count(sizeof(int64_t));
+  std::memcpy(count.data(), &m, sizeof m);
+  std::vector<std::vector<char>> counts;
+  const int me = dist::allgatherAlong(block, k, count, counts);
+  const int parts = int(counts.size());
+  bool pcr = parts > 1;
+  for (const std::vector<char> &c0 : counts) {
+    int64_t mr = 0;
+    std::memcpy(&mr, c0.data(), sizeof mr);
+    pcr = pcr && mr >= 2;
+  }
+  if (lines == 0)
+    return false;
+  if (pcr) {
+    if (reducedSolver() == ReducedSolver::Jacobi)
+      reducedByJacobi<T>(p, lines, block, me, parts, red, x0, xl);
+    else
+      reducedByPCR<T>(k, lines, block, me, parts, red, x0, xl);
+    return true;
+  }
+
+  // Every rank's reduced rows, in the order of the segments along k.
+  std::vector<char> mine(std::size_t(lines * kept * 3) * sizeof(T));
+  if (!mine.empty())
+    std::memcpy(mine.data(), red, mine.size());
+  std::vector<std::vector<char>> all;
+  dist::allgatherAlong(block, k, mine, all);
+  const std::size_t nparts = static_cast<std::size_t>(parts);
+  std::vector<int64_t> rowsOf(nparts), firstOf(nparts);
+  int64_t total = 0;
+  for (int r = 0; r < parts; ++r) {
+    const int64_t bytes = int64_t(all[std::size_t(r)].size());
+    rowsOf[std::size_t(r)] = bytes / int64_t(sizeof(T)) / (3 * lines);
+    firstOf[std::size_t(r)] = total;
+    total += rowsOf[std::size_t(r)];
+  }
+  if (m == 0)
+    return false;
+  reducedGathered<T>(lines, all, rowsOf, firstOf, total,
+                     firstOf[std::size_t(me)], kept, x0, xl);
+  return true;
 }
 
 } // namespace
@@ -646,53 +692,47 @@ template <typename T> void solveDistributed(const Problem &p) {
     }
   }
 
-  // Every rank's row count decides how the reduced systems are solved:
-  // parallel cyclic reduction when every segment has two rows or more,
-  // else gathered.
-  const opd_block *block = p.dats[3]->block;
-  std::vector<char> count(sizeof(int64_t));
-  std::memcpy(count.data(), &m, sizeof m);
-  std::vector<std::vector<char>> counts;
-  const int me = dist::allgatherAlong(block, k, count, counts);
-  const int parts = int(counts.size());
-  bool pcr = parts > 1;
-  for (const std::vector<char> &c0 : counts) {
-    int64_t mr = 0;
-    std::memcpy(&mr, c0.data(), sizeof mr);
-    pcr = pcr && mr >= 2;
-  }
-  if (lines == 0)
-    return;
-  if (pcr) {
-    if (reducedSolver() == ReducedSolver::Jacobi)
-      reducedByJacobi<T>(s, block, me, parts, red);
-    else
-      reducedByPCR<T>(s, block, me, parts, red);
-    return;
-  }
-
-  // Every rank's reduced rows, in the order of the segments along k.
-  std::vector<std::vector<char>> all;
-  dist::allgatherAlong(block, k, mine, all);
-  const std::size_t nparts = static_cast<std::size_t>(parts);
-  std::vector<int64_t> rowsOf(nparts), firstOf(nparts);
-  int64_t total = 0;
-  for (int r = 0; r < parts; ++r) {
-    const int64_t bytes = int64_t(all[std::size_t(r)].size());
-    rowsOf[std::size_t(r)] = bytes / int64_t(sizeof(T)) / (3 * lines);
-    firstOf[std::size_t(r)] = total;
-    total += rowsOf[std::size_t(r)];
-  }
-  if (m == 0)
-    return;
   std::vector<T> ends(std::size_t(2 * lines));
-  T *x0 = ends.data(), *xl = x0 + lines;
-  reducedGathered<T>(s, all, rowsOf, firstOf, total, firstOf[std::size_t(me)],
-                     kept, x0, xl);
-  substituteUnits<T>(s, [&](int64_t q, T &first, T &last) {
-    first = x0[q];
-    last = xl[q];
-  });
+  if (reducedSystem<T>(p, lines, red, ends.data(), ends.data() + lines))
+    substituteUnits<T>(s, [&](int64_t q, T &first, T &last) {
+      first = ends[std::size_t(q)];
+      last = ends[std::size_t(lines + q)];
+    });
+}
+
+template <typename T>
+void reducedForDevice(const Problem &p, const T *red, T *ends) {
+  int64_t lines = 1;
+  for (int e = 0; e < 3; ++e)
+    if (e != p.along)
+      lines *= p.hi[e] - p.lo[e];
+  reducedSystem<T>(p, lines, red, ends, ends + lines);
+}
+
+template <typename T> void checkPivots(const Problem &p, bool split) {
+  const View<T> a(p.dats[0]), b(p.dats[1]), c(p.dats[2]);
+  const int k = p.along;
+  int others[2] = {-1, -1}, no = 0;
+  for (int e = 0; e < 3; ++e)
+    if (e != k)
+      others[no++] = e;
+  const int64_t n1 = p.hi[others[0]] - p.lo[others[0]],
+                n2 = p.hi[others[1]] - p.lo[others[1]];
+  for (int64_t q = 0; q < n1 * n2; ++q) {
+    int64_t start[3];
+    start[k] = p.lo[k];
+    start[others[0]] = p.lo[others[0]] + q % n1;
+    start[others[1]] = p.lo[others[1]] + q / n1;
+    double pivot = 0;
+    const int64_t row =
+        split ? firstBadSplitRow(a.at(start), a.stride[k], b.at(start),
+                                 b.stride[k], c.at(start), c.stride[k], p.n,
+                                 pivot)
+              : firstBadRow(a.at(start), a.stride[k], b.at(start), b.stride[k],
+                            c.at(start), c.stride[k], p.n, pivot);
+    if (row >= 0)
+      failPivot(p, start, row, pivot);
+  }
 }
 
 void releaseSolverScratch() {
@@ -702,5 +742,10 @@ void releaseSolverScratch() {
 
 template void solveDistributed<double>(const Problem &p);
 template void solveDistributed<float>(const Problem &p);
+template void reducedForDevice<double>(const Problem &, const double *,
+                                       double *);
+template void reducedForDevice<float>(const Problem &, const float *, float *);
+template void checkPivots<double>(const Problem &, bool);
+template void checkPivots<float>(const Problem &, bool);
 
 } // namespace opdc::rt::tridiag

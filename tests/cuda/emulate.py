@@ -100,6 +100,14 @@ CASES = [
     ("examples/tridiag/adi_heat3d.opd", ["--n=8", "--nsteps=3",
                                          "--report=1"]),
     ("examples/patterns/convolution.opd", ["--n=34"]),
+    # Device tridiagonal solves (lib/cuda/opd_cuda_tridiag.cuh) along every
+    # dimension of 1D-3D blocks, whole and sub-boxes: the defaults take the
+    # hybrid on the 1D line, 2D and 3D along 2 and Thomas on 3D along 0
+    # and 1; the second sizes take Thomas on the 1D line and 2D (the 2D
+    # sub-box along 0: the hybrid) and the hybrid on 3D along 2.
+    ("tests/cuda/tridiag_cases.opd", []),
+    ("tests/cuda/tridiag_cases.opd", ["--n1=7", "--nx=70", "--ny=66",
+                                      "--mx=4", "--my=5", "--mz=40"]),
     ("examples/patterns/jacobi.opd", ["--n=64", "--niter=10"]),
 ]
 
@@ -114,6 +122,11 @@ FAIL_CASES = [
     ("tests/cuda/check_fp_kinds.opd", ["--check-fp", "--which=4"]),
     ("tests/e2e/fail_statement.opd", []),
     ("tests/e2e/halo_overrun.opd", ["--hi=12"]),
+    # A bad pivot in a device solve: the hybrid, then Thomas, then the
+    # host's checks (tridiag_fail); Thomas on many lines along 2 and 1.
+    ("tests/cuda/tridiag_fail.opd", []),
+    ("tests/mpi/tridiag_split_fail.opd", ["--dim=2"]),
+    ("tests/mpi/tridiag_split_fail.opd", ["--dim=1"]),
 ]
 
 
@@ -161,7 +174,8 @@ def same_program(a, b):
 
 
 MPI_CASES = ["airfoil", "poisson", "heat3d", "shallow_water", "reduction",
-             "indirect", "stencil", "exec_halo"]
+             "indirect", "stencil", "exec_halo", "adi_heat", "adi_heat3d",
+             "tridiag_cases"]
 
 
 def read_link(link_file):

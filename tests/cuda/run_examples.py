@@ -57,7 +57,10 @@ CASES = [
     ("patterns/nn_forward.opd", ["--batch=200"]),
 ]
 
-MPI_CASES = ["airfoil", "heat3d", "poisson", "shallow_water"]
+# (adi_heat, adi_heat3d: solves along the dimension the ranks split, the
+# reduced rows through the host, the rest on the device.)
+MPI_CASES = ["airfoil", "heat3d", "poisson", "shallow_water", "adi_heat",
+             "adi_heat3d"]
 
 TIMING = re.compile(r"time|seconds|GB/s|\bms\b|\bs\)|elapsed", re.I)
 # Central finite differences divide the round-off of two objective values

@@ -523,3 +523,66 @@ TEST_F(TridiagonalTest, RangeOutsideADatIsAnError) {
 }
 
 } // namespace
+
+// A device solve's box (opd_solve_tridiagonal_box): the range as given,
+// and each dat's offset from opd_dat_data and strides locate every point
+// of it (the dats have different halos, so different offsets).
+TEST_F(TridiagonalTest, DeviceBoxLocatesEveryDatsPoints) {
+  System s = makeSystem({9, 7, 5});
+  const int64_t lo[3] = {1, 2, 0}, hi[3] = {8, 6, 5};
+  for (int along = 0; along < 3; ++along) {
+    opd_tridiag_box box;
+    ASSERT_EQ(opd_solve_tridiagonal_box(s.dat[0], s.dat[1], s.dat[2],
+                                        s.dat[3], along, lo, hi, &box),
+              1);
+    EXPECT_EQ(box.along, along);
+    EXPECT_EQ(box.split, 0);
+    EXPECT_EQ(box.f64, 1);
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(box.lo[k], lo[k]);
+      EXPECT_EQ(box.hi[k], hi[k]);
+    }
+    for (int i = 0; i < 4; ++i) {
+      double *data = static_cast<double *>(opd_dat_data(s.dat[i]));
+      for (int64_t k = lo[2]; k < hi[2]; ++k)
+        for (int64_t j = lo[1]; j < hi[1]; ++j)
+          for (int64_t x = lo[0]; x < hi[0]; ++x) {
+            const int64_t p[3] = {x, j, k};
+            const int64_t off = box.first[i] +
+                                (x - lo[0]) * box.stride[i][0] +
+                                (j - lo[1]) * box.stride[i][1] +
+                                (k - lo[2]) * box.stride[i][2];
+            ASSERT_EQ(data + off, &at<double>(s.dat[i], p));
+          }
+    }
+  }
+  // Nothing to solve: an empty range.
+  const int64_t none[3] = {3, 2, 0};
+  opd_tridiag_box box;
+  EXPECT_EQ(opd_solve_tridiagonal_box(s.dat[0], s.dat[1], s.dat[2], s.dat[3],
+                                      1, none, none, &box),
+            0);
+}
+
+// After a device solve's bad pivot, the host's checks name the system and
+// row as the host solve does, and return when every pivot is good.
+TEST_F(TridiagonalTest, DeviceCheckNamesTheHostSolvesPivot) {
+  System good = makeSystem({6, 5});
+  fillRandom<double>(good, 7);
+  opd_solve_tridiagonal_check(good.dat[0], good.dat[1], good.dat[2],
+                              good.dat[3], 0, nullptr, nullptr);
+  auto run = [] {
+    System s = makeSystem({6, 5});
+    fillRandom<double>(s, 7);
+    int64_t p[3] = {2, 3, 0};
+    at<double>(s.dat[0], p) = 0;
+    at<double>(s.dat[1], p) = 0;
+    opd_solve_tridiagonal_check(s.dat[0], s.dat[1], s.dat[2], s.dat[3], 0,
+                                nullptr, nullptr);
+  };
+  EXPECT_DEATH(
+      run(),
+      "error: tridiagonal solve of dat 'd' on block 'grid' along dimension "
+      "0: zero pivot \\(0\\) in row 2 of the system at \\(\\*, 3\\), point "
+      "\\(2, 3\\); Thomas's algorithm does not pivot");
+}

@@ -127,6 +127,33 @@ TEST(HostLowering, CheckpointForwardAndReverse) {
   EXPECT_EQ(cuda, cpu);
 }
 
+// The CPU solves on the host copies (residency around the call); a target
+// with HostTraits::deviceSolves gets its device runtime's call alone.
+TEST(HostLowering, TridiagonalSolveOnTheHostOrTheDevice) {
+  Fixture f;
+  ir::Dat a, b;
+  a.name = "a";
+  b.name = "b";
+  ir::SolveStmt s;
+  s.dats = {&a, &b, &f.u, &f.v};
+  s.along = 1;
+  std::string cpu = f.lower(s, false);
+  EXPECT_NE(cpu.find("need-host a\nneed-host b\nneed-host u\nneed-host v\n"
+                     "opd_solve_tridiagonal("),
+            std::string::npos)
+      << cpu;
+  EXPECT_NE(cpu.find("host-wrote v"), std::string::npos) << cpu;
+  host::HostTraits device;
+  device.deviceCopies = true;
+  device.deviceSolves = true;
+  host::Program p;
+  ASSERT_TRUE(host::lowerHostStmt(f.fn, s, device, f.diags, p));
+  std::string gpu = host::dump(p);
+  EXPECT_EQ(gpu.find("opd::solve_tridiagonal("), 0u) << gpu;
+  EXPECT_EQ(gpu.find("need-host"), std::string::npos) << gpu;
+  EXPECT_EQ(gpu.find("host-wrote"), std::string::npos) << gpu;
+}
+
 TEST(HostLowering, UnexpandedStatementsNameTheirPass) {
   Fixture f;
   ir::SolveStmt cg;

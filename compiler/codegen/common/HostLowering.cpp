@@ -5,6 +5,8 @@
 // The protocols written here:
 // - swap, dat I/O, print and the tridiagonal solve: the runtime calls, the
 //   dats whose host copies a call reads (NeedHost) or writes (HostWrote);
+//   a target that solves on the device (HostTraits::deviceSolves) gets
+//   its device runtime's solve instead, which keeps the dats there;
 // - the tape: a push saves dats and host variables (as 64-bit words), a pop
 //   restores them in reverse order;
 // - the checkpointed loop (lib/exec/Adjoint.cpp): forward, opd_ckpt_begin,
@@ -189,9 +191,11 @@ bool Lowering::solve(const SolveStmt &s, std::vector<Op> &ops) {
   }
   OPDC_ASSERT(s.solver == SolverKind::Tridiagonal && s.dats.size() == 4,
               "a solve other than tridiagonal(a, b, c, d)");
-  // The runtime solves with the host copies; d's changes there.
-  for (const Dat *d : s.dats)
-    ops.push_back(residency(Op::Kind::NeedHost, d));
+  // The runtime solves with the host copies, and d's change there; a
+  // target that solves on its device copies keeps them there.
+  if (!traits.deviceSolves)
+    for (const Dat *d : s.dats)
+      ops.push_back(residency(Op::Kind::NeedHost, d));
   std::vector<Operand> args;
   for (const Dat *d : s.dats)
     args.push_back(Operand::handle(d));
@@ -201,8 +205,11 @@ bool Lowering::solve(const SolveStmt &s, std::vector<Op> &ops) {
   auto [lo, hi] = ranges(s.ranges, "solve", ops);
   args.push_back(lo);
   args.push_back(hi);
-  ops.push_back(call("opd_solve_tridiagonal", std::move(args)));
-  ops.push_back(residency(Op::Kind::HostWrote, s.dats[3]));
+  ops.push_back(call(traits.deviceSolves ? "opd::solve_tridiagonal"
+                                         : "opd_solve_tridiagonal",
+                     std::move(args)));
+  if (!traits.deviceSolves)
+    ops.push_back(residency(Op::Kind::HostWrote, s.dats[3]));
   return true;
 }
 

@@ -228,6 +228,10 @@ struct HostTraits {
   /// (opd_rt_adjoint_store), which saves by copy (no take at a later
   /// loop's prepare) and reads and writes the device copies itself.
   bool deviceCopies = false;
+  /// The target solves `solve tridiagonal` on the device copies
+  /// (lib/cuda/opd_cuda_tridiag.cuh): the solve is one call of
+  /// opd::solve_tridiagonal, with no residency operations around it.
+  bool deviceSolves = false;
 };
 
 /// The 64-bit words a host variable takes on the tape or in a snapshot (an

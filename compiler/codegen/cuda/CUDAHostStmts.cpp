@@ -8,7 +8,9 @@
 // the runtime (opd_rt.h) and lib/cuda/opd_cuda.cuh. The printer decides
 // nothing; residency operations become opd::dat_to_host (the host copy made
 // current before the runtime reads it) and opd::dat_host_changed (the
-// device copy stale after the runtime wrote the host's).
+// device copy stale after the runtime wrote the host's). The tridiagonal
+// solve stays on the device (HostTraits::deviceSolves: opd::solve_
+// tridiagonal of lib/cuda/opd_cuda_tridiag.cuh).
 #include "codegen/cuda/CUDAEmitter.h"
 #include "codegen/cuda/CUDALoopWriter.h"
 
@@ -325,8 +327,10 @@ void CUDAFunctionWriter::hostStmt(const ir::Stmt &s, int indent) {
     return emitCUDALoop(*this, cast<ParLoopStmt>(s), indent);
   OPDC_ASSERT(host::isProtocolStmt(s), "unknown host statement");
   host::Program p;
-  if (!host::lowerHostStmt(fn, s, host::HostTraits{/*deviceCopies=*/true},
-                           m.diags, p)) {
+  host::HostTraits traits;
+  traits.deviceCopies = true;
+  traits.deviceSolves = true;
+  if (!host::lowerHostStmt(fn, s, traits, m.diags, p)) {
     m.failed = true;
     return;
   }

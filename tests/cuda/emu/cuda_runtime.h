@@ -262,6 +262,27 @@ cudaError_t cudaMemcpyToSymbol(T &symbol, const void *src, size_t n) {
   std::memcpy(&symbol, src, n);
   return 0;
 }
+template <class T> T atomicMin(T *p, T v) {
+  std::lock_guard<std::mutex> lock(opd_emu::atomics());
+  T old = *p;
+  if (v < old)
+    *p = v;
+  return old;
+}
+// The emulated device's size: 2 multiprocessors of 256 threads, small
+// enough that the tests' lines choose between the tridiagonal solvers.
+enum cudaDeviceAttr {
+  cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+  cudaDevAttrMultiProcessorCount = 16
+};
+inline cudaError_t cudaGetDevice(int *d) {
+  *d = 0;
+  return 0;
+}
+inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int) {
+  *v = a == cudaDevAttrMultiProcessorCount ? 2 : 256;
+  return 0;
+}
 template <class T> T atomicAdd(T *p, T v) {
   std::lock_guard<std::mutex> lock(opd_emu::atomics());
   T old = *p;
