@@ -532,8 +532,8 @@ TEST_F(TridiagonalTest, DeviceBoxLocatesEveryDatsPoints) {
   const int64_t lo[3] = {1, 2, 0}, hi[3] = {8, 6, 5};
   for (int along = 0; along < 3; ++along) {
     opd_tridiag_box box;
-    ASSERT_EQ(opd_solve_tridiagonal_box(s.dat[0], s.dat[1], s.dat[2],
-                                        s.dat[3], along, lo, hi, &box),
+    ASSERT_EQ(opd_solve_tridiagonal_box(s.dat[0], s.dat[1], s.dat[2], s.dat[3],
+                                        along, lo, hi, &box),
               1);
     EXPECT_EQ(box.along, along);
     EXPECT_EQ(box.split, 0);
@@ -548,8 +548,7 @@ TEST_F(TridiagonalTest, DeviceBoxLocatesEveryDatsPoints) {
         for (int64_t j = lo[1]; j < hi[1]; ++j)
           for (int64_t x = lo[0]; x < hi[0]; ++x) {
             const int64_t p[3] = {x, j, k};
-            const int64_t off = box.first[i] +
-                                (x - lo[0]) * box.stride[i][0] +
+            const int64_t off = box.first[i] + (x - lo[0]) * box.stride[i][0] +
                                 (j - lo[1]) * box.stride[i][1] +
                                 (k - lo[2]) * box.stride[i][2];
             ASSERT_EQ(data + off, &at<double>(s.dat[i], p));
@@ -559,8 +558,8 @@ TEST_F(TridiagonalTest, DeviceBoxLocatesEveryDatsPoints) {
   // Nothing to solve: an empty range.
   const int64_t none[3] = {3, 2, 0};
   opd_tridiag_box box;
-  EXPECT_EQ(opd_solve_tridiagonal_box(s.dat[0], s.dat[1], s.dat[2], s.dat[3],
-                                      1, none, none, &box),
+  EXPECT_EQ(opd_solve_tridiagonal_box(s.dat[0], s.dat[1], s.dat[2], s.dat[3], 1,
+                                      none, none, &box),
             0);
 }
 
