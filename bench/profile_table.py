@@ -1,9 +1,11 @@
 """profile_table.py - What the benchmark reports share: the STREAM triad of
-a run (bench/stream) and an opdc --profile table with a share-of-reference
+a run (bench/stream), the machine (lscpu) and an opdc --profile table with a share-of-reference
 column added. Imported by bench/report.py, bench/cuda/report.py and
 bench/fusion/report.py.
 """
+import os
 import re
+import subprocess
 import sys
 
 # The header line of the --profile table (lib/core/Profile.cpp).
@@ -22,6 +24,22 @@ def table_rows(path):
             return
         elif in_table and len(fields) == 5:
             yield fields[0], int(fields[1]), float(fields[2]), float(fields[4])
+
+
+def machine():
+    """(CPU model, L3 size, CPU count) from lscpu, "?" where it says nothing."""
+    model, l3 = "?", "?"
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            key, _, val = line.partition(":")
+            if key.strip() == "Model name":
+                model = val.strip()
+            elif key.strip() == "L3 cache":
+                l3 = val.strip()
+    except OSError:
+        pass
+    return model, l3, os.cpu_count()
 
 
 def triad_values(path, threads):

@@ -24,7 +24,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from profile_table import triad_values  # noqa: E402
+from profile_table import machine, triad_values  # noqa: E402
 
 LINE = re.compile(r"n=(\d+) reps=(\d+) axpby_us=([0-9.]+) dot_us=([0-9.]+) "
                   r"check=(\S+)")
@@ -44,18 +44,6 @@ def run(cmd, env=None):
     if not m:
         fail(f"{' '.join(cmd)}: no result line in\n{p.stdout}")
     return float(m.group(3)), float(m.group(4)), m.group(5)
-
-
-def lscpu():
-    model, l3 = "?", "?"
-    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        key, _, val = line.partition(":")
-        if key.strip() == "Model name":
-            model = val.strip()
-        elif key.strip() == "L3 cache":
-            l3 = val.strip()
-    return model, l3
 
 
 def main():
@@ -93,7 +81,7 @@ def main():
             f.write(out)
         return {t: triad_values(path, t)[0] for t in threads}
 
-    model, l3 = lscpu()
+    model, l3, ncpu = machine()
     load0 = os.getloadavg()[0]
     tri0 = triad("before")
     res = {}  # (n, t, side) -> [(axpby, dot)]
@@ -112,7 +100,7 @@ def main():
                 res.setdefault((n, t, "omp"), []).append(b[:2])
     tri1 = triad("after")
     load1 = os.getloadavg()[0]
-    print(f"machine: {model}, {os.cpu_count()} CPUs, L3 {l3}; load average "
+    print(f"machine: {model}, {ncpu} CPUs, L3 {l3}; load average "
           f"{load0:.1f} at the start, {load1:.1f} at the end; {args.rounds} "
           f"round(s), alternating, median")
     for t in threads:

@@ -67,7 +67,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from profile_table import triad_values  # noqa: E402
+from profile_table import machine, triad_values  # noqa: E402
 
 # OP2's Airfoil on the 720000-cell grid: the rms every 100 iterations, as
 # OP2 prints it (" %d  %10.5e"); opdc's airfoil prints the same lines.
@@ -110,21 +110,6 @@ class Failure(Exception):
 def fail(msg, code=2):
     print(f"run.py: error: {msg}", file=sys.stderr)
     sys.exit(code)
-
-
-def machine():
-    model, l3 = "?", "?"
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        for line in out.splitlines():
-            key, _, val = line.partition(":")
-            if key.strip() == "Model name":
-                model = val.strip()
-            elif key.strip() == "L3 cache":
-                l3 = val.strip()
-    except OSError:
-        pass
-    return model, l3, os.cpu_count()
 
 
 def mpi_prefix(ranks):
