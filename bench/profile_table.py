@@ -1,7 +1,8 @@
 """profile_table.py - What the benchmark reports share: the STREAM triad of
-a run (bench/stream), the machine (lscpu) and an opdc --profile table with a share-of-reference
-column added. Imported by bench/report.py, bench/cuda/report.py and
-bench/fusion/report.py.
+a run (bench/stream), the machine (lscpu) and an opdc --profile table with
+a share-of-reference column added. Imported by bench/report.py,
+bench/cuda/report.py, bench/fusion/report.py, bench/peers/run.py and
+bench/loopcost/run.py.
 """
 import os
 import re
