@@ -86,22 +86,25 @@ std::vector<std::string> runtimeIncludes(const char *argv0) {
 } // namespace
 
 std::vector<std::string> cudaRuntimeFiles(const char *argv0) {
-  // opd_rt.h and every CUDA runtime header (opd_cuda.cuh includes the
-  // others), sorted so that the build cache's key does not depend on the
-  // order the directory lists them in.
+  // opd_rt.h, opd_rt_device.h and every CUDA runtime header (opd_cuda.cuh
+  // includes the others), the headers sorted so that the build cache's key
+  // does not depend on the order the directory lists them in.
   std::vector<std::string> files;
   for (const std::string &dir : runtimeIncludes(argv0)) {
     std::vector<std::string> found;
-    llvm::SmallString<256> rt(dir);
-    llvm::sys::path::append(rt, "opd_rt.h");
-    if (llvm::sys::fs::exists(rt))
-      found.push_back(std::string(rt));
+    for (const char *name : {"opd_rt.h", "opd_rt_device.h"}) {
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, name);
+      if (llvm::sys::fs::exists(path))
+        found.push_back(std::string(path));
+    }
+    const size_t headers = found.size();
     std::error_code ec;
     for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
          it.increment(ec))
       if (llvm::sys::path::extension(it->path()) == ".cuh")
         found.push_back(it->path());
-    std::sort(found.begin() + (found.empty() ? 0 : 1), found.end());
+    std::sort(found.begin() + ptrdiff_t(headers), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }
   return files;

@@ -1114,7 +1114,7 @@ TEST(AdjointSummary, LinesFitInOneHundredColumns) {
     at = end + 1;
     ++lines;
   }
-  EXPECT_EQ(lines, 9u);
+  EXPECT_EQ(lines, 11u);
   EXPECT_NE(text.find("MiB on disk"), std::string::npos);
   EXPECT_NE(text.find("device store spilled 999999.0 MiB"), std::string::npos);
   EXPECT_NE(text.find("steps taped"), std::string::npos);
