@@ -72,7 +72,7 @@ void opd_solve_tridiagonal_check(opd_dat *a, opd_dat *b, opd_dat *c, opd_dat *d,
                                  int along, const int64_t *lo,
                                  const int64_t *hi);
 
-/*===-- Device copies (a GPU backend's runtime) ----------------------------===*/
+/*===-- Device copies (a GPU backend's runtime) ---------------------------===*/
 
 /* A backend that keeps dats resident in device memory (the CUDA backend's
  * lib/cuda/opd_cuda.cuh) registers these hooks once, after opd_rt_init.
