@@ -97,6 +97,7 @@ CASES = [
     ("tests/e2e/str_compare.opd", ["--scheme=lax"]),
     ("tests/e2e/hdf5_roundtrip.opd", []),
     ("tests/e2e/math_library.opd", []),
+    ("tests/e2e/csv_range.opd", []),
     ("examples/tridiag/adi_heat3d.opd", ["--n=8", "--nsteps=3",
                                          "--report=1"]),
     ("examples/patterns/convolution.opd", ["--n=34"]),
@@ -175,7 +176,7 @@ def same_program(a, b):
 
 MPI_CASES = ["airfoil", "poisson", "heat3d", "shallow_water", "reduction",
              "indirect", "stencil", "exec_halo", "adi_heat", "adi_heat3d",
-             "tridiag_cases"]
+             "tridiag_cases", "adjoint_stencil", "adjoint_ring", "adjoint"]
 
 
 def read_link(link_file):
@@ -264,6 +265,14 @@ def mpi_main(a, includes, profile, mesh):
                                 0.0 if a.bits else 1e-13)
                     if p:
                         problems.append(p)
+                    if a.gpu_profile_expect:
+                        prof = run_mpi(mpi + [exe] + args + a.run_flag +
+                                       ["--profile"], a.work)
+                        if not re.search(a.gpu_profile_expect, prof):
+                            problems.append(
+                                f"{name} ({strategy}, {np_} ranks): no "
+                                f"match for '{a.gpu_profile_expect}' in the "
+                                f"--profile output:\n{prof}")
         except RuntimeError as e:
             problems.append(f"{name}: {e}")
         print(("FAIL: " + "\n".join(problems)) if problems
@@ -347,6 +356,18 @@ def main():
                     help="run FAIL_CASES: the same error as the CPU build")
     ap.add_argument("only", nargs="*")
     a = ap.parse_args()
+    # A name that matches no case would make a test that runs nothing pass.
+    known = {os.path.splitext(os.path.basename(c[0]))[0]
+             for c in (FAIL_CASES if a.fail_cases else CASES)}
+    if a.mpi_link_file:
+        known &= set(MPI_CASES)
+    unknown = sorted(set(a.only) - known)
+    if unknown:
+        ap.error(f"no such case{'s' if len(unknown) > 1 else ''}"
+                 f"{' under MPI' if a.mpi_link_file else ''}: "
+                 f"{', '.join(unknown)} (the cases are the CASES"
+                 f"{' and MPI_CASES' if a.mpi_link_file else ''} of "
+                 f"tests/cuda/emulate.py)")
     src_dir = a.source_dir
     os.makedirs(a.work, exist_ok=True)
     mesh = os.path.join(a.work, "mesh.h5")
