@@ -42,6 +42,7 @@ def main():
     ap.add_argument("--work", default="build/bench/peers-ab")
     args = ap.parse_args()
     args.threads = [int(t) for t in args.threads.split(",") if t]
+    args.gpu = False  # run.py's stream() serves its --gpu runs too
     args.work = os.path.abspath(args.work)
     args.build = os.path.abspath(args.before)
     os.makedirs(args.work, exist_ok=True)

@@ -47,11 +47,9 @@ bool fusing(const PipelineChoices &c) { return c.fuse; }
 bool unrollingBy2(const PipelineChoices &c) {
   return c.backend.skewedSweeps() && c.maxUnrollSteps >= 2;
 }
-/// Copies back turned into swaps: where skewed sweeps are made (what the
-/// swap serves), unless -fno-swap-copy-back.
-bool swappingCopyBacks(const PipelineChoices &c) {
-  return c.backend.skewedSweeps() && c.swapCopyBack;
-}
+/// Copies back turned into swaps: on every backend (a swap saves the copy's
+/// pass everywhere), unless -fno-swap-copy-back.
+bool swappingCopyBacks(const PipelineChoices &c) { return c.swapCopyBack; }
 bool unrollingBy4(const PipelineChoices &c) {
   return c.backend.skewedSweeps() && c.maxUnrollSteps >= 4;
 }

@@ -110,6 +110,14 @@ CASES = [
     ("tests/cuda/tridiag_cases.opd", ["--n1=7", "--nx=70", "--ny=66",
                                       "--mx=4", "--my=5", "--mz=40"]),
     ("examples/patterns/jacobi.opd", ["--n=64", "--niter=10"]),
+    # swap-copy-back (decisions 0385, 0405): copies back that swap on the
+    # device, a pointer swap: a while loop (exit by its condition, a break
+    # after the copy), a for loop, and the run-time check's fallback (the
+    # dats differ outside the copied range).
+    ("tests/lit/passes/swap-copy-back/while_copy_back.opd",
+     ["--stop=2e-2"]),
+    ("tests/lit/passes/swap-copy-back/copy_back.opd", ["--steps=7"]),
+    ("tests/lit/passes/swap-copy-back/differ_outside.opd", []),
 ]
 
 
@@ -176,7 +184,8 @@ def same_program(a, b):
 
 MPI_CASES = ["airfoil", "poisson", "heat3d", "shallow_water", "reduction",
              "indirect", "stencil", "exec_halo", "adi_heat", "adi_heat3d",
-             "tridiag_cases", "adjoint_stencil", "adjoint_ring", "adjoint"]
+             "tridiag_cases", "adjoint_stencil", "adjoint_ring", "adjoint",
+             "while_copy_back"]
 
 
 def read_link(link_file):

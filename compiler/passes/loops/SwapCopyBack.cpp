@@ -21,41 +21,69 @@
 // where R is the copy's range: the swapping loop when u and u2 hold the same
 // bits outside R, the loop as written otherwise.
 //
-// Why it is legal. Let a be the dat the copy writes (u) and b the one it
-// reads (u2). The body's conditions: the copy is its last statement and
-// copies b into a element by element over R; no other statement writes a;
-// every loop that writes b writes it with `out` at the element, over
-// exactly R, assigning it whole at the top of its kernel (so every element
-// of R, every time), the first of them before any statement reads b; R's
-// bounds use no variable the body declares or assigns; nothing in the body
-// but block loops and plain host code (the stencil steps unroll-steps
-// unrolls). Invariant at the top of each iteration: the swapping loop's a
-// holds what the written loop's a holds, and its a and b agree outside R.
-// Then the step computes the same b over R in both (b's old values in R are
-// overwritten before anything reads them; outside R b is unchanged and
-// equal to a); the written loop copies b into a over R, the swapping loop
-// exchanges a and b: the new a is the same in both (b over R, old a
-// outside R), and the new b (old a) agrees with it outside R. The check
-// before the loop establishes the invariant; so every loop of every step
-// reads the same values and computes the same bits, for any thread or rank
-// count. After the loop, the written loop's b equals a over R (if the loop
-// ran at all); the swapping loop's b holds the state before the last step
-// there, so the copy after it (a into b over R) makes the whole state
-// equal. The check compares bits: floats equal and of the same sign (NaN
-// never compares equal: such dats keep the written loop); under MPI the
-// check is a reduction over every rank, so all ranks take the same branch.
+// A while loop (OPS's laplace2d: `while error > tol && iter < iter_max {
+// error = 0.0; loop stencil (A @ cross -> Anew, max error); loop copy (Anew
+// -> A); if iter % 10 == 0 { printf(..) }; iter = iter + 1 }`) becomes
+//   var A.swapped = false
+//   if d == 0 {
+//     while cond { ..; swap(A, Anew); A.swapped = true; .. }
+//     if A.swapped { loop copy (A -> Anew) over R }
+//   } else { the loop as written }
 //
-// The swapping loop is a time loop of stencil steps with a swap, which
-// unroll-steps unrolls (also under --mpi, where the written copy back stays
-// one step an iteration: decisions 0361, 0385) and the fuse pass runs as one
-// skewed sweep, without u2's rows and the copy. Only where skewed sweeps are
-// made (TargetQueries::skewedSweeps), with a trip count that is not a
-// constant below 2, and in main and, in programs without derivatives, in
-// procs (the derivative passes reverse what unroll-steps makes of a proc's
-// loop, not a branch on a run-time check). -fno-swap-copy-back turns it off.
+// Why it is legal. Let a be the dat the copy writes (u) and b the one it
+// reads (u2). The body's conditions: the copy is a statement of its top
+// level and copies b into a element by element over R; no other statement
+// writes a (loops, swaps, reads from files, at any depth); every loop that
+// writes b before the copy writes it with `out` at the element, over
+// exactly R, assigning it whole at the top of its kernel (so every element
+// of R, every time), and one of the body's own statements (not one nested
+// in an if or a loop) does so before any statement reads b; the statements
+// after the copy do not reach b at all; nothing leaves an iteration before
+// the copy (no break or continue of the loop itself there; after it they
+// may), nothing returns; nothing calls a proc (in the body or in a while
+// loop's condition: a proc may reach any dat), runs a solver or takes a
+// derivative; R's bounds use no variable the body declares or assigns (at
+// any depth, reductions included), nor a for loop's variable. Invariant at
+// the top of each iteration: the swapping loop's a holds what the written
+// loop's a holds, and its a and b agree outside R (so do the written
+// loop's: neither changes them there). Then the statements before the copy
+// compute the same b over R in both (b's old values in R are overwritten
+// before anything reads them; outside R b is unchanged and equal to a);
+// the written loop copies b into a over R, the swapping loop exchanges a
+// and b: the new a is the same in both (b over R, old a outside R), and the
+// new b (old a) agrees with it outside R. The statements after the copy
+// read a (the same in both) and not b, and write neither, so they compute
+// the same and keep the invariant; a break or continue there leaves with
+// the invariant holding. The check before the loop establishes it; so
+// every loop of every step reads the same values and computes the same
+// bits, for any thread or rank count. A while loop's condition reads host
+// values only (the same in both). After the loop, the written loop's b
+// equals a over R (if an iteration reached the copy: since nothing leaves
+// an iteration before it, if the loop ran at all: lo < hi for a for loop,
+// the flag set after the swap for a while loop, whose condition may fail
+// at once); the swapping loop's b holds the state before the last step
+// there, so the copy after it (a into b over R) makes the whole state
+// equal. With no iteration, neither loop touched a or b and no copy runs.
+// The check compares bits: floats equal and of the same sign (NaN never
+// compares equal: such dats keep the written loop); under MPI the check is
+// a reduction over every rank, so all ranks take the same branch.
+//
+// On the CPU backend a for loop that swaps is a time loop of stencil steps
+// which unroll-steps unrolls (also under --mpi, where the written copy back
+// stays one step an iteration: decisions 0361, 0385) and the fuse pass
+// runs as one skewed sweep, without u2's rows and the copy; with reports
+// after the copy, split-reports first cuts it into runs of plain steps. A
+// while loop's steps cannot be unrolled (the condition decides each step
+// after the one before), but the swap still saves the copy's pass over
+// both dats a step (decision 0405); on the CUDA backend a swap exchanges
+// two pointers and saves the copy's kernel. So the pass runs on every
+// backend, with or without skewed sweeps; a for loop with a trip count
+// that is a constant below 2 keeps its copy (nothing to gain). It runs in
+// main and, in programs without derivatives, in procs (the derivative
+// passes reverse what unroll-steps makes of a proc's loop, not a branch on
+// a run-time check). -fno-swap-copy-back turns it off.
 #include "passes/loops/SwapCopyBack.h"
 
-#include "passes/loops/UnrollSteps.h"
 #include "passes/utils/BodyUtils.h"
 
 #include "analysis/LoopAccess.h"
@@ -75,6 +103,7 @@
 namespace opdc {
 
 using namespace ir;
+using llvm::cast;
 using llvm::dyn_cast;
 using llvm::dyn_cast_or_null;
 
@@ -214,24 +243,133 @@ struct ExprUses : IRVisitor {
 
 /// What makes a time loop's copy back a swap.
 struct Plan {
+  size_t at = 0; ///< the copy's place in the body
   const ParLoopStmt *copy = nullptr;
   CopyLoop c;
   std::vector<LoopRange> range; ///< R, the copy's
 };
 
-/// Whether the body of \p f is steps with a copy back this pass swaps
-/// (the conditions of the header comment), and how. When its last
-/// statement copies one dat into another but a condition fails, \p why
-/// says which (for -Rpass-missed).
-std::optional<Plan> planFor(const ForStmt &f, std::string &why) {
-  const std::vector<StmtPtr> &body = f.body.stmts;
-  if (body.empty())
-    return std::nullopt;
-  const auto *last = dyn_cast_or_null<ParLoopStmt>(body.back().get());
-  std::optional<CopyLoop> c = last ? asCopyLoop(*last) : std::nullopt;
-  if (!c)
-    return std::nullopt;
-  Dat *a = c->to, *b = c->from;
+/// A time loop the pass looks at: a for loop (var its variable) or a while
+/// loop (cond its condition).
+struct TimeLoop {
+  const Body &body;
+  int var = -1;
+  const Expr *cond = nullptr;
+};
+
+/// What statements do (at any depth) to the copy's dats a and b, and what
+/// else decides whether they may run with the swap.
+struct Reach : IRVisitor {
+  const Dat *a, *b;
+  Reach(const Dat *x, const Dat *y) : a(x), b(y) {}
+  /// What writes a, and what reaches b otherwise than by a block loop
+  /// (empty: nothing).
+  std::string writesA, otherB;
+  std::vector<const ParLoopStmt *> loopsOnB;
+  std::string proc;            ///< a proc called (it may reach any dat)
+  std::string opaque;          ///< a solver or a derivative
+  bool returns = false;        ///< a return
+  bool jumps = false;          ///< a break or continue of the loop itself
+  unsigned nested = 0;         ///< for and while loops around the statement
+  std::set<unsigned> assigned; ///< slots declared or assigned
+
+  void visitDecl(const DeclStmt &s) override {
+    assigned.insert(s.slot);
+    IRVisitor::visitDecl(s);
+  }
+  void visitAssign(const AssignStmt &s) override {
+    const Expr *t = s.target.get();
+    while (const auto *i = dyn_cast_or_null<IndexExpr>(t))
+      t = i->base.get();
+    if (const auto *v = dyn_cast_or_null<VarRefExpr>(t))
+      assigned.insert(v->slot);
+    IRVisitor::visitAssign(s);
+  }
+  void visitFor(const ForStmt &s) override {
+    assigned.insert(s.slot);
+    ++nested;
+    IRVisitor::visitFor(s);
+    --nested;
+  }
+  void visitWhile(const WhileStmt &s) override {
+    ++nested;
+    IRVisitor::visitWhile(s);
+    --nested;
+  }
+  void visitBreak(const BreakStmt &) override { jumps = jumps || !nested; }
+  void visitContinue(const ContinueStmt &) override {
+    jumps = jumps || !nested;
+  }
+  void visitReturn(const ReturnStmt &s) override {
+    returns = true;
+    IRVisitor::visitReturn(s);
+  }
+  void visitParLoop(const ParLoopStmt &s) override {
+    bool onB = false;
+    for (const AccessDescriptor &x : s.args) {
+      if (x.kind == ArgKind::Reduction && x.var >= 0)
+        assigned.insert(unsigned(x.var));
+      if (!x.usesDat())
+        continue;
+      if (x.dat == a && modeWrites(x.mode) && writesA.empty())
+        writesA = "loop '" + s.kernel->name + "'";
+      onB = onB || x.dat == b;
+    }
+    if (onB)
+      loopsOnB.push_back(&s);
+    IRVisitor::visitParLoop(s);
+  }
+  void visitSwap(const SwapStmt &s) override {
+    for (const Dat *d : {s.a, s.b}) {
+      if (d == a && writesA.empty())
+        writesA = "a swap";
+      if (d == b && otherB.empty())
+        otherB = "a swap";
+    }
+  }
+  void visitDatIO(const DatIOStmt &s) override {
+    for (const Dat *d : s.dats) {
+      if (d == a && s.isRead() && writesA.empty())
+        writesA = "a read from a file";
+      if (d == b && otherB.empty())
+        otherB = s.isRead() ? "a read from a file" : "a write to a file";
+    }
+    IRVisitor::visitDatIO(s);
+  }
+  void visitSolve(const SolveStmt &s) override {
+    if (opaque.empty())
+      opaque = "a solver";
+    IRVisitor::visitSolve(s);
+  }
+  void visitDerivative(const DerivativeStmt &s) override {
+    if (opaque.empty())
+      opaque = "a derivative";
+    IRVisitor::visitDerivative(s);
+  }
+  void visitCheckpoint(const CheckpointStmt &s) override {
+    if (opaque.empty())
+      opaque = "a checkpointed loop";
+    IRVisitor::visitCheckpoint(s);
+  }
+  void visitTape(const TapeStmt &) override {
+    if (opaque.empty())
+      opaque = "a tape";
+  }
+  void visitCall(const CallExpr &e) override {
+    if (e.callee && e.callee->kind == FunctionKind::Proc && proc.empty())
+      proc = e.callee->name;
+    IRVisitor::visitCall(e);
+  }
+};
+
+/// Whether the body of \p t is steps with a copy back at \p at that this
+/// pass swaps (the conditions of the header comment), and how; else \p why
+/// says which condition fails (for -Rpass-missed).
+std::optional<Plan> planAt(const TimeLoop &t, size_t at, std::string &why) {
+  const std::vector<StmtPtr> &body = t.body.stmts;
+  const auto *copy = cast<ParLoopStmt>(body[at].get());
+  const CopyLoop c = *asCopyLoop(*copy);
+  Dat *a = c.to, *b = c.from;
   const std::string copied =
       "time loop copies '" + b->name + "' back into '" + a->name + "' ";
   auto refuse = [&](const std::string &reason) {
@@ -240,18 +378,76 @@ std::optional<Plan> planFor(const ForStmt &f, std::string &why) {
   };
   if (!swappable(*b, *a))
     return refuse("they differ in shape, or a pass made one of them");
-  Plan p{last, *c, rangeOf(*last)};
+  Plan p{at, copy, c, rangeOf(*copy)};
   if (p.range.empty())
     return refuse("the copy's range is not known");
-  // R is the same every step: no variable the body declares or assigns.
-  std::set<unsigned> changed{f.slot};
-  for (const StmtPtr &sp : body) {
-    if (const auto *d = dyn_cast_or_null<DeclStmt>(sp.get()))
-      changed.insert(d->slot);
-    if (const auto *x = dyn_cast_or_null<AssignStmt>(sp.get()))
-      if (const auto *v = dyn_cast<VarRefExpr>(x->target.get()))
-        changed.insert(v->slot);
+  if (t.cond) {
+    Reach cond(a, b);
+    cond.visitExpr(*t.cond);
+    if (!cond.proc.empty())
+      return refuse("its condition calls proc '" + cond.proc + "'");
   }
+  std::set<unsigned> changed;
+  if (t.var >= 0)
+    changed.insert(unsigned(t.var));
+  const std::string rText = rangeText(p.range);
+  bool written = false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (i == at || !body[i])
+      continue;
+    const bool before = i < at;
+    Reach r(a, b);
+    r.visitStmt(*body[i]);
+    changed.insert(r.assigned.begin(), r.assigned.end());
+    if (!r.opaque.empty())
+      return refuse("the step runs " + r.opaque);
+    if (!r.proc.empty())
+      return refuse("the step calls proc '" + r.proc + "'");
+    if (r.returns)
+      return refuse("the step may return");
+    if (r.jumps && before)
+      return refuse("the step may end before the copy (break or continue)");
+    if (!r.writesA.empty())
+      return refuse(r.writesA + " writes '" + a->name + "' too");
+    if (!r.otherB.empty())
+      return refuse(r.otherB + " reaches '" + b->name + "' in the step");
+    for (const ParLoopStmt *l : r.loopsOnB) {
+      const std::string loop = "loop '" + l->kernel->name + "' ";
+      if (!before)
+        return refuse(loop + "reads or writes '" + b->name +
+                      "' after the copy");
+      unsigned onB = 0;
+      bool writesB = false, readsB = false;
+      for (size_t k = 0; k < l->args.size(); ++k) {
+        const AccessDescriptor &x = l->args[k];
+        if (!x.usesDat() || x.dat != b)
+          continue;
+        ++onB;
+        if (!modeWrites(x.mode)) {
+          readsB = true;
+          continue;
+        }
+        if (x.mode != AccessMode::Write || !atElement(x) ||
+            !assignsWhole(*l->kernel, unsigned(k)))
+          return refuse(loop + "does not write '" + b->name +
+                        "' whole on every element (out, at the element, "
+                        "assigned at the top of its kernel)");
+        if (rangeText(rangeOf(*l)) != rText)
+          return refuse(loop + "writes '" + b->name +
+                        "' over another range than the copy's");
+        writesB = true;
+      }
+      if ((writesB && onB > 1) || (readsB && !written))
+        return refuse(loop + "reads '" + b->name +
+                      "' before the step writes it");
+      // Only a loop of the body itself writes b every step.
+      written = written || (writesB && l == body[i].get());
+    }
+  }
+  if (!written)
+    return refuse("no loop of the step writes '" + b->name +
+                  "' (unconditionally, before the copy)");
+  // R is the same every step: no variable the body declares or assigns.
   ExprUses inR;
   for (const LoopRange &r : p.range) {
     inR.visitExpr(*r.lo);
@@ -260,73 +456,74 @@ std::optional<Plan> planFor(const ForStmt &f, std::string &why) {
   for (unsigned slot : inR.slots)
     if (changed.count(slot))
       return refuse("the copied range changes from step to step");
-  const std::string rText = rangeText(p.range);
-  bool written = false;
-  for (size_t i = 0; i + 1 < body.size(); ++i) {
-    const Stmt *s = body[i].get();
-    if (s && s->kind == StmtKind::Swap)
-      return refuse("the step swaps dats too");
-    const auto *l = dyn_cast_or_null<ParLoopStmt>(s);
-    if (!l)
-      continue;
-    const std::string loop = "loop '" + l->kernel->name + "' ";
-    unsigned onB = 0;
-    bool writesB = false, readsB = false;
-    for (size_t k = 0; k < l->args.size(); ++k) {
-      const AccessDescriptor &x = l->args[k];
-      if (!x.usesDat())
-        continue;
-      if (x.dat == a && modeWrites(x.mode))
-        return refuse(loop + "writes '" + a->name + "' too");
-      if (x.dat != b)
-        continue;
-      ++onB;
-      if (!modeWrites(x.mode)) {
-        readsB = true;
-        continue;
-      }
-      if (x.mode != AccessMode::Write || !atElement(x) ||
-          !assignsWhole(*l->kernel, unsigned(k)))
-        return refuse(loop + "does not write '" + b->name +
-                      "' whole on every element (out, at the element, "
-                      "assigned at the top of its kernel)");
-      if (rangeText(rangeOf(*l)) != rText)
-        return refuse(loop + "writes '" + b->name +
-                      "' over another range than the copy's");
-      writesB = true;
-    }
-    if ((writesB && onB > 1) || (readsB && !written))
-      return refuse(loop + "reads '" + b->name + "' before the step writes it");
-    written = written || writesB;
-  }
-  if (!written)
-    return refuse("no loop of the step writes '" + b->name + "'");
   return p;
+}
+
+/// The last copy back of the body of \p t that this pass swaps: the copies
+/// of its top level, last first (statements after the copy may read what
+/// it wrote). When none qualifies, \p why says why the last does not.
+std::optional<Plan> planFor(const TimeLoop &t, std::string &why) {
+  bool first = true;
+  for (size_t i = t.body.stmts.size(); i-- > 0;) {
+    const auto *l = dyn_cast_or_null<ParLoopStmt>(t.body.stmts[i].get());
+    if (!l || !asCopyLoop(*l))
+      continue;
+    std::string reason;
+    if (std::optional<Plan> p = planAt(t, i, reason))
+      return p;
+    if (first)
+      why = reason;
+    first = false;
+  }
+  return std::nullopt;
 }
 
 class Swapper {
 public:
   Swapper(Program &p, PassContext &c) : program(p), ctx(c) {}
 
-  bool run(Function &fn) {
-    return rewriteForLoops(
-        fn.body, [&](ForStmt &f, const Stmt *) { return rewrite(fn, f); });
-  }
+  bool run(Function &fn) { return runIn(fn, fn.body); }
 
 private:
   Program &program;
   PassContext &ctx;
 
-  /// Says why the copy back of \p f stays (-Rpass-missed=swap-copy-back).
-  std::vector<StmtPtr> missed(const ForStmt &f, const std::string &why) {
+  /// Replaces each for and while loop of \p b, and of the bodies nested in
+  /// it, whose copy back swaps; the loops left are searched inside.
+  bool runIn(Function &fn, Body &b) {
+    bool changed = false;
+    std::vector<StmtPtr> out;
+    for (StmtPtr &sp : b.stmts) {
+      std::vector<StmtPtr> with;
+      if (auto *f = dyn_cast_or_null<ForStmt>(sp.get()))
+        with = rewrite(fn, *f);
+      else if (auto *w = dyn_cast_or_null<WhileStmt>(sp.get()))
+        with = rewrite(fn, *w);
+      if (!with.empty()) {
+        for (StmtPtr &s : with)
+          out.push_back(std::move(s));
+        changed = true;
+        continue;
+      }
+      if (sp)
+        forEachNestedBody(
+            *sp, [&](Body &inner) { changed = runIn(fn, inner) || changed; });
+      out.push_back(std::move(sp));
+    }
+    b.stmts = std::move(out);
+    return changed;
+  }
+
+  /// Says why the copy back of \p s stays (-Rpass-missed=swap-copy-back).
+  std::vector<StmtPtr> missed(const Stmt &s, const std::string &why) {
     if (!why.empty())
-      ctx.diags.remark(f.range, why, MissedName);
+      ctx.diags.remark(s.range, why, MissedName);
     return {};
   }
 
   std::vector<StmtPtr> rewrite(Function &fn, ForStmt &f) {
     std::string why;
-    std::optional<Plan> p = planFor(f, why);
+    std::optional<Plan> p = planFor({f.body, int(f.slot), nullptr}, why);
     if (!p)
       return missed(f, why);
     const std::string copied = "time loop copies '" + p->c.from->name +
@@ -340,85 +537,145 @@ private:
     bounds.visitExpr(*f.hi);
     if (bounds.impure)
       return missed(f, copied + "its bounds call or read the clock");
-    Dat *a = p->c.to, *b = p->c.from;
-    // The body with the swap: a time loop of stencil steps (what makes it
-    // worth the check and the code; the same predicate unroll-steps asks).
-    Body swapped;
-    for (size_t i = 0; i + 1 < f.body.stmts.size(); ++i)
-      swapped.stmts.push_back(f.body.stmts[i]->clone());
-    swapped.stmts.push_back(std::make_unique<SwapStmt>(a, b, p->copy->range));
-    if (!stencilStepBody(swapped.stmts, f.slot, false))
-      return missed(f, copied + "its steps are not stencil steps of block "
-                                "loops and plain host code");
-
     const std::string name = fn.vars[f.slot].name;
-    const Type i32 = Type::scalarOf(ScalarKind::I32);
+    unsigned differ = 0;
+    std::vector<StmtPtr> out = check(fn, *p, name, f.range, differ);
+    // It ran at least once (then it swapped: nothing leaves a step before
+    // the swap) when lo < hi.
     const Type boolean = Type::scalarOf(ScalarKind::Bool);
+    const unsigned ran = fn.addVar(name + ".ran", boolean, false, f.range);
+    out.push_back(std::make_unique<DeclStmt>(
+        ran, binary(BinaryOp::Lt, f.lo->clone(), f.hi->clone())));
+    Body then;
+    then.stmts.push_back(
+        std::make_unique<ForStmt>(f.slot, f.lo->clone(), f.hi->clone(),
+                                  swappedBody(f.body, *p, -1), f.range));
+    out.push_back(choose(fn, f, *p, std::move(then), differ, ran));
+    return out;
+  }
+
+  std::vector<StmtPtr> rewrite(Function &fn, WhileStmt &w) {
+    std::string why;
+    std::optional<Plan> p = planFor({w.body, -1, w.cond.get()}, why);
+    if (!p)
+      return missed(w, why);
+    const std::string name = p->c.to->name;
+    unsigned differ = 0;
+    std::vector<StmtPtr> out = check(fn, *p, name, w.range, differ);
+    // Whether it swapped: the condition may fail at once.
+    const Type boolean = Type::scalarOf(ScalarKind::Bool);
+    const unsigned swapped =
+        fn.addVar(name + ".swapped", boolean, true, w.range);
+    out.push_back(std::make_unique<DeclStmt>(
+        swapped, std::make_unique<ConstantExpr>(ConstValue::ofBool(false))));
+    Body then;
+    then.stmts.push_back(std::make_unique<WhileStmt>(
+        w.cond->clone(), swappedBody(w.body, *p, int(swapped)), w.range));
+    out.push_back(choose(fn, w, *p, std::move(then), differ, swapped));
+    return out;
+  }
+
+  /// `var L.differ = 0` and the loops that set it where a and b differ
+  /// outside R.
+  std::vector<StmtPtr> check(Function &fn, const Plan &p,
+                             const std::string &name, SourceRange at,
+                             unsigned &differ) {
+    const Type i32 = Type::scalarOf(ScalarKind::I32);
     std::vector<StmtPtr> out;
-    const unsigned differ = fn.addVar(name + ".differ", i32, true, f.range);
+    differ = fn.addVar(name + ".differ", i32, true, at);
     out.push_back(
         std::make_unique<DeclStmt>(differ, intConst(ScalarKind::I32, 0)));
     // R clipped to the stored points: a range beyond them is the program's
     // error, which its own loops report (their halo checks), not this one.
-    std::vector<LoopRange> stored = storedPoints(*a), inner;
+    std::vector<LoopRange> stored = storedPoints(*p.c.to), inner;
     for (size_t d = 0; d < stored.size(); ++d)
       inner.push_back({minMax(Intrinsic::Max, stored[d].lo->clone(),
-                              p->range[d].lo->clone()),
+                              p.range[d].lo->clone()),
                        minMax(Intrinsic::Min, stored[d].hi->clone(),
-                              p->range[d].hi->clone())});
+                              p.range[d].hi->clone())});
     for (std::vector<LoopRange> &slab : slabsAround(stored, inner))
-      out.push_back(checkLoop(a, b, std::move(slab), differ, f.range));
-    const unsigned ran = fn.addVar(name + ".ran", boolean, false, f.range);
-    out.push_back(std::make_unique<DeclStmt>(
-        ran, binary(BinaryOp::Lt, f.lo->clone(), f.hi->clone())));
+      out.push_back(checkLoop(p.c.to, p.c.from, std::move(slab), differ, at));
+    return out;
+  }
 
-    Body then;
-    then.stmts.push_back(std::make_unique<ForStmt>(
-        f.slot, f.lo->clone(), f.hi->clone(), std::move(swapped), f.range));
+  /// The body with swap(a, b) in place of the copy, and with \p flag >= 0
+  /// `flag = true` after it.
+  Body swappedBody(const Body &body, const Plan &p, int flag) {
+    Body swapped;
+    for (size_t i = 0; i < body.stmts.size(); ++i) {
+      if (i != p.at) {
+        swapped.stmts.push_back(body.stmts[i] ? body.stmts[i]->clone()
+                                              : nullptr);
+        continue;
+      }
+      swapped.stmts.push_back(
+          std::make_unique<SwapStmt>(p.c.to, p.c.from, p.copy->range));
+      if (flag >= 0)
+        swapped.stmts.push_back(std::make_unique<AssignStmt>(
+            AssignOp::Set,
+            std::make_unique<VarRefExpr>(unsigned(flag),
+                                         Type::scalarOf(ScalarKind::Bool)),
+            std::make_unique<ConstantExpr>(ConstValue::ofBool(true))));
+    }
+    return swapped;
+  }
+
+  /// `if differ == 0 { then; if swapped { copy a into b over R } } else
+  /// { the loop as written }`, and the remark.
+  StmtPtr choose(Function &fn, const Stmt &loop, const Plan &p, Body then,
+                 unsigned differ, unsigned swapped) {
+    Dat *a = p.c.to, *b = p.c.from;
     // After the last swap b holds the state before the last step over R.
     auto back = std::unique_ptr<ParLoopStmt>(
-        static_cast<ParLoopStmt *>(p->copy->clone().release()));
-    back->args[p->c.fromArg].dat = a;
-    back->args[p->c.toArg].dat = b;
+        static_cast<ParLoopStmt *>(p.copy->clone().release()));
+    back->args[p.c.fromArg].dat = a;
+    back->args[p.c.toArg].dat = b;
     Body afterLast;
     afterLast.stmts.push_back(std::move(back));
+    const Type boolean = Type::scalarOf(ScalarKind::Bool);
     then.stmts.push_back(
-        std::make_unique<IfStmt>(std::make_unique<VarRefExpr>(ran, boolean),
-                                 std::move(afterLast), Body(), f.range));
-
+        std::make_unique<IfStmt>(std::make_unique<VarRefExpr>(swapped, boolean),
+                                 std::move(afterLast), Body(), loop.range));
     Body otherwise;
-    otherwise.stmts.push_back(writtenLoop(fn, f));
-    out.push_back(std::make_unique<IfStmt>(
-        binary(BinaryOp::Eq, std::make_unique<VarRefExpr>(differ, i32),
-               intConst(ScalarKind::I32, 0)),
-        std::move(then), std::move(otherwise), f.range));
-
+    otherwise.stmts.push_back(writtenLoop(fn, loop));
+    const Type i32 = Type::scalarOf(ScalarKind::I32);
     ctx.stats.add(PassName, "swapped",
                   "time loops whose copy back swaps (checked at run time)");
-    ctx.diags.remark(f.range,
+    ctx.diags.remark(loop.range,
                      "time loop copies '" + b->name + "' back into '" +
                          a->name +
                          "': it swaps them where they agree "
                          "outside the copied range (checked before the loop)",
                      PassName);
-    return out;
+    return std::make_unique<IfStmt>(
+        binary(BinaryOp::Eq, std::make_unique<VarRefExpr>(differ, i32),
+               intConst(ScalarKind::I32, 0)),
+        std::move(then), std::move(otherwise), loop.range);
   }
 
-  /// The loop as written, with fresh slots for its variable and for what
-  /// its body declares (the swapping loop keeps the originals).
-  StmtPtr writtenLoop(Function &fn, const ForStmt &f) {
+  /// The loop as written, with fresh slots for what it declares at any
+  /// depth, its variable included (the swapping loop keeps the originals).
+  StmtPtr writtenLoop(Function &fn, const Stmt &loop) {
     std::vector<unsigned> map(fn.vars.size());
     std::iota(map.begin(), map.end(), 0u);
-    auto fresh = [&](unsigned s) {
+    struct Declared : IRVisitor {
+      std::set<unsigned> slots;
+      void visitDecl(const DeclStmt &s) override {
+        slots.insert(s.slot);
+        IRVisitor::visitDecl(s);
+      }
+      void visitFor(const ForStmt &s) override {
+        slots.insert(s.slot);
+        IRVisitor::visitFor(s);
+      }
+    } declared;
+    declared.visitStmt(loop);
+    for (unsigned s : declared.slots) {
       const Var v = fn.vars[s];
       map[s] = fn.addVar(v.name + ".copy", v.type, v.isMutable, v.range);
-    };
-    fresh(f.slot);
-    for (const StmtPtr &sp : f.body.stmts)
-      if (const auto *d = dyn_cast_or_null<DeclStmt>(sp.get()))
-        fresh(d->slot);
+    }
     Body b;
-    b.stmts.push_back(f.clone());
+    b.stmts.push_back(loop.clone());
     remapSlots(b, map);
     return std::move(b.stmts.front());
   }
@@ -535,8 +792,6 @@ bool hasDerivatives(const Program &program) {
 } // namespace
 
 bool swapCopyBacks(Program &program, PassContext &ctx) {
-  if (!ctx.backend.skewedSweeps())
-    return false;
   const bool procs = !hasDerivatives(program);
   Swapper swapper(program, ctx);
   bool changed = false;
