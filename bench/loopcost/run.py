@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """run.py - A parallel loop's fixed cost, opdc against OpenMP (issue 57).
 
-usage: bench/loopcost/run.py [--build build] [--threads 1,2]
-           [--sizes 1000,10000,100000,1000000,10000000] [--elements 2e8]
-           [--rounds 3]
+usage: bench/loopcost/run.py [--build build] [--baseline BUILD]
+           [--threads 1,2] [--sizes 1000,10000,100000,1000000,10000000]
+           [--elements 2e8] [--rounds 3]
 
 Builds bench/loopcost/loopcost.opd with this build's opdc and runs it
 beside opd-loopcost-omp (omp_ref.c: the same two loops as OpenMP `parallel
@@ -14,6 +14,12 @@ the ratio opdc / OpenMP, and each side's GB/s (16 bytes an element read,
 8 written for axpby), with the machine, its L3 and the same-run STREAM
 triad. At small n the time per call is the loop's fixed cost; at large n,
 its streaming.
+
+--baseline BUILD also builds loopcost.opd with another build's opdc (main's,
+say) and runs it in the same alternation (opdc, baseline, OpenMP), then
+prints a second table: each side's median with its spread (the lowest and
+highest round) and the ratio opdc / baseline, so that a runtime change is
+judged against the code it replaces in the same run and load.
 """
 import argparse
 import os
@@ -49,6 +55,8 @@ def run(cmd, env=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--baseline", default="",
+                    help="another build whose opdc runs beside this one's")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--sizes", default="1000,10000,100000,1000000,10000000")
     ap.add_argument("--elements", type=float, default=2e8)
@@ -68,10 +76,21 @@ def main():
     work = os.path.join(build, "bench/loopcost")
     os.makedirs(work, exist_ok=True)
     exe = os.path.join(work, "loopcost")
-    p = subprocess.run([opdc, "build", os.path.join(ROOT, "bench/loopcost/loopcost.opd"),
-                        "-o", exe], capture_output=True, text=True)
-    if p.returncode != 0:
-        fail(f"opdc build failed:\n{p.stdout}{p.stderr}")
+    def compile_with(compiler, out):
+        p = subprocess.run([compiler, "build",
+                            os.path.join(ROOT, "bench/loopcost/loopcost.opd"),
+                            "-o", out], capture_output=True, text=True)
+        if p.returncode != 0:
+            fail(f"{compiler} build failed:\n{p.stdout}{p.stderr}")
+
+    compile_with(opdc, exe)
+    base = ""
+    if args.baseline:
+        base_opdc = os.path.join(os.path.abspath(args.baseline), "bin/opdc")
+        if not os.path.isfile(base_opdc):
+            fail(f"{base_opdc}: not built")
+        base = os.path.join(work, "loopcost-baseline")
+        compile_with(base_opdc, base)
 
     def triad(label):
         out = subprocess.run([stream, "--threads=" + ",".join(map(str, threads))],
@@ -90,6 +109,13 @@ def main():
             reps = max(10, int(args.elements / n))
             for t in threads:
                 a = run([exe, f"--n={n}", f"--reps={reps}", f"--threads={t}"])
+                if base:
+                    c = run([base, f"--n={n}", f"--reps={reps}", f"--threads={t}"])
+                    # The same sums in the same chunks: the same bits.
+                    if c[2] != a[2]:
+                        fail(f"n={n}, {t} thread(s): opdc's sum {a[2]} "
+                             f"against the baseline's {c[2]}")
+                    res.setdefault((n, t, "base"), []).append(c[:2])
                 b = run([omp, str(n), str(reps)], {"OMP_NUM_THREADS": str(t)})
                 # Both sum the same products, in another order (opdc's
                 # lanes and chunks): equal to round-off.
@@ -119,6 +145,31 @@ def main():
                   f"{o[1] / m[1]:6.2f} {16e-3 * n / o[1]:6.1f}")
     print("(us: microseconds a call; ratio: opdc / OpenMP; GB/s: opdc's, "
           "axpby 24 B and dot 16 B an element)")
+    if not base:
+        return
+
+    def spread(key, i):
+        v = [r[i] for r in res[key]]
+        return statistics.median(v), min(v), max(v)
+
+    print(f"\nagainst the baseline ({os.path.abspath(args.baseline)}), same "
+          f"rounds: median [lowest-highest]")
+    hdr = (f"{'n':>9} {'thr':>3} | {'axpby us':>26} {'baseline us':>26} "
+           f"{'ratio':>6} | {'dot us':>26} {'baseline us':>26} {'ratio':>6}")
+    print(hdr)
+    print("-" * len(hdr))
+
+    def cell(m):
+        return f"{m[0]:9.3f} [{m[1]:.3f}-{m[2]:.3f}]".rjust(26)
+
+    for n in sizes:
+        for t in threads:
+            row = f"{n:>9} {t:>3} |"
+            for i in (0, 1):
+                o, b = spread((n, t, "opdc"), i), spread((n, t, "base"), i)
+                row += f" {cell(o)} {cell(b)} {o[0] / b[0]:6.2f}" + (" |" if i == 0 else "")
+            print(row)
+    print("(ratio: opdc / baseline, of the medians)")
 
 
 if __name__ == "__main__":

@@ -3,14 +3,16 @@
 //
 // runTasks(n, ...) runs tasks 0 .. n-1 (a loop's chunks, blocks of one
 // colour, super-blocks, a sweep's parts) on the calling thread and the
-// pool's workers: each task is claimed by whichever thread gets to it
-// first, and the call returns when every task has run. Unlike an OpenMP
-// region it never waits for a worker that has not started: a worker that
-// the scheduler left off the CPU (another process on its core) finds the
-// tasks taken and does nothing, so on a busy machine the caller runs what
-// the others do not reach. Waiting is a short spin, then a futex
-// (exec/Pool.cpp). Results do not depend on which thread runs a task:
-// chunks and their reduction slots are fixed by the loop, not the thread.
+// pool's workers: each thread runs its own contiguous share of the tasks
+// (the same share call after call, so their data stay in its core's
+// cache), then takes what is left of the others', and the call returns
+// when every task has run. Unlike an OpenMP region it never waits for a
+// worker that has not started: a worker that the scheduler left off the
+// CPU (another process on its core) loses its share to the others, so on
+// a busy machine the caller runs what the others do not reach. Waiting is
+// a short spin, then a futex (exec/Pool.cpp). Results do not depend on
+// which thread runs a task: chunks and their reduction slots are fixed by
+// the loop, not the thread.
 #ifndef OPDC_LIB_EXEC_POOL_H
 #define OPDC_LIB_EXEC_POOL_H
 

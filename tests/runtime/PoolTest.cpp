@@ -1,6 +1,7 @@
 // PoolTest.cpp - runTasks (lib/exec/Pool.cpp): every task runs exactly
 // once, on any thread count, nested and back to back; the caller runs the
-// tasks a busy worker does not reach.
+// tasks a busy worker does not reach; each thread starts on the front of
+// its own share of the tasks.
 // SPDX-License-Identifier: Apache-2.0
 #include "exec/Pool.h"
 
@@ -87,6 +88,43 @@ TEST_P(PoolTest, CallerRunsWhatASlowWorkerDoesNotReach) {
     ++done;
   });
   EXPECT_EQ(done.load(), 64);
+}
+
+TEST_P(PoolTest, WorkersRunWhatTheBusyCallerDoesNotReach) {
+  // The last task (the last thread's share) is slow: every other task
+  // still runs, stolen from the back of its owner's share.
+  for (int64_t n : {2, 5, 64}) {
+    std::vector<std::atomic<int>> hits(static_cast<std::size_t>(n));
+    for (auto &h : hits)
+      h = 0;
+    runTasks(n, true, [&](int64_t k) {
+      if (k == n - 1)
+        opdc::rt::test::spinFor(10);
+      ++hits[std::size_t(k)];
+    });
+    for (int64_t k = 0; k < n; ++k)
+      ASSERT_EQ(hits[std::size_t(k)].load(), 1) << "task " << k << " of " << n;
+  }
+}
+
+TEST_P(PoolTest, CallerRunsTheFrontOfItsShare) {
+  // The caller owns tasks [0, n / threads) and claims them from the front
+  // (the same tasks call after call, as a static schedule): what it runs
+  // of them is a prefix, in order; other threads take the rest from the
+  // back.
+  const int threads = GetParam();
+  const int64_t n = 1000, share = n / threads;
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int job = 0; job < 50; ++job) {
+    std::vector<int64_t> mine;
+    runTasks(n, true, [&](int64_t k) {
+      if (std::this_thread::get_id() == caller && k < share)
+        mine.push_back(k);
+    });
+    ASSERT_FALSE(mine.empty());
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      ASSERT_EQ(mine[i], int64_t(i)) << "job " << job;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, PoolTest, ::testing::Values(1, 2, 4));
