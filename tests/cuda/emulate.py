@@ -109,6 +109,9 @@ CASES = [
     ("tests/cuda/tridiag_cases.opd", ["--n1=7", "--nx=70", "--ny=66",
                                       "--mx=4", "--my=5", "--mz=40"]),
     ("examples/patterns/jacobi.opd", ["--n=64", "--niter=10"]),
+    # Loop chains fused into one kernel on CUDA (decision 0400): pointwise
+    # with reductions, and a loop with increments through maps.
+    ("tests/cuda/fuse_chain.opd", []),
 ]
 
 
@@ -175,7 +178,7 @@ def same_program(a, b):
 
 MPI_CASES = ["airfoil", "poisson", "heat3d", "shallow_water", "reduction",
              "indirect", "stencil", "exec_halo", "adi_heat", "adi_heat3d",
-             "tridiag_cases"]
+             "tridiag_cases", "fuse_chain"]
 
 
 def read_link(link_file):
