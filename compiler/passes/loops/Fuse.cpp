@@ -28,8 +28,9 @@
 //      (the GPU's atomics or colours order them as for the loop alone;
 //      -frepro-sum applies them in element order). The fused loop runs
 //      like one with increments: under MPI over the exec halo too, where
-//      the pointwise loop reads dats exchanged for it, writes only halo
-//      copies, and its reductions' partials are left out;
+//      the runtime makes what the pointwise loop reads directly current,
+//      counts what it writes as any loop's (lib/mpi/Exchange.cpp), and
+//      leaves its reductions' partials out;
 //   4. they do not reduce into the same host variable (the partial sums
 //      would interleave, changing the rounding), and neither reads a
 //      variable the other reduces into;
