@@ -6,7 +6,8 @@
 # Here (opdc built, nvcc on the PATH, no GPU needed) it fills DIR with:
 #   DIR/examples  tests/cuda/run_examples.py --prepare: the examples' GPU
 #                 builds and the CPU builds' outputs they must equal
-#   DIR/bench     bench/cuda/run.sh --prepare: Airfoil, Poisson, heat3d,
+#   DIR/bench     bench/cuda/run.sh --prepare: Airfoil (fused and
+#                 -fno-fuse), Poisson, heat3d,
 #                 the Poisson and heat3d adjoint benches, ADI's tridiagonal
 #                 solves, copy_bw and the mesh generator
 #   DIR/lib       every shared library those programs (and OpenMPI) load,

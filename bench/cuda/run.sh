@@ -5,7 +5,10 @@
 # Airfoil on OP2's 720k-cell grid (and, with --big, a 2.8M-cell grid) with
 # atomics, atomics with array-of-structures dats (h100-aos.yaml) and
 # colouring (colouring also with OPD_CUDA_STAGE=0: its increments
-# not staged in shared memory), Poisson 4096^2 and heat3d 256^3: each program's
+# not staged in shared memory), and atomics and colouring again built with
+# -fno-fuse (a kernel a loop, against the fused loops' one kernel a group:
+# decision 0400; the two whole-run times side by side at the end of each
+# grid), Poisson 4096^2 and heat3d 256^3: each program's
 # --profile table (per-loop GB/s from the runtime's byte counts and the
 # kernels' time) with each loop's share of the device copy bandwidth
 # measured in the same run (copy_bw.cu), and the whole run's time; ADI
@@ -53,7 +56,7 @@ if [[ -n $prepare && -n $bundle ]]; then
 fi
 
 # The programs: bin/copy_bw, bin/stencil_shapes,
-# bin/airfoil-{atomics,atomics-aos,colouring}, bin/poisson,
+# bin/airfoil-{atomics,atomics-aos,colouring}{,-nofuse}, bin/poisson,
 # bin/heat3d, bin/poisson-adjoint, bin/heat3d-adjoint, bin/adi_solves,
 # bin/opd-airfoil-meshgen.
 build_programs() {
@@ -71,6 +74,8 @@ build_programs() {
   for s in atomics colouring; do
     "${opdc[@]}" --cuda-indirect=$s "$root/examples/airfoil/airfoil.opd" \
       -o "$bin/airfoil-$s"
+    "${opdc[@]}" --cuda-indirect=$s -fno-fuse \
+      "$root/examples/airfoil/airfoil.opd" -o "$bin/airfoil-$s-nofuse"
   done
   # Array-of-structures dats on the device (nvidia-h100 only).
   if [[ $target == nvidia-h100 ]]; then
@@ -131,8 +136,10 @@ echo "== device copy bandwidth"
 airfoil() {
   local m=$1 s
   # *-global: the same program with OPD_CUDA_STAGE=0 (every increment
-  # straight to device memory, none staged in shared memory).
-  for s in atomics atomics-aos colouring colouring-global; do
+  # straight to device memory, none staged in shared memory); *-nofuse:
+  # built with -fno-fuse, each run right after its fused build.
+  for s in atomics atomics-nofuse atomics-aos colouring colouring-nofuse \
+    colouring-global; do
     local exe=$bin/airfoil-${s%-global} pre=()
     [[ $s == *-global ]] && pre=(env OPD_CUDA_STAGE=0)
     [[ -x $exe ]] || continue
@@ -166,6 +173,17 @@ airfoil() {
         status=1
       fi
     fi
+  done
+  # Fused against -fno-fuse: the whole runs' times, side by side.
+  local t
+  for s in atomics colouring; do
+    for t in "$s" "$s-nofuse"; do
+      local f=airfoil-$t-${m%.h5}-noprof$niter.txt
+      [[ -f $f ]] || continue
+      printf '%s' "airfoil ($m, $niter iterations, $t): " \
+        "$(grep -A1 'Max total runtime' "$f" | tail -1) s; "
+    done
+    echo
   done
 }
 

@@ -84,7 +84,8 @@ public:
       : backend_(r.backend), skew_(r.skew && r.backend == Backend::CPU),
         scalarBodies_(r.scalarBodies && r.optLevel >= 2 &&
                       r.backend == Backend::CPU),
-        sumLanes_(r.sumLanes && r.backend == Backend::CPU) {}
+        sumLanes_(r.sumLanes && r.backend == Backend::CPU),
+        fuseIncrements_(r.backend == Backend::CUDA) {}
 
   Backend backend() const { return backend_; }
   /// Runs a skewed group of loops as one sweep (passes/loops/Fuse.cpp makes
@@ -105,10 +106,20 @@ public:
   /// keeps a summing loop apart from one that reads through maps (rule 7
   /// of passes/loops/Fuse.cpp).
   bool sumLanes() const { return sumLanes_; }
+  /// Lets a loop with increments through maps join a group of loops the
+  /// fuse pass fuses at the element (rule 1 of passes/loops/Fuse.cpp), when
+  /// no other loop of the group reaches a dat it increments: the CUDA
+  /// backend, where each loop is a launch and its elements run in any
+  /// order anyway (atomics, or the colours of the increments' plan). The
+  /// CPU backend runs such a loop in a colouring plan whose order would
+  /// then be the fused partners' too; unmeasured, it keeps them apart
+  /// (decision 0400).
+  bool fuseIncrements() const { return fuseIncrements_; }
 
 private:
   Backend backend_ = Backend::CPU;
-  bool skew_ = true, scalarBodies_ = false, sumLanes_ = false;
+  bool skew_ = true, scalarBodies_ = false, sumLanes_ = false,
+       fuseIncrements_ = false;
 };
 
 /// What a pass may use besides the IR it rewrites.

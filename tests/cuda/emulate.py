@@ -118,6 +118,9 @@ CASES = [
      ["--stop=2e-2"]),
     ("tests/lit/passes/swap-copy-back/copy_back.opd", ["--steps=7"]),
     ("tests/lit/passes/swap-copy-back/differ_outside.opd", []),
+    # Loop chains fused into one kernel on CUDA (decision 0400): pointwise
+    # with reductions, and a loop with increments through maps.
+    ("tests/cuda/fuse_chain.opd", []),
 ]
 
 
@@ -185,7 +188,7 @@ def same_program(a, b):
 MPI_CASES = ["airfoil", "poisson", "heat3d", "shallow_water", "reduction",
              "indirect", "stencil", "exec_halo", "adi_heat", "adi_heat3d",
              "tridiag_cases", "adjoint_stencil", "adjoint_ring", "adjoint",
-             "while_copy_back"]
+             "while_copy_back", "fuse_chain"]
 
 
 def read_link(link_file):

@@ -44,6 +44,7 @@ kernel jacobi(u: f64 @ cross, u2: out f64 @ point) {
   u2(0, 0) = 0.25 * (u(-1, 0) + u(1, 0) + u(0, -1) + u(0, 1))
 }
 kernel scale(u: inout f64 @ point) { u(0, 0) *= 0.5 }
+kernel spread(w: f64, y0: inc f64) { y0 += w }
 )";
 
 std::string program(const std::string &main) {
@@ -215,6 +216,33 @@ TEST(FusePass, SameGroupTwiceSharesOneKernel) {
   EXPECT_TRUE(fuseLoops(*p.ir, ctx));
   EXPECT_EQ(p.ir->kernels.size(), kernels + 1);
   EXPECT_EQ(countLoops(p.ir->main->body), 2u);
+}
+
+// Loops with increments through maps fuse for the CUDA backend only
+// (TargetQueries::fuseIncrements, decision 0400), and never with a loop
+// that reaches what they increment (rule 3b).
+TEST(FusePass, IncrementsFuseOnCUDAOnly) {
+  const std::string src = program(R"(
+  loop diff over edges (x[e2n[0]], x[e2n[1]], w)
+  loop spread over edges (w, y[e2n[0]])
+  loop diff over edges (y[e2n[0]], y[e2n[1]], w)
+)");
+  for (Backend backend : {Backend::CPU, Backend::CUDA}) {
+    Lowered p(src);
+    ASSERT_TRUE(p.ir);
+    PassStatistics stats;
+    PassContext ctx{p.checked.diags, stats, nullptr};
+    TargetRequest r;
+    r.backend = backend;
+    ctx.backend = TargetQueries(r);
+    const bool cuda = backend == Backend::CUDA;
+    EXPECT_EQ(ctx.backend.fuseIncrements(), cuda);
+    EXPECT_EQ(fuseLoops(*p.ir, ctx), cuda);
+    std::string why;
+    EXPECT_TRUE(verifyIR(*p.ir, why)) << why;
+    EXPECT_EQ(countLoops(p.ir->main->body), cuda ? 2u : 3u);
+    EXPECT_EQ(p.ir->findKernel("diff+spread") != nullptr, cuda);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -6,7 +6,9 @@
 // element when
 //   1. both are element-parallel (RaceClass::Parallel): no indirect
 //      increments, nothing a loop writes reaches another element, and
-//      neither fills a map;
+//      neither fills a map; for the CUDA backend
+//      (TargetQueries::fuseIncrements) increments through maps too
+//      (RaceClass::IncStrips), under 3b;
 //   2. they run over the same set, or the same block and the same range
 //      (the same bound expressions, or the same dat's extent);
 //   3. every dat one of them writes is reached by both only at the element
@@ -18,6 +20,17 @@
 //        loop jacobi (u @ cross -> u2); loop copy (u2 -> u)
 //      would read u(i+1) after copy has overwritten it (and under MPI the
 //      halo exchanged before the fused loop would be stale);
+//  3b. a dat one of them increments through a map is not reached by the
+//      other at all: its targets are other elements', and a read (even
+//      at the element) would need every increment to have landed, a
+//      barrier across the whole grid. Increments of different dats keep
+//      each target's increments those of one loop, in that loop's order
+//      (the GPU's atomics or colours order them as for the loop alone;
+//      -frepro-sum applies them in element order). The fused loop runs
+//      like one with increments: under MPI over the exec halo too, where
+//      the runtime makes what the pointwise loop reads directly current,
+//      counts what it writes as any loop's (lib/mpi/Exchange.cpp), and
+//      leaves its reductions' partials out;
 //   4. they do not reduce into the same host variable (the partial sums
 //      would interleave, changing the rounding), and neither reads a
 //      variable the other reduces into;
@@ -120,7 +133,8 @@
 // only adjoints, then the sum reads u2 and the stencil's output, a sweep
 // of all three.
 // -fno-skew turns skewing off; the CUDA backend, which runs a group's
-// loops one by one, gets none.
+// loops one by one, gets none: an element-fused group is its one kernel
+// (decision 0400).
 //
 // This file holds the checks and the driver; the other steps are
 // FuseReorder.cpp, FuseSkew.cpp and FuseBuild.cpp (FuseImpl.h).
@@ -199,57 +213,6 @@ std::set<unsigned> slotsIn(const Expr &e) {
   return refs.slots;
 }
 
-/// Two descriptors that the fused kernel can pass as one parameter: the
-/// same dat reached the same way, or the same dat at the centre only.
-bool sameAccess(const AccessDescriptor &a, const AccessDescriptor &b) {
-  if (a.kind == ArgKind::MapDirect && b.kind == ArgKind::MapDirect)
-    return a.map == b.map && a.mode == AccessMode::Read &&
-           b.mode == AccessMode::Read;
-  if (!a.usesDat() || !b.usesDat() || a.dat != b.dat)
-    return false;
-  return a.kind == b.kind && a.map == b.map && a.mapIndex == b.mapIndex &&
-         a.stencil == b.stencil;
-}
-
-bool atCentre(const AccessDescriptor &a) {
-  return a.kind == ArgKind::Direct ||
-         (a.kind == ArgKind::Stencil && a.stencil && a.stencil->isCentreOnly());
-}
-
-/// Reads of one block dat (through stencils or directly) that one
-/// parameter can stand for, through the union of their stencils: the dat is
-/// read only (check 3 keeps a dat some loop of the group writes at the
-/// element), so every offset reads the same value either way. The fused
-/// body then loads each point from one base pointer, and LLVM can share the
-/// loads of points the loops' stencils have in common (the transposed
-/// stencil's shifted reads of one dat).
-bool blockReads(const AccessDescriptor &a, const AccessDescriptor &b) {
-  auto blockRead = [](const AccessDescriptor &x) {
-    return x.mode == AccessMode::Read && x.usesDat() && x.dat->block &&
-           (x.kind == ArgKind::Stencil || x.kind == ArgKind::Direct);
-  };
-  return blockRead(a) && blockRead(b) && a.dat == b.dat;
-}
-
-/// The points of a block access: its stencil's, or the centre.
-std::vector<std::vector<int64_t>> pointsOf(const AccessDescriptor &a) {
-  if (a.kind == ArgKind::Stencil && a.stencil)
-    return a.stencil->points;
-  return {std::vector<int64_t>(a.dat->block->dims, 0)};
-}
-
-/// The mode of one parameter standing for \p first then \p second at the
-/// same element.
-AccessMode mergeModes(AccessMode first, AccessMode second) {
-  if (first == second)
-    return first;
-  // Anything written and read, or incremented and otherwise accessed,
-  // becomes inout: the parameter is the dat's own element either way.
-  if (first == AccessMode::Write && second == AccessMode::Write)
-    return AccessMode::Write;
-  return AccessMode::ReadWrite;
-}
-
 /// The iteration space of a loop as text, for comparisons and messages.
 std::string spaceText(const ParLoopStmt &l, const LoopAccess &acc,
                       const Function *host) {
@@ -288,15 +251,60 @@ std::string Fuser::whyNotFusable(const LoopChain &c, unsigned l) {
   for (const AccessDescriptor &a : loop.args)
     if (a.kind == ArgKind::MapDirect && modeWrites(a.mode))
       return name + " writes map " + quoted(a.map->name);
-  if (acc.race == RaceClass::IncStrips) {
+  if (acc.race == RaceClass::IncStrips && !ctx.backend.fuseIncrements()) {
     for (const AccessDescriptor &a : loop.args)
       if (a.kind == ArgKind::Indirect && a.mode == AccessMode::Inc)
         return name + " increments " + quoted(a.dat->name) + " through " +
                quoted(a.map->name) + "[" + std::to_string(a.mapIndex) + "]";
   }
-  if (acc.race != RaceClass::Parallel)
+  // Past the check above, a loop with increments through maps fuses.
+  if (acc.race != RaceClass::Parallel && acc.race != RaceClass::IncStrips)
     return name + " is sequential (" +
            std::string(sequentialReasonText(acc.reason)) + ")";
+  return "";
+}
+
+std::string Fuser::whyDatsConflict(const LoopChain &c,
+                                   const std::vector<unsigned> &group,
+                                   unsigned next) {
+  const std::string bName = quoted(c.loops[next]->kernel->name);
+  std::set<unsigned> inGroup(group.begin(), group.end());
+  for (const ChainDat &d : c.dats) {
+    for (const ChainAccess &x : d.accesses) {
+      if (x.loop != next)
+        continue;
+      for (const ChainAccess &y : d.accesses) {
+        if (!inGroup.count(y.loop))
+          continue;
+        std::string yName = shown(*c.loops[y.loop]);
+        std::string dat = quoted(d.dat->name);
+        // 3b. Increments through maps (rule 1 lets them in on CUDA).
+        auto incThroughMap = [&](const ChainAccess &a) {
+          return ctx.backend.fuseIncrements() && a.kind == ArgKind::Indirect &&
+                 a.mode == AccessMode::Inc;
+        };
+        if (incThroughMap(y))
+          return bName + (modeWrites(x.mode) ? " writes " : " reads ") + dat +
+                 (x.centre ? "" : " " + howReached(x)) + ", which " + yName +
+                 " increments " + howReached(y) +
+                 ": every increment must land first (a barrier across the "
+                 "whole grid)";
+        if (incThroughMap(x))
+          return bName + " increments " + dat + " " + howReached(x) +
+                 ", which " + yName +
+                 (modeWrites(y.mode) ? " writes" : " reads") +
+                 (y.centre ? "" : " " + howReached(y)) +
+                 ": no increment may land before every element has done so (a "
+                 "barrier across the whole grid)";
+        if (modeWrites(y.mode) && !x.centre)
+          return bName + " reads " + dat + " " + howReached(x) + ", which " +
+                 yName + " writes";
+        if (modeWrites(x.mode) && !y.centre)
+          return bName + " writes " + dat + ", which " + yName + " reads " +
+                 howReached(y);
+      }
+    }
+  }
   return "";
 }
 
@@ -326,26 +334,9 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
            spaceText(a0, c.access[group.front()], &host) + " and " + bName +
            " over " + spaceText(b, c.access[next], &host);
 
-  std::set<unsigned> inGroup(group.begin(), group.end());
   // 3. Dats written by one side and reached off the element by the other.
-  for (const ChainDat &d : c.dats) {
-    for (const ChainAccess &x : d.accesses) {
-      if (x.loop != next)
-        continue;
-      for (const ChainAccess &y : d.accesses) {
-        if (!inGroup.count(y.loop))
-          continue;
-        std::string yName = shown(*c.loops[y.loop]);
-        std::string dat = quoted(d.dat->name);
-        if (modeWrites(y.mode) && !x.centre)
-          return bName + " reads " + dat + " " + howReached(x) + ", which " +
-                 yName + " writes";
-        if (modeWrites(x.mode) && !y.centre)
-          return bName + " writes " + dat + ", which " + yName + " reads " +
-                 howReached(y);
-      }
-    }
-  }
+  if (std::string why = whyDatsConflict(c, group, next); !why.empty())
+    return why;
   // 4. Reductions.
   std::map<unsigned, unsigned> reducedBy; // slot -> loop of the group
   std::map<unsigned, unsigned> readBy;

@@ -28,6 +28,57 @@ namespace opdc::fuse {
 using llvm::dyn_cast;
 using llvm::isa;
 
+/// Two descriptors that the fused kernel can pass as one parameter: the
+/// same dat reached the same way, or the same dat at the centre only.
+bool sameAccess(const AccessDescriptor &a, const AccessDescriptor &b) {
+  if (a.kind == ArgKind::MapDirect && b.kind == ArgKind::MapDirect)
+    return a.map == b.map && a.mode == AccessMode::Read &&
+           b.mode == AccessMode::Read;
+  if (!a.usesDat() || !b.usesDat() || a.dat != b.dat)
+    return false;
+  return a.kind == b.kind && a.map == b.map && a.mapIndex == b.mapIndex &&
+         a.stencil == b.stencil;
+}
+
+bool atCentre(const AccessDescriptor &a) {
+  return a.kind == ArgKind::Direct ||
+         (a.kind == ArgKind::Stencil && a.stencil && a.stencil->isCentreOnly());
+}
+
+/// Reads of one block dat (through stencils or directly) that one
+/// parameter can stand for, through the union of their stencils: the dat is
+/// read only (check 3 keeps a dat some loop of the group writes at the
+/// element), so every offset reads the same value either way. The fused
+/// body then loads each point from one base pointer, and LLVM can share the
+/// loads of points the loops' stencils have in common (the transposed
+/// stencil's shifted reads of one dat).
+bool blockReads(const AccessDescriptor &a, const AccessDescriptor &b) {
+  auto blockRead = [](const AccessDescriptor &x) {
+    return x.mode == AccessMode::Read && x.usesDat() && x.dat->block &&
+           (x.kind == ArgKind::Stencil || x.kind == ArgKind::Direct);
+  };
+  return blockRead(a) && blockRead(b) && a.dat == b.dat;
+}
+
+/// The points of a block access: its stencil's, or the centre.
+std::vector<std::vector<int64_t>> pointsOf(const AccessDescriptor &a) {
+  if (a.kind == ArgKind::Stencil && a.stencil)
+    return a.stencil->points;
+  return {std::vector<int64_t>(a.dat->block->dims, 0)};
+}
+
+/// The mode of one parameter standing for \p first then \p second at the
+/// same element.
+AccessMode mergeModes(AccessMode first, AccessMode second) {
+  if (first == second)
+    return first;
+  // Anything written and read, or incremented and otherwise accessed,
+  // becomes inout: the parameter is the dat's own element either way.
+  if (first == AccessMode::Write && second == AccessMode::Write)
+    return AccessMode::Write;
+  return AccessMode::ReadWrite;
+}
+
 Stencil *Fuser::unionStencil(const AccessDescriptor &a,
                              const AccessDescriptor &b) {
   std::vector<std::vector<int64_t>> points = pointsOf(a);

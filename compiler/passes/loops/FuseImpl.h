@@ -95,6 +95,11 @@ private:
   std::string whyNotJoin(const Function &host, const LoopChain &c,
                          const std::vector<unsigned> &group, unsigned next,
                          bool explain = true);
+  /// Rules 3 and 3b: a dat \p next and the group \p group reach where
+  /// one side's writes would reach other elements; empty when none.
+  std::string whyDatsConflict(const LoopChain &c,
+                              const std::vector<unsigned> &group,
+                              unsigned next);
   void fuseBody(Function &host, Body &body);
   /// Moves loops of chain \p c (in \p body) so that loops that could be
   /// fused at the same point but have others between them become
