@@ -44,6 +44,7 @@ def main():
     args.threads = [int(t) for t in args.threads.split(",") if t]
     args.work = os.path.abspath(args.work)
     args.build = os.path.abspath(args.before)
+    args.gpu = False  # run.py's stream() also serves its GPU runs
     os.makedirs(args.work, exist_ok=True)
     builds = {"before": os.path.abspath(args.before),
               "after": os.path.abspath(args.after)}
