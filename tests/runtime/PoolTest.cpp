@@ -111,7 +111,8 @@ TEST_P(PoolTest, CallerRunsTheFrontOfItsShare) {
   // The caller owns tasks [0, n / threads) and claims them from the front
   // (the same tasks call after call, as a static schedule): what it runs
   // of them is a prefix, in order; other threads take the rest from the
-  // back.
+  // back (all of it, when the caller loses its core right after it
+  // posted the job: the prefix may be empty).
   const int threads = GetParam();
   const int64_t n = 1000, share = n / threads;
   const std::thread::id caller = std::this_thread::get_id();
@@ -121,7 +122,6 @@ TEST_P(PoolTest, CallerRunsTheFrontOfItsShare) {
       if (std::this_thread::get_id() == caller && k < share)
         mine.push_back(k);
     });
-    ASSERT_FALSE(mine.empty());
     for (std::size_t i = 0; i < mine.size(); ++i)
       ASSERT_EQ(mine[i], int64_t(i)) << "job " << job;
   }
