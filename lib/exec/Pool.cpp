@@ -12,17 +12,17 @@
 //  * A job is (n, task, ctx) and one claim word per thread: thread s
 //    (the caller 0, worker k k + 1) owns the tasks [s * n / T, (s + 1) *
 //    n / T) of T threads, its word holding the range left, (end << 32) |
-//    next. A thread claims its own tasks from the front (a compare-and-
-//    swap from (next, end) to (next + 1, end), next < end), then, when
-//    they are gone, the other threads' tasks from the back ((next, end)
-//    to (next, end - 1)). Each thread so runs the same contiguous tasks
-//    call after call, as OpenMP's static schedule would: a loop's chunk
-//    stays in the cache of the core that wrote it last (issue 57: a 24 MB
-//    axpby that fits the L3 ran no faster on 2 threads than on 1 while
-//    chunks went to whichever thread came first, OpenMP's static schedule
-//    twice as fast), and no word is written by two cores per chunk. A
-//    worker that is not running loses its range to the others, who take
-//    it from the back: nothing waits for it.
+//    next. A thread claims its own tasks, then, when they are gone, the
+//    other threads' tasks, each by a compare-and-swap from (next, end) to
+//    (next + 1, end), next < end. Each thread so runs the same contiguous
+//    tasks call after call, as OpenMP's static schedule would: a loop's
+//    chunk stays in the cache of the core that wrote it last (issue 57: a
+//    24 MB axpby that fits the L3 ran no faster on 2 threads than on 1
+//    while chunks went to whichever thread came first; OpenMP's static
+//    schedule was twice as fast), and no word is written by two cores per
+//    chunk while every thread runs. A worker that is not running loses its
+//    share to the others, who run it in order, as the one shared word of
+//    decision 0240 had them do: nothing waits for it.
 //  * A thread reads the job's task and context only after a successful
 //    claim: the caller stored them before the words (release), and a
 //    claim succeeds only on a word with tasks left, which is the current
@@ -119,7 +119,7 @@ struct Pool {
   std::vector<Range> ranges;     ///< one per thread, the caller's first
   std::atomic<int64_t> done{0};
   // Workers sleep on `jobs` (bumped per job); the caller on `finished`
-  // (bumped when a worker completes a job's last task).
+  // (bumped by the worker whose count of tasks run completes the job).
   std::atomic<uint32_t> jobs{0};
   std::atomic<int> sleepers{0};
   std::atomic<uint32_t> finished{0};
@@ -128,18 +128,16 @@ struct Pool {
   std::vector<std::thread> workers;
   int64_t workerSpinMicros = 0, callerSpinMicros = 0;
 
-  /// Claims a task of range `r`: from the front when it is the thread's
-  /// own, else from the back; -1 when the range is used up.
-  static int64_t claimFrom(Range &r, bool own) {
+  /// Claims the next task of range `r`; -1 when the range is used up.
+  static int64_t claimFrom(Range &r) {
     uint64_t w = r.word.load(std::memory_order_acquire);
     for (;;) {
       const uint32_t next = uint32_t(w), end = uint32_t(w >> 32);
       if (next >= end)
         return -1;
-      const uint64_t to = own ? w + 1 : rangeWord(next, end - 1);
-      if (r.word.compare_exchange_weak(w, to, std::memory_order_acq_rel,
+      if (r.word.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel,
                                        std::memory_order_acquire))
-        return own ? int64_t(next) : int64_t(end - 1);
+        return int64_t(next);
     }
   }
 
@@ -153,19 +151,18 @@ struct Pool {
   }
 
   /// Claims and runs tasks of the current job until none is left: the
-  /// thread's own range `self` first, then the others' from the back.
+  /// thread's own range `self` first, then the others'.
   /// Then counts them done, all at once (one write of the shared count
   /// per thread and job, not per task): the job cannot end before, so
   /// every task this call ran is the same job's.
   void work(int self) {
     const int threads = int(ranges.size());
     int64_t ran = 0;
-    for (int64_t i; (i = claimFrom(ranges[std::size_t(self)], true)) >= 0;
-         ++ran)
+    for (int64_t i; (i = claimFrom(ranges[std::size_t(self)])) >= 0; ++ran)
       runClaimed(i);
     for (int k = 1; k < threads; ++k) {
       Range &r = ranges[std::size_t((self + k) % threads)];
-      for (int64_t i; (i = claimFrom(r, false)) >= 0; ++ran)
+      for (int64_t i; (i = claimFrom(r)) >= 0; ++ran)
         runClaimed(i);
     }
     if (ran == 0)
