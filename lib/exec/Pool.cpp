@@ -19,10 +19,10 @@
 //    chunk stays in the cache of the core that wrote it last (issue 57: a
 //    24 MB axpby that fits the L3 ran no faster on 2 threads than on 1
 //    while chunks went to whichever thread came first; OpenMP's static
-//    schedule was twice as fast), and no word is written by two cores per
-//    chunk while every thread runs. A worker that is not running loses its
-//    share to the others, who run it in order, as the one shared word of
-//    decision 0240 had them do: nothing waits for it.
+//    schedule was twice as fast), and no claim word is written by two
+//    cores while every thread runs its own share. A worker that is not running
+//    loses its share to the others, who run it in order, as the one shared word
+//    of decision 0240 had them do: nothing waits for it.
 //  * A thread reads the job's task and context only after a successful
 //    claim: the caller stored them before the words (release), and a
 //    claim succeeds only on a word with tasks left, which is the current
@@ -30,9 +30,8 @@
 //    returns), so the job cannot end (nor its fields change) before this
 //    task is done. A worker that read a word of an earlier job and finds
 //    it with the same value again claims the current job's task. Whoever
-//    claims tasks runs them and, when no task is left to claim, counts
-//    them done; the caller claims too, and returns when the done count is
-//    n. A worker that wakes after the last
+//    claims a task runs it and counts it done; the caller claims too,
+//    and returns when the done count is n. A worker that wakes after the last
 //    claim finds nothing and goes back to waiting: the caller waits only
 //    for tasks a worker is running, never for a worker to arrive.
 //  * Workers spin briefly for the next job (back-to-back loops find them
@@ -119,7 +118,7 @@ struct Pool {
   std::vector<Range> ranges;     ///< one per thread, the caller's first
   std::atomic<int64_t> done{0};
   // Workers sleep on `jobs` (bumped per job); the caller on `finished`
-  // (bumped by the worker whose count of tasks run completes the job).
+  // (bumped when a worker completes a job's last task).
   std::atomic<uint32_t> jobs{0};
   std::atomic<int> sleepers{0};
   std::atomic<uint32_t> finished{0};
@@ -141,38 +140,35 @@ struct Pool {
     }
   }
 
-  /// Runs task i of the current job (claimed).
-  void runClaimed(int64_t i) {
+  /// Runs task i of the current job (claimed) and counts it done at once:
+  /// a thread that loses its core after a task must not hold the caller
+  /// up for it (counting a thread's tasks once at the end did, for as long
+  /// as the thread was off its core).
+  void runClaimed(int64_t i, bool caller) {
     PoolTask t = task.load(std::memory_order_relaxed);
     void *x = ctx.load(std::memory_order_relaxed);
     inTask = true;
     t(x, i);
     inTask = false;
+    const int64_t n = count.load(std::memory_order_relaxed);
+    if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == n && !caller) {
+      finished.fetch_add(1, std::memory_order_seq_cst);
+      if (callerSleeps.load(std::memory_order_seq_cst))
+        futexWake(&finished);
+    }
   }
 
   /// Claims and runs tasks of the current job until none is left: the
   /// thread's own range `self` first, then the others'.
-  /// Then counts them done, all at once (one write of the shared count
-  /// per thread and job, not per task): the job cannot end before, so
-  /// every task this call ran is the same job's.
   void work(int self) {
     const int threads = int(ranges.size());
-    int64_t ran = 0;
-    for (int64_t i; (i = claimFrom(ranges[std::size_t(self)])) >= 0; ++ran)
-      runClaimed(i);
+    const bool caller = self == 0;
+    for (int64_t i; (i = claimFrom(ranges[std::size_t(self)])) >= 0;)
+      runClaimed(i, caller);
     for (int k = 1; k < threads; ++k) {
       Range &r = ranges[std::size_t((self + k) % threads)];
-      for (int64_t i; (i = claimFrom(r)) >= 0; ++ran)
-        runClaimed(i);
-    }
-    if (ran == 0)
-      return;
-    const int64_t n = count.load(std::memory_order_relaxed);
-    if (done.fetch_add(ran, std::memory_order_acq_rel) + ran == n &&
-        self != 0) {
-      finished.fetch_add(1, std::memory_order_seq_cst);
-      if (callerSleeps.load(std::memory_order_seq_cst))
-        futexWake(&finished);
+      for (int64_t i; (i = claimFrom(r)) >= 0;)
+        runClaimed(i, caller);
     }
   }
 
