@@ -126,6 +126,10 @@ struct Pool {
   std::atomic<int> wanted{0}; ///< workers that should run; others exit
   std::vector<std::thread> workers;
   int64_t workerSpinMicros = 0, callerSpinMicros = 0;
+  /// OPD_POOL_SHARES=0: every task in the caller's word, which all
+  /// threads claim from in order (decision 0240's one shared word), for
+  /// measuring the shares against it in one build.
+  bool shares = true;
 
   /// Claims the next task of range `r`; -1 when the range is used up.
   static int64_t claimFrom(Range &r) {
@@ -215,11 +219,15 @@ struct Pool {
     ctx.store(x, std::memory_order_relaxed);
     count.store(n, std::memory_order_relaxed);
     done.store(0, std::memory_order_relaxed);
-    // Thread s's tasks: [s * n / T, (s + 1) * n / T).
+    // Thread s's tasks: [s * n / T, (s + 1) * n / T) (T = 1 without
+    // shares: all of them the caller's, every thread claiming them).
     const int64_t threads = int64_t(ranges.size());
+    const int64_t parts = shares ? threads : 1;
     for (int64_t s = 0; s < threads; ++s)
       ranges[std::size_t(s)].word.store(
-          rangeWord(uint32_t(s * n / threads), uint32_t((s + 1) * n / threads)),
+          s < parts ? rangeWord(uint32_t(s * n / parts),
+                                uint32_t((s + 1) * n / parts))
+                    : 0,
           std::memory_order_release);
     jobs.fetch_add(1, std::memory_order_seq_cst);
     if (sleepers.load(std::memory_order_seq_cst) > 0)
@@ -251,6 +259,7 @@ Pool &pool() {
         "OPD_SPIN_US", passive ? 0 : 50, 0, 1000000,
         "the microseconds an idle thread spins before it sleeps, 0 to 1000000");
     q->callerSpinMicros = q->workerSpinMicros;
+    q->shares = envSwitch("OPD_POOL_SHARES", true);
     return q;
   }();
   return *p;
