@@ -20,9 +20,9 @@
 //    24 MB axpby that fits the L3 ran no faster on 2 threads than on 1
 //    while chunks went to whichever thread came first; OpenMP's static
 //    schedule was twice as fast), and no claim word is written by two
-//    cores while every thread runs its own share. A worker that is not running
-//    loses its share to the others, who run it in order, as the one shared word
-//    of decision 0240 had them do: nothing waits for it.
+//    cores while every thread runs its own share. A worker that is not
+//    running loses its share to the others, who run it in order, as the
+//    one shared word of decision 0240 had them do: nothing waits for it.
 //  * A thread reads the job's task and context only after a successful
 //    claim: the caller stored them before the words (release), and a
 //    claim succeeds only on a word with tasks left, which is the current
@@ -31,9 +31,9 @@
 //    task is done. A worker that read a word of an earlier job and finds
 //    it with the same value again claims the current job's task. Whoever
 //    claims a task runs it and counts it done; the caller claims too,
-//    and returns when the done count is n. A worker that wakes after the last
-//    claim finds nothing and goes back to waiting: the caller waits only
-//    for tasks a worker is running, never for a worker to arrive.
+//    and returns when the done count is n. A worker that wakes after the
+//    last claim finds nothing and goes back to waiting: the caller waits
+//    only for tasks a worker is running, never for a worker to arrive.
 //  * Workers spin briefly for the next job (back-to-back loops find them
 //    awake), then sleep on a futex; the caller wakes sleepers only when
 //    there are some. The caller waiting for a worker's last task spins
