@@ -45,6 +45,7 @@ def main():
     args.gpu = False  # run.py's stream() serves its --gpu runs too
     args.work = os.path.abspath(args.work)
     args.build = os.path.abspath(args.before)
+    args.gpu = False  # run.py's stream() also serves its GPU runs
     os.makedirs(args.work, exist_ok=True)
     builds = {"before": os.path.abspath(args.before),
               "after": os.path.abspath(args.after)}

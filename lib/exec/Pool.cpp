@@ -12,17 +12,17 @@
 //  * A job is (n, task, ctx) and one claim word per thread: thread s
 //    (the caller 0, worker k k + 1) owns the tasks [s * n / T, (s + 1) *
 //    n / T) of T threads, its word holding the range left, (end << 32) |
-//    next. A thread claims its own tasks from the front (a compare-and-
-//    swap from (next, end) to (next + 1, end), next < end), then, when
-//    they are gone, the other threads' tasks from the back ((next, end)
-//    to (next, end - 1)). Each thread so runs the same contiguous tasks
-//    call after call, as OpenMP's static schedule would: a loop's chunk
-//    stays in the cache of the core that wrote it last (issue 57: a 24 MB
-//    axpby that fits the L3 ran no faster on 2 threads than on 1 while
-//    chunks went to whichever thread came first, OpenMP's static schedule
-//    twice as fast), and no word is written by two cores per chunk. A
-//    worker that is not running loses its range to the others, who take
-//    it from the back: nothing waits for it.
+//    next. A thread claims its own tasks, then, when they are gone, the
+//    other threads' tasks, each by a compare-and-swap from (next, end) to
+//    (next + 1, end), next < end. Each thread so runs the same contiguous
+//    tasks call after call, as OpenMP's static schedule would: a loop's
+//    chunk stays in the cache of the core that wrote it last (issue 57: a
+//    24 MB axpby that fits the L3 ran no faster on 2 threads than on 1
+//    while chunks went to whichever thread came first; OpenMP's static
+//    schedule was twice as fast), and no claim word is written by two
+//    cores while every thread runs its own share. A worker that is not
+//    running loses its share to the others, who run it in order, as the
+//    one shared word of decision 0240 had them do: nothing waits for it.
 //  * A thread reads the job's task and context only after a successful
 //    claim: the caller stored them before the words (release), and a
 //    claim succeeds only on a word with tasks left, which is the current
@@ -30,11 +30,10 @@
 //    returns), so the job cannot end (nor its fields change) before this
 //    task is done. A worker that read a word of an earlier job and finds
 //    it with the same value again claims the current job's task. Whoever
-//    claims tasks runs them and, when no task is left to claim, counts
-//    them done; the caller claims too, and returns when the done count is
-//    n. A worker that wakes after the last
-//    claim finds nothing and goes back to waiting: the caller waits only
-//    for tasks a worker is running, never for a worker to arrive.
+//    claims a task runs it and counts it done; the caller claims too,
+//    and returns when the done count is n. A worker that wakes after the
+//    last claim finds nothing and goes back to waiting: the caller waits
+//    only for tasks a worker is running, never for a worker to arrive.
 //  * Workers spin briefly for the next job (back-to-back loops find them
 //    awake), then sleep on a futex; the caller wakes sleepers only when
 //    there are some. The caller waiting for a worker's last task spins
@@ -127,55 +126,53 @@ struct Pool {
   std::atomic<int> wanted{0}; ///< workers that should run; others exit
   std::vector<std::thread> workers;
   int64_t workerSpinMicros = 0, callerSpinMicros = 0;
+  /// OPD_POOL_SHARES=0: every task in the caller's word, which all
+  /// threads claim from in order (decision 0240's one shared word), for
+  /// measuring the shares against it in one build.
+  bool shares = true;
 
-  /// Claims a task of range `r`: from the front when it is the thread's
-  /// own, else from the back; -1 when the range is used up.
-  static int64_t claimFrom(Range &r, bool own) {
+  /// Claims the next task of range `r`; -1 when the range is used up.
+  static int64_t claimFrom(Range &r) {
     uint64_t w = r.word.load(std::memory_order_acquire);
     for (;;) {
       const uint32_t next = uint32_t(w), end = uint32_t(w >> 32);
       if (next >= end)
         return -1;
-      const uint64_t to = own ? w + 1 : rangeWord(next, end - 1);
-      if (r.word.compare_exchange_weak(w, to, std::memory_order_acq_rel,
+      if (r.word.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel,
                                        std::memory_order_acquire))
-        return own ? int64_t(next) : int64_t(end - 1);
+        return int64_t(next);
     }
   }
 
-  /// Runs task i of the current job (claimed).
-  void runClaimed(int64_t i) {
+  /// Runs task i of the current job (claimed) and counts it done at once:
+  /// a thread that loses its core after a task must not hold the caller
+  /// up for it (counting a thread's tasks once at the end did, for as long
+  /// as the thread was off its core).
+  void runClaimed(int64_t i, bool caller) {
     PoolTask t = task.load(std::memory_order_relaxed);
     void *x = ctx.load(std::memory_order_relaxed);
     inTask = true;
     t(x, i);
     inTask = false;
-  }
-
-  /// Claims and runs tasks of the current job until none is left: the
-  /// thread's own range `self` first, then the others' from the back.
-  /// Then counts them done, all at once (one write of the shared count
-  /// per thread and job, not per task): the job cannot end before, so
-  /// every task this call ran is the same job's.
-  void work(int self) {
-    const int threads = int(ranges.size());
-    int64_t ran = 0;
-    for (int64_t i; (i = claimFrom(ranges[std::size_t(self)], true)) >= 0;
-         ++ran)
-      runClaimed(i);
-    for (int k = 1; k < threads; ++k) {
-      Range &r = ranges[std::size_t((self + k) % threads)];
-      for (int64_t i; (i = claimFrom(r, false)) >= 0; ++ran)
-        runClaimed(i);
-    }
-    if (ran == 0)
-      return;
     const int64_t n = count.load(std::memory_order_relaxed);
-    if (done.fetch_add(ran, std::memory_order_acq_rel) + ran == n &&
-        self != 0) {
+    if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == n && !caller) {
       finished.fetch_add(1, std::memory_order_seq_cst);
       if (callerSleeps.load(std::memory_order_seq_cst))
         futexWake(&finished);
+    }
+  }
+
+  /// Claims and runs tasks of the current job until none is left: the
+  /// thread's own range `self` first, then the others'.
+  void work(int self) {
+    const int threads = int(ranges.size());
+    const bool caller = self == 0;
+    for (int64_t i; (i = claimFrom(ranges[std::size_t(self)])) >= 0;)
+      runClaimed(i, caller);
+    for (int k = 1; k < threads; ++k) {
+      Range &r = ranges[std::size_t((self + k) % threads)];
+      for (int64_t i; (i = claimFrom(r)) >= 0;)
+        runClaimed(i, caller);
     }
   }
 
@@ -222,11 +219,15 @@ struct Pool {
     ctx.store(x, std::memory_order_relaxed);
     count.store(n, std::memory_order_relaxed);
     done.store(0, std::memory_order_relaxed);
-    // Thread s's tasks: [s * n / T, (s + 1) * n / T).
+    // Thread s's tasks: [s * n / T, (s + 1) * n / T) (T = 1 without
+    // shares: all of them the caller's, every thread claiming them).
     const int64_t threads = int64_t(ranges.size());
+    const int64_t parts = shares ? threads : 1;
     for (int64_t s = 0; s < threads; ++s)
       ranges[std::size_t(s)].word.store(
-          rangeWord(uint32_t(s * n / threads), uint32_t((s + 1) * n / threads)),
+          s < parts ? rangeWord(uint32_t(s * n / parts),
+                                uint32_t((s + 1) * n / parts))
+                    : 0,
           std::memory_order_release);
     jobs.fetch_add(1, std::memory_order_seq_cst);
     if (sleepers.load(std::memory_order_seq_cst) > 0)
@@ -258,6 +259,7 @@ Pool &pool() {
         "OPD_SPIN_US", passive ? 0 : 50, 0, 1000000,
         "the microseconds an idle thread spins before it sleeps, 0 to 1000000");
     q->callerSpinMicros = q->workerSpinMicros;
+    q->shares = envSwitch("OPD_POOL_SHARES", true);
     return q;
   }();
   return *p;
