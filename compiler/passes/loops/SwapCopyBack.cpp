@@ -492,27 +492,13 @@ private:
   /// Replaces each for and while loop of \p b, and of the bodies nested in
   /// it, whose copy back swaps; the loops left are searched inside.
   bool runIn(Function &fn, Body &b) {
-    bool changed = false;
-    std::vector<StmtPtr> out;
-    for (StmtPtr &sp : b.stmts) {
-      std::vector<StmtPtr> with;
-      if (auto *f = dyn_cast_or_null<ForStmt>(sp.get()))
-        with = rewrite(fn, *f);
-      else if (auto *w = dyn_cast_or_null<WhileStmt>(sp.get()))
-        with = rewrite(fn, *w);
-      if (!with.empty()) {
-        for (StmtPtr &s : with)
-          out.push_back(std::move(s));
-        changed = true;
-        continue;
-      }
-      if (sp)
-        forEachNestedBody(
-            *sp, [&](Body &inner) { changed = runIn(fn, inner) || changed; });
-      out.push_back(std::move(sp));
-    }
-    b.stmts = std::move(out);
-    return changed;
+    return rewriteStmts(b, [&](Stmt &s, const Stmt *) -> std::vector<StmtPtr> {
+      if (auto *f = dyn_cast<ForStmt>(&s))
+        return rewrite(fn, *f);
+      if (auto *w = dyn_cast<WhileStmt>(&s))
+        return rewrite(fn, *w);
+      return {};
+    });
   }
 
   /// Says why the copy back of \p s stays (-Rpass-missed=swap-copy-back).

@@ -390,29 +390,38 @@ Body iterationCopy(Function &fn, const Body &body, unsigned var, unsigned varTo,
   return copy;
 }
 
-bool rewriteForLoops(Body &b, const std::function<std::vector<StmtPtr>(
-                                  ForStmt &, const Stmt *before)> &rewrite) {
+bool rewriteStmts(Body &b, const std::function<std::vector<StmtPtr>(
+                               Stmt &, const Stmt *before)> &rewrite) {
   bool changed = false;
   std::vector<StmtPtr> out;
   for (StmtPtr &sp : b.stmts) {
-    if (auto *f = llvm::dyn_cast_or_null<ForStmt>(sp.get())) {
+    if (sp) {
       std::vector<StmtPtr> with =
-          rewrite(*f, out.empty() ? nullptr : out.back().get());
+          rewrite(*sp, out.empty() ? nullptr : out.back().get());
       if (!with.empty()) {
         for (StmtPtr &s : with)
           out.push_back(std::move(s));
         changed = true;
         continue;
       }
-    }
-    if (sp)
       forEachNestedBody(*sp, [&](Body &inner) {
-        changed = rewriteForLoops(inner, rewrite) || changed;
+        changed = rewriteStmts(inner, rewrite) || changed;
       });
+    }
     out.push_back(std::move(sp));
   }
   b.stmts = std::move(out);
   return changed;
+}
+
+bool rewriteForLoops(Body &b, const std::function<std::vector<StmtPtr>(
+                                  ForStmt &, const Stmt *before)> &rewrite) {
+  return rewriteStmts(b,
+                      [&](Stmt &s, const Stmt *before) -> std::vector<StmtPtr> {
+                        if (auto *f = llvm::dyn_cast<ForStmt>(&s))
+                          return rewrite(*f, before);
+                        return {};
+                      });
 }
 
 namespace {

@@ -62,11 +62,16 @@ void fixTapeOverwrites(ir::Body &b);
 /// from it.
 ir::Body iterationCopy(ir::Function &fn, const ir::Body &body, unsigned var,
                        unsigned varTo, ir::ExprPtr value, bool fresh);
-/// Replaces each for loop of \p b and of the bodies nested in it by the
+/// Replaces each statement of \p b and of the bodies nested in it by the
 /// statements \p rewrite returns for it (given the statement before it in
-/// the rewritten body, or null); a loop for which it returns nothing stays,
-/// and the bodies nested in it are visited. Returns true when any loop was
-/// replaced. The unrolling and splitting passes are built on it.
+/// the rewritten body, or null); a statement for which it returns nothing
+/// stays, and the bodies nested in it are visited. Returns true when any
+/// statement was replaced.
+bool rewriteStmts(ir::Body &b,
+                  const std::function<std::vector<ir::StmtPtr>(
+                      ir::Stmt &, const ir::Stmt *before)> &rewrite);
+/// rewriteStmts for the for loops alone. The unrolling and splitting
+/// passes are built on it.
 bool rewriteForLoops(ir::Body &b,
                      const std::function<std::vector<ir::StmtPtr>(
                          ir::ForStmt &, const ir::Stmt *before)> &rewrite);
