@@ -16,11 +16,9 @@
 //    other threads' tasks, each by a compare-and-swap from (next, end) to
 //    (next + 1, end), next < end. Each thread so runs the same contiguous
 //    tasks call after call, as OpenMP's static schedule would: a loop's
-//    chunk stays in the cache of the core that wrote it last (issue 57: a
-//    24 MB axpby that fits the L3 ran no faster on 2 threads than on 1
-//    while chunks went to whichever thread came first; OpenMP's static
-//    schedule was twice as fast), and no claim word is written by two
-//    cores while every thread runs its own share. A worker that is not
+//    chunk stays in the cache of the core that wrote it last, and no
+//    claim word is written by two cores while every thread runs its own
+//    share (decision 0410 has what it measured). A worker that is not
 //    running loses its share to the others, who run it in order, as the
 //    one shared word of decision 0240 had them do: nothing waits for it.
 //  * A thread reads the job's task and context only after a successful
