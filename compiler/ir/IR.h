@@ -646,6 +646,27 @@ struct Function {
 // Program
 //===----------------------------------------------------------------------===//
 
+/// A scalar gradient of an adjoint request (`wrt (alpha)`, alpha a float
+/// parameter of the proc), as the adjoint pass left it: `let gradVar =
+/// adjSlot` after the reverse sweep in \c host. adjoint-linear may take the
+/// gradient from a tangent of the same call instead, where only alpha's
+/// adjoint makes the reverse steps read their state
+/// (passes/deriv/AdjointLinear.cpp); it clears the list.
+struct ScalarGradient {
+  Function *host = nullptr;
+  Function *proc = nullptr;   ///< the proc the request differentiates
+  std::vector<ExprPtr> args;  ///< the request's arguments, cloned
+  unsigned param = 0;         ///< alpha's index among proc's parameters
+  unsigned gradVar = 0;       ///< the gradient's variable in host
+  unsigned adjSlot = 0;       ///< alpha's adjoint variable in host
+  std::vector<Dat *> written; ///< the dats the proc writes
+  unsigned request = 0;       ///< the same number for one request's entries
+  /// The first statement of the request's expansion in host: a tangent
+  /// goes before it, to start from the state the adjoint starts from.
+  const Stmt *first = nullptr;
+  SourceRange range; ///< the wrt entry
+};
+
 struct Program {
   std::string name; ///< `program NAME`
 
@@ -669,6 +690,8 @@ struct Program {
   /// The target profile's figures for the runtime's communication cost
   /// model (0: not given; the runtime's defaults apply).
   double netLatencyUs = 0, netBandwidthGBs = 0, memBandwidthGBs = 0;
+  /// Made by the adjoint pass, used and cleared by adjoint-linear.
+  std::vector<ScalarGradient> scalarGradients;
 
   /// Lookups by name; null when absent.
   Const *findConst(const std::string &n) const;

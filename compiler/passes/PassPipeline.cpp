@@ -93,7 +93,8 @@ const std::vector<Registered> &registry() {
        always},
       {{"adjoint-linear",
         "reverse checkpointed time loops whose reverse steps read none of "
-        "their state as plain loops (no snapshots; blocked in time later)",
+        "their state as plain loops (no snapshots; blocked in time later; "
+        "scalar gradients from tangents)",
         lowerLinearSteps},
        always},
       {{"adjoint-tape",

@@ -298,12 +298,29 @@ std::vector<StmtPtr> Expansion::run() {
   // takes the halo state along).
   for (Dat *d : w.dats)
     out.push_back(std::make_unique<SwapStmt>(d, b.finalDats[d], req.range));
+  const unsigned request = b.program.scalarGradients.empty()
+                               ? 1
+                               : b.program.scalarGradients.back().request + 1;
   for (const DerivEntry &e : req.entries)
     if (!e.of.dat) {
       unsigned s = slots[p.params[unsigned(e.of.param)]];
       Type t = caller.vars[s].type;
       out.push_back(std::make_unique<DeclStmt>(
           unsigned(e.var), ref(rd.adjointSlot(s), t), e.range));
+      // For adjoint-linear, which may take it from a tangent instead.
+      ScalarGradient g;
+      g.host = &caller;
+      g.proc = req.proc;
+      for (const ExprPtr &a : req.args)
+        g.args.push_back(a->clone());
+      g.param = unsigned(e.of.param);
+      g.gradVar = unsigned(e.var);
+      g.adjSlot = rd.adjointSlot(s);
+      g.written.assign(w.dats.begin(), w.dats.end());
+      g.request = request;
+      g.first = out.front().get();
+      g.range = e.range;
+      b.program.scalarGradients.push_back(std::move(g));
     }
   out.push_back(std::make_unique<DeclStmt>(unsigned(req.resultVar),
                                            ref(value, rt), req.range));

@@ -73,24 +73,51 @@
 // So every adjoint value is computed by the same operations in the same
 // order: the results are bitwise the same as the checkpointed adjoint's.
 //
-// Steps whose reverse reads their state (nonlinear steps, or a gradient
-// with respect to a coefficient) stay checkpointed: blocking them in time
-// needs reverse tiles that hold the states of several steps (a taped run of
-// the tile's steps forward, then their reversal in one skewed sweep), which
-// is not built here.
+// Scalar gradients from tangents. With respect to a float parameter alpha
+// of the proc (a coefficient of a linear step), the reverse step sums
+// alpha's adjoint from the adjoint times the state: a loop that reads the
+// state and writes only a sum g, read only by `A += g` with A alpha's
+// adjoint variable (a share of alpha's gradient). When such shares are all
+// that keep the request's time loops checkpointed, the loops are lowered
+// without them, A is no longer read, and alpha's gradient comes from
+// forward mode instead: `tangent P(args) along (alpha: 1)` is dJ/dalpha,
+// the same derivative (to round-off: the tangent sums the same terms in
+// another order). The tangent runs before the request's expansion, from
+// the same state (P may read what an earlier call left in a dat it does
+// not overwrite, as a ring no step writes), between a tape push and a pop
+// of the dats P writes, so that the adjoint then starts from that state
+// too; `let gradVar = A` becomes `let gradVar = t`. A tangent costs about
+// two primal runs, blocked in time as the primal is; the checkpointed
+// reversal of such steps five to nine (bench/adjoint/README.md): at most
+// MaxTangents a request. A loop that mixes a share with the field's
+// increments (one adjoint kernel for a step's centre reads) is split first
+// (AdjointLinearShares.cpp). The adjoint pass lists the candidates
+// (Program::scalarGradients); this pass clears the list.
+//
+// Steps whose reverse reads their state otherwise (nonlinear steps) stay
+// checkpointed: blocking them in time needs reverse tiles that hold the
+// states of several steps (a taped run of the tile's steps forward, then
+// their reversal in one skewed sweep), which is not built here.
 #include "passes/deriv/AdjointLinear.h"
 
+#include "passes/deriv/AdjointLinearShares.h"
 #include "passes/deriv/DerivUtils.h"
+#include "passes/deriv/ForwardDiff.h"
+#include "passes/deriv/Tangent.h"
+#include "passes/kernels/KernelDCE.h"
 #include "passes/utils/BodyUtils.h"
 
 #include "ir/IR.h"
 #include "ir/IRExprs.h"
 #include "ir/IRVisitor.h"
+#include "support/Assert.h"
 #include "support/Diagnostics.h"
 
 #include "llvm/Support/Casting.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -106,6 +133,11 @@ using llvm::isa;
 namespace {
 
 constexpr const char *PassName = "adjoint-linear";
+
+/// The most scalar gradients of one request taken from tangents: a tangent
+/// costs about two primal runs, a checkpointed reversal of a step that
+/// reads its state five to nine (bench/adjoint/README.md).
+constexpr unsigned MaxTangents = 2;
 
 /// The variable slots an expression or statement reads (VarRef anywhere in
 /// it, a reduction's variable, the target of a compound or element
@@ -142,15 +174,53 @@ int wholeAssigned(const Stmt &s) {
   return -1;
 }
 
-struct Pair {
-  CheckpointStmt *fwd, *rev;
-};
+/// The adjoint variable a loop that touches the state sums into when it is
+/// a scalar gradient's share of \p body's step (see the file comment): its
+/// only write is one reduction into a variable g, and every statement of
+/// \p body that reads g is `A += g` with A in \p scalars; A, or -1.
+int scalarShare(const ParLoopStmt &l, const Body &body,
+                const std::set<unsigned> &scalars) {
+  int g = -1;
+  for (const AccessDescriptor &a : l.args) {
+    if (a.kind == ArgKind::Reduction) {
+      if (g >= 0 || a.mode != AccessMode::Sum)
+        return -1;
+      g = a.var;
+    } else if (a.kind == ArgKind::MapDirect ||
+               (a.usesDat() && modeWrites(a.mode))) {
+      return -1;
+    }
+  }
+  if (g < 0)
+    return -1;
+  int into = -1;
+  for (const StmtPtr &sp : body.stmts) {
+    if (sp.get() == &l)
+      continue;
+    Reads r;
+    r.visitStmt(*sp);
+    if (!r.vars.count(unsigned(g)))
+      continue;
+    const auto *as = dyn_cast<AssignStmt>(sp.get());
+    const auto *t = as ? dyn_cast<VarRefExpr>(as->target.get()) : nullptr;
+    const auto *v = as ? dyn_cast<VarRefExpr>(as->value.get()) : nullptr;
+    if (!t || !v || as->op != AssignOp::Add || v->slot != unsigned(g) ||
+        !scalars.count(t->slot) || (into >= 0 && unsigned(into) != t->slot))
+      return -1;
+    into = int(t->slot);
+  }
+  return into;
+}
 
 /// Checks 1-4 of the file comment on the reverse statement \p c and builds
 /// the reverse loop's body (the kept statements) into \p kept; returns why
-/// not ("" when the pair may be lowered).
+/// not ("" when the pair may be lowered). With \p scalars, a loop that is a
+/// share of one of those scalar gradients is dropped instead of refusing
+/// the pair, and its gradient's adjoint variable goes to \p fed.
 std::string reverseStepBody(const Function &fn, const CheckpointStmt &c,
-                            Body &kept) {
+                            Body &kept,
+                            const std::set<unsigned> *scalars = nullptr,
+                            std::set<unsigned> *fed = nullptr) {
   const std::set<const Dat *> state(c.dats.begin(), c.dats.end());
   std::set<unsigned> stateVars(c.vars.begin(), c.vars.end());
   stateVars.erase(c.slot);
@@ -181,6 +251,13 @@ std::string reverseStepBody(const Function &fn, const CheckpointStmt &c,
                "' writes the step's state and other values";
       if (writesState)
         continue; // a re-run of a primal loop
+      if (touchesState && scalars) {
+        int a = scalarShare(l, c.reverseBody, *scalars);
+        if (a >= 0) {
+          fed->insert(unsigned(a)); // from a tangent instead
+          continue;
+        }
+      }
       if (touchesState)
         return "the reverse step reads the step's state (loop '" +
                l.kernel->name + "')";
@@ -309,63 +386,263 @@ unsigned maxPair(Function &f) {
   return m;
 }
 
-/// Lowers the pairs of \p b (not of nested bodies) that pass the checks.
-bool lowerIn(Function &fn, Body &b, PassContext &ctx, unsigned &pairs) {
+/// Calls \p f with the index of every pair's forward and reverse statement
+/// in \p b (not in nested bodies), in the order the reverse statements
+/// close them.
+void forEachPair(Body &b, const std::function<bool(size_t, size_t)> &f) {
+  std::vector<size_t> open;
+  for (size_t i = 0; i < b.stmts.size(); ++i) {
+    auto *c = dyn_cast_or_null<CheckpointStmt>(b.stmts[i].get());
+    if (!c)
+      continue;
+    if (!c->reverse) {
+      if (c->lo && c->hi)
+        open.push_back(i);
+      continue;
+    }
+    if (open.empty())
+      return;
+    size_t fi = open.back();
+    open.pop_back();
+    auto &cf = cast<CheckpointStmt>(*b.stmts[fi]);
+    if (cf.slot != c->slot || cf.dats != c->dats || cf.vars != c->vars)
+      return;
+    if (f(fi, i))
+      return; // \p f changed \p b
+  }
+}
+
+/// Lowers the pairs of \p b (not of nested bodies) that pass the checks,
+/// dropping the shares of the scalar gradients \p scalars (adjoint
+/// variable -> the parameter's name) that a tangent gives.
+bool lowerIn(Function &fn, Body &b, PassContext &ctx, unsigned &pairs,
+             const std::map<unsigned, std::string> &scalars) {
+  std::set<unsigned> taken;
+  for (const auto &[slot, name] : scalars)
+    taken.insert(slot);
   bool changed = false;
   std::set<const CheckpointStmt *> kept; // refused, remarked once
-  // Pairs close last opened first; restart the scan after each lowering
-  // (the statements' indices move).
+  // Restart the scan after each lowering (the statements' indices move).
   for (bool again = true; again;) {
     again = false;
-    std::vector<size_t> open;
-    for (size_t i = 0; i < b.stmts.size() && !again; ++i) {
-      auto *c = dyn_cast_or_null<CheckpointStmt>(b.stmts[i].get());
-      if (!c)
-        continue;
-      if (!c->reverse) {
-        if (!c->lo || !c->hi)
-          continue;
-        open.push_back(i);
-        continue;
-      }
-      if (open.empty())
-        break;
-      size_t fi = open.back();
-      open.pop_back();
+    forEachPair(b, [&](size_t fi, size_t ri) {
       auto &cf = cast<CheckpointStmt>(*b.stmts[fi]);
-      if (cf.slot != c->slot || cf.dats != c->dats || cf.vars != c->vars)
-        break;
+      auto &cr = cast<CheckpointStmt>(*b.stmts[ri]);
       Body revBody;
-      std::string why = reverseStepBody(fn, *c, revBody);
+      std::string why = reverseStepBody(fn, cr, revBody);
+      std::set<unsigned> fed;
+      if (!why.empty() && !taken.empty()) {
+        Body scalarBody;
+        if (reverseStepBody(fn, cr, scalarBody, &taken, &fed).empty()) {
+          why.clear();
+          revBody = std::move(scalarBody);
+        }
+      }
       if (!why.empty()) {
-        if (kept.insert(c).second)
+        if (kept.insert(&cr).second)
           ctx.diags.remark(cf.range, "time loop kept checkpointed: " + why,
                            PassName);
-        continue;
+        return false;
       }
-      ctx.diags.remark(cf.range,
-                       "time loop reversed as a plain loop: its reverse "
-                       "steps read none of its state",
-                       PassName);
+      std::string msg = "time loop reversed as a plain loop: its reverse "
+                        "steps read none of its state";
+      if (!fed.empty()) {
+        msg = "time loop reversed as a plain loop: its reverse steps read "
+              "its state only for the gradient of";
+        for (unsigned a : fed)
+          msg += " '" + scalars.at(a) + "'";
+        msg += ", which a tangent gives instead";
+      }
+      ctx.diags.remark(cf.range, msg, PassName);
       ctx.stats.add(PassName, "lowered",
                     "checkpointed time loops reversed as plain loops");
-      lower(fn, b, fi, i, std::move(revBody), ++pairs);
+      lower(fn, b, fi, ri, std::move(revBody), ++pairs);
       changed = again = true;
-    }
+      return true;
+    });
   }
   return changed;
+}
+
+/// Where \p s is among \p fn's statements: its body and index.
+std::pair<Body *, size_t> findStmt(Function &fn, const Stmt *s) {
+  std::pair<Body *, size_t> at{nullptr, 0};
+  forEachBody(fn.body, [&](Body &b) {
+    for (size_t i = 0; i < b.stmts.size(); ++i)
+      if (b.stmts[i].get() == s)
+        at = {&b, i};
+  });
+  return at;
+}
+
+/// The declaration `let gradVar = adjSlot` \p g names in \p fn, or null.
+DeclStmt *gradientDecl(Function &fn, const ScalarGradient &g) {
+  DeclStmt *found = nullptr;
+  forEachBody(fn.body, [&](Body &b) {
+    for (const StmtPtr &sp : b.stmts) {
+      auto *d = dyn_cast_or_null<DeclStmt>(sp.get());
+      auto *v = d ? dyn_cast_or_null<VarRefExpr>(d->init.get()) : nullptr;
+      if (v && d->slot == g.gradVar && v->slot == g.adjSlot)
+        found = d;
+    }
+  });
+  return found;
+}
+
+/// Whether adjoint-linear may take \p g from a tangent: the parameter and
+/// the proc's result are floats of one type (the tangent's result is the
+/// gradient as it is).
+bool tangentEligible(const ScalarGradient &g) {
+  if (!g.proc || g.param >= g.proc->params.size())
+    return false;
+  const Type t = g.proc->vars[g.proc->params[g.param]].type;
+  return isFloatType(t) && !t.isArray() && t == g.proc->returnType;
+}
+
+/// The scalar gradients of \p fn to take from tangents (adjoint variable
+/// -> the parameter's name): those whose shares alone keep some time loop
+/// of \p fn checkpointed, where every such loop is then reversed as a plain
+/// loop, at most MaxTangents a request. Shrunk to a fixed point: a
+/// gradient left to the reverse sweep may keep another loop checkpointed.
+std::map<unsigned, std::string> chooseScalars(Function &fn,
+                                              const Program &program) {
+  std::map<unsigned, const ScalarGradient *> of;
+  for (const ScalarGradient &g : program.scalarGradients)
+    if (g.host == &fn && tangentEligible(g) && gradientDecl(fn, g) &&
+        findStmt(fn, g.first).first)
+      of[g.adjSlot] = &g;
+  std::set<unsigned> chosen;
+  for (const auto &[slot, g] : of)
+    chosen.insert(slot);
+  for (bool shrunk = !chosen.empty(); shrunk;) {
+    std::set<unsigned> needed, reversed;
+    forEachBody(fn.body, [&](Body &b) {
+      forEachPair(b, [&](size_t, size_t ri) {
+        const auto &cr = cast<CheckpointStmt>(*b.stmts[ri]);
+        Body plain, scalar;
+        std::set<unsigned> fed;
+        if (reverseStepBody(fn, cr, plain).empty())
+          return false;
+        if (reverseStepBody(fn, cr, scalar, &chosen, &fed).empty()) {
+          needed.insert(fed.begin(), fed.end());
+          return false;
+        }
+        // Kept checkpointed: its reverse steps sum what they sum.
+        Reads r;
+        r.visitBody(cr.reverseBody);
+        reversed.insert(r.vars.begin(), r.vars.end());
+        return false;
+      });
+    });
+    std::set<unsigned> next;
+    std::map<unsigned, unsigned> perRequest;
+    for (unsigned a : chosen)
+      if (needed.count(a) && !reversed.count(a)) {
+        next.insert(a);
+        ++perRequest[of.at(a)->request];
+      }
+    for (auto it = next.begin(); it != next.end();)
+      it = perRequest[of.at(*it)->request] > MaxTangents ? next.erase(it)
+                                                         : std::next(it);
+    shrunk = next != chosen;
+    chosen = std::move(next);
+  }
+  std::map<unsigned, std::string> out;
+  for (unsigned a : chosen) {
+    const ScalarGradient &g = *of.at(a);
+    out[a] = g.proc->vars[g.proc->params[g.param]].name;
+  }
+  return out;
+}
+
+/// Takes each gradient of \p scalars from a tangent of its request's call,
+/// run before the request's expansion from the same state: the dats the
+/// proc writes saved, `let t = tangent proc(args) along (alpha: 1)`, the
+/// dats given back (the adjoint then runs the proc from where the tangent
+/// did); then `let gradVar = t` in place of `let gradVar = adjSlot`.
+void insertTangents(Program &program, Function &fn,
+                    const std::map<unsigned, std::string> &scalars,
+                    PassContext &ctx, unsigned &pairs) {
+  for (const ScalarGradient &g : program.scalarGradients) {
+    if (g.host != &fn || !scalars.count(g.adjSlot))
+      continue;
+    const Type t = g.proc->returnType;
+    DeclStmt *d = gradientDecl(fn, g);
+    auto [b, i] = findStmt(fn, g.first);
+    OPDC_ASSERT(d && b, "chooseScalars checked the request's statements");
+    auto tangent = std::make_unique<TangentStmt>(g.range);
+    tangent->proc = g.proc;
+    for (const ExprPtr &a : g.args)
+      tangent->args.push_back(a->clone());
+    DerivEntry e;
+    e.of.param = int(g.param);
+    e.value =
+        std::make_unique<ConstantExpr>(ConstValue::ofFloat(t.scalar, 1.0));
+    e.range = g.range;
+    tangent->entries.push_back(std::move(e));
+    const unsigned result =
+        fn.addVar(fn.vars[g.gradVar].name + ".tangent", t, false, g.range);
+    tangent->resultVar = int(result);
+    d->init = ref(result, t);
+    auto push = std::make_unique<TapeStmt>(true, g.written,
+                                           std::vector<unsigned>{}, g.range);
+    auto pop = std::make_unique<TapeStmt>(false, g.written,
+                                          std::vector<unsigned>{}, g.range);
+    push->pair = pop->pair = ++pairs;
+    std::vector<StmtPtr> seq;
+    seq.push_back(std::move(push));
+    seq.push_back(std::move(tangent));
+    seq.push_back(std::move(pop));
+    b->stmts.insert(b->stmts.begin() + std::ptrdiff_t(i),
+                    std::make_move_iterator(seq.begin()),
+                    std::make_move_iterator(seq.end()));
+    ctx.stats.add(PassName, "tangents",
+                  "scalar gradients taken from a tangent");
+  }
 }
 
 } // namespace
 
 bool lowerLinearSteps(Program &program, PassContext &ctx) {
-  bool changed = false;
+  bool changed = false, tangents = false;
+  // Loops that mix a candidate's share with the field's adjoint, split so
+  // that the share alone reads the state (AdjointLinearShares.cpp).
+  bool split = false;
   for (Function *f : hostFunctions(program)) {
-    unsigned pairs = maxPair(*f);
+    std::set<unsigned> candidates;
+    for (const ScalarGradient &g : program.scalarGradients)
+      if (g.host == f && tangentEligible(g))
+        candidates.insert(g.adjSlot);
+    if (candidates.empty())
+      continue;
     forEachBody(f->body, [&](Body &b) {
-      changed = lowerIn(*f, b, ctx, pairs) || changed;
+      forEachPair(b, [&](size_t, size_t ri) {
+        auto &cr = cast<CheckpointStmt>(*b.stmts[ri]);
+        const std::set<const Dat *> state(cr.dats.begin(), cr.dats.end());
+        split = splitScalarShares(program, cr.reverseBody, state, candidates) ||
+                split;
+        return false;
+      });
     });
   }
+  if (split)
+    eliminateDeadKernelCode(program, ctx);
+  changed = split;
+  for (Function *f : hostFunctions(program)) {
+    unsigned pairs = maxPair(*f);
+    const std::map<unsigned, std::string> scalars = chooseScalars(*f, program);
+    forEachBody(f->body, [&](Body &b) {
+      changed = lowerIn(*f, b, ctx, pairs, scalars) || changed;
+    });
+    if (!scalars.empty()) {
+      insertTangents(program, *f, scalars, ctx, pairs);
+      changed = tangents = true;
+    }
+  }
+  program.scalarGradients.clear();
+  // The tangents' requests, expanded as the tangent pass expands any.
+  if (tangents)
+    buildTangents(program, ctx);
   return changed;
 }
 

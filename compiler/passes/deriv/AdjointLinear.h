@@ -15,8 +15,12 @@ namespace opdc {
 /// the step's state by a plain for loop over the steps and a plain for loop
 /// over the reverse steps, last to first (no snapshots, no re-runs, no
 /// tape inside), which unroll-more-steps and fuse then block in time as
-/// they block the primal. Counts the loops for --stats; -Rpass names each
-/// loop lowered and -Rpass-missed says why a loop was kept checkpointed.
+/// they block the primal. Where only the shares of up to two float
+/// parameters' gradients read the state, lowers the loop without them and
+/// takes those gradients from tangents of the same call, expanded here
+/// (Program::scalarGradients, which it clears). Counts the loops and the
+/// tangents for --stats; -Rpass names each loop lowered and -Rpass-missed
+/// says why a loop was kept checkpointed.
 /// Returns true when it changed anything.
 bool lowerLinearSteps(ir::Program &program, PassContext &ctx);
 

@@ -153,7 +153,11 @@ std::set<Dat *> activeDats(const Body &body, std::set<Dat *> active,
 
 Dat *makeDerivativeDat(Program &program, Dat &primal, std::string name) {
   auto d = std::make_unique<Dat>();
-  d->name = std::move(name);
+  // A second expansion of the same kind (a tangent adjoint-linear asks
+  // for) must not reuse a name.
+  d->name = name;
+  for (unsigned n = 2; program.findDat(d->name); ++n)
+    d->name = name + std::to_string(n);
   d->set = primal.set;
   d->block = primal.block;
   d->elemType = primal.elemType;

@@ -1,0 +1,199 @@
+// AdjointLinearShares.cpp - Part of pass adjoint-linear: a reverse step's
+// loop that both increments adjoint dats and sums a scalar gradient from
+// the step's state, split in two.
+// SPDX-License-Identifier: Apache-2.0
+//
+// ReverseDiff builds one adjoint kernel for what a primal loop's inputs
+// receive at the centre of its stencils. In a damped Jacobi sweep
+//
+//   v(0, 0) = (1 - w) * u(0, 0) + w * 0.25 * (... + 0.01 * f(0, 0))
+//
+// differentiated with respect to f and w, that kernel increments f's
+// adjoint (which reads only v.b and w) and sums w's adjoint (which reads
+// u, the step's state) in one loop: the reverse step reads its state, and
+// adjoint-linear keeps the time loop checkpointed even when w's gradient
+// comes from a tangent (AdjointLinear.cpp). Split into
+//
+//   loop K.field (..., f.b: inc, ...)   K with the sum made a dead local
+//   loop K.share (..., g: sum)          K with the increments made dead
+//
+// and after kernel-dce, run again by adjoint-linear, K.field reads neither
+// u nor w's share and K.share is the scalar gradient's share alone, which
+// adjoint-linear may drop.
+//
+// Legal because an increment is write-only in its kernel (no statement
+// reads it) and a sum's variable likewise: each output of K is computed
+// by the same statements from the same inputs in either loop, and the two
+// write disjoint things (dats incremented, one host variable), so running
+// them one after the other gives every output the same bits. Only loops
+// whose every write is an increment of a scalar dat outside the step's
+// state, plus one sum into a variable whose only use is `A += g` with A a
+// candidate scalar gradient, are split.
+#include "passes/deriv/AdjointLinearShares.h"
+
+#include "passes/utils/BodyUtils.h"
+
+#include "ir/IR.h"
+#include "ir/IRExprs.h"
+#include "ir/IRMutator.h"
+#include "ir/IRVisitor.h"
+
+#include "llvm/Support/Casting.h"
+
+namespace opdc {
+
+using namespace ir;
+using llvm::cast;
+using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
+
+namespace {
+
+/// Reads of host variable \p slot in \p s (expressions, reductions, the
+/// target of a compound assignment).
+bool readsVar(const Stmt &s, unsigned slot) {
+  struct R : IRVisitor {
+    unsigned slot;
+    bool found = false;
+    void visitVarRef(const VarRefExpr &e) override {
+      found = found || e.slot == slot;
+    }
+    void visitParLoop(const ParLoopStmt &l) override {
+      IRVisitor::visitParLoop(l);
+      for (const AccessDescriptor &a : l.args)
+        found = found || (a.kind == ArgKind::Reduction && a.var == int(slot));
+    }
+    void visitAssign(const AssignStmt &a) override {
+      if (a.op != AssignOp::Set || !llvm::isa<VarRefExpr>(*a.target))
+        visitExpr(*a.target);
+      visitExpr(*a.value);
+    }
+    void visitDecl(const DeclStmt &d) override {
+      if (d.init)
+        visitExpr(*d.init);
+    }
+  } r;
+  r.slot = slot;
+  r.visitStmt(s);
+  return r.found;
+}
+
+/// Turns parameter \p i of kernel \p k into a local variable that nothing
+/// reads after the body (its writes become dead code) and the parameter
+/// into an unnamed read, which kernel-dce drops with its arguments.
+void deadParam(Function &k, unsigned i) {
+  const Type t = k.kernelParams[i].type;
+  const unsigned v = k.addVar(k.kernelParams[i].name + ".dead", t, true);
+  struct M : IRMutator {
+    unsigned i, v;
+    ExprPtr mutateKernelArg(std::unique_ptr<KernelArgExpr> e) override {
+      if (e->index != i)
+        return e;
+      return std::make_unique<VarRefExpr>(v, e->type, e->range);
+    }
+  } m;
+  m.i = i;
+  m.v = v;
+  m.mutateFunction(k);
+  k.body.stmts.insert(
+      k.body.stmts.begin(),
+      std::make_unique<DeclStmt>(v, std::make_unique<ConstantExpr>(zeroOf(t)),
+                                 k.range));
+  k.kernelParams[i].mode = AccessMode::Read;
+  k.kernelParams[i].stencil = nullptr;
+}
+
+/// A copy of \p k named NAME.SUFFIX (numbered if taken), in \p program.
+Function *copyKernel(Program &program, const Function &k,
+                     const std::string &suffix) {
+  std::unique_ptr<Function> c = k.clone();
+  c->name = k.name + "." + suffix;
+  for (unsigned n = 2; program.findKernel(c->name); ++n)
+    c->name = k.name + "." + suffix + std::to_string(n);
+  Function *out = c.get();
+  program.kernels.push_back(std::move(c));
+  return out;
+}
+
+/// The loop's argument for a parameter deadParam made.
+void deadArg(AccessDescriptor &a) {
+  if (a.kind == ArgKind::Reduction) {
+    a.kind = ArgKind::GlobalRead;
+    a.var = -1;
+    a.value = std::make_unique<ConstantExpr>(zeroOf(Type::scalarOf(a.scalar)));
+  }
+  a.mode = AccessMode::Read;
+  if (a.kind == ArgKind::Stencil)
+    a.kind = ArgKind::Direct;
+  a.stencil = nullptr;
+}
+
+} // namespace
+
+bool splitScalarShares(Program &program, Body &reverse,
+                       const std::set<const Dat *> &state,
+                       const std::set<unsigned> &candidates) {
+  bool changed = false;
+  for (size_t i = 0; i < reverse.stmts.size(); ++i) {
+    auto *l = dyn_cast_or_null<ParLoopStmt>(reverse.stmts[i].get());
+    if (!l)
+      continue;
+    int sum = -1, g = -1;
+    bool touchesState = false, incs = false, other = false;
+    for (size_t j = 0; j < l->args.size(); ++j) {
+      const AccessDescriptor &a = l->args[j];
+      const bool st = a.usesDat() && state.count(a.dat);
+      touchesState = touchesState || st;
+      if (a.kind == ArgKind::Reduction) {
+        other = other || sum >= 0 || a.mode != AccessMode::Sum || a.dim != 1;
+        sum = int(j);
+        g = a.var;
+      } else if (a.kind == ArgKind::MapDirect) {
+        other = true;
+      } else if (a.usesDat() && modeWrites(a.mode)) {
+        other = other || st || a.mode != AccessMode::Inc || a.dim != 1;
+        incs = true;
+      }
+    }
+    if (!touchesState || other || sum < 0 || !incs)
+      continue;
+    // g's only reader: `A += g`, A a candidate.
+    bool onlyA = true;
+    for (size_t j = 0; j < reverse.stmts.size() && onlyA; ++j) {
+      const Stmt &s = *reverse.stmts[j];
+      if (j == i || !readsVar(s, unsigned(g)))
+        continue;
+      const auto *as = dyn_cast<AssignStmt>(&s);
+      const auto *t = as ? dyn_cast<VarRefExpr>(as->target.get()) : nullptr;
+      const auto *v = as ? dyn_cast<VarRefExpr>(as->value.get()) : nullptr;
+      onlyA = t && v && as->op == AssignOp::Add && v->slot == unsigned(g) &&
+              candidates.count(t->slot);
+    }
+    if (!onlyA)
+      continue;
+    Function *field = copyKernel(program, *l->kernel, "field");
+    Function *share = copyKernel(program, *l->kernel, "share");
+    auto fieldLoop = l->clone();
+    auto shareLoop = l->clone();
+    auto &fl = cast<ParLoopStmt>(*fieldLoop);
+    auto &sl = cast<ParLoopStmt>(*shareLoop);
+    fl.kernel = field;
+    sl.kernel = share;
+    deadParam(*field, unsigned(sum));
+    deadArg(fl.args[size_t(sum)]);
+    for (size_t j = 0; j < l->args.size(); ++j)
+      if (int(j) != sum && l->args[j].usesDat() &&
+          modeWrites(l->args[j].mode)) {
+        deadParam(*share, unsigned(j));
+        deadArg(sl.args[j]);
+      }
+    reverse.stmts[i] = std::move(fieldLoop);
+    reverse.stmts.insert(reverse.stmts.begin() + std::ptrdiff_t(i) + 1,
+                         std::move(shareLoop));
+    ++i;
+    changed = true;
+  }
+  return changed;
+}
+
+} // namespace opdc

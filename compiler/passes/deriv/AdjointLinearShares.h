@@ -1,0 +1,29 @@
+// AdjointLinearShares.h - Part of pass adjoint-linear: a reverse step's
+// loop that both increments adjoint dats and sums a scalar gradient from
+// the step's state, split in two.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef OPDC_PASSES_DERIV_ADJOINTLINEARSHARES_H
+#define OPDC_PASSES_DERIV_ADJOINTLINEARSHARES_H
+
+#include <set>
+
+namespace opdc {
+namespace ir {
+struct Body;
+struct Dat;
+struct Program;
+} // namespace ir
+
+/// Splits each loop of \p reverse (a checkpointed step's reverse body,
+/// \p state its state dats) that touches the state, increments scalar
+/// adjoint dats outside it and sums into a variable g read only by `A +=
+/// g` with A in \p candidates, into a loop of copy K.field (the sum made
+/// dead) and one of copy K.share (the increments made dead), in that
+/// order; kernel-dce then drops what each no longer reads. The same bits
+/// (AdjointLinearShares.cpp). Returns true when it split any.
+bool splitScalarShares(ir::Program &program, ir::Body &reverse,
+                       const std::set<const ir::Dat *> &state,
+                       const std::set<unsigned> &candidates);
+
+} // namespace opdc
+#endif
