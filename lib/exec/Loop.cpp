@@ -476,6 +476,7 @@ std::vector<ProfileRow> collectProfile() {
 
 void releaseLoops() {
   setActiveLoop(nullptr);
+  forgetEndedLoop();
   forgetFPLoops();
   forgetGathers();
   loops().clear();
