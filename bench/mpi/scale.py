@@ -17,7 +17,7 @@ loops = float(total.group(2)) if total else float("nan")
 rest = total.group(3).split() if total else []
 exch = float(rest[5]) if len(rest) >= 6 else 0.0
 read = re.search(r"mesh read ([0-9.]+) s", text)
-part = re.search(r"; ([0-9.]+) s at the first set loop", text)
+part = re.search(r"; ([0-9.]+) s at the (?:first set loop|start of main)", text)
 how = re.search(r"^partition: ([^;\n]*)", text, re.M)
 mib = [rss[r] / 1024.0 for r in sorted(rss)]
 print(f"  wall {wall:.2f} s   read {read.group(1) + ' s' if read else 'n/a'}   "

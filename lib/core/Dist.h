@@ -82,10 +82,12 @@ void shiftAlong(const opd_block *block, int dim, int distance,
 /// Unstructured meshes: called when a set is created.
 void setCreated(opd_set *set);
 /// Partitions every set over the ranks, once, at the first set loop that
-/// does not fill a map: owners, local numbering with halos, maps and dats
+/// does not fill a map, or before main's first statement
+/// (opd_rt_mesh_ready): owners, local numbering with halos, maps and dats
 /// in local form (lib/mpi/Partition.cpp, Halo.cpp). Marks the sets
-/// partitioned. Nothing on one process.
-void partitionSets();
+/// partitioned. Nothing on one process. `when` names the moment in the
+/// profile's note.
+void partitionSets(const char *when = "at the first set loop");
 
 /// How the sets were partitioned ("" on one process or before any set
 /// loop), for the profile.

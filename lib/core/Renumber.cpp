@@ -4,9 +4,9 @@
 // A loop over edges gathers its nodes' and cells' data through maps; when
 // consecutive edges reach nodes far apart in memory, every gather is a
 // cache miss once the mesh no longer fits in the last-level cache. With
-// --renumber=rcm, one process renumbers its sets before the first set loop
-// (the place where several ranks partition them, core/Serial.cpp's
-// partitionSets):
+// --renumber=rcm, one process renumbers its sets before main's first
+// statement or the first set loop (the place where several ranks partition
+// them, core/Serial.cpp's partitionSets):
 //   1. The root set is the one the maps of arity >= 2 reach most often
 //      (entries summed; Airfoil: nodes, 5.8M entries, before cells, 2.9M).
 //      Its graph links every two elements one map row reaches (an edge's

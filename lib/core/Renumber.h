@@ -21,11 +21,12 @@ void setRenumberMethod(RenumberMethod m);
 bool renumberExplicit();
 void setRenumberExplicit(bool on);
 
-/// Renumbers every set once (the first set loop that does not fill a map,
-/// from the serial partitionSets, core/Serial.cpp): permutes maps and set
-/// dats in place and records the original index of each element in
-/// opd_set::globalIds, so that files are read and written in the original
-/// numbering. Nothing with RenumberMethod::None or after the first call.
+/// Renumbers every set once (opd_rt_mesh_ready or the first set loop that
+/// does not fill a map, from the serial partitionSets, core/Serial.cpp):
+/// permutes maps and set dats in place and records the original index of each
+/// element in opd_set::globalIds, so that files are read and written in the
+/// original numbering. Nothing with RenumberMethod::None or after the first
+/// call.
 void renumberSets();
 /// Whether renumberSets has run (maps created later would be in the wrong
 /// numbering: opd_map_create refuses them).

@@ -89,7 +89,7 @@ void inTurn(const std::function<void()> &turn) { turn(); }
 void gatherSets() {}
 void addReadSeconds(double) {}
 // One process: no partition, but the locality order (--renumber=).
-void partitionSets() { renumberSets(); }
+void partitionSets(const char *) { renumberSets(); }
 std::string partitionDescription() { return ""; }
 
 bool startExchanges(opd_loop *) { return false; }

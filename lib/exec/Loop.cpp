@@ -476,6 +476,7 @@ std::vector<ProfileRow> collectProfile() {
 
 void releaseLoops() {
   setActiveLoop(nullptr);
+  forgetEndedLoop();
   forgetFPLoops();
   forgetGathers();
   loops().clear();
@@ -497,8 +498,9 @@ static opd_loop *prepareSetLoop(opd_loop **cache, const char *name,
   // reductions (below).
   int64_t extLo[3], extHi[3];
   takeExtension(extLo, extHi);
-  // On several ranks the first set loop distributes the mesh, except a
-  // loop that fills a map: it runs first, on every rank over the whole
+  // On several ranks the first set loop distributes the mesh unless main
+  // did before its first statement (opd_rt_mesh_ready), except a loop
+  // that fills a map: it runs first, on every rank over the whole
   // set, so that the partition sees the map (mpi/Partition.cpp); sets
   // read in slices are gathered whole for it first.
   if (!set->partitioned && !fillsMap(nargs, args))

@@ -198,5 +198,8 @@ void forgetGathers();
 /// a skewed sweep (exec/Skew.cpp) begins its loops one after the other,
 /// clearing it in between, and sets it again before ending each.
 void setActiveLoop(opd_loop *loop);
+/// Forgets the loop that ended last (opd_reduce_global times its
+/// reductions into it), before the loops are freed.
+void forgetEndedLoop();
 } // namespace opdc::rt
 #endif

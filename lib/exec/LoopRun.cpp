@@ -26,6 +26,9 @@ namespace {
 // The loop between opd_loop_begin and opd_loop_end (exchanges in flight
 // belong to it; lib/mpi keeps one set of pending requests).
 opd_loop *activeLoop = nullptr;
+// The loop that ended last: the reductions opd_reduce_global combines
+// after it are its own.
+opd_loop *lastEnded = nullptr;
 
 bool hasReduction(const opd_loop &loop) {
   for (const opd_arg &a : loop.args)
@@ -37,6 +40,7 @@ bool hasReduction(const opd_loop &loop) {
 } // namespace
 
 void setActiveLoop(opd_loop *loop) { activeLoop = loop; }
+void forgetEndedLoop() { lastEnded = nullptr; }
 
 int TimedChoice::pick(int warmup, double exchangeSeconds) {
   if (choice >= 0)
@@ -246,6 +250,7 @@ void endLoop(opd_loop *loop) {
   dist::afterLoop(loop);
   loop->running = false;
   activeLoop = nullptr;
+  lastEnded = loop;
   const double seconds = opd_rt_wtime() - loop->startTime;
   loop->seconds += seconds;
   ++loop->calls;
@@ -393,7 +398,18 @@ void opd_reduce_local(void *v, opd_scalar type, opd_access op, int dim) {
 
 void opd_reduce_global(void *v, opd_scalar type, opd_access op, int dim) {
   checkReduction(type, op, dim);
+  // On several ranks the combination waits for the slowest rank's loop:
+  // counted as the loop's time and exchange time in the profile (as a
+  // halo wait is), so that the loops add up to the run and the wait for
+  // an unbalanced or descheduled rank shows where it is paid.
+  const bool timed = dist::ranks() > 1 && lastEnded;
+  const double t0 = timed ? opd_rt_wtime() : 0;
   dist::allreduce(v, type, op, dim);
+  if (timed) {
+    const double dt = opd_rt_wtime() - t0;
+    lastEnded->seconds += dt;
+    lastEnded->exchangeSeconds += dt;
+  }
   if (fpCheckEnabled())
     checkReductionFP(v, type, op, dim);
 }

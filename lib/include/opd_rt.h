@@ -200,6 +200,14 @@ int64_t opd_dat_stored_points(const opd_dat *dat);
 void *opd_dat_data(opd_dat *dat);
 /** Sets every element (halos included) to the `dim` components at `elem`. */
 void opd_dat_fill(opd_dat *dat, const void *elem);
+/** Called by main once it has created every set, map and dat, before its
+ *  first statement, when no loop of the program fills a map
+ *  (codegen/common/HostLowering.cpp, meshReadyAtStart): distributes the
+ *  sets over the ranks now, as the first set loop would otherwise, so that
+ *  a timer the program starts before its first loop times no partition;
+ *  on one process, the locality renumbering (--renumber) likewise. Does
+ *  nothing the second time. */
+void opd_rt_mesh_ready(void);
 /** Exchanges the storage of two dats of the same shape, O(1). */
 void opd_dat_swap(opd_dat *a, opd_dat *b);
 /** Copies the values of `src` into `dst` (halos included). Both must be on

@@ -614,7 +614,7 @@ void buildAllLists(const std::vector<opd_set *> &sets, const Owners &owners,
 // The profile's note: each phase's seconds (max over ranks), the balance of
 // owned elements and the peak memory per rank.
 void notePartition(const std::vector<opd_set *> &sets,
-                   const double (&phase)[Phases], double t0) {
+                   const double (&phase)[Phases], double t0, const char *when) {
   double seconds[Phases + 1];
   std::copy(phase, phase + Phases, seconds);
   seconds[Phases] = opd_rt_wtime() - t0;
@@ -622,9 +622,9 @@ void notePartition(const std::vector<opd_set *> &sets,
                 MPI_COMM_WORLD);
   char took[200];
   std::snprintf(took, sizeof took,
-                "; %.3f s at the first set loop (partitioner %.3f s; halos "
+                "; %.3f s %s (partitioner %.3f s; halos "
                 "%.3f s, maps %.3f s, dats %.3f s, exchange lists %.3f s)",
-                seconds[Phases], seconds[Owners_], seconds[Halo_],
+                seconds[Phases], when, seconds[Owners_], seconds[Halo_],
                 seconds[Maps_], seconds[Dats_], seconds[Lists_]);
   noteStorage() += took;
   // Balance: the fewest and most elements a rank owns, per set.
@@ -658,7 +658,7 @@ void notePartition(const std::vector<opd_set *> &sets,
 
 } // namespace
 
-void partitionSets() {
+void partitionSets(const char *when) {
   if (done || ranks() == 1)
     return;
   done = true;
@@ -697,7 +697,7 @@ void partitionSets() {
   buildAllLists(sets, owners, lay);
   releaseFreedHeap();
   phaseEnd(Lists_);
-  notePartition(sets, phase, t0);
+  notePartition(sets, phase, t0, when);
 }
 
 void setCreated(opd_set *set) {

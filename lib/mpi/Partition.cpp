@@ -2,7 +2,9 @@
 // computed on the distributed mesh.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Runs once, at the first set loop, when every set is stored as slices of
+// Runs once, before main's first statement (opd_rt_mesh_ready) or, in a
+// program with a loop that fills a map, at the first set loop after it,
+// when every set is stored as slices of
 // its global numbering (mpi/Slices.cpp; maps hold global indices). No rank
 // holds a whole set's worth of anything unless --partition=metis asks for
 // it (METIS runs on rank 0).

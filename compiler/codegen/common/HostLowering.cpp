@@ -25,6 +25,7 @@
 #include "codegen/common/HostProgram.h"
 
 #include "ir/AccessRules.h"
+#include "ir/IRVisitor.h"
 #include "support/Assert.h"
 #include "support/Diagnostics.h"
 
@@ -65,6 +66,23 @@ bool isProtocolStmt(const ir::Stmt &s) {
   default:
     return false;
   }
+}
+
+bool meshReadyAtStart(const ir::Program &p) {
+  // Every function, derivatives included: a map filled anywhere keeps the
+  // partition at the first set loop.
+  struct Scan : IRVisitor {
+    bool setLoop = false, fillsMap = false;
+    void visitParLoop(const ParLoopStmt &s) override {
+      setLoop = setLoop || s.set != nullptr;
+      for (const AccessDescriptor &a : s.args)
+        fillsMap = fillsMap ||
+                   (a.kind == ArgKind::MapDirect && a.mode != AccessMode::Read);
+      IRVisitor::visitParLoop(s);
+    }
+  } scan;
+  scan.visitProgram(p);
+  return scan.setLoop && !scan.fillsMap;
 }
 
 namespace {

@@ -241,6 +241,11 @@ unsigned varWords(const ir::Function &fn, const std::vector<unsigned> &vars);
 
 /// Whether lowerHostStmt writes \p s (every host statement but loops).
 bool isProtocolStmt(const ir::Stmt &s);
+/// Whether main calls opd_rt_mesh_ready once it has created the mesh: the
+/// program has a loop over a set, and no loop that fills a map (such a
+/// loop runs on the whole set before the sets are distributed, so the
+/// runtime distributes them at the first loop after it, as before).
+bool meshReadyAtStart(const ir::Program &p);
 /// -frepro-sum (\p reproSum): argument \p a is a float sum summed exactly
 /// (OPD_XSUM_WORDS words a component and chunk, opd_reduce_sum_exact).
 bool exactSum(const ir::AccessDescriptor &a, bool reproSum);

@@ -16,6 +16,7 @@
 #include "codegen/cuda/CUDACodeGen.h"
 #include "codegen/cuda/CUDAEmitter.h"
 
+#include "codegen/common/HostProgram.h"
 #include "codegen/common/RuntimeMapping.h"
 
 #include "support/Assert.h"
@@ -210,6 +211,10 @@ private:
     CUDAFunctionWriter w(m, f, CUDAFunctionWriter::Mode::Host, r);
     w.declareVars(1);
     mesh(w, r);
+    // As the CPU backend: the sets distributed before main's first
+    // statement (host::meshReadyAtStart).
+    if (host::meshReadyAtStart(p))
+      r += "  opd_rt_mesh_ready();\n";
     w.body(f.body, 1);
     r += "  return opd_main_end();\n}\n";
     return r;

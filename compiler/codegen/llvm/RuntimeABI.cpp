@@ -167,6 +167,13 @@ llvm::FunctionCallee RuntimeABI::costModel() {
                               false));
 }
 
+llvm::FunctionCallee RuntimeABI::meshReady() {
+  llvm::LLVMContext &c = module.getContext();
+  return module.getOrInsertFunction(
+      "opd_rt_mesh_ready",
+      llvm::FunctionType::get(llvm::Type::getVoidTy(c), {}, false));
+}
+
 llvm::FunctionCallee RuntimeABI::setDefaultThreads() {
   llvm::LLVMContext &c = module.getContext();
   return module.getOrInsertFunction(

@@ -29,6 +29,8 @@ struct RuntimeABI {
   /// opd_skew_run (passes/loops/Fuse.cpp's skewed groups), declared when used.
   llvm::FunctionCallee skewRun();
   llvm::FunctionCallee costModel();
+  /// opd_rt_mesh_ready (host::meshReadyAtStart), declared when used.
+  llvm::FunctionCallee meshReady();
 
   /// struct opd_param_desc { const char *name; opd_scalar type; void *storage;
   /// const char *doc; }
