@@ -19,6 +19,10 @@ config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, os.environ.get("PATH", "")])
 config.test_exec_root = os.path.join(os.path.dirname(site), "out")
 config.substitutions.append(("%opdc", config.opdc_binary + " --stdlib-dir=" + config.opdc_stdlib_dir))
+# The default pipeline without adjoint-linear: the checkpointed adjoint
+# (and the coefficients' gradients by reverse mode), for tests of the
+# passes that shape it.
+config.substitutions.append(("%checkpointed", "--passes=swap-copy-back,split-reports,unroll-steps,tangent,adjoint,adjoint-zeros,kernel-dce,adjoint-tape,unroll-more-steps,expand-cg,unroll-short-loops,join-chains,chain,fuse,comm-avoid"))
 config.substitutions.append(("%examples", os.path.join(config.opdc_source_dir, "examples")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("not ", config.not_tool + " "))
