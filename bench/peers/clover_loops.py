@@ -3,24 +3,24 @@
 
 usage: bench/peers/clover_loops.py --ops-cloverleaf DIR [--build BUILD]
            [--before BUILD] [--rounds 3] [--threads 1,2] [--ranks 2]
-           [--work DIR]
+           [--deck FILE] [--work DIR]
 
 Builds examples/cloverleaf/cloverleaf.opd (serial and --mpi) with BUILD's
 opdc (default: build) and, with --before, with a second build's opdc too;
-puts clover_bm_short.in where OPS's cloverleaf reads it (clover.in in the
-working directory) and runs, alternating within each round, every opdc
+puts clover_bm_short.in (or --deck) where OPS's cloverleaf reads it
+(clover.in in the working directory) and runs, alternating within each round, every opdc
 build with --profile and OPS's cloverleaf_openmp (threads) or
 cloverleaf_mpi (ranks) with -OPS_DIAGS=2, which prints OPS's per-kernel
 table at its exit. Every run must print PASSED. Prints, per configuration,
 one markdown table: each opdc loop (a profile row, or the body of a loop
 in a skewed sweep from its plan line: thread-seconds) beside the OPS
-kernels that do its work, with calls, ms a call and ms a step (87 steps),
-the medians over the rounds. A step runs some loops more than once, and
-OPS runs its momentum kernels once per velocity where opdc shares them,
-so compare ms a step for a group and ms a call for one kernel.
+kernels that do its work, with calls, ms a call and ms a step (over
+opdc's step count), the medians over the rounds. A step runs some loops
+more than once, and OPS runs its momentum kernels once per velocity where
+opdc shares them, so compare ms a step for a group and ms a call for one
+kernel.
 """
 import argparse
-import glob
 import os
 import re
 import shutil
@@ -30,8 +30,6 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import run as R  # noqa: E402
-
-STEPS = 87
 
 # (label, opdc keys, OPS keys). Keys: "R:row" a profile row, "B:loop" a
 # loop's body in a skewed sweep (its plan line), "S:row" a row whose calls
@@ -107,8 +105,13 @@ GROUPS = [
 ]
 
 
+def fail(msg):
+    print(f"clover_loops.py: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
 def opdc_profile(text):
-    """({row: (calls, s)}, {loop: (sweeps, body s)}, program s)."""
+    """({row: (calls, s)}, {loop: (sweeps, body s)}, program s, steps)."""
     rows, bodies = {}, {}
     for m in re.finditer(r"^(\S.*?)[ \t]+(\d+)[ \t]+([0-9.]+)[ \t]+([0-9.]+)[ \t]+"
                          r"([0-9.]+)(?:[ \t]+[0-9.]+){0,5}[ \t]*$", text, re.M):
@@ -116,7 +119,10 @@ def opdc_profile(text):
             rows[m.group(1).strip()] = (int(m.group(2)), float(m.group(3)))
     for m in re.finditer(r"^plan: (.*?): .*its body ([0-9.]+) s in (\d+) sweeps", text, re.M):
         bodies[m.group(1)] = (int(m.group(3)), float(m.group(2)))
-    return rows, bodies, R.own_time(text, "opdc")
+    m = re.search(r"^time = [0-9.]+ s for (\d+) steps", text, re.M)
+    if not m:
+        fail("opdc's CloverLeaf printed no 'time = ... s for N steps' line")
+    return rows, bodies, R.own_time(text, "opdc"), int(m.group(1))
 
 
 def ops_profile(text):
@@ -146,6 +152,7 @@ def total(rows, bodies, keys):
 
 def table(label, opdc_runs, ops_runs):
     names = list(opdc_runs)
+    steps = opdc_runs[names[0]][0][3]
     head = ["loop (opdc / OPS)"]
     for n in names:
         head += [f"{n} calls", f"{n} ms a call", f"{n} ms a step"]
@@ -159,13 +166,13 @@ def table(label, opdc_runs, ops_runs):
             vals = [total(r[0], r[1], okeys) for r in opdc_runs[n]]
             calls = max(v[0] for v in vals)
             secs = statistics.median(v[1] for v in vals)
-            per_step[n] = 1e3 * secs / STEPS
+            per_step[n] = 1e3 * secs / steps
             cells += [str(calls), f"{1e3 * secs / calls:.2f}" if calls else "-",
                       f"{per_step[n]:.2f}"]
         vals = [total(r[0], {}, pkeys) for r in ops_runs]
         calls = max(v[0] for v in vals)
         secs = statistics.median(v[1] for v in vals)
-        step = 1e3 * secs / STEPS
+        step = 1e3 * secs / steps
         cells += [str(calls), f"{1e3 * secs / calls:.2f}" if calls else "-", f"{step:.2f}"]
         cells += [f"{per_step[n] / step:.2f}" if step > 0 else "-" for n in names]
         print(f"| {title} | " + " | ".join(cells) + " |")
@@ -183,6 +190,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--deck", default=R.clover_deck(None),
+                    help="the input deck of both (default: clover_bm_short.in)")
     ap.add_argument("--work", default="build/bench/clover-loops")
     args = ap.parse_args()
     threads = [int(t) for t in args.threads.split(",") if t]
@@ -194,9 +203,12 @@ def main():
     for v in ("openmp", "mpi"):
         path = os.path.join(os.path.abspath(args.ops_cloverleaf), f"cloverleaf_{v}")
         if not os.access(path, os.X_OK):
-            R.fail(f"{path}: not found (build OPS's CloverLeaf: bench/peers/README.md)")
+            fail(f"{path}: not found (build OPS's CloverLeaf: bench/peers/README.md)")
         ops[v] = path
-    shutil.copy(R.clover_deck(None), os.path.join(work, "clover.in"))
+    deck = os.path.abspath(args.deck)
+    if not os.path.isfile(deck):
+        fail(f"--deck {args.deck}: no such file")
+    shutil.copy(deck, os.path.join(work, "clover.in"))
     exes = {}
     for name, d in builds.items():
         opdc = os.path.join(os.path.abspath(d), "bin/opdc")
@@ -215,18 +227,18 @@ def main():
             pre = R.mpi_prefix(r) if r else []
             tag = label.replace(" ", "")
             for name in builds:
-                cmd = pre + [exes[(name, bool(r))], f"--deck={R.clover_deck(None)}",
+                cmd = pre + [exes[(name, bool(r))], f"--deck={deck}",
                              f"--threads={t}", "--profile"]
                 out, _ = R.run(cmd, work, t, 1800)
                 if not R.passed(out):
-                    R.fail(f"{' '.join(cmd)}: no PASSED line")
+                    fail(f"{' '.join(cmd)}: no PASSED line")
                 with open(os.path.join(work, f"{name}-{tag}-r{rnd}.txt"), "w") as f:
                     f.write(out)
                 opdc_runs[(label, name)].append(opdc_profile(out))
             cmd = pre + [ops["mpi" if r else "openmp"], "-OPS_DIAGS=2"]
             out, _ = R.run(cmd, work, t, 1800)
             if not R.passed(out):
-                R.fail(f"{' '.join(cmd)}: no PASSED line")
+                fail(f"{' '.join(cmd)}: no PASSED line")
             with open(os.path.join(work, f"ops-{tag}-r{rnd}.txt"), "w") as f:
                 f.write(out)
             ops_runs[label].append(ops_profile(out))
@@ -234,7 +246,8 @@ def main():
     load1 = os.getloadavg()
     model, l3, ncpu = R.machine()
     print(f"machine: {model}, {ncpu} CPUs, L3 {l3}; load average {load0[0]:.1f} at "
-          f"the start, {load1[0]:.1f} at the end; {args.rounds} rounds, alternating")
+          f"the start, {load1[0]:.1f} at the end; {args.rounds} round"
+          f"{'s' if args.rounds > 1 else ''}, alternating")
     for label, _, _ in configs:
         table(label, {n: opdc_runs[(label, n)] for n in builds}, ops_runs[label])
     print(f"\n(outputs of every run: {work})")
