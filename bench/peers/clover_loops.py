@@ -18,7 +18,9 @@ kernels that do its work, with calls, ms a call and ms a step (over
 opdc's step count), the medians over the rounds. A step runs some loops
 more than once, and OPS runs its momentum kernels once per velocity where
 opdc shares them, so compare ms a step for a group and ms a call for one
-kernel.
+kernel. On ranks both times are averages over the ranks (OPS prints
+those; opdc's profile has them beside its max), but a sweep's bodies
+are rank 0's (its plan lines).
 """
 import argparse
 import os
@@ -113,10 +115,13 @@ def fail(msg):
 def opdc_profile(text):
     """({row: (calls, s)}, {loop: (sweeps, body s)}, program s, steps)."""
     rows, bodies = {}, {}
+    # On ranks the sixth column is the average over ranks, which OPS
+    # prints (the third is the max).
     for m in re.finditer(r"^(\S.*?)[ \t]+(\d+)[ \t]+([0-9.]+)[ \t]+([0-9.]+)[ \t]+"
-                         r"([0-9.]+)(?:[ \t]+[0-9.]+){0,5}[ \t]*$", text, re.M):
+                         r"([0-9.]+)(?:[ \t]+([0-9.]+))?(?:[ \t]+[0-9.]+){0,4}[ \t]*$",
+                         text, re.M):
         if m.group(1).strip() != "total":
-            rows[m.group(1).strip()] = (int(m.group(2)), float(m.group(3)))
+            rows[m.group(1).strip()] = (int(m.group(2)), float(m.group(6) or m.group(3)))
     for m in re.finditer(r"^plan: (.*?): .*its body ([0-9.]+) s in (\d+) sweeps", text, re.M):
         bodies[m.group(1)] = (int(m.group(3)), float(m.group(2)))
     m = re.search(r"^time = [0-9.]+ s for (\d+) steps", text, re.M)
