@@ -16,6 +16,11 @@
 #                    of stand-ins (no GPU here: fake_copy_bw.sh, and
 #                    fake_poisson.sh as opdc's and OPS's CUDA builds) run
 #                    to a GPU row with the device copy
+#   CASE=clover-loops clover_loops.py with opdc's CloverLeaf on
+#                    clover_small.in and a stand-in OPS
+#                    (fake_ops_cloverleaf.sh): the loop table with OPS's
+#                    kernels beside opdc's loops; exit 2 without OPS's
+#                    PASSED line
 cmake_minimum_required(VERSION 3.25)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -110,6 +115,33 @@ elseif(CASE STREQUAL "run-gpu")
   expect("${out}" "run.py --gpu --bundle"
     "GPU: stand-in GPU; device copy (copy_bw.cu): 2500 GB/s before, 2500 GB/s after"
     "poisson     GPU 20^2 " "OPS cuda " "   1.00")
+elseif(CASE STREQUAL "clover-loops")
+  file(MAKE_DIRECTORY ${WORK}/ops)
+  file(COPY_FILE ${CMAKE_CURRENT_LIST_DIR}/peers/fake_ops_cloverleaf.sh
+                 ${WORK}/ops/cloverleaf_openmp)
+  file(COPY_FILE ${CMAKE_CURRENT_LIST_DIR}/peers/fake_ops_cloverleaf.sh
+                 ${WORK}/ops/cloverleaf_mpi)
+  set(loops python3 ${ROOT}/bench/peers/clover_loops.py --ops-cloverleaf ${WORK}/ops
+            --build ${BUILD} --work ${WORK}/loops --rounds 1 --threads 1 --ranks 0
+            --deck ${ROOT}/examples/cloverleaf/clover_small.in)
+  execute_process(COMMAND ${loops} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "clover_loops.py: exit ${rc}:\n${out}${err}")
+  endif()
+  # OPS's kernel1_x: 174 calls, 1.00 ms a call, 2.00 ms a step (87 steps);
+  # kernel3_xdir and kernel4_xdir summed for opdc's cell x sweep.
+  expect("${out}" "clover_loops.py" "\n1 thread\n"
+    "| loop (opdc / OPS) | opdc calls | opdc ms a call | opdc ms a step | OPS calls |"
+    "|   advec_mom_flux_x / kernel1_x | 174 | " " | 174 | 1.00 | 2.00 | "
+    "| cell x sweep / kernel3_xdir, kernel4_xdir | 87 | " " | 87 | 3.00 | 3.00 | "
+    "| (a swap) / reset_field_kernel1, 2 | 0 | - | 0.00 | 0 | - | 0.00 | - |"
+    "program time, median of 1: opdc ")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env FAKE_OPS_FAIL=1 ${loops}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "clover_loops.py without OPS's PASSED: exit ${rc}, expected 2:\n${out}${err}")
+  endif()
+  expect("${err}" "clover_loops.py" "clover_loops.py: error: " "cloverleaf_openmp -OPS_DIAGS=2: no PASSED line")
 else()
   message(FATAL_ERROR "RunPeers.cmake: unknown CASE '${CASE}'")
 endif()

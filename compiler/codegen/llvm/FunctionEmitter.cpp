@@ -12,7 +12,13 @@
 //   - min/max are `a < b ? a : b` / `a > b ? a : b` (the C macros OP2's
 //     kernels use), the same in scalar and vector code.
 // `&&`, `||` and select() evaluate only the operand they need, as in C, so a
-// guarded division never traps.
+// guarded division never traps. A select() whose two operands are plain
+// reads (constants, variables, params, kernel arguments at their stencil
+// offsets: every one readable at every element) reads both and selects the
+// value: as a branch, the optimiser sinks the two loads into one load from
+// a selected address, which the vectoriser can only do lane by lane (a
+// gather for CloverLeaf's upwind selections); two loads and a blend stay
+// contiguous vector loads, and the value chosen is the same.
 #include "codegen/llvm/FunctionEmitter.h"
 #include "codegen/llvm/LoopCodeGen.h"
 
@@ -599,8 +605,29 @@ llvm::Value *FunctionEmitter::emitMinMax(bool isMin, ScalarKind k,
       isMin ? llvm::Intrinsic::smin : llvm::Intrinsic::smax, x, y);
 }
 
+/// A read that cannot trap or write and costs at most a load, so that
+/// select() may evaluate it whether or not it is chosen.
+static bool isPlainRead(const ir::Expr &e) {
+  if (!e.type.isScalar())
+    return false;
+  switch (e.kind) {
+  case ExprKind::Constant:
+  case ExprKind::VarRef:
+  case ExprKind::ParamRef:
+  case ExprKind::KernelArg:
+    return true;
+  default:
+    return false;
+  }
+}
+
 llvm::Value *FunctionEmitter::emitSelect(const ir::IntrinsicExpr &e) {
   llvm::Value *cond = emitExpr(*e.args[0]);
+  if (isPlainRead(*e.args[1]) && isPlainRead(*e.args[2])) {
+    llvm::Value *x = emitExpr(*e.args[1]);
+    llvm::Value *y = emitExpr(*e.args[2]);
+    return b.CreateSelect(cond, x, y);
+  }
   auto *thenBB = llvm::BasicBlock::Create(cgm.context, "sel.then", llvmFn);
   auto *elseBB = llvm::BasicBlock::Create(cgm.context, "sel.else");
   auto *endBB = llvm::BasicBlock::Create(cgm.context, "sel.end");
