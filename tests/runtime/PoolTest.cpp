@@ -1,9 +1,9 @@
-// PoolTest.cpp - runTasks (lib/exec/Pool.cpp): every task runs exactly
+// PoolTest.cpp - runTasks (lib/core/Pool.cpp): every task runs exactly
 // once, on any thread count, nested and back to back; the caller runs the
 // tasks a busy worker does not reach; each share of the tasks runs in
 // order.
 // SPDX-License-Identifier: Apache-2.0
-#include "exec/Pool.h"
+#include "core/Pool.h"
 
 #include "TestUtil.h"
 

@@ -7,7 +7,11 @@
 // process busy on a worker's core, the worker gets the core for a time
 // slice now and then, so each short region waited up to a slice for it
 // and the spinning took the slices it did get (issue 53: a 201^2 wave
-// program ran many times slower at 2 threads than at 1). Here:
+// program ran many times slower at 2 threads than at 1). The runtime's
+// other parallel work (core/Memory.cpp's zero fills and copies) runs here
+// too: libgomp's workers spin for milliseconds after each region, and on
+// a machine with as many cores as threads they held the cores the pool's
+// workers were started on (decision 0425). Here:
 //
 //  * A job is (n, task, ctx) and one claim word per thread: thread s
 //    (the caller 0, worker k k + 1) owns the tasks [s * n / T, (s + 1) *
@@ -40,7 +44,7 @@
 //  * The pool (omp_get_max_threads() - 1 workers, grown or shrunk to match
 //    at the next call) is never destroyed: a task that fails calls exit
 //    from whatever thread runs it.
-#include "exec/Pool.h"
+#include "core/Pool.h"
 
 #include "core/Runtime.h"
 
