@@ -4,7 +4,7 @@
 # threads, on a quiet machine and beside a synthetic competing process (a
 # busy loop, unpinned or pinned to the last CPU), with the runtime of this
 # build and, given --baseline, with another opdc's (e.g. main's, before the
-# pool of lib/exec/Pool.cpp). Runs alternate (every configuration once per
+# pool of lib/core/Pool.cpp). Runs alternate (every configuration once per
 # round) and the medians of --rounds rounds are printed, with the STREAM
 # triad measured at the start of each mode in this same run. Then the
 # print-heavy printer.opd to a file, line-buffered (the default) and fully

@@ -21,8 +21,15 @@
 // steps, differs by page size and machine (bench/adjoint/fault_cost.c;
 // docs/decisions/0380-fresh-memory-measured-by-its-pages.md), so the pool
 // measures both kinds and takes the cheaper.
+//
+// The parallel zero fills, faults and copies run on the runtime's pool
+// (core/Pool.h), not in OpenMP regions: after a region libgomp's workers
+// spin for milliseconds before they sleep, on the cores the pool's
+// workers need, so a program's first parallel loops after its dats were
+// allocated ran as if on one thread (decision 0425).
 #include "core/Memory.h"
 
+#include "core/Pool.h"
 #include "core/Runtime.h"
 
 #include <atomic>
@@ -116,10 +123,9 @@ void *allocPopulated(std::size_t bytes, const char *what, bool hugePages) {
   // pieces, as allocZeroed, so on NUMA machines pages land near the
   // threads using them. Where the kernel lacks it, a write per page.
   constexpr std::size_t Piece = std::size_t(1) << 22;
-  const long long pieces = (long long)((size + Piece - 1) / Piece);
+  const int64_t pieces = int64_t((size + Piece - 1) / Piece);
   const long page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
-#pragma omp parallel for schedule(static) if (pieces > 1)
-  for (long long i = 0; i < pieces; ++i) {
+  runTasks(pieces, true, [&](int64_t i) {
     const std::size_t begin = std::size_t(i) * Piece;
     const std::size_t end = begin + Piece < size ? begin + Piece : size;
     // madvise wants a page-aligned start: from the page holding begin.
@@ -128,11 +134,11 @@ void *allocPopulated(std::size_t bytes, const char *what, bool hugePages) {
     const uintptr_t to = uintptr_t(p) + end;
 #ifdef __linux__
     if (madvise(reinterpret_cast<void *>(from), to - from, PopulateWrite) == 0)
-      continue;
+      return;
 #endif
     for (uintptr_t at = uintptr_t(p) + begin; at < to; at += uintptr_t(page))
       *reinterpret_cast<volatile char *>(at) = 0;
-  }
+  });
   return p;
 }
 
@@ -147,13 +153,12 @@ void *allocZeroed(std::size_t bytes, const char *what) {
     std::memset(p, 0, size);
     return p;
   }
-  long long pieces = (long long)((size + Piece - 1) / Piece);
-#pragma omp parallel for schedule(static)
-  for (long long i = 0; i < pieces; ++i) {
-    std::size_t begin = std::size_t(i) * Piece;
-    std::size_t end = begin + Piece < size ? begin + Piece : size;
+  const int64_t pieces = int64_t((size + Piece - 1) / Piece);
+  runTasks(pieces, true, [&](int64_t i) {
+    const std::size_t begin = std::size_t(i) * Piece;
+    const std::size_t end = begin + Piece < size ? begin + Piece : size;
     std::memset(p + begin, 0, end - begin);
-  }
+  });
   return p;
 }
 
@@ -176,14 +181,13 @@ void copyElements(void *to, const void *from, int64_t n, int64_t elementBytes) {
   char *t = static_cast<char *>(to);
   const char *f = static_cast<const char *>(from);
   const int64_t chunks = (n + DirectChunkSize - 1) / DirectChunkSize;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) {
+  runTasks(chunks, true, [&](int64_t c) {
     const int64_t begin = c * DirectChunkSize;
     const int64_t end =
         begin + DirectChunkSize < n ? begin + DirectChunkSize : n;
     std::memcpy(t + begin * elementBytes, f + begin * elementBytes,
                 std::size_t((end - begin) * elementBytes));
-  }
+  });
 }
 
 } // namespace opdc::rt

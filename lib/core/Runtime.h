@@ -61,7 +61,7 @@ public:
   CaptureFailures(const CaptureFailures &) = delete;
   CaptureFailures &operator=(const CaptureFailures &) = delete;
 };
-/// Whether a CaptureFailures is alive (fail() throws): exec/Pool.cpp then
+/// Whether a CaptureFailures is alive (fail() throws): core/Pool.cpp then
 /// runs tasks on the calling thread, where the exception can be caught.
 bool capturingFailures();
 /// Prints "<program>: error: <prefix><message>" (no exit).

@@ -2,12 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Why here and not with the other dat calls (core/Mesh.cpp): a fill runs
-// on the runtime's threads in the chunks a direct loop has (exec/Pool.h),
+// on the runtime's threads in the chunks a direct loop has (core/Pool.h),
 // and core/, the runtime's ground floor, includes nothing of exec/.
 #include "core/Dist.h"
 #include "core/Objects.h"
+#include "core/Pool.h"
 #include "core/Runtime.h"
-#include "exec/Pool.h"
 
 #include "opd_rt.h"
 
@@ -27,7 +27,7 @@ void opd_dat_fill(opd_dat *dat, const void *elem) {
   for (int64_t b = 0; b < eb; ++b)
     zero = zero && static_cast<const char *>(elem)[b] == 0;
   const int64_t chunks = (n + DirectChunkSize - 1) / DirectChunkSize;
-  // On the runtime's threads (exec/Pool.h), as loops run.
+  // On the runtime's threads (core/Pool.h), as loops run.
   runTasks(chunks, double(n * eb) >= parallelBytes(), [&](int64_t c) {
     int64_t begin = c * DirectChunkSize;
     int64_t end = begin + DirectChunkSize < n ? begin + DirectChunkSize : n;

@@ -24,9 +24,9 @@
 // changes. Cost: the buffers (elements x dim per argument) and one pass
 // over them; measured in bench/repro/README.md.
 #include "core/Memory.h"
+#include "core/Pool.h"
 #include "core/Runtime.h"
 #include "exec/Loop.h"
-#include "exec/Pool.h"
 
 #include <algorithm>
 #include <cstring>
@@ -110,7 +110,7 @@ template <typename T>
 void apply(T *dat, const T *rows, int dim, const Reverse &r) {
   const int64_t nactive = int64_t(r.active.size());
   // Each target once, its rows in element order: any thread, same bits.
-  // Tasks of DirectChunkSize targets (exec/Pool.h).
+  // Tasks of DirectChunkSize targets (core/Pool.h).
   const int64_t tasks = (nactive + DirectChunkSize - 1) / DirectChunkSize;
   runTasks(tasks, true, [&](int64_t task) {
     const int64_t k1 = std::min(nactive, (task + 1) * DirectChunkSize);

@@ -9,11 +9,11 @@
 #include "exec/CommAvoid.h"
 
 #include "core/Dist.h"
+#include "core/Pool.h"
 #include "core/Profile.h"
 #include "core/Renumber.h"
 #include "core/Runtime.h"
 #include "exec/FPCheck.h"
-#include "exec/Pool.h"
 
 #include <unistd.h>
 

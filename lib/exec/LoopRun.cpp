@@ -12,9 +12,9 @@
 #include "exec/Loop.h"
 
 #include "core/Dist.h"
+#include "core/Pool.h"
 #include "core/Runtime.h"
 #include "exec/FPCheck.h"
-#include "exec/Pool.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -163,7 +163,7 @@ namespace {
 // The super-block schedule of `p` (exec/Plan.h): each super-block's own
 // elements in order on one thread, then the cross elements colour by
 // colour; chunk index = `chunk0` + block, as in the colouring. Tasks run
-// on the pool (exec/Pool.h) when `parallel`: super-blocks reach disjoint
+// on the pool (core/Pool.h) when `parallel`: super-blocks reach disjoint
 // targets in phase 1, so any thread may take any of them.
 void runSuper(const Plan &p, int64_t chunk0, opd_body body, void *ctx,
               bool parallel) {
@@ -281,7 +281,7 @@ const Plan &planPart(const PlanEntry &e, int32_t part) {
 
 void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
   beginLoop(loop);
-  // Small loops run on this thread (exec/Pool.h, parallelBytes).
+  // Small loops run on this thread (core/Pool.h, parallelBytes).
   const bool parallel = loop->bytesPerCall >= parallelBytes();
   if (loop->plan) {
     const PlanEntry &e = *loop->plan;

@@ -71,8 +71,8 @@
 #include "exec/Loop.h"
 
 #include "core/Dist.h"
+#include "core/Pool.h"
 #include "core/Runtime.h"
-#include "exec/Pool.h"
 
 #include <omp.h>
 
@@ -524,7 +524,7 @@ void opd_skew_run(int n, opd_loop *const *loops, const opd_body *bodies,
   std::vector<double> spent(ms.size() * size_t(parts), 0.0);
 
   // Phase 1: each part swept, loop k lag_k rows behind the first.
-  // Parts are tasks of the runtime's pool (exec/Pool.h): any thread may
+  // Parts are tasks of the runtime's pool (core/Pool.h): any thread may
   // run any part; small sweeps run on this thread.
   double sweepBytes = 0;
   for (const Member &m : ms)

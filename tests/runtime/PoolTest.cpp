@@ -1,9 +1,9 @@
-// PoolTest.cpp - runTasks (lib/exec/Pool.cpp): every task runs exactly
+// PoolTest.cpp - runTasks (lib/core/Pool.cpp): every task runs exactly
 // once, on any thread count, nested and back to back; the caller runs the
-// tasks a busy worker does not reach; each share of the tasks runs in
-// order.
+// tasks a busy worker does not reach; a caller asleep for a worker's last
+// task is woken; each share of the tasks runs in order.
 // SPDX-License-Identifier: Apache-2.0
-#include "exec/Pool.h"
+#include "core/Pool.h"
 
 #include "TestUtil.h"
 
@@ -12,6 +12,7 @@
 #include <omp.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -106,6 +107,26 @@ TEST_P(PoolTest, WorkersRunWhatTheBusyCallerDoesNotReach) {
     });
     for (int64_t k = 0; k < n; ++k)
       ASSERT_EQ(hits[std::size_t(k)].load(), 1) << "task " << k << " of " << n;
+  }
+}
+
+TEST_P(PoolTest, SleepingCallerIsWokenEveryJob) {
+  // Each job's last task outlasts the caller's spin, so the caller goes to
+  // sleep and the thread that runs that task must see the threads' counts
+  // complete and wake it: a missed wake-up would hang here. Jobs of
+  // several sizes, so that the counts of one job never pass for the
+  // next's.
+  std::atomic<int64_t> ran{0};
+  int64_t want = 0;
+  for (int job = 0; job < 200; ++job) {
+    const int64_t n = 2 + job % 5;
+    want += n;
+    runTasks(n, true, [&](int64_t k) {
+      if (k == n - 1)
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      ++ran;
+    });
+    ASSERT_EQ(ran.load(), want) << "job " << job;
   }
 }
 

@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // runTasks(n, ...) runs tasks 0 .. n-1 (a loop's chunks, blocks of one
-// colour, super-blocks, a sweep's parts) on the calling thread and the
+// colour, super-blocks, a sweep's parts; the pieces of a large
+// allocation's zero fill, core/Memory.cpp) on the calling thread and the
 // pool's workers: each thread runs its own contiguous share of the tasks
 // (the same share call after call, so their data stay in its core's
 // cache), then takes what is left of the others', and the call returns
@@ -10,7 +11,7 @@
 // worker that has not started: a worker that the scheduler left off the
 // CPU (another process on its core) loses its share to the others, so on
 // a busy machine the caller runs what the others do not reach. Waiting is
-// a short spin, then a futex (exec/Pool.cpp). Results do not depend on
+// a short spin, then a futex (core/Pool.cpp). Results do not depend on
 // which thread runs a task: chunks and their reduction slots are fixed by
 // the loop, not the thread.
 #ifndef OPDC_LIB_EXEC_POOL_H

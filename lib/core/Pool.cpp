@@ -7,7 +7,11 @@
 // process busy on a worker's core, the worker gets the core for a time
 // slice now and then, so each short region waited up to a slice for it
 // and the spinning took the slices it did get (issue 53: a 201^2 wave
-// program ran many times slower at 2 threads than at 1). Here:
+// program ran many times slower at 2 threads than at 1). The runtime's
+// other parallel work (core/Memory.cpp's zero fills and copies) runs here
+// too: libgomp's workers spin for milliseconds after each region, and on
+// a machine with as many cores as threads they held the cores the pool's
+// workers were started on (decision 0425). Here:
 //
 //  * A job is (n, task, ctx) and one claim word per thread: thread s
 //    (the caller 0, worker k k + 1) owns the tasks [s * n / T, (s + 1) *
@@ -28,8 +32,10 @@
 //    returns), so the job cannot end (nor its fields change) before this
 //    task is done. A worker that read a word of an earlier job and finds
 //    it with the same value again claims the current job's task. Whoever
-//    claims a task runs it and counts it done; the caller claims too,
-//    and returns when the done count is n. A worker that wakes after the
+//    claims a task runs it and counts it done, in a count of its own on
+//    its own cache line (one count shared by all threads moved between
+//    the cores at every task, decision 0425); the caller claims too, and
+//    returns when the counts add up to n. A worker that wakes after the
 //    last claim finds nothing and goes back to waiting: the caller waits
 //    only for tasks a worker is running, never for a worker to arrive.
 //  * Workers spin briefly for the next job (back-to-back loops find them
@@ -40,7 +46,7 @@
 //  * The pool (omp_get_max_threads() - 1 workers, grown or shrunk to match
 //    at the next call) is never destroyed: a task that fails calls exit
 //    from whatever thread runs it.
-#include "exec/Pool.h"
+#include "core/Pool.h"
 
 #include "core/Runtime.h"
 
@@ -102,6 +108,12 @@ struct alignas(64) Range {
   std::atomic<uint64_t> word{0}; ///< (end << 32) | next
 };
 
+/// The tasks of the current job a thread has run, on a line of its own:
+/// written by that thread alone, read by the caller when it waits.
+struct alignas(64) Count {
+  std::atomic<int64_t> done{0};
+};
+
 inline uint64_t rangeWord(uint32_t next, uint32_t end) {
   return uint64_t(end) << 32 | next;
 }
@@ -114,9 +126,10 @@ struct Pool {
   std::atomic<void *> ctx{nullptr};
   std::atomic<int64_t> count{0}; ///< its tasks
   std::vector<Range> ranges;     ///< one per thread, the caller's first
-  std::atomic<int64_t> done{0};
+  std::vector<Count> counts;     ///< one per thread, as `ranges`
   // Workers sleep on `jobs` (bumped per job); the caller on `finished`
-  // (bumped when a worker completes a job's last task).
+  // (bumped when a worker completes a job's last task while the caller
+  // sleeps).
   std::atomic<uint32_t> jobs{0};
   std::atomic<int> sleepers{0};
   std::atomic<uint32_t> finished{0};
@@ -146,31 +159,42 @@ struct Pool {
   /// a thread that loses its core after a task must not hold the caller
   /// up for it (counting a thread's tasks once at the end did, for as long
   /// as the thread was off its core).
-  void runClaimed(int64_t i, bool caller) {
+  void runClaimed(int64_t i, int self) {
     PoolTask t = task.load(std::memory_order_relaxed);
     void *x = ctx.load(std::memory_order_relaxed);
     inTask = true;
     t(x, i);
     inTask = false;
-    const int64_t n = count.load(std::memory_order_relaxed);
-    if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == n && !caller) {
+    counts[std::size_t(self)].done.fetch_add(1, std::memory_order_seq_cst);
+    // A sleeping caller is woken by whoever sees the counts complete: the
+    // thread whose count came last in the seq_cst order sees every other,
+    // and either it sees callerSleeps set or the caller, which sets it
+    // before its last look at the counts, sees its count.
+    if (self != 0 && callerSleeps.load(std::memory_order_seq_cst) &&
+        allDone(count.load(std::memory_order_relaxed))) {
       finished.fetch_add(1, std::memory_order_seq_cst);
-      if (callerSleeps.load(std::memory_order_seq_cst))
-        futexWake(&finished);
+      futexWake(&finished);
     }
+  }
+
+  /// Whether the threads' counts add up to the job's `n` tasks.
+  bool allDone(int64_t n) const {
+    int64_t sum = 0;
+    for (const Count &c : counts)
+      sum += c.done.load(std::memory_order_seq_cst);
+    return sum == n;
   }
 
   /// Claims and runs tasks of the current job until none is left: the
   /// thread's own range `self` first, then the others'.
   void work(int self) {
     const int threads = int(ranges.size());
-    const bool caller = self == 0;
     for (int64_t i; (i = claimFrom(ranges[std::size_t(self)])) >= 0;)
-      runClaimed(i, caller);
+      runClaimed(i, self);
     for (int k = 1; k < threads; ++k) {
       Range &r = ranges[std::size_t((self + k) % threads)];
       for (int64_t i; (i = claimFrom(r)) >= 0;)
-        runClaimed(i, caller);
+        runClaimed(i, self);
     }
   }
 
@@ -206,6 +230,7 @@ struct Pool {
     workers.clear();
     // No thread reads the words now: they are made anew, used up.
     ranges = std::vector<Range>(std::size_t(nworkers) + 1);
+    counts = std::vector<Count>(std::size_t(nworkers) + 1);
     wanted.store(nworkers, std::memory_order_release);
     const uint32_t now = jobs.load(std::memory_order_acquire);
     for (int k = 0; k < nworkers; ++k)
@@ -216,7 +241,8 @@ struct Pool {
     task.store(t, std::memory_order_relaxed);
     ctx.store(x, std::memory_order_relaxed);
     count.store(n, std::memory_order_relaxed);
-    done.store(0, std::memory_order_relaxed);
+    for (Count &c : counts)
+      c.done.store(0, std::memory_order_relaxed);
     // Thread s's tasks: [s * n / T, (s + 1) * n / T) (T = 1 without
     // shares: all of them the caller's, every thread claiming them).
     const int64_t threads = int64_t(ranges.size());
@@ -231,13 +257,12 @@ struct Pool {
     if (sleepers.load(std::memory_order_seq_cst) > 0)
       futexWake(&jobs);
     work(0);
-    auto allDone = [&] { return done.load(std::memory_order_acquire) == n; };
-    if (spinFor(callerSpinMicros, allDone))
+    if (spinFor(callerSpinMicros, [&] { return allDone(n); }))
       return;
     callerSleeps.store(true, std::memory_order_seq_cst);
     for (;;) {
       const uint32_t f = finished.load(std::memory_order_seq_cst);
-      if (allDone())
+      if (allDone(n))
         break;
       futexWait(&finished, f);
     }
