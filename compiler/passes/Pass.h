@@ -55,8 +55,10 @@ private:
 enum class CommAvoidMode : uint8_t { Off, Auto, On };
 
 /// Steps a skewed sweep runs without -funroll-steps=N (PassContext): over
-/// 1D and 2D blocks, and over 3D blocks.
-inline constexpr unsigned DefaultUnrollSteps = 4, DefaultUnrollSteps3D = 8;
+/// 1D and 2D blocks, and over 3D blocks. Eight in 2D too since the 2D
+/// sweeps measured faster at eight than four (docs/performance.md, "Eight
+/// steps a sweep in 2D").
+inline constexpr unsigned DefaultUnrollSteps = 8, DefaultUnrollSteps3D = 8;
 
 /// The backend that compiles the IR after the passes.
 enum class Backend : uint8_t { CPU, CUDA };

@@ -21,17 +21,18 @@
 //
 // Further (pass unroll-more-steps, after the derivative passes): the loops
 // of two steps this pass made are unrolled by two again, and again, until
-// a sweep runs -funroll-steps=N steps (default 4, and 8 when the loops run
-// over a 3D block: such a sweep runs in tiles of dimension 1 whose planes
-// stay in L2 at any depth, lib/exec/Skew.cpp; docs/performance.md): deeper
+// a sweep runs -funroll-steps=N steps (default 8, over 2D and 3D blocks; a
+// 3D sweep runs in tiles of dimension 1 whose planes stay in L2 at any
+// depth, lib/exec/Skew.cpp; docs/performance.md): deeper
 // temporal blocking, each row of the dats read from memory once every N
 // steps. The tangent's copy of a loop is plain code and gets the same; the
 // adjoint's checkpointed time loop keeps its steps of two (reversing four
 // steps a sweep measured 3-8 % slower: more intermediate states alive at
 // once).
 // Four steps a sweep beat two on Poisson and heat3d with the same bits
-// (bench/adjoint/README.md). The remainder loops (a pair, a step) are
-// left as they are.
+// (bench/adjoint/README.md), and eight beat four in 2D as in 3D
+// (docs/performance.md). The remainder loops (a pair, a step) are left as
+// they are.
 //
 // Legal: the same steps run in the same order with the same values of the
 // loop variable (each copy declares it, the second copy and the remainder
