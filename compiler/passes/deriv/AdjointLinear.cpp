@@ -139,30 +139,6 @@ constexpr const char *PassName = "adjoint-linear";
 /// reads its state five to nine (bench/adjoint/README.md).
 constexpr unsigned MaxTangents = 2;
 
-/// The variable slots an expression or statement reads (VarRef anywhere in
-/// it, a reduction's variable, the target of a compound or element
-/// assignment).
-struct Reads : IRVisitor {
-  std::set<unsigned> vars;
-  void visitVarRef(const VarRefExpr &e) override { vars.insert(e.slot); }
-  void visitParLoop(const ParLoopStmt &l) override {
-    IRVisitor::visitParLoop(l);
-    for (const AccessDescriptor &a : l.args)
-      if (a.kind == ArgKind::Reduction)
-        vars.insert(unsigned(a.var));
-  }
-  void visitAssign(const AssignStmt &a) override {
-    // A whole `v = e` reads only e; any other assignment reads its target.
-    if (a.op != AssignOp::Set || !isa<VarRefExpr>(*a.target))
-      visitExpr(*a.target);
-    visitExpr(*a.value);
-  }
-  void visitDecl(const DeclStmt &d) override {
-    if (d.init)
-      visitExpr(*d.init);
-  }
-};
-
 /// The variable a declaration or a whole assignment `v = e` sets, or -1.
 int wholeAssigned(const Stmt &s) {
   if (const auto *d = dyn_cast<DeclStmt>(&s))
@@ -191,25 +167,7 @@ int scalarShare(const ParLoopStmt &l, const Body &body,
       return -1;
     }
   }
-  if (g < 0)
-    return -1;
-  int into = -1;
-  for (const StmtPtr &sp : body.stmts) {
-    if (sp.get() == &l)
-      continue;
-    Reads r;
-    r.visitStmt(*sp);
-    if (!r.vars.count(unsigned(g)))
-      continue;
-    const auto *as = dyn_cast<AssignStmt>(sp.get());
-    const auto *t = as ? dyn_cast<VarRefExpr>(as->target.get()) : nullptr;
-    const auto *v = as ? dyn_cast<VarRefExpr>(as->value.get()) : nullptr;
-    if (!t || !v || as->op != AssignOp::Add || v->slot != unsigned(g) ||
-        !scalars.count(t->slot) || (into >= 0 && unsigned(into) != t->slot))
-      return -1;
-    into = int(t->slot);
-  }
-  return into;
+  return g < 0 ? -1 : sumTarget(body, &l, unsigned(g), scalars);
 }
 
 /// Checks 1-4 of the file comment on the reverse statement \p c and builds
@@ -228,7 +186,7 @@ std::string reverseStepBody(const Function &fn, const CheckpointStmt &c,
   std::set<unsigned> assigned; // variables of V the step has computed
   for (const StmtPtr &sp : c.reverseBody.stmts) {
     const Stmt &s = *sp;
-    Reads r;
+    VarReads r;
     r.visitStmt(s);
     for (unsigned v : r.vars)
       if (stateVars.count(v) && !assigned.count(v))
@@ -528,7 +486,7 @@ std::map<unsigned, std::string> chooseScalars(Function &fn,
           return false;
         }
         // Kept checkpointed: its reverse steps sum what they sum.
-        Reads r;
+        VarReads r;
         r.visitBody(cr.reverseBody);
         reversed.insert(r.vars.begin(), r.vars.end());
         return false;

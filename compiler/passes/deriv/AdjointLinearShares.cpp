@@ -49,35 +49,6 @@ using llvm::dyn_cast_or_null;
 
 namespace {
 
-/// Reads of host variable \p slot in \p s (expressions, reductions, the
-/// target of a compound assignment).
-bool readsVar(const Stmt &s, unsigned slot) {
-  struct R : IRVisitor {
-    unsigned slot;
-    bool found = false;
-    void visitVarRef(const VarRefExpr &e) override {
-      found = found || e.slot == slot;
-    }
-    void visitParLoop(const ParLoopStmt &l) override {
-      IRVisitor::visitParLoop(l);
-      for (const AccessDescriptor &a : l.args)
-        found = found || (a.kind == ArgKind::Reduction && a.var == int(slot));
-    }
-    void visitAssign(const AssignStmt &a) override {
-      if (a.op != AssignOp::Set || !llvm::isa<VarRefExpr>(*a.target))
-        visitExpr(*a.target);
-      visitExpr(*a.value);
-    }
-    void visitDecl(const DeclStmt &d) override {
-      if (d.init)
-        visitExpr(*d.init);
-    }
-  } r;
-  r.slot = slot;
-  r.visitStmt(s);
-  return r.found;
-}
-
 /// Turns parameter \p i of kernel \p k into a local variable that nothing
 /// reads after the body (its writes become dead code) and the parameter
 /// into an unnamed read, which kernel-dce drops with its arguments.
@@ -130,6 +101,47 @@ void deadArg(AccessDescriptor &a) {
 
 } // namespace
 
+void VarReads::visitVarRef(const VarRefExpr &e) { vars.insert(e.slot); }
+
+void VarReads::visitParLoop(const ParLoopStmt &l) {
+  IRVisitor::visitParLoop(l);
+  for (const AccessDescriptor &a : l.args)
+    if (a.kind == ArgKind::Reduction)
+      vars.insert(unsigned(a.var));
+}
+
+void VarReads::visitAssign(const AssignStmt &a) {
+  if (a.op != AssignOp::Set || !llvm::isa<VarRefExpr>(*a.target))
+    visitExpr(*a.target);
+  visitExpr(*a.value);
+}
+
+void VarReads::visitDecl(const DeclStmt &d) {
+  if (d.init)
+    visitExpr(*d.init);
+}
+
+int sumTarget(const Body &body, const Stmt *except, unsigned g,
+              const std::set<unsigned> &candidates) {
+  int into = -1;
+  for (const StmtPtr &sp : body.stmts) {
+    if (sp.get() == except)
+      continue;
+    VarReads r;
+    r.visitStmt(*sp);
+    if (!r.vars.count(g))
+      continue;
+    const auto *as = dyn_cast<AssignStmt>(sp.get());
+    const auto *t = as ? dyn_cast<VarRefExpr>(as->target.get()) : nullptr;
+    const auto *v = as ? dyn_cast<VarRefExpr>(as->value.get()) : nullptr;
+    if (!t || !v || as->op != AssignOp::Add || v->slot != g ||
+        !candidates.count(t->slot) || (into >= 0 && unsigned(into) != t->slot))
+      return -1;
+    into = int(t->slot);
+  }
+  return into;
+}
+
 bool splitScalarShares(Program &program, Body &reverse,
                        const std::set<const Dat *> &state,
                        const std::set<unsigned> &candidates) {
@@ -155,21 +167,8 @@ bool splitScalarShares(Program &program, Body &reverse,
         incs = true;
       }
     }
-    if (!touchesState || other || sum < 0 || !incs)
-      continue;
-    // g's only reader: `A += g`, A a candidate.
-    bool onlyA = true;
-    for (size_t j = 0; j < reverse.stmts.size() && onlyA; ++j) {
-      const Stmt &s = *reverse.stmts[j];
-      if (j == i || !readsVar(s, unsigned(g)))
-        continue;
-      const auto *as = dyn_cast<AssignStmt>(&s);
-      const auto *t = as ? dyn_cast<VarRefExpr>(as->target.get()) : nullptr;
-      const auto *v = as ? dyn_cast<VarRefExpr>(as->value.get()) : nullptr;
-      onlyA = t && v && as->op == AssignOp::Add && v->slot == unsigned(g) &&
-              candidates.count(t->slot);
-    }
-    if (!onlyA)
+    if (!touchesState || other || sum < 0 || !incs ||
+        sumTarget(reverse, l, unsigned(g), candidates) < 0)
       continue;
     Function *field = copyKernel(program, *l->kernel, "field");
     Function *share = copyKernel(program, *l->kernel, "share");

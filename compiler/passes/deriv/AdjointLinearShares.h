@@ -5,14 +5,28 @@
 #ifndef OPDC_PASSES_DERIV_ADJOINTLINEARSHARES_H
 #define OPDC_PASSES_DERIV_ADJOINTLINEARSHARES_H
 
+#include "ir/IRVisitor.h"
+
 #include <set>
 
 namespace opdc {
-namespace ir {
-struct Body;
-struct Dat;
-struct Program;
-} // namespace ir
+
+/// The host variables a statement reads: VarRef anywhere in it, a
+/// reduction's variable, the target of a compound or element assignment
+/// (a whole `v = e` reads only e).
+struct VarReads : ir::IRVisitor {
+  std::set<unsigned> vars;
+  void visitVarRef(const ir::VarRefExpr &e) override;
+  void visitParLoop(const ir::ParLoopStmt &l) override;
+  void visitAssign(const ir::AssignStmt &a) override;
+  void visitDecl(const ir::DeclStmt &d) override;
+};
+
+/// A in \p candidates when every statement of \p body but \p except that
+/// reads variable \p g is `A += g`, the same A each time; else -1. (A sum
+/// into g is then a share of A's gradient.)
+int sumTarget(const ir::Body &body, const ir::Stmt *except, unsigned g,
+              const std::set<unsigned> &candidates);
 
 /// Splits each loop of \p reverse (a checkpointed step's reverse body,
 /// \p state its state dats) that touches the state, increments scalar
