@@ -413,7 +413,8 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
   }
   // -funroll-steps=N for every block, or the defaults (PassContext).
   const unsigned steps =
-      opts.unrollSteps ? opts.unrollSteps : DefaultUnrollSteps;
+      opts.unrollSteps ? opts.unrollSteps
+                       : (opts.mpi ? DefaultUnrollStepsMPI : DefaultUnrollSteps);
   const unsigned steps3D =
       opts.unrollSteps ? opts.unrollSteps : DefaultUnrollSteps3D;
   PipelineChoices choices;

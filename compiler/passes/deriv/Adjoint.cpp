@@ -87,6 +87,26 @@
 
 namespace opdc::adj {
 
+/// \p e's entry in Program::scalarGradients: `let e.var = adjSlot` after
+/// the reverse sweep, the request's first statement \p first.
+static ScalarGradient scalarGradient(Function &caller, const AdjointStmt &req,
+                                     const DerivEntry &e, unsigned adjSlot,
+                                     const std::vector<Dat *> &written,
+                                     const Stmt *first) {
+  ScalarGradient g;
+  g.host = &caller;
+  g.proc = req.proc;
+  for (const ExprPtr &a : req.args)
+    g.args.push_back(a->clone());
+  g.param = unsigned(e.of.param);
+  g.gradVar = unsigned(e.var);
+  g.adjSlot = adjSlot;
+  g.written = written;
+  g.first = first;
+  g.range = e.range;
+  return g;
+}
+
 std::vector<StmtPtr> AdjointBuilder::expand(Function &caller,
                                             const Stmt &request) {
   return Expansion(*this, caller, cast<AdjointStmt>(request)).run();
@@ -298,9 +318,7 @@ std::vector<StmtPtr> Expansion::run() {
   // takes the halo state along).
   for (Dat *d : w.dats)
     out.push_back(std::make_unique<SwapStmt>(d, b.finalDats[d], req.range));
-  const unsigned request = b.program.scalarGradients.empty()
-                               ? 1
-                               : b.program.scalarGradients.back().request + 1;
+  const unsigned request = b.program.scalarGradients.size() + 1;
   for (const DerivEntry &e : req.entries)
     if (!e.of.dat) {
       unsigned s = slots[p.params[unsigned(e.of.param)]];
@@ -308,19 +326,9 @@ std::vector<StmtPtr> Expansion::run() {
       out.push_back(std::make_unique<DeclStmt>(
           unsigned(e.var), ref(rd.adjointSlot(s), t), e.range));
       // For adjoint-linear, which may take it from a tangent instead.
-      ScalarGradient g;
-      g.host = &caller;
-      g.proc = req.proc;
-      for (const ExprPtr &a : req.args)
-        g.args.push_back(a->clone());
-      g.param = unsigned(e.of.param);
-      g.gradVar = unsigned(e.var);
-      g.adjSlot = rd.adjointSlot(s);
-      g.written.assign(w.dats.begin(), w.dats.end());
-      g.request = request;
-      g.first = out.front().get();
-      g.range = e.range;
-      b.program.scalarGradients.push_back(std::move(g));
+      b.program.scalarGradients.push_back(scalarGradient(
+          caller, req, e, rd.adjointSlot(s), w.dats, out.front().get()));
+      b.program.scalarGradients.back().request = request;
     }
   out.push_back(std::make_unique<DeclStmt>(unsigned(req.resultVar),
                                            ref(value, rt), req.range));
