@@ -664,6 +664,15 @@ struct ScalarGradient {
   /// The first statement of the request's expansion in host: a tangent
   /// goes before it, to start from the state the adjoint starts from.
   const Stmt *first = nullptr;
+  /// The request's forward sweep, which a tangent may ride along instead:
+  /// the statements after \c declsEnd (the expansion's last declaration)
+  /// up to the declaration of \c valueSlot (J kept), in one body.
+  const Stmt *declsEnd = nullptr;
+  unsigned valueSlot = 0;
+  unsigned paramSlot = 0;  ///< alpha in host
+  unsigned resultSlot = 0; ///< P's result in host
+  /// P's float variables in host, its parameters left out.
+  std::vector<unsigned> floatVars;
   SourceRange range; ///< the wrt entry
 };
 

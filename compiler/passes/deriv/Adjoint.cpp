@@ -283,6 +283,7 @@ std::vector<StmtPtr> Expansion::run() {
     out.push_back(std::move(s));
   for (StmtPtr &s : rd.takeDecls())
     out.push_back(std::move(s));
+  const Stmt *declsEnd = out.back().get();
   for (StmtPtr &s : fwd.stmts)
     out.push_back(std::move(s));
   // J, kept: the reverse sweep restores %P.result to its earlier value.
@@ -328,7 +329,15 @@ std::vector<StmtPtr> Expansion::run() {
       // For adjoint-linear, which may take it from a tangent instead.
       b.program.scalarGradients.push_back(scalarGradient(
           caller, req, e, rd.adjointSlot(s), w.dats, out.front().get()));
-      b.program.scalarGradients.back().request = request;
+      ScalarGradient &g = b.program.scalarGradients.back();
+      g.request = request;
+      g.declsEnd = declsEnd;
+      g.valueSlot = value;
+      g.paramSlot = s;
+      g.resultSlot = result;
+      for (size_t v = 0; v < p.vars.size(); ++v)
+        if (isFloatType(p.vars[v].type) && !params.count(slots[v]))
+          g.floatVars.push_back(slots[v]);
     }
   out.push_back(std::make_unique<DeclStmt>(unsigned(req.resultVar),
                                            ref(value, rt), req.range));

@@ -82,14 +82,24 @@
 // without them, A is no longer read, and alpha's gradient comes from
 // forward mode instead: `tangent P(args) along (alpha: 1)` is dJ/dalpha,
 // the same derivative (to round-off: the tangent sums the same terms in
-// another order). The tangent runs before the request's expansion, from
-// the same state (P may read what an earlier call left in a dat it does
-// not overwrite, as a ring no step writes), between a tape push and a pop
-// of the dats P writes, so that the adjoint then starts from that state
-// too; `let gradVar = A` becomes `let gradVar = t`. A tangent costs about
-// two primal runs, blocked in time as the primal is; the checkpointed
-// reversal of such steps five to nine (bench/adjoint/README.md): at most
-// MaxTangents a request. A loop that mixes a share with the field's
+// another order); `let gradVar = A` becomes `let gradVar = t`.
+//
+// The first such tangent of a request rides along the request's forward
+// sweep (Tangent.h: tangentAlongside): the sweep runs P's body to give the
+// reverse sweep its final state and its taped values, and its loops now
+// run tangent kernels, which compute the same primal values by the same
+// operations and the tangent beside them. P's body runs once, as a
+// tangent (about two primal runs, blocked in time as the primal is), not a
+// tangent and then a primal. The sweep's tape statements save the primal
+// values they saved. A second tangent of the request, or one whose sweep
+// holds what the rewrite does not take (a solve, a loop still
+// checkpointed), runs on its own before the request's expansion, from the
+// same state (P may read what an earlier call left in a dat it does not
+// overwrite, as a ring no step writes), between a tape push and a pop of
+// the dats P writes, so that the adjoint then starts from that state too.
+// The checkpointed reversal of such steps costs five to nine primal runs
+// (bench/adjoint/README.md): at most MaxTangents a request. A loop that
+// mixes a share with the field's
 // increments (one adjoint kernel for a step's centre reads) is split first
 // (AdjointLinearShares.cpp). The adjoint pass lists the candidates
 // (Program::scalarGradients); this pass clears the list.
@@ -118,6 +128,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -513,17 +524,65 @@ std::map<unsigned, std::string> chooseScalars(Function &fn,
   return out;
 }
 
-/// Takes each gradient of \p scalars from a tangent of its request's call,
-/// run before the request's expansion from the same state: the dats the
-/// proc writes saved, `let t = tangent proc(args) along (alpha: 1)`, the
-/// dats given back (the adjoint then runs the proc from where the tangent
-/// did); then `let gradVar = t` in place of `let gradVar = adjSlot`.
+/// Takes \p g from a tangent run along its request's forward sweep (the
+/// primal run the adjoint makes anyway, Tangent.h: tangentAlongside), so
+/// that the proc's body runs once, not twice; then `let gradVar = t`.
+/// False, changing nothing, where the sweep is not found or not taken.
+bool tangentInForward(Program &program, Function &fn, const ScalarGradient &g,
+                      PassContext &ctx) {
+  auto [b, i] = findStmt(fn, g.declsEnd);
+  if (!g.declsEnd || !b)
+    return false;
+  size_t j = i + 1;
+  for (; j < b->stmts.size(); ++j) {
+    auto *d = dyn_cast<DeclStmt>(b->stmts[j].get());
+    if (d && d->slot == g.valueSlot)
+      break;
+  }
+  if (j == b->stmts.size())
+    return false;
+  const auto from = b->stmts.begin() + std::ptrdiff_t(i + 1);
+  std::vector<StmtPtr> fwd(std::make_move_iterator(from),
+                           std::make_move_iterator(from + std::ptrdiff_t(j - i - 1)));
+  b->stmts.erase(from, from + std::ptrdiff_t(j - i - 1));
+  std::vector<unsigned> vars = g.floatVars;
+  vars.push_back(g.resultSlot);
+  std::optional<unsigned> t = tangentAlongside(
+      program, ctx, fn, fwd, g.paramSlot, vars, g.resultSlot, g.range);
+  if (t) {
+    const Type rt = g.proc->returnType;
+    const unsigned keep =
+        fn.addVar(fn.vars[g.gradVar].name + ".tangent", rt, false, g.range);
+    fwd.push_back(std::make_unique<DeclStmt>(keep, ref(*t, rt), g.range));
+    gradientDecl(fn, g)->init = ref(keep, rt);
+  }
+  b->stmts.insert(b->stmts.begin() + std::ptrdiff_t(i + 1),
+                  std::make_move_iterator(fwd.begin()),
+                  std::make_move_iterator(fwd.end()));
+  return t.has_value();
+}
+
+/// Takes each gradient of \p scalars from a tangent of its request's call.
+/// The first of a request rides along the request's forward sweep
+/// (tangentInForward); another, or one whose sweep that does not take,
+/// gets a tangent run of its own before the request's expansion, from the
+/// same state: the dats the proc writes saved, `let t = tangent
+/// proc(args) along (alpha: 1)`, the dats given back (the adjoint then
+/// runs the proc from where the tangent did); then `let gradVar = t` in
+/// place of `let gradVar = adjSlot`.
 void insertTangents(Program &program, Function &fn,
                     const std::map<unsigned, std::string> &scalars,
                     PassContext &ctx, unsigned &pairs) {
+  std::set<unsigned> alongside; // requests whose sweep carries a tangent
   for (const ScalarGradient &g : program.scalarGradients) {
     if (g.host != &fn || !scalars.count(g.adjSlot))
       continue;
+    ctx.stats.add(PassName, "tangents",
+                  "scalar gradients taken from a tangent");
+    if (!alongside.count(g.request) && tangentInForward(program, fn, g, ctx)) {
+      alongside.insert(g.request);
+      continue;
+    }
     const Type t = g.proc->returnType;
     DeclStmt *d = gradientDecl(fn, g);
     auto [b, i] = findStmt(fn, g.first);
@@ -554,8 +613,6 @@ void insertTangents(Program &program, Function &fn,
     b->stmts.insert(b->stmts.begin() + std::ptrdiff_t(i),
                     std::make_move_iterator(seq.begin()),
                     std::make_move_iterator(seq.end()));
-    ctx.stats.add(PassName, "tangents",
-                  "scalar gradients taken from a tangent");
   }
 }
 

@@ -49,6 +49,16 @@
 // is rewritten first (MinMaxDiff.h): its tangent is the winner's. I/O
 // inside P is an error: a derivative must not print or write once per
 // evaluation.
+//
+// Alongside (tangentAlongside, for adjoint-linear): the same rewrite of
+// statements that already run P's body, an adjoint's forward sweep, with
+// P's variables declared before them. Their loops become tangent loops
+// and their tape statements pass unchanged: each primal value is computed
+// by the same operations as before, so what the tape saves and the state
+// the reverse sweep starts from are the same bits, and the sweep yields
+// the tangent besides. Only host code, loops without min or max
+// reductions, swaps and tape statements are taken (a solve or a
+// checkpointed loop is left to a tangent run of its own).
 #include "passes/deriv/Tangent.h"
 
 #include "passes/deriv/DerivUtils.h"
@@ -129,6 +139,11 @@ bool readInPlace(const Body &body, const Dat &x, const Dat &dx) {
 class TangentBuilder : public RequestRewriter {
 public:
   TangentBuilder(Program &p, PassContext &ctx) : program(p), ctx(ctx) {}
+  /// tangentAlongside (Tangent.h).
+  std::optional<unsigned> alongside(Function &fn, std::vector<StmtPtr> &stmts,
+                                    unsigned seed,
+                                    const std::vector<unsigned> &vars,
+                                    unsigned of, SourceRange range);
 
 protected:
   bool isRequest(const Stmt &s) const override { return isa<TangentStmt>(s); }
@@ -435,10 +450,125 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
   return out;
 }
 
+/// Whether tangentAlongside takes \p body: host code, loops without min
+/// or max reductions, swaps and tape statements (what an adjoint's forward
+/// sweep of linearly reversed time loops holds).
+bool takesAlongside(const Body &body) {
+  for (const StmtPtr &sp : body.stmts) {
+    const Stmt &s = *sp;
+    switch (s.kind) {
+    case StmtKind::Decl:
+    case StmtKind::Assign:
+    case StmtKind::Break:
+    case StmtKind::Continue:
+    case StmtKind::Swap:
+    case StmtKind::Tape:
+      break;
+    case StmtKind::Eval:
+      if (isa<CallExpr>(cast<EvalStmt>(s).expr.get()))
+        return false;
+      break;
+    case StmtKind::If:
+      if (!takesAlongside(cast<IfStmt>(s).thenBody) ||
+          !takesAlongside(cast<IfStmt>(s).elseBody))
+        return false;
+      break;
+    case StmtKind::For:
+      if (!takesAlongside(cast<ForStmt>(s).body))
+        return false;
+      break;
+    case StmtKind::While:
+      if (!takesAlongside(cast<WhileStmt>(s).body))
+        return false;
+      break;
+    case StmtKind::ParLoop:
+      for (const AccessDescriptor &a : cast<ParLoopStmt>(s).args)
+        if (a.mode == AccessMode::Min || a.mode == AccessMode::Max)
+          return false;
+      break;
+    default:
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<unsigned>
+TangentBuilder::alongside(Function &fn, std::vector<StmtPtr> &stmts,
+                          unsigned seed, const std::vector<unsigned> &vars,
+                          unsigned of, SourceRange range) {
+  Body body;
+  body.stmts = std::move(stmts);
+  if (!takesAlongside(body)) {
+    stmts = std::move(body.stmts);
+    return std::nullopt;
+  }
+  TangentSlots tslots;
+  ForwardDiff fd(fn, tslots, ctx.diags);
+  std::vector<StmtPtr> out;
+  // The seed's tangent is 1, every other variable's 0 until set.
+  std::set<unsigned> activeVars(vars.begin(), vars.end());
+  activeVars.insert(seed);
+  activeVars.insert(of);
+  for (unsigned v : activeVars) {
+    const Type t = fn.vars[v].type;
+    out.push_back(std::make_unique<DeclStmt>(
+        fd.tangentSlot(v),
+        std::make_unique<ConstantExpr>(
+            v == seed ? ConstValue::ofFloat(t.scalar, 1.0) : zeroOf(t)),
+        range));
+  }
+  std::set<Dat *> active = activeDats(body, {}, activeVars);
+  for (auto &d : program.dats)
+    if (active.count(d.get()))
+      out.push_back(fill.loop(nullptr, tangentDat(d.get()), range));
+  bool ok = true;
+  fd.other = [&](const Stmt &s, std::vector<StmtPtr> &o) -> bool {
+    switch (s.kind) {
+    case StmtKind::ParLoop:
+      ok = tangentLoop(cast<ParLoopStmt>(s), fd, tslots, active, o) && ok;
+      return true;
+    case StmtKind::Swap: {
+      const auto &w = cast<SwapStmt>(s);
+      o.push_back(s.clone());
+      if (active.count(w.a))
+        o.push_back(std::make_unique<SwapStmt>(tangentDat(w.a), tangentDat(w.b),
+                                               w.range));
+      return true;
+    }
+    case StmtKind::Tape:
+      o.push_back(s.clone());
+      return true;
+    default:
+      return false;
+    }
+  };
+  Body db = fd.differentiate(body);
+  if (!ok || fd.failed) {
+    stmts = std::move(body.stmts);
+    return std::nullopt;
+  }
+  for (StmtPtr &x : db.stmts)
+    out.push_back(std::move(x));
+  stmts = std::move(out);
+  ctx.stats.add(PassName, "alongside",
+                "tangents run along an adjoint's forward sweep");
+  return unsigned(tslots.var[of]);
+}
+
 } // namespace
 
 bool buildTangents(Program &program, PassContext &ctx) {
   return TangentBuilder(program, ctx).run(program);
+}
+
+std::optional<unsigned>
+tangentAlongside(Program &program, PassContext &ctx, Function &fn,
+                 std::vector<StmtPtr> &stmts, unsigned seed,
+                 const std::vector<unsigned> &vars, unsigned of,
+                 SourceRange range) {
+  return TangentBuilder(program, ctx)
+      .alongside(fn, stmts, seed, vars, of, range);
 }
 
 } // namespace opdc

@@ -5,6 +5,11 @@
 
 #include "passes/Pass.h"
 
+#include "ir/IR.h"
+
+#include <optional>
+#include <vector>
+
 namespace opdc {
 
 /// Pass "tangent". Replaces every `let d = tangent P(args) along (...)` by
@@ -18,6 +23,22 @@ namespace opdc {
 /// max reduction of a value the seeds reach, a call that cannot be
 /// inlined) name the place. Returns true when anything changed.
 bool buildTangents(ir::Program &program, PassContext &ctx);
+
+/// A tangent riding along statements that run a proc's body (an adjoint
+/// request's forward sweep) instead of a second run of the body: rewrites
+/// \p stmts of \p fn in place to compute, besides what they compute, the
+/// derivative along float variable \p seed (tangent 1). The variables in
+/// \p vars get tangents (0 at the start), every dat the seed reaches a
+/// tangent dat (zeroed first), loops reading them tangent kernels; tape
+/// statements pass unchanged, so what they save is what they saved.
+/// Returns the slot of the tangent of \p of after the statements, or
+/// nullopt, with \p stmts unchanged, when they hold what the rewrite does
+/// not take (a solve, a checkpointed loop, a min or max reduction, I/O).
+std::optional<unsigned>
+tangentAlongside(ir::Program &program, PassContext &ctx, ir::Function &fn,
+                 std::vector<ir::StmtPtr> &stmts, unsigned seed,
+                 const std::vector<unsigned> &vars, unsigned of,
+                 SourceRange range);
 
 } // namespace opdc
 #endif
