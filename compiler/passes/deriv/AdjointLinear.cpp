@@ -161,24 +161,29 @@ int wholeAssigned(const Stmt &s) {
   return -1;
 }
 
-/// The adjoint variable a loop that touches the state sums into when it is
-/// a scalar gradient's share of \p body's step (see the file comment): its
-/// only write is one reduction into a variable g, and every statement of
-/// \p body that reads g is `A += g` with A in \p scalars; A, or -1.
-int scalarShare(const ParLoopStmt &l, const Body &body,
-                const std::set<unsigned> &scalars) {
-  int g = -1;
+/// The adjoint variables a loop that touches the state sums into when it
+/// is a share of scalar gradients of \p body's step (see the file
+/// comment): its only writes are reductions into variables g, and every
+/// statement of \p body that reads a g is `A += g` with A in \p scalars
+/// (one coefficient's share, or several coefficients' shares in one
+/// kernel); the A's, or none.
+std::vector<unsigned> scalarShare(const ParLoopStmt &l, const Body &body,
+                                  const std::set<unsigned> &scalars) {
+  std::vector<unsigned> into;
   for (const AccessDescriptor &a : l.args) {
     if (a.kind == ArgKind::Reduction) {
-      if (g >= 0 || a.mode != AccessMode::Sum)
-        return -1;
-      g = a.var;
+      const int t = a.mode == AccessMode::Sum
+                        ? sumTarget(body, &l, unsigned(a.var), scalars)
+                        : -1;
+      if (t < 0)
+        return {};
+      into.push_back(unsigned(t));
     } else if (a.kind == ArgKind::MapDirect ||
                (a.usesDat() && modeWrites(a.mode))) {
-      return -1;
+      return {};
     }
   }
-  return g < 0 ? -1 : sumTarget(body, &l, unsigned(g), scalars);
+  return into;
 }
 
 /// Checks 1-4 of the file comment on the reverse statement \p c and builds
@@ -221,9 +226,9 @@ std::string reverseStepBody(const Function &fn, const CheckpointStmt &c,
       if (writesState)
         continue; // a re-run of a primal loop
       if (touchesState && scalars) {
-        int a = scalarShare(l, c.reverseBody, *scalars);
-        if (a >= 0) {
-          fed->insert(unsigned(a)); // from a tangent instead
+        const std::vector<unsigned> as = scalarShare(l, c.reverseBody, *scalars);
+        if (!as.empty()) {
+          fed->insert(as.begin(), as.end()); // from tangents instead
           continue;
         }
       }
@@ -416,11 +421,17 @@ bool lowerIn(Function &fn, Body &b, PassContext &ctx, unsigned &pairs,
       std::string msg = "time loop reversed as a plain loop: its reverse "
                         "steps read none of its state";
       if (!fed.empty()) {
+        const bool one = fed.size() == 1;
         msg = "time loop reversed as a plain loop: its reverse steps read "
-              "its state only for the gradient of";
+              "its state only for the gradient";
+        msg += one ? " of" : "s of";
+        size_t k = 0;
         for (unsigned a : fed)
-          msg += " '" + scalars.at(a) + "'";
-        msg += ", which a tangent gives instead";
+          msg += std::string(k++ == 0 ? " '" : k == fed.size() ? " and '"
+                                                               : ", '") +
+                 scalars.at(a) + "'";
+        msg += one ? ", which a tangent gives instead"
+                   : ", which tangents give instead";
       }
       ctx.diags.remark(cf.range, msg, PassName);
       ctx.stats.add(PassName, "lowered",
