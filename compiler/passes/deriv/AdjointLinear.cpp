@@ -226,7 +226,8 @@ std::string reverseStepBody(const Function &fn, const CheckpointStmt &c,
       if (writesState)
         continue; // a re-run of a primal loop
       if (touchesState && scalars) {
-        const std::vector<unsigned> as = scalarShare(l, c.reverseBody, *scalars);
+        const std::vector<unsigned> as =
+            scalarShare(l, c.reverseBody, *scalars);
         if (!as.empty()) {
           fed->insert(as.begin(), as.end()); // from tangents instead
           continue;
@@ -427,8 +428,9 @@ bool lowerIn(Function &fn, Body &b, PassContext &ctx, unsigned &pairs,
         msg += one ? " of" : "s of";
         size_t k = 0;
         for (unsigned a : fed)
-          msg += std::string(k++ == 0 ? " '" : k == fed.size() ? " and '"
-                                                               : ", '") +
+          msg += std::string(k++ == 0          ? " '"
+                             : k == fed.size() ? " and '"
+                                               : ", '") +
                  scalars.at(a) + "'";
         msg += one ? ", which a tangent gives instead"
                    : ", which tangents give instead";
@@ -553,8 +555,9 @@ bool tangentInForward(Program &program, Function &fn, const ScalarGradient &g,
   if (j == b->stmts.size())
     return false;
   const auto from = b->stmts.begin() + std::ptrdiff_t(i + 1);
-  std::vector<StmtPtr> fwd(std::make_move_iterator(from),
-                           std::make_move_iterator(from + std::ptrdiff_t(j - i - 1)));
+  std::vector<StmtPtr> fwd(
+      std::make_move_iterator(from),
+      std::make_move_iterator(from + std::ptrdiff_t(j - i - 1)));
   b->stmts.erase(from, from + std::ptrdiff_t(j - i - 1));
   std::vector<unsigned> vars = g.floatVars;
   vars.push_back(g.resultSlot);

@@ -562,11 +562,12 @@ bool buildTangents(Program &program, PassContext &ctx) {
   return TangentBuilder(program, ctx).run(program);
 }
 
-std::optional<unsigned>
-tangentAlongside(Program &program, PassContext &ctx, Function &fn,
-                 std::vector<StmtPtr> &stmts, unsigned seed,
-                 const std::vector<unsigned> &vars, unsigned of,
-                 SourceRange range) {
+std::optional<unsigned> tangentAlongside(Program &program, PassContext &ctx,
+                                         Function &fn,
+                                         std::vector<StmtPtr> &stmts,
+                                         unsigned seed,
+                                         const std::vector<unsigned> &vars,
+                                         unsigned of, SourceRange range) {
   return TangentBuilder(program, ctx)
       .alongside(fn, stmts, seed, vars, of, range);
 }

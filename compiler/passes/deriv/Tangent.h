@@ -34,11 +34,12 @@ bool buildTangents(ir::Program &program, PassContext &ctx);
 /// Returns the slot of the tangent of \p of after the statements, or
 /// nullopt, with \p stmts unchanged, when they hold what the rewrite does
 /// not take (a solve, a checkpointed loop, a min or max reduction, I/O).
-std::optional<unsigned>
-tangentAlongside(ir::Program &program, PassContext &ctx, ir::Function &fn,
-                 std::vector<ir::StmtPtr> &stmts, unsigned seed,
-                 const std::vector<unsigned> &vars, unsigned of,
-                 SourceRange range);
+std::optional<unsigned> tangentAlongside(ir::Program &program, PassContext &ctx,
+                                         ir::Function &fn,
+                                         std::vector<ir::StmtPtr> &stmts,
+                                         unsigned seed,
+                                         const std::vector<unsigned> &vars,
+                                         unsigned of, SourceRange range);
 
 } // namespace opdc
 #endif
