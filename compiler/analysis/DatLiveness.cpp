@@ -4,6 +4,8 @@
 
 #include "ir/AccessRules.h"
 #include "ir/IR.h"
+#include "ir/IRExprs.h"
+#include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 
 #include "llvm/Support/Casting.h"
@@ -15,6 +17,8 @@ namespace opdc {
 using namespace ir;
 using llvm::BitVector;
 using llvm::cast;
+using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
 
 class DatLivenessWalk {
 public:
@@ -110,11 +114,13 @@ private:
     return n.bits;
   }
 
-  /// Whether set loop \p l overwrites \p d whole: \p d is on the loop's set
-  /// and every argument of \p l on it is a direct `out` whose parameter
-  /// the kernel assigns whole.
+  /// Whether loop \p l overwrites \p d whole: every argument of \p l on
+  /// \p d is a direct `out` whose parameter the kernel assigns whole, and
+  /// the loop runs over all of d: d's set, or d's block over every stored
+  /// point, halos included (as the adjoint's copies aside and its fills
+  /// run: passes/deriv/DerivUtils.h FillLoops).
   static bool overwritesWhole(const ParLoopStmt &l, const Dat *d) {
-    if (!l.set || d->set != l.set || !l.kernel)
+    if (!l.kernel || (l.set ? d->set != l.set : !coversStorage(l, *d)))
       return false;
     bool any = false;
     for (unsigned i = 0; i < l.args.size(); ++i) {
@@ -127,6 +133,27 @@ private:
       any = true;
     }
     return any;
+  }
+
+  /// Whether block loop \p l runs over every stored point of \p d: from
+  /// base - halo- to size + base + halo+ in each dimension.
+  static bool coversStorage(const ParLoopStmt &l, const Dat &d) {
+    if (!l.block || d.block != l.block || l.ranges.size() != d.size.size())
+      return false;
+    auto isInt = [](const Expr *e, int64_t v) {
+      const auto *c = dyn_cast_or_null<ConstantExpr>(e);
+      return c && c->value.type.isIntegerScalar() && c->value.asInt() == v;
+    };
+    for (size_t k = 0; k < d.size.size(); ++k) {
+      const int64_t base = k < d.base.size() ? d.base[k] : 0;
+      const auto *hi = dyn_cast<BinaryExpr>(l.ranges[k].hi.get());
+      if (!isInt(l.ranges[k].lo.get(), base - d.haloMinus[k]) || !hi ||
+          hi->op != BinaryOp::Add ||
+          !isInt(hi->rhs.get(), base + d.haloPlus[k]) ||
+          exprToString(*hi->lhs) != exprToString(*d.size[k]))
+        return false;
+    }
+    return true;
   }
 
   BitVector body(const Body &b, BitVector live) {

@@ -10,8 +10,10 @@
 //   loop        reads its arguments of every mode but `out`; a set loop
 //               overwrites whole a dat it only writes through direct `out`
 //               arguments that its kernel assigns whole on every run
-//               (ir::assignsWhole; a partial write, a block loop's `out`,
-//               kills nothing)
+//               (ir::assignsWhole), and so does a block loop over every
+//               stored point of the dat, halos included (the adjoint's
+//               copies aside and fills); a partial write, a block loop's
+//               `out` over less, kills nothing
 //   tape push   reads its dats; tape pop: overwrites them whole
 //   swap(a, b)  exchanges what is live of a and of b
 //   checkpoint  forward: reads the state (snapshots) and runs its bodies any

@@ -88,12 +88,19 @@
 namespace opdc::adj {
 
 /// \p e's entry in Program::scalarGradients: `let e.var = adjSlot` after
-/// the reverse sweep, the request's first statement \p first.
+/// the reverse sweep, the request's first statement \p first; \p sweep
+/// holds where the forward sweep lies and P's variables (declsEnd,
+/// valueSlot, resultSlot, floatVars), the rest is filled here.
 static ScalarGradient scalarGradient(Function &caller, const AdjointStmt &req,
                                      const DerivEntry &e, unsigned adjSlot,
                                      const std::vector<Dat *> &written,
-                                     const Stmt *first) {
+                                     const Stmt *first,
+                                     const ScalarGradient &sweep) {
   ScalarGradient g;
+  g.declsEnd = sweep.declsEnd;
+  g.valueSlot = sweep.valueSlot;
+  g.resultSlot = sweep.resultSlot;
+  g.floatVars = sweep.floatVars;
   g.host = &caller;
   g.proc = req.proc;
   for (const ExprPtr &a : req.args)
@@ -105,6 +112,31 @@ static ScalarGradient scalarGradient(Function &caller, const AdjointStmt &req,
   g.first = first;
   g.range = e.range;
   return g;
+}
+
+/// The dats \p body reads: loop inputs, both sides of swaps, a solve's
+/// inputs and what its operator reads.
+static std::set<const Dat *> datsRead(const Body &body) {
+  struct Reads : IRVisitor {
+    std::set<const Dat *> dats;
+    void visitParLoop(const ParLoopStmt &l) override {
+      for (const AccessDescriptor &a : l.args)
+        if (a.usesDat() && modeReads(a.mode))
+          dats.insert(a.dat);
+    }
+    void visitSwap(const SwapStmt &s) override {
+      dats.insert(s.a);
+      dats.insert(s.b);
+    }
+    void visitSolve(const SolveStmt &s) override {
+      for (Dat *d : solveInputs(s))
+        dats.insert(d);
+      for (Dat *d : solveOperatorReads(s))
+        dats.insert(d);
+    }
+  } reads;
+  reads.visitBody(body);
+  return reads.dats;
 }
 
 std::vector<StmtPtr> AdjointBuilder::expand(Function &caller,
@@ -236,27 +268,9 @@ std::vector<StmtPtr> Expansion::run() {
   active = activeDats(body, seeds, activeVars);
 
   // Every wrt dat must be read by P (else its gradient is zero by mistake).
-  struct Reads : IRVisitor {
-    std::set<const Dat *> dats;
-    void visitParLoop(const ParLoopStmt &l) override {
-      for (const AccessDescriptor &a : l.args)
-        if (a.usesDat() && modeReads(a.mode))
-          dats.insert(a.dat);
-    }
-    void visitSwap(const SwapStmt &s) override {
-      dats.insert(s.a);
-      dats.insert(s.b);
-    }
-    void visitSolve(const SolveStmt &s) override {
-      for (Dat *d : solveInputs(s))
-        dats.insert(d);
-      for (Dat *d : solveOperatorReads(s))
-        dats.insert(d);
-    }
-  } reads;
-  reads.visitBody(body);
+  const std::set<const Dat *> read = datsRead(body);
   for (const DerivEntry &e : req.entries)
-    if (e.of.dat && !reads.dats.count(e.of.dat))
+    if (e.of.dat && !read.count(e.of.dat))
       error(e.range, "proc '" + p.name + "' never reads dat '" +
                          e.of.dat->name +
                          "': its gradient would be zero; remove it from "
@@ -320,6 +334,13 @@ std::vector<StmtPtr> Expansion::run() {
   for (Dat *d : w.dats)
     out.push_back(std::make_unique<SwapStmt>(d, b.finalDats[d], req.range));
   const unsigned request = b.program.scalarGradients.size() + 1;
+  ScalarGradient sweep;
+  sweep.declsEnd = declsEnd;
+  sweep.valueSlot = value;
+  sweep.resultSlot = result;
+  for (size_t v = 0; v < p.vars.size(); ++v)
+    if (isFloatType(p.vars[v].type) && !params.count(slots[v]))
+      sweep.floatVars.push_back(slots[v]);
   for (const DerivEntry &e : req.entries)
     if (!e.of.dat) {
       unsigned s = slots[p.params[unsigned(e.of.param)]];
@@ -328,16 +349,9 @@ std::vector<StmtPtr> Expansion::run() {
           unsigned(e.var), ref(rd.adjointSlot(s), t), e.range));
       // For adjoint-linear, which may take it from a tangent instead.
       b.program.scalarGradients.push_back(scalarGradient(
-          caller, req, e, rd.adjointSlot(s), w.dats, out.front().get()));
-      ScalarGradient &g = b.program.scalarGradients.back();
-      g.request = request;
-      g.declsEnd = declsEnd;
-      g.valueSlot = value;
-      g.paramSlot = s;
-      g.resultSlot = result;
-      for (size_t v = 0; v < p.vars.size(); ++v)
-        if (isFloatType(p.vars[v].type) && !params.count(slots[v]))
-          g.floatVars.push_back(slots[v]);
+          caller, req, e, rd.adjointSlot(s), w.dats, out.front().get(), sweep));
+      b.program.scalarGradients.back().request = request;
+      b.program.scalarGradients.back().paramSlot = s;
     }
   out.push_back(std::make_unique<DeclStmt>(unsigned(req.resultVar),
                                            ref(value, rt), req.range));

@@ -35,6 +35,17 @@
 // from the runtime (lib/exec/Adjoint.cpp): a reversed checkpointed step is
 // followed by a restore, a taped step or the end, never by a re-run on the
 // state it left (ir::CheckpointStmt).
+//
+// Copies aside with nothing to protect. An adjoint request copies each dat
+// P writes aside (`loop copy (d -> d.final)`) after the forward sweep and
+// swaps it back at the end (`swap(d, d.final)`), because the reverse sweep
+// may restore earlier states of d. Where it no longer does (its pops of d
+// dropped above; a time loop reversed as a plain loop re-runs nothing),
+// nothing writes d between the copy and the swap, and the swap gives d
+// back the very values it holds: both go (two passes over d and, on the
+// first call, the fresh memory of d.final). Legal because d.final is the
+// adjoint's scratch, read by nothing but its swap, and written before any
+// other read by the next request's copy.
 #include "passes/deriv/AdjointTape.h"
 
 #include "passes/deriv/DerivUtils.h"
@@ -42,6 +53,7 @@
 
 #include "analysis/DatLiveness.h"
 #include "ir/IR.h"
+#include "ir/IRVisitor.h"
 #include "support/Diagnostics.h"
 
 #include "llvm/Support/Casting.h"
@@ -56,6 +68,7 @@ namespace opdc {
 using namespace ir;
 using llvm::cast;
 using llvm::dyn_cast;
+using llvm::dyn_cast_or_null;
 
 namespace {
 
@@ -129,13 +142,95 @@ bool dropDead(Program &program, Function &f, PassContext &ctx) {
   return true;
 }
 
+/// Whether anything in \p stmts [from, to) writes, swaps, restores or reads
+/// through a call dat \p d, or names scratch dat \p aside at all.
+bool touched(const Body &b, size_t from, size_t to, const Dat *d,
+             const Dat *aside) {
+  struct Uses : IRVisitor {
+    const Dat *d, *aside;
+    bool any = false;
+    Uses(const Dat *d, const Dat *a) : d(d), aside(a) {}
+    void visitParLoop(const ParLoopStmt &l) override {
+      for (const AccessDescriptor &a : l.args)
+        if (a.usesDat() &&
+            (a.dat == aside || (a.dat == d && modeWrites(a.mode))))
+          any = true;
+      IRVisitor::visitParLoop(l);
+    }
+    void visitSwap(const SwapStmt &w) override {
+      any = any || w.a == d || w.b == d || w.a == aside || w.b == aside;
+    }
+    void visitTape(const TapeStmt &t) override { names(t.dats); }
+    void visitCheckpoint(const CheckpointStmt &c) override {
+      names(c.dats);
+      IRVisitor::visitCheckpoint(c);
+    }
+    void visitSolve(const SolveStmt &v) override {
+      names(v.dats);
+      IRVisitor::visitSolve(v);
+    }
+    void visitDatIO(const DatIOStmt &io) override {
+      names(io.dats);
+      IRVisitor::visitDatIO(io);
+    }
+    void visitCall(const CallExpr &e) override {
+      any = any || (e.callee && e.callee->isHost());
+      IRVisitor::visitCall(e);
+    }
+    void names(const std::vector<Dat *> &ds) {
+      for (const Dat *x : ds)
+        any = any || x == d || x == aside;
+    }
+  } uses(d, aside);
+  for (size_t k = from; k < to && !uses.any; ++k)
+    uses.visitStmt(*b.stmts[k]);
+  return uses.any;
+}
+
+/// Drops the copies aside of \p f that protect nothing, with their swaps
+/// back (the file header).
+bool dropIdleCopiesAside(Function &f, PassContext &ctx) {
+  bool changed = false;
+  forEachBody(f.body, [&](Body &b) {
+    for (size_t i = 0; i < b.stmts.size(); ++i) {
+      const auto *l = dyn_cast_or_null<ParLoopStmt>(b.stmts[i].get());
+      if (!l || l->args.size() != 2 || !l->args[1].usesDat() ||
+          !l->args[1].dat->scratch || !l->args[0].usesDat() ||
+          l->args[1].dat->name != l->args[0].dat->name + ".final" ||
+          l->args[0].mode != AccessMode::Read ||
+          l->args[1].mode != AccessMode::Write)
+        continue;
+      const Dat *d = l->args[0].dat, *aside = l->args[1].dat;
+      for (size_t j = i + 1; j < b.stmts.size(); ++j) {
+        const auto *w = dyn_cast_or_null<SwapStmt>(b.stmts[j].get());
+        if (!w ||
+            !((w->a == d && w->b == aside) || (w->a == aside && w->b == d))) {
+          continue;
+        }
+        if (touched(b, i + 1, j, d, aside))
+          break;
+        b.stmts.erase(b.stmts.begin() + std::ptrdiff_t(j));
+        b.stmts.erase(b.stmts.begin() + std::ptrdiff_t(i));
+        --i;
+        changed = true;
+        ctx.stats.add(PassName, "copies-aside",
+                      "copies aside dropped (nothing restores their dat)");
+        break;
+      }
+    }
+  });
+  return changed;
+}
+
 } // namespace
 
 bool tapeOnlyWhatIsRead(Program &program, PassContext &ctx) {
   bool changed = false;
-  for (Function *f : hostFunctions(program))
+  for (Function *f : hostFunctions(program)) {
     while (dropDead(program, *f, ctx))
       changed = true;
+    changed = dropIdleCopiesAside(*f, ctx) || changed;
+  }
   return changed;
 }
 
