@@ -13,6 +13,7 @@
 #include "passes/deriv/Tangent.h"
 #include "passes/kernels/Inline.h"
 #include "passes/kernels/KernelDCE.h"
+#include "passes/kernels/KernelZeros.h"
 #include "passes/loops/Chain.h"
 #include "passes/loops/CommAvoid.h"
 #include "passes/loops/ExpandCG.h"
@@ -121,6 +122,11 @@ const std::vector<Registered> &registry() {
         reportLoopChains},
        always},
       {{"fuse", "fuse neighbouring loops of a loop chain", fuseLoops}, fusing},
+      {{"kernel-zeros",
+        "increments of zeroed kernel variables as assignments where no "
+        "result sees the sign of a zero (adjoint kernels)",
+        dropSignedZeros},
+       always},
       {{"comm-avoid",
         "group a chain's halo exchanges, compute beyond rank boundaries "
         "(--comm-avoid)",

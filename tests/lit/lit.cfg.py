@@ -22,7 +22,7 @@ config.substitutions.append(("%opdc", config.opdc_binary + " --stdlib-dir=" + co
 # The default pipeline without adjoint-linear: the checkpointed adjoint
 # (and the coefficients' gradients by reverse mode), for tests of the
 # passes that shape it.
-config.substitutions.append(("%checkpointed", "--passes=swap-copy-back,split-reports,unroll-steps,tangent,adjoint,adjoint-zeros,kernel-dce,adjoint-tape,unroll-more-steps,expand-cg,unroll-short-loops,join-chains,chain,fuse,comm-avoid"))
+config.substitutions.append(("%checkpointed", "--passes=swap-copy-back,split-reports,unroll-steps,tangent,adjoint,adjoint-zeros,kernel-dce,adjoint-tape,unroll-more-steps,expand-cg,unroll-short-loops,join-chains,chain,fuse,kernel-zeros,comm-avoid"))
 config.substitutions.append(("%examples", os.path.join(config.opdc_source_dir, "examples")))
 config.substitutions.append(("FileCheck", config.filecheck))
 config.substitutions.append(("not ", config.not_tool + " "))
