@@ -276,6 +276,25 @@ std::vector<LoopChain> findLoopChains(const Body &body) {
   return chains;
 }
 
+LoopChain subChain(const LoopChain &chain, size_t first, size_t last) {
+  LoopChain c;
+  c.body = chain.body;
+  for (size_t k = first; k < last; ++k) {
+    c.loopStmts.push_back(chain.loopStmts[k]);
+    c.loops.push_back(chain.loops[k]);
+    c.access.push_back(chain.access[k]);
+    addAccesses(c, unsigned(k - first));
+  }
+  if (!c.loopStmts.empty())
+    for (size_t h : chain.hostStmts)
+      if (h > c.loopStmts.front() && h < c.loopStmts.back())
+        c.hostStmts.push_back(h);
+  c.endStmt = last < chain.loops.size() ? chain.loopStmts[last] : chain.endStmt;
+  c.end = chain.end;
+  c.endVar = chain.endVar;
+  return c;
+}
+
 std::vector<LoopChain> findAllLoopChains(const Function &f) {
   std::vector<LoopChain> out;
   collect(f.body, out, true);
@@ -421,6 +440,7 @@ ChainSetLayers chainSetHaloLayers(const LoopChain &c) {
       }
     }
     if (reduces[l] && r.layers[l] > base[l]) {
+      r.reducingLoop = int(l);
       r.notApplicable = "loop '" + c.loops[l]->kernel->name +
                         "' has a reduction and would have to run " +
                         std::to_string(r.layers[l]) + " halo layers";

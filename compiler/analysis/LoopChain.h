@@ -184,6 +184,10 @@ struct ChainSetLayers {
   /// The halo layers the sets need (opd_rt_halo_depth): the most any loop
   /// runs, at least 1.
   int64_t setLayers = 1;
+  /// When notApplicable is a loop with a reduction that would have to run
+  /// extra layers: that loop (the last such in the chain), else -1. The
+  /// chain cut right after it may be planned as two.
+  int reducingLoop = -1;
 };
 
 /// The runtime's rules above: the layers of a dat that must be current
@@ -194,6 +198,12 @@ int64_t setWriteValid(ArgKind kind, int64_t layers);
 
 /// The exec layers of \p chain's loops (see ChainSetLayers).
 ChainSetLayers chainSetHaloLayers(const LoopChain &chain);
+
+/// The loops [\p first, \p last) of \p chain as a chain of their own: its
+/// accesses, host statements and dats (in order of first access) are those
+/// of these loops. Its end is the next loop's statement when \p last is
+/// not the end of \p chain, with the reason \p chain ended.
+LoopChain subChain(const LoopChain &chain, size_t first, size_t last);
 
 /// Communication avoidance's plan for a chain of loops over one block
 /// (passes/loops/CommAvoid.cpp), per rank boundary rather than per range: how

@@ -622,7 +622,68 @@ main {
   ASSERT_TRUE(q.ir);
   std::vector<LoopChain> qc = findLoopChains(q.ir->main->body);
   ASSERT_EQ(qc.size(), 1u);
-  EXPECT_EQ(chainSetHaloLayers(qc[0]).notApplicable,
+  ChainSetLayers qr = chainSetHaloLayers(qc[0]);
+  EXPECT_EQ(qr.notApplicable,
             "loop 'setx' has a reduction and would have to run 2 halo "
             "layers");
+  EXPECT_EQ(qr.reducingLoop, 0);
+  EXPECT_EQ(chainSetHaloLayers(chains[0]).reducingLoop, -1);
+}
+
+// Airfoil's chain twice over, as unroll-short-loops leaves it (the second
+// copy's update apart: its `rms = 0.0` ends the chain): the first update
+// would have to run layers for the loops after it, so the analysis names
+// it; cut after it, each part is the chain one copy was, with its own
+// accesses (loop indices from 0) and the same layers.
+TEST(LoopChainSetLayers, SubChainAfterReduction) {
+  std::string src = AirfoilLike;
+  const std::string copy = R"(
+  loop adt_calc over cells (x[pcell[0]], x[pcell[1]], x[pcell[2]],
+                            x[pcell[3]], q, adt)
+  loop res_calc over edges (x[pedge[0]], x[pedge[1]], q[pecell[0]],
+                            q[pecell[1]], adt[pecell[0]], adt[pecell[1]],
+                            res[pecell[0]], res[pecell[1]])
+  loop bres_calc over bedges (x[pbedge[0]], x[pbedge[1]], q[pbecell[0]],
+                              adt[pbecell[0]], res[pbecell[0]])
+)";
+  const size_t end = src.rfind('}');
+  src.insert(end, copy);
+  Lowered p(src.c_str());
+  ASSERT_TRUE(p.ir);
+  std::vector<LoopChain> chains = findLoopChains(p.ir->main->body);
+  ASSERT_EQ(chains.size(), 1u);
+  ASSERT_EQ(chains[0].loops.size(), 7u);
+  ChainSetLayers whole = chainSetHaloLayers(chains[0]);
+  EXPECT_EQ(whole.notApplicable,
+            "loop 'update' has a reduction and would have to run 2 halo "
+            "layers");
+  ASSERT_EQ(whole.reducingLoop, 3);
+  LoopChain head = subChain(chains[0], 0, 4);
+  LoopChain tail = subChain(chains[0], 4, 7);
+  ASSERT_EQ(head.loops.size(), 4u);
+  ASSERT_EQ(tail.loops.size(), 3u);
+  EXPECT_EQ(tail.loops[0]->kernel->name, "adt_calc");
+  EXPECT_EQ(tail.loopStmts[0], chains[0].loopStmts[4]);
+  EXPECT_EQ(head.endStmt, chains[0].loopStmts[4]);
+  EXPECT_EQ(tail.endStmt, chains[0].endStmt);
+  for (const LoopChain *c : {&head, &tail}) {
+    for (const ChainDat &d : c->dats)
+      for (const ChainAccess &a : d.accesses)
+        EXPECT_LT(a.loop, c->loops.size());
+    ASSERT_FALSE(c->dats.empty());
+    EXPECT_EQ(c->find(c->dats[0].dat), &c->dats[0]);
+  }
+  // The tail neither reads qold nor writes q: update's dats are the head's.
+  for (const ChainDat &d : tail.dats)
+    EXPECT_NE(d.dat->name, "qold");
+  ChainSetLayers h = chainSetHaloLayers(head);
+  ASSERT_EQ(h.notApplicable, "");
+  EXPECT_EQ(h.layers, (std::vector<int64_t>{2, 1, 1, 0}));
+  ChainSetLayers t = chainSetHaloLayers(tail);
+  ASSERT_EQ(t.notApplicable, "");
+  EXPECT_EQ(t.layers, (std::vector<int64_t>{2, 1, 1}));
+  std::map<std::string, int64_t> ex;
+  for (const ChainSetLayers::Exchange &e : t.exchanges)
+    ex[e.dat->name] = e.depth;
+  EXPECT_EQ(ex, (std::map<std::string, int64_t>{{"x", 3}, {"q", 2}}));
 }

@@ -31,8 +31,9 @@
 // halos are valid as deep as it reads (the extension included) and
 // exchanges what is not, so a chain whose halos were invalidated some other
 // way costs a message, never a wrong answer. Loops with reductions are
-// never extended (a redundant point would be counted twice); a chain
-// needing that is left alone.
+// never extended (a redundant point would be counted twice); a block chain
+// needing that is left alone, a set chain is cut after that loop and its
+// two parts planned apart (setChain).
 //
 // When it pays is decided at run time, per execution of the chain
 // (--comm-avoid=auto, the default with --mpi): the runtime evaluates
@@ -148,7 +149,10 @@ private:
   void body(Body &b);
   std::string whyNot(const LoopChain &c) const;
   void chain(const LoopChain &c);
-  void setChain(const LoopChain &c);
+  /// \p c is loops [offset, offset + c.loops.size()) of \p whole (itself
+  /// when it was not cut): the plain run's exchanges are counted over
+  /// \p whole, whose earlier loops leave dats dirty for the later ones.
+  void setChain(const LoopChain &c, const LoopChain &whole, size_t offset);
   /// Attaches \p group to the chain's first loop and reports it.
   void commit(const LoopChain &c, std::shared_ptr<const HaloGroup> group,
               int64_t plainTotal, const std::string &what,
@@ -202,7 +206,7 @@ void CommAvoider::chain(const LoopChain &c) {
     return;
   }
   if (!c.loops[0]->block) {
-    setChain(c);
+    setChain(c, c, 0);
     return;
   }
   const size_t n = c.loops.size();
@@ -324,7 +328,8 @@ void CommAvoider::chain(const LoopChain &c) {
 // runtime's rules of lib/mpi/Exchange.cpp), the dats it lists are exchanged
 // before the chain that many layers deep, and the sets get as many halo
 // layers as the deepest loop runs (Program::haloLayers, lib/mpi/Halo.cpp).
-void CommAvoider::setChain(const LoopChain &c) {
+void CommAvoider::setChain(const LoopChain &c, const LoopChain &whole,
+                           size_t offset) {
   auto missed = [&](const std::string &text) {
     ctx.stats.add(PassName, "refused", "loop chains left as they were");
     ctx.diags.remark(c.loops.front()->range,
@@ -333,6 +338,29 @@ void CommAvoider::setChain(const LoopChain &c) {
                      MissedName);
   };
   const ChainSetLayers r = chainSetHaloLayers(c);
+  const size_t cut = size_t(r.reducingLoop) + 1;
+  if (r.reducingLoop >= 0 && cut < c.loops.size() &&
+      (cut > 1 || c.loops.size() - cut > 1)) {
+    // A loop that reduces cannot run halo layers (a redundant element would
+    // count twice), but it can end a chain: cut after it, the loops up to it
+    // and those after it are planned apart (Airfoil unrolled: update's rms
+    // between one iteration's loops and the next's), each as it was when
+    // it was a chain of its own.
+    ctx.stats.add(PassName, "cut", "loop chains cut after a reduction");
+    ctx.diags.remark(c.loops.front()->range,
+                     "loop chain at " + quoted(c.loops.front()->kernel->name) +
+                         " cut after " +
+                         quoted(c.loops[cut - 1]->kernel->name) + ": " +
+                         r.notApplicable +
+                         "; the loops up to it and after "
+                         "it are planned apart",
+                     MissedName);
+    for (auto [first, last] :
+         {std::pair{size_t(0), cut}, std::pair{cut, c.loops.size()}})
+      if (last - first > 1)
+        setChain(subChain(c, first, last), whole, offset + first);
+    return;
+  }
   if (!r.notApplicable.empty()) {
     missed(r.notApplicable);
     return;
@@ -346,36 +374,42 @@ void CommAvoider::setChain(const LoopChain &c) {
   // The plain run's exchanges, by the runtime's dirty bits: every loop at
   // its own layers (1 with increments through maps, else 0), writes leaving
   // dats dirty; in the steady state of a chain run over and over, every
-  // dat the chain writes starts out dirty.
+  // dat the chain writes starts out dirty. A part of a cut chain is counted
+  // over the whole chain, in one pass from every dat it writes dirty: the
+  // loops before the part leave dirty what they wrote, and a chain that
+  // ends at a reduction's use is not run over and over alone (Airfoil's
+  // second update, a chain of its own, writes q before the next).
+  const bool cutPart = offset > 0 || n < whole.loops.size();
   constexpr int64_t All = INT64_MAX / 4;
   std::map<const Dat *, int64_t> valid;
-  for (const ChainDat &d : c.dats)
+  for (const ChainDat &d : whole.dats)
     valid[d.dat] = d.written() ? 0 : All;
   std::vector<int32_t> plainCount(n, 0);
   int64_t plainTotal = 0;
-  for (int pass = 0; pass < 2; ++pass)
-    for (size_t l = 0; l < n; ++l) {
+  for (int pass = cutPart ? 1 : 0; pass < 2; ++pass)
+    for (size_t w = 0; w < whole.loops.size(); ++w) {
+      const bool counted = pass == 1 && w >= offset && w < offset + n;
       int64_t x = 0;
-      for (const AccessDescriptor &a : c.loops[l]->args)
+      for (const AccessDescriptor &a : whole.loops[w]->args)
         if (a.kind == ArgKind::Indirect && writes(a.mode))
           x = 1;
       std::map<const Dat *, int64_t> need;
-      for (const ChainDat &d : c.dats)
+      for (const ChainDat &d : whole.dats)
         for (const ChainAccess &a : d.accesses)
-          if (a.loop == l)
+          if (a.loop == w)
             need[d.dat] =
                 std::max(need[d.dat], setAccessNeed(a.kind, a.mode, x));
       for (const auto &[d, v] : need)
         if (v > 0 && valid[d] < v) {
           valid[d] = All;
-          if (pass == 1) {
-            ++plainCount[l];
+          if (counted) {
+            ++plainCount[w - offset];
             ++plainTotal;
           }
         }
-      for (const ChainDat &d : c.dats)
+      for (const ChainDat &d : whole.dats)
         for (const ChainAccess &a : d.accesses)
-          if (a.loop == l && writes(a.mode))
+          if (a.loop == w && writes(a.mode))
             valid[d.dat] = 0;
     }
   if (plainTotal <= 1) {

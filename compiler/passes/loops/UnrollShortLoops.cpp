@@ -33,11 +33,12 @@
 // the next iteration's start), or the statement before the for is a loop
 // over that set.
 //
-// Not with communication avoidance (--comm-avoid=on, or auto, the default
-// with --mpi): the comm-avoid pass plans each loop chain as a whole, and an
-// unrolled Airfoil iteration is one chain of 8 loops with update's
-// reduction in its middle, which it cannot plan, where it planned each
-// copy's adt_calc -> update before.
+// Also with communication avoidance (--comm-avoid=on, or auto, the default
+// with --mpi): an unrolled Airfoil iteration is one chain of loops with
+// update's reduction in its middle, which the comm-avoid pass cuts after
+// update and plans as two chains (save_soln+adt_calc -> update, adt_calc ->
+// bres_calc), as it planned each copy's adt_calc -> update before; the MPI
+// build keeps the fusion the serial build gets.
 //
 // Legal: the copies run the same statements in the same order with the same
 // values of v (each copy declares v from a constant, the copies after the
@@ -147,12 +148,6 @@ bool unrollIn(Function &fn, Body &b, PassContext &ctx) {
 } // namespace
 
 bool unrollShortLoops(Program &program, PassContext &ctx) {
-  // Communication avoidance plans a chain as a whole: unrolled, Airfoil's
-  // iteration is one chain of 8 loops with update's reduction in the
-  // middle, which cannot run over halo layers, where before each of the two
-  // copies of adt_calc -> update was planned.
-  if (ctx.commAvoid != CommAvoidMode::Off)
-    return false;
   bool changed = false;
   for (Function *f : program.functions())
     if (f->isHost())
