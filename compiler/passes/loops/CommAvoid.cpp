@@ -38,7 +38,9 @@
 // (--comm-avoid=auto, the default with --mpi): the runtime evaluates
 // OP2-CA's cost model with the network's latency and bandwidth (the target
 // profile's `network` section, else defaults) and the real sizes of the
-// rank's part, and runs the chain either way (exec/CommAvoid.cpp).
+// rank's part, and runs the chain either way (exec/CommAvoid.cpp): after
+// one measuring plain run, except a chain whose skewed sweep runs as one
+// only when it avoids (below), which would be measured at its slowest.
 // --comm-avoid=on forces it, off removes the pass's work. The IR shows the
 // plan: `halo group` before the chain's first loop, `extend` on loops.
 //
@@ -467,9 +469,11 @@ void CommAvoider::commit(const LoopChain &c,
                        "): one grouped halo exchange before it (" + groupText +
                        ") instead of " + std::to_string(plainTotal) +
                        " exchanges per run; loops run " + runs + "; " +
-                       (on ? "always (--comm-avoid=on)"
-                           : "the runtime's cost model decides, after one "
-                             "measuring plain run") +
+                       (on       ? "always (--comm-avoid=on)"
+                        : sweeps ? "the runtime's cost model decides at its "
+                                   "first run"
+                                 : "the runtime's cost model decides, after "
+                                   "one measuring plain run") +
                        (sweeps ? "; its skewed sweep runs as one when the "
                                  "chain does, else as separate loops"
                                : ""),
