@@ -287,8 +287,8 @@ void CommAvoider::chain(const LoopChain &c) {
   // A chain that is one skewed sweep of time steps (UnrollSteps.cpp,
   // Fuse.cpp) is not such a chain: its depth is the steps it runs times
   // their reach, and each further step of it saves a message and a pass
-  // over the dats (docs/performance.md, "Eight steps a sweep in 2D, also on
-  // ranks"); the runtime's model still decides per run whether the deeper
+  // over the dats (docs/performance.md, "Eight steps a sweep on ranks
+  // too"); the runtime's model still decides per run whether the deeper
   // exchange and the redundant rows pay (lib/exec/CommAvoid.cpp).
   int64_t declared = 2;
   for (const ChainDat &d : c.dats)
