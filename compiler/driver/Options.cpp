@@ -84,8 +84,7 @@ Code generation:
                       back (the default 'swap-copy-back' pass swaps the
                       two dats instead where they agree outside the copied
                       range, checked at run time); the same bits either way
-  -funroll-steps=N    run N steps (1, 2, 4, 8 or 16; by default 4, and 8
-                      for loops over 3D blocks) of a
+  -funroll-steps=N    run N steps (1, 2, 4, 8 or 16; by default 8) of a
                       time loop of stencil steps as one skewed sweep (the
                       'unroll-steps' and 'unroll-more-steps' passes); the
                       adjoint reverses two at a time; -fno-unroll-steps is

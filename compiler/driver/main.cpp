@@ -412,9 +412,8 @@ bool runPasses(const DriverOptions &opts, ir::Program &program,
     OPDC_ASSERT(named, "--passes was checked by the command line parser");
   }
   // -funroll-steps=N for every block, or the defaults (PassContext).
-  const unsigned steps = opts.unrollSteps ? opts.unrollSteps
-                                          : (opts.mpi ? DefaultUnrollStepsMPI
-                                                      : DefaultUnrollSteps);
+  const unsigned steps =
+      opts.unrollSteps ? opts.unrollSteps : DefaultUnrollSteps;
   const unsigned steps3D =
       opts.unrollSteps ? opts.unrollSteps : DefaultUnrollSteps3D;
   PipelineChoices choices;

@@ -57,12 +57,9 @@ enum class CommAvoidMode : uint8_t { Off, Auto, On };
 /// Steps a skewed sweep runs without -funroll-steps=N (PassContext): over
 /// 1D and 2D blocks, and over 3D blocks. Eight in 2D too since the 2D
 /// sweeps measured faster at eight than four (docs/performance.md, "Eight
-/// steps a sweep in 2D").
+/// steps a sweep in 2D"), also under --mpi, where comm-avoid groups a
+/// sweep's halos as deep as its steps need (passes/loops/CommAvoid.cpp).
 inline constexpr unsigned DefaultUnrollSteps = 8, DefaultUnrollSteps3D = 8;
-/// Over 1D and 2D blocks under --mpi: a chain of eight 2D steps needs halos
-/// deeper than comm-avoid groups, and its sweep then runs as separate loops
-/// (tests/mpi: comm-avoid ops-poisson on 4 ranks), so four as before.
-inline constexpr unsigned DefaultUnrollStepsMPI = 4;
 
 /// The backend that compiles the IR after the passes.
 enum class Backend : uint8_t { CPU, CUDA };

@@ -44,10 +44,18 @@
 // c_l is measured: `auto` runs the chain plain once first (which also
 // counts the messages the loops really send; none: nothing to avoid), then
 // decides, once (two allreduces per run would cost more latency than the
-// chain saves). `on` decides at once with c_l the loop's bytes at M (which
-// in-cache loops beat several-fold); the profile evaluates the model again
-// with the loops' times measured over the run, next to the measured chain
-// times (bench/ca compares them).
+// chain saves). Not a chain holding a skewed sweep that runs as one only
+// when the chain avoids (a loop with `cached` bytes): its plain run splits
+// the sweep into separate loops, each a pass over memory, which measures
+// the slowest way to run it at the price of that slowness (OPS's Poisson
+// on 2 ranks: the first of twelve eight-step sweeps, and a four-step
+// remainder chain that runs once, were plain); such a chain decides at its
+// first run as `on` does, on the model with bytes at M, whose in-cache
+// share of the sweep already favours it.
+// `on` decides at once with c_l the loop's bytes at M (which in-cache loops
+// beat several-fold); the profile evaluates the model again with the loops'
+// times measured over the run, next to the measured chain times (bench/ca
+// compares them).
 // OP2-CA's 2 x_l p (L + m/B) counted every message twice and the
 // neighbours one after another; measured, a plain loop waits one latency
 // per round.
@@ -389,7 +397,12 @@ void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
   if (decide == 0)
     return;
   if (!r->decided) {
-    if (decide == 2 && r->plainMessages < 0)
+    // A chain whose sweep runs as one only when avoiding is not measured
+    // plain (above).
+    const bool sweep =
+        std::any_of(loops, loops + nloops,
+                    [](const opd_chain_loop &l) { return l.cached > 0; });
+    if (decide == 2 && r->plainMessages < 0 && !sweep)
       return; // the measuring run
     const Model &m = model();
     r->geo = dist::chainGeometry(group);
@@ -409,7 +422,7 @@ void opd_halo_group(opd_loop **cache, const char *name, int32_t mode,
     r->infeasible = mx[2] > 0;
     r->decided = true;
     r->decision = !r->infeasible &&
-                  (decide == 1 || (mx[3] > 0 && mx[1] < mx[0]));
+                  (decide == 1 || ((mx[3] > 0 || sweep) && mx[1] < mx[0]));
   }
   avoiding = r->decision;
   if (!avoiding)
