@@ -163,6 +163,14 @@ private:
   bool tangentLoop(const ParLoopStmt &l, ForwardDiff &fd, TangentSlots &slots,
                    const std::set<Dat *> &active, std::vector<StmtPtr> &out);
   Function *tangentKernel(const Function &k, const std::vector<bool> &act);
+  /// \p w, then the same swap of the tangent dats where they are active.
+  void tangentSwap(const SwapStmt &w, const std::set<Dat *> &active,
+                   std::vector<StmtPtr> &out) {
+    out.push_back(w.clone());
+    if (active.count(w.a))
+      out.push_back(std::make_unique<SwapStmt>(tangentDat(w.a),
+                                               tangentDat(w.b), w.range));
+  }
   Dat *tangentDat(Dat *primal);
   /// inPlace for one request: the seeds \p body may read in place.
   void chooseInPlace(const Body &body, const std::map<Dat *, Dat *> &seeds,
@@ -412,14 +420,9 @@ std::vector<StmtPtr> TangentBuilder::expand(Function &caller,
       }
       return true;
     }
-    case StmtKind::Swap: {
-      const auto &w = cast<SwapStmt>(s);
-      o.push_back(s.clone());
-      if (active.count(w.a))
-        o.push_back(std::make_unique<SwapStmt>(tangentDat(w.a), tangentDat(w.b),
-                                               w.range));
+    case StmtKind::Swap:
+      tangentSwap(cast<SwapStmt>(s), active, o);
       return true;
-    }
     case StmtKind::Solve:
       if (!tangentSolve(caller, ts, cast<SolveStmt>(s), fd, active, o))
         ok = false;
@@ -528,14 +531,9 @@ TangentBuilder::alongside(Function &fn, std::vector<StmtPtr> &stmts,
     case StmtKind::ParLoop:
       ok = tangentLoop(cast<ParLoopStmt>(s), fd, tslots, active, o) && ok;
       return true;
-    case StmtKind::Swap: {
-      const auto &w = cast<SwapStmt>(s);
-      o.push_back(s.clone());
-      if (active.count(w.a))
-        o.push_back(std::make_unique<SwapStmt>(tangentDat(w.a), tangentDat(w.b),
-                                               w.range));
+    case StmtKind::Swap:
+      tangentSwap(cast<SwapStmt>(s), active, o);
       return true;
-    }
     case StmtKind::Tape:
       o.push_back(s.clone());
       return true;
