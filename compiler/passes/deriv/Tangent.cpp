@@ -522,9 +522,13 @@ TangentBuilder::alongside(Function &fn, std::vector<StmtPtr> &stmts,
         range));
   }
   std::set<Dat *> active = activeDats(body, {}, activeVars);
+  // Collected first: creating a tangent dat grows program.dats.
+  std::vector<Dat *> order;
   for (auto &d : program.dats)
     if (active.count(d.get()))
-      out.push_back(fill.loop(nullptr, tangentDat(d.get()), range));
+      order.push_back(d.get());
+  for (Dat *d : order)
+    out.push_back(fill.loop(nullptr, tangentDat(d), range));
   bool ok = true;
   fd.other = [&](const Stmt &s, std::vector<StmtPtr> &o) -> bool {
     switch (s.kind) {
