@@ -168,8 +168,8 @@ private:
                    std::vector<StmtPtr> &out) {
     out.push_back(w.clone());
     if (active.count(w.a))
-      out.push_back(std::make_unique<SwapStmt>(tangentDat(w.a),
-                                               tangentDat(w.b), w.range));
+      out.push_back(std::make_unique<SwapStmt>(tangentDat(w.a), tangentDat(w.b),
+                                               w.range));
   }
   Dat *tangentDat(Dat *primal);
   /// inPlace for one request: the seeds \p body may read in place.
