@@ -103,6 +103,10 @@ Code generation:
                       elements may run twice end each row with whole
                       vectors, the last one shifted back to the row's end;
                       the same bits either way)
+  -fno-column-tables  compute a block loop's kernel values of idx(0) alone
+                      that call the C library (sin(pi * x) ...) at every
+                      point (-fcolumn-tables, the default: once per column
+                      into a table the rows read; the same bits either way)
   -fno-scalar-bodies  no second, scalar body for loops whose kernels branch
                       around divisions, square roots or math calls
                       (-fscalar-bodies, the default: the runtime times it
@@ -397,6 +401,10 @@ int parseCodegenOption(const std::string &a, DriverOptions &o,
     o.rowTails = true;
   } else if (a == "-fno-row-tails") {
     o.rowTails = false;
+  } else if (a == "-fcolumn-tables") {
+    o.columnTables = true;
+  } else if (a == "-fno-column-tables") {
+    o.columnTables = false;
   } else if (a == "-fscalar-bodies") {
     o.scalarBodies = true;
   } else if (a == "-fno-scalar-bodies") {

@@ -53,8 +53,9 @@ TargetQueries targetQueries(const DriverOptions &opts, bool cuda);
 
 /// The CUDA backend (--emit=cuda, a GPU target): warns under
 /// -Wtarget-option for each CPU code-generation option given (-fgathers,
-/// -fveclib, -march, -fno-sum-lanes, -fno-row-tails, -fno-scalar-bodies),
-/// naming it and the backend, instead of dropping it silently.
+/// -fveclib, -march, -fno-sum-lanes, -fno-row-tails, -fno-column-tables,
+/// -fno-scalar-bodies), naming it and the backend, instead of dropping it
+/// silently.
 void warnCPUOnlyOptions(const DriverOptions &opts, const TargetProfile *profile,
                         DiagnosticEngine &diags);
 

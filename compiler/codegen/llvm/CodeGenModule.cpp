@@ -60,6 +60,7 @@ CodeGenModule::CodeGenModule(const ir::Program &program, llvm::Module &module,
   tbaaDat = tag("opd dat");
   tbaaMap = tag("opd map");
   tbaaParam = tag("opd param");
+  tbaaTable = tag("opd column table");
 }
 
 //===----------------------------------------------------------------------===//

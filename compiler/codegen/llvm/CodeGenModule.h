@@ -85,11 +85,12 @@ public:
   /// floating-point attributes every generated function carries.
   void addFunctionAttributes(llvm::Function &f) const;
 
-  /// TBAA tags separating the three kinds of memory generated code touches
-  /// through pointers: dat storage, map storage and params. They never
-  /// alias, so a param or map load can stay in a register across stores to
-  /// dats.
-  llvm::MDNode *tbaaDat = nullptr, *tbaaMap = nullptr, *tbaaParam = nullptr;
+  /// TBAA tags separating the kinds of memory generated code touches
+  /// through pointers: dat storage, map storage, params and the column
+  /// tables of loop bodies (ColumnTables.cpp). They never alias, so a
+  /// param, map or table load can stay in a register across stores to dats.
+  llvm::MDNode *tbaaDat = nullptr, *tbaaMap = nullptr, *tbaaParam = nullptr,
+               *tbaaTable = nullptr;
 
   /// A fresh number for the globals and functions of one parallel loop.
   unsigned newLoopId() { return loopCount++; }

@@ -302,6 +302,8 @@ void FunctionEmitter::emitReturn(const ir::ReturnStmt &s) {
 //===----------------------------------------------------------------------===//
 
 llvm::Value *FunctionEmitter::emitExpr(const ir::Expr &e) {
+  if (llvm::Value *v = emitPrecomputed(e))
+    return v;
   switch (e.kind) {
   case ExprKind::Constant:
     return emitConstant(cast<ConstantExpr>(e).value);

@@ -94,6 +94,13 @@ protected:
   /// set element's index, or the grid point's 1 to 3 coordinates.
   virtual std::vector<llvm::Value *> elementCoords();
   virtual llvm::Value *emitSizeOf(const ir::SizeOfExpr &e);
+  /// The value of \p e computed outside this function (a kernel's column
+  /// values, which the loop body passes in: KernelCodeGen.cpp), or null to
+  /// emit \p e here.
+  virtual llvm::Value *emitPrecomputed(const ir::Expr &e) {
+    (void)e;
+    return nullptr;
+  }
 
   void createSlots();
 

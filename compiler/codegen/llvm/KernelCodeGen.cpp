@@ -31,6 +31,8 @@
 
 #include "codegen/llvm/FunctionEmitter.h"
 
+#include "analysis/ColumnValues.h"
+
 #include "support/Assert.h"
 
 #include "llvm/Analysis/ValueTracking.h"
@@ -48,8 +50,9 @@ class KernelEmitter : public FunctionEmitter {
 public:
   KernelEmitter(CodeGenModule &cgm, const ir::Function &kernel,
                 llvm::Function *fn, const ParLoopStmt &loop,
-                const KernelInterface &iface)
-      : FunctionEmitter(cgm, kernel, fn), loop(loop), iface(iface) {}
+                const KernelInterface &iface, const ColumnValues &columns)
+      : FunctionEmitter(cgm, kernel, fn), loop(loop), iface(iface),
+        columns(columns) {}
 
   void emit() {
     createSlots();
@@ -90,6 +93,13 @@ protected:
     return b.CreateTrunc(llvmFn->getArg(iface.firstCoordParam + d), cgm.i32Ty);
   }
 
+  llvm::Value *emitPrecomputed(const Expr &e) override {
+    for (size_t k = 0; k < columns.values.size(); ++k)
+      if (columns.values[k] == &e)
+        return llvmFn->getArg(iface.firstColumnParam + unsigned(k));
+    return nullptr;
+  }
+
   std::vector<llvm::Value *> elementCoords() override {
     std::vector<llvm::Value *> coords;
     for (unsigned d = 0; d < iface.dims; ++d)
@@ -100,6 +110,7 @@ protected:
 private:
   const ParLoopStmt &loop;
   const KernelInterface &iface;
+  const ColumnValues &columns;
 };
 
 /// The memory object an argument's pointer reaches: its dat or map, or
@@ -206,7 +217,8 @@ void tagAccesses(CodeGenModule &cgm, llvm::Function &f, const ParLoopStmt &loop,
 } // namespace
 
 KernelInterface emitLoopKernel(CodeGenModule &cgm, const ir::ParLoopStmt &loop,
-                               unsigned loopId, llvm::MDNode *accessGroup) {
+                               unsigned loopId, llvm::MDNode *accessGroup,
+                               const ColumnValues &columns) {
   const ir::Function &kernel = *loop.kernel;
   KernelInterface iface;
   iface.dims = loop.block ? loop.block->dims : 1;
@@ -221,6 +233,9 @@ KernelInterface emitLoopKernel(CodeGenModule &cgm, const ir::ParLoopStmt &loop,
   }
   iface.firstCoordParam = unsigned(params.size());
   params.insert(params.end(), iface.dims, cgm.i64Ty);
+  iface.firstColumnParam = unsigned(params.size());
+  for (const Expr *e : columns.values)
+    params.push_back(cgm.regType(e->type.scalar));
 
   auto *fty = llvm::FunctionType::get(llvm::Type::getVoidTy(cgm.context),
                                       params, false);
@@ -240,7 +255,10 @@ KernelInterface emitLoopKernel(CodeGenModule &cgm, const ir::ParLoopStmt &loop,
     fn->getArg(iface.firstCoordParam + i)->setName("coord" + std::to_string(i));
   iface.function = fn;
 
-  KernelEmitter(cgm, kernel, fn, loop, iface).emit();
+  for (unsigned k = 0; k < columns.values.size(); ++k)
+    fn->getArg(iface.firstColumnParam + k)
+        ->setName("column" + std::to_string(k));
+  KernelEmitter(cgm, kernel, fn, loop, iface, columns).emit();
   tagAccesses(cgm, *fn, loop, accessGroup);
   return iface;
 }

@@ -12,6 +12,7 @@ class MDNode;
 
 namespace opdc {
 class CodeGenModule;
+struct ColumnValues;
 namespace ir {
 struct ParLoopStmt;
 } // namespace ir
@@ -21,7 +22,8 @@ struct ParLoopStmt;
 ///
 ///   void opd_k_NAME.ID(ptr arg0, ..., ptr argN-1,    one per loop argument
 ///                      i64 strides...,               block dat arguments
-///                      i64 coord0, ...)              element / grid point
+///                      i64 coord0, ...,              element / grid point
+///                      T column0, ...)               column values
 ///
 /// Argument pointers address the element's first component: the dat
 /// element (direct, indirect, the centre of a stencil), the map's row
@@ -38,6 +40,10 @@ struct KernelInterface {
   std::vector<int> strideParam;
   unsigned firstCoordParam = 0;
   unsigned dims = 1;
+  /// The loop's column values (analysis/ColumnValues.h), one parameter
+  /// each after the coordinates: the kernel reads them instead of
+  /// computing them (the body loads them from the column tables).
+  unsigned firstColumnParam = 0;
 };
 
 /// Whether argument \p i of \p loop may be written with non-temporal
@@ -68,8 +74,11 @@ inline constexpr const char *HostFnAttr = "opd-host";
 /// memory kind, alias scopes saying they never alias accesses through
 /// arguments on other dats or maps and, when \p accessGroup is given, that
 /// access group (the loop body declares its element loop parallel over it).
+/// \p columns: the values the kernel takes as parameters instead of
+/// computing them (analysis/ColumnValues.h; empty: none).
 KernelInterface emitLoopKernel(CodeGenModule &cgm, const ir::ParLoopStmt &loop,
-                               unsigned loopId, llvm::MDNode *accessGroup);
+                               unsigned loopId, llvm::MDNode *accessGroup,
+                               const ColumnValues &columns);
 
 } // namespace opdc
 #endif

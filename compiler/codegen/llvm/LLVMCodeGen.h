@@ -49,6 +49,11 @@ struct CPUCodeGenOptions {
   /// vectors, the last shifted back (-frow-tails, the default;
   /// LoopBody.cpp, "Row tails"); false: the vectoriser's scalar remainder.
   bool rowTails = true;
+  /// Block loops compute their kernels' column values (expressions of
+  /// idx(0) alone that call the C library; analysis/ColumnValues.h) once
+  /// per column into tables the rows read (-fcolumn-tables, the default;
+  /// ColumnTables.cpp); false: at every point.
+  bool columnTables = true;
   /// Loops whose kernels branch around costly work get a scalar body too,
   /// which the runtime times against the vectorised one (-fscalar-bodies,
   /// the default; analysis/BranchWork.h, LoopHost.cpp). The driver sets

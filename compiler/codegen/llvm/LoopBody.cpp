@@ -315,6 +315,8 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
     for (llvm::Value *c : coords)
       args.push_back(c);
   }
+  for (unsigned k = 0; k < columnTables.size(); ++k)
+    args.push_back(loadColumnValue(bb, k, coords[0], group));
   // -frepro-sum: every element starts its float sums from -0.0 (the
   // identity: -0.0 + x is x), so its contribution is the same in any run,
   // and adds it exactly to the chunk's accumulators (lib/exec/ReproSum.cpp).
@@ -594,6 +596,9 @@ void LoopEmitter::loadFields(llvm::IRBuilder<> &bb, llvm::Value *ctxArg,
       v = bb.CreateLoad(cgm.ptrTy, field(f), name);
     return v;
   };
+  columnTables.clear();
+  for (int f : columnFields)
+    columnTables.push_back(bb.CreateLoad(cgm.ptrTy, field(f), "column.table"));
   if (gidField >= 0) {
     gids = bb.CreateLoad(cgm.ptrTy, field(gidField), "gids");
     gidsNull = bb.CreateIsNull(gids, "gids.null");

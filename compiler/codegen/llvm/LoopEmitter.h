@@ -13,6 +13,7 @@
 #include "codegen/llvm/HostCodeGen.h"
 #include "codegen/llvm/KernelCodeGen.h"
 
+#include "analysis/ColumnValues.h"
 #include "analysis/LoopAccess.h"
 #include "codegen/common/HostProgram.h"
 #include "codegen/common/Identities.h"
@@ -86,6 +87,21 @@ private:
   /// pointers and count go to the program's locals for the combination).
   void emitContext(llvm::Value *loopHandle);
 
+  // ColumnTables.cpp
+  /// The loop's column values (analysis/ColumnValues.h) unless
+  /// -fno-column-tables; empty for set loops.
+  void findColumns();
+  /// After the context's range: the column tables' pointers in the
+  /// context, the tables filled when the program's copy does not cover the
+  /// range (ColumnTables.cpp).
+  void emitColumnTables();
+  /// The function that fills the tables: `void opd_cols_K.N(i64 lo, i64 hi,
+  /// ptr table0, ...)`, table k's element x - lo the value k at column x.
+  llvm::Function *emitColumnFill();
+  /// Column value \p k at the element in column \p x, from its table.
+  llvm::Value *loadColumnValue(llvm::IRBuilder<> &bb, unsigned k,
+                               llvm::Value *x, llvm::MDNode *group);
+
   // LoopBody.cpp
   /// The i64 constant \p v (LoopHost.cpp uses it too).
   llvm::ConstantInt *i64(int64_t v) const;
@@ -139,6 +155,11 @@ private:
   };
   std::vector<Fields> fields;
   int loField = -1, hiField = -1;
+  /// The column values and, per value, its table's context field
+  /// (element x - lo[0] for column x) and, in the body, the table.
+  ColumnValues columns;
+  std::vector<int> columnFields;
+  std::vector<llvm::Value *> columnTables;
   /// Set loops whose kernel calls idx(): opd_set_global_ids (null on one
   /// process), and in the body the same pointer, whether it is null, and a
   /// dummy the load reads instead when it is.

@@ -145,9 +145,12 @@ void LoopEmitter::layoutContext() {
     if (gatherMode() && acc.indirectInc)
       f.gather = add(cgm.ptrTy);
   }
+  columnFields.clear();
   if (loop.block) {
     loField = add(llvm::ArrayType::get(cgm.i64Ty, dims));
     hiField = add(llvm::ArrayType::get(cgm.i64Ty, dims));
+    for (size_t k = 0; k < columns.values.size(); ++k)
+      columnFields.push_back(add(cgm.ptrTy));
   } else if (access.usesIdx) {
     gidField = add(cgm.ptrTy);
   }
@@ -228,6 +231,7 @@ void LoopEmitter::emitContext(llvm::Value *loopHandle) {
     auto *arrTy = llvm::ArrayType::get(cgm.i64Ty, dims);
     b.CreateStore(b.CreateLoad(arrTy, loArr), field(loField));
     b.CreateStore(b.CreateLoad(arrTy, hiArr), field(hiField));
+    emitColumnTables();
   }
   if (gidField >= 0)
     b.CreateStore(b.CreateCall(cgm.rt.setGlobalIds,
@@ -341,11 +345,12 @@ void LoopEmitter::emitAfterRun() {
 }
 
 LoopEmitter::Prepared LoopEmitter::emitBeforeRun() {
+  findColumns();
   layoutContext();
   llvm::MDNode *group = access.race != RaceClass::Sequential
                             ? llvm::MDNode::getDistinct(cgm.context, {})
                             : nullptr;
-  KernelInterface kernel = emitLoopKernel(cgm, loop, id, group);
+  KernelInterface kernel = emitLoopKernel(cgm, loop, id, group, columns);
   llvm::Function *body = emitBody(kernel, group);
 
   llvm::Value *handle = emitPrepare();
