@@ -10,7 +10,7 @@
 // body). A value of idx(0) alone changes along the row and repeats from row
 // to row; the CPU backend computes each such value once per column into a
 // table over the loop's columns, which the rows read (codegen/llvm/
-// LoopHost.cpp, "Column tables"; docs/decisions/0460-column-tables.md).
+// ColumnTables.cpp; docs/decisions/0460-column-tables.md).
 //
 // A column value is a maximal sub-expression of the kernel that
 //   * the kernel evaluates on every run: in a statement at the top of the

@@ -110,6 +110,11 @@
 // Integer increments wrap and so are exact in any order. A component the
 // kernel leaves alone (an increment under an `if`) adds -0.0: no change.
 //
+// Column tables: a block loop whose kernel computes values of idx(0) alone
+// with C library calls (analysis/ColumnValues.h) passes the kernel each
+// such value, loaded from its table at column x - lo[0]; the host fills
+// the tables (ColumnTables.cpp).
+//
 // The rows themselves (lane groups, row tails, aligned rows, strips) are
 // emitted in LoopRows.cpp.
 #include "codegen/llvm/LoopEmitter.h"
