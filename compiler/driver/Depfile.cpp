@@ -77,6 +77,7 @@ std::string buildStamp(const DriverOptions &opts, const TargetProfile *profile,
   add(opts.sumLanes ? "sum-lanes" : "no-sum-lanes");
   add(opts.scalarBodies ? "scalar-bodies" : "no-scalar-bodies");
   add(opts.rowTails ? "row-tails" : "no-row-tails");
+  add(opts.transposeRows ? "transpose-rows" : "no-transpose-rows");
   add(profile ? printTargetProfile(*profile) : "host");
   for (const auto &dir : opts.importPaths)
     add("-I" + dir);

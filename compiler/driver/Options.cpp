@@ -103,6 +103,11 @@ Code generation:
                       elements may run twice end each row with whole
                       vectors, the last one shifted back to the row's end;
                       the same bits either way)
+  -fno-transpose-rows loops with increments through maps read the rows
+                      they gather through maps lane by lane in the
+                      vectorised strip (-ftranspose-rows, the default:
+                      each strip first loads each element's row whole and
+                      transposes the rows into vectors; same bits)
   -fno-scalar-bodies  no second, scalar body for loops whose kernels branch
                       around divisions, square roots or math calls
                       (-fscalar-bodies, the default: the runtime times it
@@ -397,6 +402,10 @@ int parseCodegenOption(const std::string &a, DriverOptions &o,
     o.rowTails = true;
   } else if (a == "-fno-row-tails") {
     o.rowTails = false;
+  } else if (a == "-ftranspose-rows") {
+    o.transposeRows = true;
+  } else if (a == "-fno-transpose-rows") {
+    o.transposeRows = false;
   } else if (a == "-fscalar-bodies") {
     o.scalarBodies = true;
   } else if (a == "-fno-scalar-bodies") {

@@ -76,6 +76,8 @@ struct DriverOptions {
   bool reproSum = false; ///< -frepro-sum: float sums exact, rounded once
   bool sumLanes = true;  ///< -fno-sum-lanes: float sums in element order
   bool rowTails = true;  ///< -fno-row-tails: the vectoriser's scalar remainders
+  /// -fno-transpose-rows: strips read rows through maps lane by lane.
+  bool transposeRows = true;
   /// -fno-scalar-bodies: no scalar body beside the vectorised one for loops
   /// whose kernels branch around costly work (analysis/BranchWork.h).
   bool scalarBodies = true;

@@ -95,6 +95,7 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   const TargetQueries q = targetQueries(opts, false);
   cg.sumLanes = q.sumLanes();
   cg.rowTails = opts.rowTails;
+  cg.transposeRows = opts.transposeRows;
   cg.scalarBodies = q.scalarBodies();
   cg.cpu = opts.cpu.empty() ? "native" : opts.cpu;
   cg.gathers = opts.gathers;
@@ -186,6 +187,8 @@ void warnCPUOnlyOptions(const DriverOptions &opts, const TargetProfile *profile,
   warn(!opts.sumLanes, "-fno-sum-lanes",
        "device sums are combined per block in a fixed order");
   warn(!opts.rowTails, "-fno-row-tails", "no vectorised rows on the device");
+  warn(!opts.transposeRows, "-fno-transpose-rows",
+       "device threads read through maps one element each");
   warn(!opts.scalarBodies, "-fno-scalar-bodies",
        "no vectorised bodies on the device");
 }

@@ -49,6 +49,11 @@ struct CPUCodeGenOptions {
   /// vectors, the last shifted back (-frow-tails, the default;
   /// LoopBody.cpp, "Row tails"); false: the vectoriser's scalar remainder.
   bool rowTails = true;
+  /// Loops with increments through maps load each strip's rows read through
+  /// maps whole and transpose them into a strip buffer of component vectors
+  /// (-ftranspose-rows, the default; StagedRows.cpp); false: the vectoriser
+  /// reads them lane by lane.
+  bool transposeRows = true;
   /// Loops whose kernels branch around costly work get a scalar body too,
   /// which the runtime times against the vectorised one (-fscalar-bodies,
   /// the default; analysis/BranchWork.h, LoopHost.cpp). The driver sets
