@@ -95,11 +95,12 @@
 //
 // The compute loop vectorises; the apply loop is short and scalar (or
 // SLP-vectorised per element). Reads through maps whose rows the kernel
-// only indexes are staged per strip (StagedRows.cpp, decision 0465): each
-// element's row loaded whole, the rows transposed into component vectors
-// in a strip buffer, so the compute loop reads them as plain vectors;
-// other reads through maps become gathers (or scalar loads put into
-// vectors, -fgathers).
+// only indexes are staged per strip with AVX-512 (StagedRows.cpp, decision
+// 0465): each element's row loaded whole, the rows transposed into
+// component vectors in a strip buffer, so the compute loop reads them as
+// plain vectors; other reads through maps become gathers (or scalar loads
+// put into vectors, -fgathers). Parallel set loops with such reads and no
+// reductions run in strips too (emitStagedStrips), without the apply loop.
 // -0.0 is the identity of float addition: -0.0 + f is f for every f
 // (+0.0 would turn f = -0.0 into +0.0), -0.0 - f is exactly -f, and
 // x + (-f) is x - f. So when a kernel increments each component at most
@@ -547,6 +548,9 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   };
   if (access.race == RaceClass::IncStrips && !gatherMode()) {
     emitIncStrips(bb, kernel, group, begin, end);
+  } else if (anyStaged()) {
+    allocStagedRows(bb);
+    emitStagedStrips(bb, kernel, group, begin, end);
   } else if (dims == 3) {
     llvm::Value *row = bb.CreateSub(rangeHi[0], rangeLo[0]);
     row = bb.CreateSelect(bb.CreateICmpSGT(row, i64(1)), row, i64(1));

@@ -129,6 +129,13 @@ private:
   std::vector<llvm::Value *>
   emitTranspose(llvm::IRBuilder<> &bb, const std::vector<llvm::Value *> &rows,
                 unsigned dim);
+  bool anyStaged() const;
+  /// A parallel set loop with staged arguments: [begin, end) in strips of
+  /// IncStripSize, each staged (emitStagedRows), then its elements in a
+  /// loop declared parallel over \p group.
+  void emitStagedStrips(llvm::IRBuilder<> &bb, const KernelInterface &kernel,
+                        llvm::MDNode *group, llvm::Value *begin,
+                        llvm::Value *end);
   std::vector<bool> staged;
   std::vector<llvm::Value *> stagedBuf;
   std::vector<unsigned> stageLanes;

@@ -6,7 +6,8 @@
 // through a map there becomes, per vector of W elements and per component,
 // W map indices extracted from a vector register, W scalar loads and W
 // inserts: Airfoil's res_calc reads 14 values an edge so, which made its
-// vector body instruction-bound (docs/decisions/0465). Instead, for every
+// vector body instruction-bound (docs/decisions/0465); parallel loops
+// (adt_calc) read so too. Instead, for every
 // argument read through a map whose rows the kernel reads component by
 // component, each strip first runs
 //
@@ -35,12 +36,15 @@
 // repeat its last element (never read). The same values are read, so
 // results are the same bits. -fno-transpose-rows turns it off.
 //
-// Eligible: the loop runs in strips (RaceClass::IncStrips without
-// -frepro-sum), the argument reads (`in`) through a map, dim is a power of
-// two up to IncStripSize, no argument of the loop writes its dat, and the
-// kernel uses the argument only as `a[i]` (or, with one component, as a
-// scalar), never as a whole array (a call's argument, a copy), which
-// would need the components together.
+// Eligible: the target's vector registers hold 512 bits or more
+// (MinStageBits); the loop runs in strips (RaceClass::IncStrips without
+// -frepro-sum), or is a parallel set loop without reductions, which then
+// runs in strips of IncStripSize too, each staged, then its elements in a
+// loop declared parallel (emitStagedStrips); the argument reads (`in`)
+// through a map, dim is a power of two up to IncStripSize, no argument of
+// the loop writes its dat, and the kernel uses the argument only as `a[i]`
+// (or, with one component, as a scalar), never as a whole array (a call's
+// argument, a copy), which would need the components together.
 #include "codegen/llvm/LoopEmitter.h"
 
 #include "codegen/llvm/LLVMCodeGen.h"
@@ -80,6 +84,15 @@ struct WholeArrayUses : IRVisitor {
 
 bool powerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
+/// The narrowest vector registers rows are staged for. With AVX-512 (8
+/// doubles a register) Airfoil's res_calc ran 0.88x its time at 1 thread
+/// and its vector body lost 18 % of its instructions (Zen 4); with AVX2 (4
+/// doubles) the staged res_calc executed 5 % more instructions (adt_calc
+/// 14 %: cachegrind, -march=znver3), the transpose's two-source shuffles
+/// costing two instructions each there and the lanes' index extractions
+/// saved being half as many (docs/decisions/0465).
+constexpr uint64_t MinStageBits = 512;
+
 llvm::SmallVector<int, 16> iota(unsigned n, unsigned from = 0,
                                 unsigned step = 1) {
   llvm::SmallVector<int, 16> m;
@@ -93,8 +106,29 @@ llvm::SmallVector<int, 16> iota(unsigned n, unsigned from = 0,
 void LoopEmitter::chooseStagedRows() {
   const size_t n = loop.args.size();
   staged.assign(n, false);
-  if (!cgm.options.transposeRows || loop.block ||
-      access.race != RaceClass::IncStrips || gatherMode())
+  if (!cgm.options.transposeRows || loop.block || gatherMode())
+    return;
+  // Parallel loops strip too when they stage (emitStagedStrips), but not
+  // with reductions (their float sums keep the element loop's partials).
+  bool reduces = false;
+  for (const AccessDescriptor &a : loop.args)
+    reduces = reduces || a.kind == ArgKind::Reduction;
+  if (access.race != RaceClass::IncStrips &&
+      (access.race != RaceClass::Parallel || reduces))
+    return;
+  // Only with vector registers of MinStageBits or more: the width the
+  // vectoriser uses for a function of this module (a probe with the
+  // attributes every function gets).
+  llvm::Function *probe = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getVoidTy(cgm.context), false),
+      llvm::GlobalValue::InternalLinkage, "opd.width.probe", cgm.module);
+  cgm.addFunctionAttributes(*probe);
+  const uint64_t bits =
+      cgm.targetMachine.getTargetTransformInfo(*probe)
+          .getRegisterBitWidth(llvm::TargetTransformInfo::RGK_FixedWidthVector)
+          .getFixedValue();
+  probe->eraseFromParent();
+  if (bits < MinStageBits)
     return;
   WholeArrayUses uses(n);
   uses.visitFunction(*loop.kernel);
@@ -304,6 +338,40 @@ void LoopEmitter::emitStagedRows(llvm::IRBuilder<> &bb, llvm::Value *s,
     bb.CreateBr(doneBB);
     bb.SetInsertPoint(doneBB);
   }
+}
+
+bool LoopEmitter::anyStaged() const {
+  for (bool s : staged)
+    if (s)
+      return true;
+  return false;
+}
+
+void LoopEmitter::emitStagedStrips(llvm::IRBuilder<> &bb,
+                                   const KernelInterface &kernel,
+                                   llvm::MDNode *group, llvm::Value *begin,
+                                   llvm::Value *end) {
+  auto strip = [&](llvm::Value *s) {
+    llvm::Value *left = bb.CreateSub(end, s);
+    llvm::Value *len =
+        bb.CreateSelect(bb.CreateICmpSLT(left, i64(IncStripSize)), left,
+                        i64(IncStripSize), "strip.len");
+    emitStagedRows(bb, s, len);
+    emitCountedLoop(
+        bb, i64(0), len, makeLoopID(cgm.context, group), "strip.compute",
+        [&](llvm::Value *j) {
+          for (unsigned n = 0; n < staged.size(); ++n)
+            if (staged[n])
+              stagedRow[n] =
+                  bb.CreateInBoundsGEP(cgm.memType(loop.args[n].scalar),
+                                       stagedBuf[n], j, "rows.elem");
+          emitKernelCall(bb, kernel, {bb.CreateAdd(s, j, "", true, true)},
+                         group);
+          stagedRow.assign(loop.args.size(), nullptr);
+        });
+  };
+  emitCountedLoop(bb, begin, end, makeLoopID(cgm.context, nullptr), "strip",
+                  strip, IncStripSize);
 }
 
 } // namespace opdc
