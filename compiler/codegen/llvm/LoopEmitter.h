@@ -124,6 +124,9 @@ private:
   void emitStagedGroup(llvm::IRBuilder<> &bb, llvm::Value *s, llvm::Value *j0,
                        const std::vector<llvm::Value *> &js,
                        const std::vector<unsigned> &args);
+  /// Strip element \p j of staged argument \p n alone into stagedBuf.
+  void emitStagedElement(llvm::IRBuilder<> &bb, llvm::Value *s, llvm::Value *j,
+                         unsigned n);
   /// \p rows (each a vector of \p dim components) as dim vectors of
   /// rows.size() lanes, component k's vector at k.
   std::vector<llvm::Value *>

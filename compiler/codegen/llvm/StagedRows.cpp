@@ -31,9 +31,9 @@
 // by one more bit of k and keeps the rows in order; emitTranspose checks the
 // result by simulating the lanes. The last group is shifted back to end at
 // the strip's end (its first lanes staged again, the same values), so
-// each lane's map index is a constant offset from the group's: a strip
-// shorter than L (a chunk's last) runs one group whose lanes past its end
-// repeat its last element (never read). The same values are read, so
+// each lane's map index is a constant offset from the group's; a strip
+// shorter than L (a short run of the super-block plan) stages element by
+// element (a row load, dim scalar stores). The same values are read, so
 // results are the same bits. -fno-transpose-rows turns it off.
 //
 // Eligible: the target's vector registers hold 512 bits or more
@@ -293,6 +293,30 @@ void LoopEmitter::emitStagedGroup(llvm::IRBuilder<> &bb, llvm::Value *s,
   }
 }
 
+void LoopEmitter::emitStagedElement(llvm::IRBuilder<> &bb, llvm::Value *s,
+                                    llvm::Value *j, unsigned n) {
+  const AccessDescriptor &a = loop.args[n];
+  llvm::Type *t = cgm.memType(a.scalar);
+  const llvm::Align scalarAlign = cgm.module.getDataLayout().getABITypeAlign(t);
+  llvm::Value *slot = bb.CreateAdd(
+      bb.CreateMul(bb.CreateAdd(s, j, "", true, true), i64(a.map->arity)),
+      i64(a.mapIndex));
+  llvm::LoadInst *target = bb.CreateLoad(
+      cgm.i32Ty, bb.CreateInBoundsGEP(cgm.i32Ty, mapData[n], slot));
+  target->setMetadata(llvm::LLVMContext::MD_tbaa, cgm.tbaaMap);
+  llvm::Value *elem = bb.CreateInBoundsGEP(
+      t, base[n], bb.CreateMul(bb.CreateSExt(target, cgm.i64Ty), i64(a.dim)));
+  llvm::LoadInst *row = bb.CreateAlignedLoad(
+      llvm::FixedVectorType::get(t, unsigned(a.dim)), elem, scalarAlign, "row");
+  row->setMetadata(llvm::LLVMContext::MD_tbaa, cgm.tbaaDat);
+  for (unsigned k = 0; k < a.dim; ++k)
+    bb.CreateAlignedStore(
+        bb.CreateExtractElement(row, uint64_t(k)),
+        bb.CreateInBoundsGEP(t, stagedBuf[n],
+                             bb.CreateAdd(j, i64(k * IncStripSize))),
+        scalarAlign);
+}
+
 void LoopEmitter::emitStagedRows(llvm::IRBuilder<> &bb, llvm::Value *s,
                                  llvm::Value *len) {
   // One group loop per lane count (one in practice), every staged argument
@@ -305,8 +329,9 @@ void LoopEmitter::emitStagedRows(llvm::IRBuilder<> &bb, llvm::Value *s,
   for (const auto &[lanes, args] : byLanes) {
     // A strip of at least L elements runs groups of L consecutive ones,
     // the last shifted back to end at the strip's end (its lanes before
-    // that are staged twice, with the same values); a shorter strip runs
-    // one group whose lanes past the end repeat its last element.
+    // that are staged twice, with the same values); a shorter strip (the
+    // runs between another super-block's elements are often short) stages
+    // its elements one by one.
     auto *wholeBB = llvm::BasicBlock::Create(cgm.context, "rows.whole", f);
     auto *shortBB = llvm::BasicBlock::Create(cgm.context, "rows.short", f);
     auto *doneBB = llvm::BasicBlock::Create(cgm.context, "rows.done", f);
@@ -329,12 +354,11 @@ void LoopEmitter::emitStagedRows(llvm::IRBuilder<> &bb, llvm::Value *s,
                     });
     bb.CreateBr(doneBB);
     bb.SetInsertPoint(shortBB);
-    llvm::Value *last = bb.CreateSub(len, i64(1));
-    std::vector<llvm::Value *> js;
-    for (unsigned l = 0; l < lanes; ++l)
-      js.push_back(
-          bb.CreateSelect(bb.CreateICmpSLT(i64(l), last), i64(l), last));
-    emitStagedGroup(bb, s, i64(0), js, args);
+    emitCountedLoop(bb, i64(0), len, makeScalarLoopID(cgm.context), "rows.one",
+                    [&](llvm::Value *j) {
+                      for (unsigned n : args)
+                        emitStagedElement(bb, s, j, n);
+                    });
     bb.CreateBr(doneBB);
     bb.SetInsertPoint(doneBB);
   }
