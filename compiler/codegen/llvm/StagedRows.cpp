@@ -84,13 +84,12 @@ struct WholeArrayUses : IRVisitor {
 
 bool powerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-/// The narrowest vector registers rows are staged for. With AVX-512 (8
-/// doubles a register) Airfoil's res_calc ran 0.88x its time at 1 thread
-/// and its vector body lost 18 % of its instructions (Zen 4); with AVX2 (4
-/// doubles) the staged res_calc executed 5 % more instructions (adt_calc
-/// 14 %: cachegrind, -march=znver3), the transpose's two-source shuffles
-/// costing two instructions each there and the lanes' index extractions
-/// saved being half as many (docs/decisions/0465).
+/// The narrowest vector registers rows are staged for: with AVX-512 (8
+/// doubles a register) staging made Airfoil's res_calc faster on Zen 4 and
+/// its vector body shorter; with AVX2 (4 doubles) it executed
+/// more, the transposes' two-source shuffles costing two instructions
+/// each and half as many lane index extractions saved
+/// (docs/decisions/0465, bench/airfoil/README.md).
 constexpr uint64_t MinStageBits = 512;
 
 llvm::SmallVector<int, 16> iota(unsigned n, unsigned from = 0,
