@@ -78,6 +78,7 @@ std::string buildStamp(const DriverOptions &opts, const TargetProfile *profile,
   add(opts.scalarBodies ? "scalar-bodies" : "no-scalar-bodies");
   add(opts.rowTails ? "row-tails" : "no-row-tails");
   add(opts.columnTables ? "column-tables" : "no-column-tables");
+  add(opts.transposeRows ? "transpose-rows" : "no-transpose-rows");
   add(profile ? printTargetProfile(*profile) : "host");
   for (const auto &dir : opts.importPaths)
     add("-I" + dir);

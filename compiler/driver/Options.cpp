@@ -107,6 +107,11 @@ Code generation:
                       that call the C library (sin(pi * x) ...) at every
                       point (-fcolumn-tables, the default: once per column
                       into a table the rows read; the same bits either way)
+  -fno-transpose-rows loops with increments through maps read the rows
+                      they gather through maps lane by lane in the
+                      vectorised strip (-ftranspose-rows, the default:
+                      each strip first loads each element's row whole and
+                      transposes the rows into vectors; same bits)
   -fno-scalar-bodies  no second, scalar body for loops whose kernels branch
                       around divisions, square roots or math calls
                       (-fscalar-bodies, the default: the runtime times it
@@ -405,6 +410,10 @@ int parseCodegenOption(const std::string &a, DriverOptions &o,
     o.columnTables = true;
   } else if (a == "-fno-column-tables") {
     o.columnTables = false;
+  } else if (a == "-ftranspose-rows") {
+    o.transposeRows = true;
+  } else if (a == "-fno-transpose-rows") {
+    o.transposeRows = false;
   } else if (a == "-fscalar-bodies") {
     o.scalarBodies = true;
   } else if (a == "-fno-scalar-bodies") {

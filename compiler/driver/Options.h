@@ -79,6 +79,8 @@ struct DriverOptions {
   /// -fno-column-tables: block loops compute their kernels' column values
   /// (analysis/ColumnValues.h) at every point instead of once per column.
   bool columnTables = true;
+  /// -fno-transpose-rows: strips read rows through maps lane by lane.
+  bool transposeRows = true;
   /// -fno-scalar-bodies: no scalar body beside the vectorised one for loops
   /// whose kernels branch around costly work (analysis/BranchWork.h).
   bool scalarBodies = true;

@@ -96,6 +96,7 @@ CPUCodeGenOptions cpuCodeGenOptions(const DriverOptions &opts,
   cg.sumLanes = q.sumLanes();
   cg.rowTails = opts.rowTails;
   cg.columnTables = opts.columnTables;
+  cg.transposeRows = opts.transposeRows;
   cg.scalarBodies = q.scalarBodies();
   cg.cpu = opts.cpu.empty() ? "native" : opts.cpu;
   cg.gathers = opts.gathers;
@@ -189,6 +190,8 @@ void warnCPUOnlyOptions(const DriverOptions &opts, const TargetProfile *profile,
   warn(!opts.rowTails, "-fno-row-tails", "no vectorised rows on the device");
   warn(!opts.columnTables, "-fno-column-tables",
        "device threads compute their values at every point");
+  warn(!opts.transposeRows, "-fno-transpose-rows",
+       "device threads read through maps one element each");
   warn(!opts.scalarBodies, "-fno-scalar-bodies",
        "no vectorised bodies on the device");
 }

@@ -359,8 +359,7 @@ llvm::Value *FunctionEmitter::emitAddress(const ir::Expr &e) {
           b.CreateICmpUGE(i, llvm::ConstantInt::get(cgm.i64Ty, at.length)),
           ix.index->range,
           "index out of bounds of an array of " + llvm::Twine(at.length));
-    return b.CreateInBoundsGEP(cgm.storageType(at), base,
-                               {llvm::ConstantInt::get(cgm.i64Ty, 0), i});
+    return emitElementAddress(ix, base, i);
   }
   default:
     OPDC_UNREACHABLE("assignment to an expression that is not an lvalue");
@@ -588,9 +587,14 @@ llvm::Value *FunctionEmitter::emitIndex(const ir::IndexExpr &e) {
         b.CreateICmpUGE(i, llvm::ConstantInt::get(cgm.i64Ty, at.length)),
         e.index->range,
         "index out of bounds of an array of " + llvm::Twine(at.length));
-  llvm::Value *ptr = b.CreateInBoundsGEP(
-      cgm.storageType(at), base, {llvm::ConstantInt::get(cgm.i64Ty, 0), i});
-  return loadValue(ptr, e.type);
+  return loadValue(emitElementAddress(e, base, i), e.type);
+}
+
+llvm::Value *FunctionEmitter::emitElementAddress(const ir::IndexExpr &ix,
+                                                 llvm::Value *base,
+                                                 llvm::Value *i) {
+  return b.CreateInBoundsGEP(cgm.storageType(ix.base->type), base,
+                             {llvm::ConstantInt::get(cgm.i64Ty, 0), i});
 }
 
 // Floats: IEEE 754-2019 minimum/maximum (llvm.minimum/llvm.maximum): NaN

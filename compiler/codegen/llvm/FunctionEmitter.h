@@ -89,6 +89,11 @@ public:
 protected:
   virtual void emitHostStmt(const ir::Stmt &s);
   virtual llvm::Value *emitKernelArgAddress(const ir::KernelArgExpr &e);
+  /// The address of element \p i (i64) of the array at \p base, which
+  /// \p ix indexes: consecutive elements, unless a kernel argument's
+  /// components lie apart (KernelCodeGen.cpp, componentStride).
+  virtual llvm::Value *emitElementAddress(const ir::IndexExpr &ix,
+                                          llvm::Value *base, llvm::Value *i);
   virtual llvm::Value *emitIdx(unsigned dim);
   /// The current element's global coordinates as i64 (kernels only): the
   /// set element's index, or the grid point's 1 to 3 coordinates.

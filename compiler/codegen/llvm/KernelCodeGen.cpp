@@ -88,6 +88,19 @@ protected:
     return b.CreateInBoundsGEP(cgm.memType(a.scalar), p, off);
   }
 
+  llvm::Value *emitElementAddress(const IndexExpr &ix, llvm::Value *base,
+                                  llvm::Value *i) override {
+    const auto *arg = llvm::dyn_cast<KernelArgExpr>(ix.base.get());
+    if (!arg || iface.componentStride[arg->index] == 0)
+      return FunctionEmitter::emitElementAddress(ix, base, i);
+    const AccessDescriptor &a = loop.args[arg->index];
+    return b.CreateInBoundsGEP(
+        cgm.memType(a.scalar), base,
+        b.CreateMul(
+            i, llvm::ConstantInt::get(
+                   cgm.i64Ty, uint64_t(iface.componentStride[arg->index]))));
+  }
+
   llvm::Value *emitIdx(unsigned d) override {
     OPDC_ASSERT(d < iface.dims, "idx() beyond the loop's dimensions");
     return b.CreateTrunc(llvmFn->getArg(iface.firstCoordParam + d), cgm.i32Ty);
@@ -218,9 +231,12 @@ void tagAccesses(CodeGenModule &cgm, llvm::Function &f, const ParLoopStmt &loop,
 
 KernelInterface emitLoopKernel(CodeGenModule &cgm, const ir::ParLoopStmt &loop,
                                unsigned loopId, llvm::MDNode *accessGroup,
-                               const ColumnValues &columns) {
+                               const ColumnValues &columns,
+                               const std::vector<int64_t> &componentStride) {
   const ir::Function &kernel = *loop.kernel;
   KernelInterface iface;
+  iface.componentStride = componentStride;
+  iface.componentStride.resize(loop.args.size(), 0);
   iface.dims = loop.block ? loop.block->dims : 1;
   std::vector<llvm::Type *> params(loop.args.size(), cgm.ptrTy);
   for (const AccessDescriptor &a : loop.args) {

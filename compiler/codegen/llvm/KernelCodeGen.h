@@ -3,6 +3,7 @@
 #ifndef OPDC_CODEGEN_LLVM_KERNELCODEGEN_H
 #define OPDC_CODEGEN_LLVM_KERNELCODEGEN_H
 
+#include <cstdint>
 #include <vector>
 
 namespace llvm {
@@ -30,7 +31,10 @@ struct ParLoopStmt;
 /// (map-direct), a private copy of a global-read value, the chunk's
 /// reduction accumulator, or, for increments through maps, the element's
 /// row of the body's strip buffer (LoopBody.cpp); accesses to that row
-/// are tagged as accesses to the dat, which it never overlaps. Each dat
+/// are tagged as accesses to the dat, which it never overlaps. An argument
+/// read through a map whose strip transposes its rows (StagedRows.cpp)
+/// points at the element's first component in the strip's buffer, its
+/// other components componentStride elements apart. Each dat
 /// argument of a block loop is followed by the strides, in components, of
 /// dimensions 1.. (dimension 0 is unit stride); the coordinates are the set
 /// element index, or the grid point.
@@ -38,6 +42,9 @@ struct KernelInterface {
   llvm::Function *function = nullptr;
   /// Per loop argument: the position of its first stride parameter, or -1.
   std::vector<int> strideParam;
+  /// Per loop argument: the distance in elements between its components,
+  /// 0 when they are consecutive (the dat's row).
+  std::vector<int64_t> componentStride;
   unsigned firstCoordParam = 0;
   unsigned dims = 1;
   /// The loop's column values (analysis/ColumnValues.h), one parameter
@@ -76,9 +83,11 @@ inline constexpr const char *HostFnAttr = "opd-host";
 /// access group (the loop body declares its element loop parallel over it).
 /// \p columns: the values the kernel takes as parameters instead of
 /// computing them (analysis/ColumnValues.h; empty: none).
+/// \p componentStride (empty: all 0) is KernelInterface::componentStride.
 KernelInterface emitLoopKernel(CodeGenModule &cgm, const ir::ParLoopStmt &loop,
                                unsigned loopId, llvm::MDNode *accessGroup,
-                               const ColumnValues &columns);
+                               const ColumnValues &columns,
+                               const std::vector<int64_t> &componentStride = {});
 
 } // namespace opdc
 #endif

@@ -54,6 +54,11 @@ struct CPUCodeGenOptions {
   /// per column into tables the rows read (-fcolumn-tables, the default;
   /// ColumnTables.cpp); false: at every point.
   bool columnTables = true;
+  /// Loops with increments through maps load each strip's rows read through
+  /// maps whole and transpose them into a strip buffer of component vectors
+  /// (-ftranspose-rows, the default; StagedRows.cpp); false: the vectoriser
+  /// reads them lane by lane.
+  bool transposeRows = true;
   /// Loops whose kernels branch around costly work get a scalar body too,
   /// which the runtime times against the vectorised one (-fscalar-bodies,
   /// the default; analysis/BranchWork.h, LoopHost.cpp). The driver sets

@@ -93,8 +93,14 @@
 //       per indirect inc argument a, in argument order, k = 0 .. dim-1:
 //         dat_a[map_a[(s+j)*arity + idx_a]*dim + k] += buf_a[j][k]
 //
-// The compute loop vectorises (reads through maps become gathers); the
-// apply loop is short and scalar (or SLP-vectorised per element).
+// The compute loop vectorises; the apply loop is short and scalar (or
+// SLP-vectorised per element). Reads through maps whose rows the kernel
+// only indexes are staged per strip with AVX-512 (StagedRows.cpp, decision
+// 0465): each element's row loaded whole, the rows transposed into
+// component vectors in a strip buffer, so the compute loop reads them as
+// plain vectors; other reads through maps become gathers (or scalar loads
+// put into vectors, -fgathers). Parallel set loops with such reads and no
+// reductions run in strips too (emitStagedStrips), without the apply loop.
 // -0.0 is the identity of float addition: -0.0 + f is f for every f
 // (+0.0 would turn f = -0.0 into +0.0), -0.0 - f is exactly -f, and
 // x + (-f) is x - f. So when a kernel increments each component at most
@@ -281,6 +287,10 @@ void LoopEmitter::emitKernelCall(llvm::IRBuilder<> &bb,
       }
       if (incBuffer[n]) {
         args.push_back(incBuffer[n]);
+        break;
+      }
+      if (stagedRow[n]) { // a strip's transposed rows (StagedRows.cpp)
+        args.push_back(stagedRow[n]);
         break;
       }
       llvm::Value *slot =
@@ -545,6 +555,9 @@ llvm::Function *LoopEmitter::emitBody(const KernelInterface &kernel,
   };
   if (access.race == RaceClass::IncStrips && !gatherMode()) {
     emitIncStrips(bb, kernel, group, begin, end);
+  } else if (anyStaged()) {
+    allocStagedRows(bb);
+    emitStagedStrips(bb, kernel, group, begin, end);
   } else if (dims == 3) {
     llvm::Value *row = bb.CreateSub(rangeHi[0], rangeLo[0]);
     row = bb.CreateSelect(bb.CreateICmpSGT(row, i64(1)), row, i64(1));
@@ -588,6 +601,7 @@ void LoopEmitter::loadFields(llvm::IRBuilder<> &bb, llvm::Value *ctxArg,
   laneAccs.assign(n, {});
   laneOnce.assign(n, false);
   incBuffer.assign(n, nullptr);
+  stagedRow.assign(n, nullptr);
   exactSlot.assign(n, nullptr);
   gatherBase.assign(n, nullptr);
   strides.assign(n, {});

@@ -350,7 +350,9 @@ LoopEmitter::Prepared LoopEmitter::emitBeforeRun() {
   llvm::MDNode *group = access.race != RaceClass::Sequential
                             ? llvm::MDNode::getDistinct(cgm.context, {})
                             : nullptr;
-  KernelInterface kernel = emitLoopKernel(cgm, loop, id, group, columns);
+  chooseStagedRows();
+  KernelInterface kernel =
+      emitLoopKernel(cgm, loop, id, group, columns, stagedStrides());
   llvm::Function *body = emitBody(kernel, group);
 
   llvm::Value *handle = emitPrepare();

@@ -23,21 +23,6 @@ namespace opdc {
 
 using namespace ir;
 
-namespace {
-
-/// Elements per strip of a loop with indirect increments. Airfoil's
-/// res_calc on OP2's 720K-cell grid, AVX2 (VF 4), ms per call, best of 3:
-///   1 thread:  unstripped 14.9; S = 8: 15.5, 16: 11.5, 32: 11.7, 64: 12.1,
-///              128: 13.3
-///   2 threads: unstripped 7.3; S = 16: 5.5, 32: 5.8
-/// Forcing an interleave count of 2 on the compute loop, copying the
-/// gathered elements into strip buffers first (vector loads instead of
-/// gathers in the compute loop), or a constant trip count for full strips
-/// gained nothing measurable.
-constexpr int64_t IncStripSize = 16;
-
-} // namespace
-
 std::vector<std::pair<unsigned, unsigned>> LoopEmitter::laneSumList() const {
   std::vector<std::pair<unsigned, unsigned>> sums;
   for (unsigned n = 0; n < laneSums.size(); ++n)
@@ -434,6 +419,7 @@ void LoopEmitter::emitIncStrips(llvm::IRBuilder<> &bb,
     buf->setAlignment(llvm::Align(64));
     buffer[n] = buf;
   }
+  allocStagedRows(bb);
   // Element j's row of argument n's buffer.
   auto row = [&](unsigned n, llvm::Value *j) {
     const AccessDescriptor &a = loop.args[n];
@@ -456,9 +442,14 @@ void LoopEmitter::emitIncStrips(llvm::IRBuilder<> &bb,
         st->setMetadata(llvm::LLVMContext::MD_access_group, group);
       }
     }
+    for (unsigned n = 0; n < staged.size(); ++n)
+      if (staged[n])
+        stagedRow[n] = bb.CreateInBoundsGEP(cgm.memType(loop.args[n].scalar),
+                                            stagedBuf[n], j, "rows.elem");
     emitKernelCall(bb, kernel, {bb.CreateAdd(s, j, "", true, true)}, group);
     for (unsigned n : incs)
       incBuffer[n] = nullptr;
+    stagedRow.assign(loop.args.size(), nullptr);
   };
 
   // (2) The increments, element by element in order, arguments in argument
@@ -496,6 +487,7 @@ void LoopEmitter::emitIncStrips(llvm::IRBuilder<> &bb,
     llvm::Value *len =
         bb.CreateSelect(bb.CreateICmpSLT(left, i64(IncStripSize)), left,
                         i64(IncStripSize), "strip.len");
+    emitStagedRows(bb, s, len);
     if (!sumLanes) {
       emitCountedLoop(bb, i64(0), len, makeLoopID(cgm.context, group),
                       "strip.compute", [&](llvm::Value *j) { compute(s, j); });
