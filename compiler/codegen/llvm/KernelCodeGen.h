@@ -84,10 +84,10 @@ inline constexpr const char *HostFnAttr = "opd-host";
 /// \p columns: the values the kernel takes as parameters instead of
 /// computing them (analysis/ColumnValues.h; empty: none).
 /// \p componentStride (empty: all 0) is KernelInterface::componentStride.
-KernelInterface emitLoopKernel(CodeGenModule &cgm, const ir::ParLoopStmt &loop,
-                               unsigned loopId, llvm::MDNode *accessGroup,
-                               const ColumnValues &columns,
-                               const std::vector<int64_t> &componentStride = {});
+KernelInterface
+emitLoopKernel(CodeGenModule &cgm, const ir::ParLoopStmt &loop, unsigned loopId,
+               llvm::MDNode *accessGroup, const ColumnValues &columns,
+               const std::vector<int64_t> &componentStride = {});
 
 } // namespace opdc
 #endif
