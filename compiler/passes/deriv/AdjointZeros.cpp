@@ -516,11 +516,51 @@ private:
     auto &zl = cast<ParLoopStmt>(*b.stmts[z]);
     std::vector<StmtPtr> rest = shellZeros(zl, x, inner);
     keepValues(zl, unsigned(zArg));
+    std::vector<StmtPtr> parts = splitKept(zl, inner);
+    rest.insert(rest.begin(), std::make_move_iterator(parts.begin()),
+                std::make_move_iterator(parts.end()));
     const size_t n = rest.size();
     b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(z + 1),
                    std::make_move_iterator(rest.begin()),
                    std::make_move_iterator(rest.end()));
     return n;
+  }
+
+  /// Z, kept, over G's range \p inner, and the rest of its range as loops
+  /// in slabs (returned, to follow it, before the zero loops of those
+  /// slabs, whose points they read), unless Z reduces or goes through a
+  /// map. What Z writes it reaches only at the element (a kept Z: the
+  /// source term's share, Poisson's `ga.f += c * q.b`), so its points may
+  /// run in any order. Over
+  /// G's range it fuses with G (passes/loops/Fuse.cpp): one sweep reads the
+  /// step's adjoint for both, where Z over its own range was a second pass
+  /// over the step's rows (half a primal step in Poisson).
+  std::vector<StmtPtr> splitKept(ParLoopStmt &zl,
+                                 const std::vector<LoopRange> &inner) {
+    std::vector<StmtPtr> out;
+    if (zl.ranges.size() != inner.size() || zl.ranges.empty())
+      return out;
+    for (const AccessDescriptor &a : zl.args) {
+      if (a.kind == ArgKind::Reduction || a.kind == ArgKind::Indirect)
+        return out;
+      if (a.mode == AccessMode::Read)
+        continue;
+      for (const AccessDescriptor &o : zl.args)
+        if (o.usesDat() && o.dat == a.dat && o.kind == ArgKind::Stencil &&
+            o.stencil && !o.stencil->isCentreOnly())
+          return out;
+    }
+    for (std::vector<LoopRange> &slab : slabsAround(zl.ranges, inner)) {
+      StmtPtr c = zl.clone();
+      cast<ParLoopStmt>(*c).ranges = std::move(slab);
+      out.push_back(std::move(c));
+    }
+    zl.ranges.clear();
+    for (const LoopRange &r : inner)
+      zl.ranges.push_back(r.clone());
+    ctx.stats.add(PassName, "kept-split",
+                  "kept adjoint loops split at the gather's range");
+    return out;
   }
 
   /// Z's kernel, copied without its final zeroing of parameter \p p.
