@@ -5,7 +5,10 @@
 // Adjoint.cpp's file comment says how each kind of argument is transposed
 // and why increments through maps need no reverse halo exchange; here is
 // the loop over the kernel's adjoint (ReverseDiff.h) and, for block loops,
-// the transposed stencils, one loop per offset.
+// the transposed stencils: one loop per offset over the interior that
+// every shifted range covers, then the frame around it in layers one point
+// thick, each layer's shifts guarded by the point's position
+// (frameLoops; docs/decisions/0470).
 #include "passes/deriv/AdjointImpl.h"
 
 #include "passes/deriv/ForwardDiff.h"
