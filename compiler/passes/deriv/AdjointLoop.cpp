@@ -285,10 +285,12 @@ const KernelArgExpr *writtenParam(const Expr &target) {
 /// that order, and each increment of a parameter `p += e` becomes `p +=
 /// select(in, e, -0.0)`: x + -0.0 is x, bit for bit, -0.0 and NaNs
 /// included, so a point outside keeps its value. The rest of the body runs
-/// everywhere on what the face reads (facesReachable: within storage);
+/// everywhere on what the layer reads (facesReachable: within storage);
 /// without a branch around the increments the element loop vectorises and
-/// keeps the point's adjoint in a register across the shifts of a face.
-/// A kernel that writes a parameter otherwise runs whole inside `if in`.
+/// keeps the point's adjoint in a register across the shifts of a layer.
+/// A kernel that writes a parameter otherwise, or whose values outside
+/// could trap (an integer division, an index not a constant), runs whole
+/// inside `if in`.
 Function *guardedKernel(AdjointBuilder &b, const FrameShift &fs,
                         const std::vector<unsigned> &guards,
                         const std::vector<Type> &types) {
@@ -326,7 +328,20 @@ Function *guardedKernel(AdjointBuilder &b, const FrameShift &fs,
                            IRBuilder::boolean(false))
                   : std::move(c);
     }
-  bool onlyIncrements = true;
+  struct Traps : IRVisitor {
+    bool found = false;
+    void visitBinary(const BinaryExpr &e) override {
+      found = found || ((e.op == BinaryOp::Div || e.op == BinaryOp::Rem) &&
+                        !isFloat(e.type.scalar));
+      IRVisitor::visitBinary(e);
+    }
+    void visitIndex(const IndexExpr &e) override {
+      found = found || !isa<ConstantExpr>(e.index.get());
+      IRVisitor::visitIndex(e);
+    }
+  } traps;
+  traps.visitBody(f->body);
+  bool onlyIncrements = !traps.found;
   forEachBody(f->body, [&](Body &body) {
     for (const StmtPtr &s : body.stmts)
       if (const auto *a = s ? dyn_cast<AssignStmt>(s.get()) : nullptr)
@@ -406,10 +421,11 @@ void liveKernel(FrameShift &fs, PassContext &ctx) {
 
 } // namespace
 
-// Whether every stencil read of the face loops stays within its dat's
+// Whether every stencil read of the layer loops stays within its dat's
 // storage, as the runtime's halo checks (codegen/common/LoopLowering.cpp)
-// want: a face spans the box B, and each shift's reads reach from all of
-// it, further than from R + t (at points the guard then skips). Proved
+// want: a layer spans the box B after its dimension, and each shift's reads
+// reach from all of it, further than from R + t (at points the guard then
+// skips or discards). Proved
 // from the bounds: R's lower bound a constant, its upper one the dat's
 // size plus a constant. The guarded kernels are the shifted kernels as
 // kernel-dce leaves them (liveKernel): the reads it drops do not count.
