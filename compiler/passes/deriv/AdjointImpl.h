@@ -120,6 +120,18 @@ public:
   unsigned tapePairs = 0; ///< the last TapeStmt::pair given out
 };
 
+/// One shift of a transposed stencil on its way to the frame loops: the
+/// shifted kernel and its loop's arguments; the kernel as kernel-dce
+/// leaves it (the recomputed primal of a kernel linear in it dropped) and
+/// which arguments it still takes.
+struct FrameShift {
+  const std::vector<int64_t> *t = nullptr;
+  Function *kernel = nullptr;
+  std::vector<AccessDescriptor> args;
+  std::unique_ptr<Function> live;
+  std::vector<bool> liveArg;
+};
+
 /// One request being expanded.
 class Expansion {
 public:
@@ -166,6 +178,22 @@ private:
   bool transposedStencils(const ParLoopStmt &l,
                           std::vector<AdjointParamPlan> &plan,
                           std::vector<bool> &key, std::vector<StmtPtr> &out);
+  /// The frame around the interior \p interior of \p l's shifts
+  /// \p shifts (spanning tMin..tMax): one loop a face and shift, each
+  /// shift's kernel guarded by the point's position (AdjointLoop.cpp).
+  void frameLoops(const ParLoopStmt &l, std::vector<FrameShift> &shifts,
+                  const std::vector<int64_t> &tMin,
+                  const std::vector<int64_t> &tMax,
+                  const std::vector<LoopRange> &interior,
+                  std::vector<StmtPtr> &out);
+  void layerLoops(const ParLoopStmt &l, const std::vector<FrameShift> &shifts,
+                  const std::vector<int64_t> &tMin,
+                  const std::vector<int64_t> &tMax, size_t d, int side,
+                  int64_t k, const std::vector<LoopRange> &layer,
+                  std::vector<StmtPtr> &out);
+  bool facesReachable(const ParLoopStmt &l, std::vector<FrameShift> &shifts,
+                      const std::vector<int64_t> &tMin,
+                      const std::vector<int64_t> &tMax);
   Dat *adjointDat(Dat *d);
   static StmtPtr tape(bool push, std::vector<Dat *> d, std::vector<unsigned> v,
                       SourceRange r) {

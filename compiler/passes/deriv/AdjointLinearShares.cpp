@@ -30,6 +30,7 @@
 // state, plus one sum into a variable whose only use is `A += g` with A a
 // candidate scalar gradient, are split.
 #include "passes/deriv/AdjointLinearShares.h"
+#include "passes/deriv/AdjointZerosImpl.h"
 
 #include "passes/utils/BodyUtils.h"
 
@@ -142,6 +143,34 @@ int sumTarget(const Body &body, const Stmt *except, unsigned g,
   return into;
 }
 
+namespace {
+
+/// The field loop of a kept Z (adjoint-zeros: it reduced then, so
+/// adjoint-zeros left it whole) split at the range of the gather before it
+/// (the nearest loop over the same block whose kernel adjoint-zeros made
+/// assign, `.set`), now that it no longer reduces: over that range the
+/// fuse pass puts it in the gather's kernel, as adjoint-zeros does for a
+/// Z that never reduced (AdjointZeros.cpp, splitKept). Returns the loops
+/// over the rest of its range, to follow it (before the zero loops of
+/// those slabs, which come after the share's loop).
+std::vector<StmtPtr> fieldAtGather(const Body &reverse, size_t at,
+                                   ParLoopStmt &field) {
+  for (size_t k = at; k-- > 0;) {
+    const auto *g = dyn_cast_or_null<ParLoopStmt>(reverse.stmts[k].get());
+    const std::string &name = g ? g->kernel->name : std::string();
+    if (!g || g->block != field.block || name.size() < 4 ||
+        name.compare(name.size() - 4, 4, ".set") != 0)
+      continue;
+    std::vector<LoopRange> inner;
+    for (const LoopRange &r : g->ranges)
+      inner.push_back(r.clone());
+    return azeros::splitPointwise(field, inner);
+  }
+  return {};
+}
+
+} // namespace
+
 bool splitScalarShares(Program &program, Body &reverse,
                        const std::set<const Dat *> &state,
                        const std::set<unsigned> &candidates) {
@@ -186,10 +215,14 @@ bool splitScalarShares(Program &program, Body &reverse,
         deadParam(*share, unsigned(j));
         deadArg(sl.args[j]);
       }
+    std::vector<StmtPtr> rest = fieldAtGather(reverse, i, fl);
     reverse.stmts[i] = std::move(fieldLoop);
+    rest.push_back(std::move(shareLoop));
+    const size_t n = rest.size();
     reverse.stmts.insert(reverse.stmts.begin() + std::ptrdiff_t(i) + 1,
-                         std::move(shareLoop));
-    ++i;
+                         std::make_move_iterator(rest.begin()),
+                         std::make_move_iterator(rest.end()));
+    i += n;
     changed = true;
   }
   return changed;

@@ -61,6 +61,14 @@
 // in either order, and a leading reduction sums the same chunks in the
 // same order (lib/exec/Skew.cpp), so the bits are unchanged.
 //
+// Z, once it only reads X, also splits at G's range when it neither
+// reduces nor goes through a map (splitKept): Z over I and Z over R \ I in
+// slabs, before the zero loops of those slabs. Each point runs Z's kernel
+// once, as before, and Z reaches what it writes only at the point, so the
+// order of the points does not matter. Over I, the fuse pass puts it in
+// G's kernel: Poisson's source share (`f.b += 0.01 * 0.25 * w * q.b`) no
+// longer sweeps the step's rows a second time (docs/decisions/0470).
+//
 // This file holds the plan and the rewrite; what statements and kernels
 // touch, and the bounds compared, are AdjointZerosFacts.cpp.
 #include "passes/deriv/AdjointZeros.h"
@@ -516,11 +524,26 @@ private:
     auto &zl = cast<ParLoopStmt>(*b.stmts[z]);
     std::vector<StmtPtr> rest = shellZeros(zl, x, inner);
     keepValues(zl, unsigned(zArg));
+    std::vector<StmtPtr> parts = splitKept(zl, inner);
+    rest.insert(rest.begin(), std::make_move_iterator(parts.begin()),
+                std::make_move_iterator(parts.end()));
     const size_t n = rest.size();
     b.stmts.insert(b.stmts.begin() + std::ptrdiff_t(z + 1),
                    std::make_move_iterator(rest.begin()),
                    std::make_move_iterator(rest.end()));
     return n;
+  }
+
+  /// Z, kept, split at G's range (splitPointwise), its slabs returned to
+  /// follow it, before the zero loops of those slabs, whose points they
+  /// read.
+  std::vector<StmtPtr> splitKept(ParLoopStmt &zl,
+                                 const std::vector<LoopRange> &inner) {
+    std::vector<StmtPtr> out = splitPointwise(zl, inner);
+    if (!out.empty())
+      ctx.stats.add(PassName, "kept-split",
+                    "kept adjoint loops split at the gather's range");
+    return out;
   }
 
   /// Z's kernel, copied without its final zeroing of parameter \p p.
@@ -573,6 +596,34 @@ private:
 };
 
 } // namespace
+
+std::vector<StmtPtr>
+azeros::splitPointwise(ParLoopStmt &l, const std::vector<LoopRange> &inner) {
+  std::vector<StmtPtr> out;
+  if (!l.block || l.ranges.size() != inner.size() || l.ranges.empty() ||
+      !within(inner, l.ranges))
+    return out;
+  for (const AccessDescriptor &a : l.args) {
+    if (a.kind == ArgKind::Reduction || a.kind == ArgKind::Indirect ||
+        a.kind == ArgKind::MapDirect)
+      return out;
+    if (a.mode == AccessMode::Read)
+      continue;
+    for (const AccessDescriptor &o : l.args)
+      if (o.usesDat() && o.dat == a.dat && o.kind == ArgKind::Stencil &&
+          o.stencil && !o.stencil->isCentreOnly())
+        return out;
+  }
+  for (std::vector<LoopRange> &slab : slabsAround(l.ranges, inner)) {
+    StmtPtr c = l.clone();
+    cast<ParLoopStmt>(*c).ranges = std::move(slab);
+    out.push_back(std::move(c));
+  }
+  l.ranges.clear();
+  for (const LoopRange &r : inner)
+    l.ranges.push_back(r.clone());
+  return out;
+}
 
 bool assignAdjointZeros(Program &program, PassContext &ctx) {
   Rewriter r(program, ctx);

@@ -34,5 +34,14 @@ bool zeroes(const ir::ParLoopStmt &l, const ir::Dat *d);
 /// in a top-level statement of its kernel. Returns the argument, or -1.
 int incrementArg(const ir::ParLoopStmt &l, const ir::Dat *d);
 
+/// A block loop that reaches what it writes only at the element, with no
+/// reduction and no map (each point's kernel independent of the others'),
+/// split at \p inner, a range within its own: \p l now runs over inner,
+/// and the loops returned, its copies, over the rest in slabs (slabsAround).
+/// Each point runs the kernel once, as before. Returns nothing, \p l
+/// unchanged, where that does not hold or inner is not provably within.
+std::vector<ir::StmtPtr>
+splitPointwise(ir::ParLoopStmt &l, const std::vector<ir::LoopRange> &inner);
+
 } // namespace opdc::azeros
 #endif
