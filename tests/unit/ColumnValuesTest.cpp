@@ -3,9 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "analysis/ColumnValues.h"
 
-#include "SemaTestHelpers.h"
+#include "LowerTestHelpers.h"
 #include "ir/IR.h"
-#include "lower/Lower.h"
 
 #include <gtest/gtest.h>
 
@@ -45,25 +44,18 @@ main {
 }
 )";
 
-struct Lowered {
-  sematest::Checked c{Source};
-  std::unique_ptr<ir::Program> ir;
-  Lowered() {
-    EXPECT_TRUE(c.ok) << c.messages;
-    if (c.ok)
-      ir = lowerProgram(*c.prog, c.diags);
-  }
+struct Fixture : sematest::Lowered {
+  Fixture() : sematest::Lowered(Source) {}
   const ir::Function &kernel(const std::string &name) const {
-    for (const ir::Function *f : ir->functions())
-      if (f->name == name)
-        return *f;
+    if (const ir::Function *f = function(name))
+      return *f;
     ADD_FAILURE() << name;
     return *ir->functions().front();
   }
 };
 
 TEST(ColumnValues, LibraryCallsOfIdx0Alone) {
-  Lowered l;
+  Fixture l;
   ASSERT_TRUE(l.ir);
   const ir::Function &k = l.kernel("populate");
   ColumnValues cols = findColumnValues(k, 2, false);
@@ -83,13 +75,13 @@ TEST(ColumnValues, LibraryCallsOfIdx0Alone) {
 }
 
 TEST(ColumnValues, NotOfVarsDivisionsArgumentsBranchesOrNoIdx) {
-  Lowered l;
+  Fixture l;
   ASSERT_TRUE(l.ir);
   EXPECT_TRUE(findColumnValues(l.kernel("none"), 2, false).empty());
 }
 
 TEST(ColumnValues, SelectArmsOnlyWhole) {
-  Lowered l;
+  Fixture l;
   ASSERT_TRUE(l.ir);
   // exp() in a select's arm may not run; cos(idx(0)) always does.
   ColumnValues cols = findColumnValues(l.kernel("guarded"), 2, false);

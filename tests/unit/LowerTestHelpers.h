@@ -1,6 +1,6 @@
 // LowerTestHelpers.h - A program given as text, checked and lowered to IR,
 // for the unit tests of the IR analyses (LoopChainTest.cpp,
-// LoopChainSetLayersTest.cpp).
+// LoopChainSetLayersTest.cpp, SumOnceTest.cpp, ColumnValuesTest.cpp).
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 
 namespace opdc::sematest {
 
@@ -23,6 +24,14 @@ struct Lowered {
     EXPECT_TRUE(checked.ok) << checked.messages;
     if (checked.ok)
       ir = lowerProgram(*checked.prog, checked.diags);
+  }
+  /// The lowered function named \p name, or null.
+  const ir::Function *function(const std::string &name) const {
+    if (ir)
+      for (const ir::Function *f : ir->functions())
+        if (f->name == name)
+          return f;
+    return nullptr;
   }
 };
 

@@ -3,9 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "analysis/SumOnce.h"
 
-#include "SemaTestHelpers.h"
+#include "LowerTestHelpers.h"
 #include "ir/IR.h"
-#include "lower/Lower.h"
 
 #include <gtest/gtest.h>
 
@@ -53,19 +52,10 @@ main {
 }
 )";
 
-struct Lowered {
-  sematest::Checked c{Source};
-  std::unique_ptr<ir::Program> ir;
-  Lowered() {
-    EXPECT_TRUE(c.ok) << c.messages;
-    if (c.ok)
-      ir = lowerProgram(*c.prog, c.diags);
-  }
+struct Fixture : sematest::Lowered {
+  Fixture() : sematest::Lowered(Source) {}
   const ir::Function *kernel(const std::string &name) const {
-    for (const ir::Function *f : ir->functions())
-      if (f->name == name)
-        return f;
-    return nullptr;
+    return function(name);
   }
   bool once(const std::string &name) const {
     const ir::Function *k = kernel(name);
@@ -75,7 +65,7 @@ struct Lowered {
 };
 
 TEST(SumOnce, OneAdditionOrNoneOnEveryPath) {
-  Lowered l;
+  Fixture l;
   ASSERT_TRUE(l.ir);
   EXPECT_TRUE(l.once("once"));
   EXPECT_TRUE(l.once("branch")); // none where the branch is not taken

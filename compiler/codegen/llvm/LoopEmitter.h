@@ -133,6 +133,10 @@ private:
   /// The staged arguments' buffers [dim][IncStripSize], allocated at \p bb
   /// (the entry block), and their lanes.
   void allocStagedRows(llvm::IRBuilder<> &bb);
+  /// The length of the strip starting at \p s of a loop ending at \p end:
+  /// IncStripSize, or what is left.
+  llvm::Value *stripLength(llvm::IRBuilder<> &bb, llvm::Value *s,
+                           llvm::Value *end) const;
   /// The strip [s, s + len)'s rows of the staged arguments into stagedBuf.
   void emitStagedRows(llvm::IRBuilder<> &bb, llvm::Value *s, llvm::Value *len);
   /// One group of L strip elements (strip positions j0 + js[l]) of the

@@ -483,10 +483,7 @@ void LoopEmitter::emitIncStrips(llvm::IRBuilder<> &bb,
   };
 
   auto strip = [&](llvm::Value *s) {
-    llvm::Value *left = bb.CreateSub(end, s);
-    llvm::Value *len =
-        bb.CreateSelect(bb.CreateICmpSLT(left, i64(IncStripSize)), left,
-                        i64(IncStripSize), "strip.len");
+    llvm::Value *len = stripLength(bb, s, end);
     emitStagedRows(bb, s, len);
     if (!sumLanes) {
       emitCountedLoop(bb, i64(0), len, makeLoopID(cgm.context, group),

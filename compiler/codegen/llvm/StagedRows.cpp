@@ -370,15 +370,19 @@ bool LoopEmitter::anyStaged() const {
   return false;
 }
 
+llvm::Value *LoopEmitter::stripLength(llvm::IRBuilder<> &bb, llvm::Value *s,
+                                      llvm::Value *end) const {
+  llvm::Value *left = bb.CreateSub(end, s);
+  return bb.CreateSelect(bb.CreateICmpSLT(left, i64(IncStripSize)), left,
+                         i64(IncStripSize), "strip.len");
+}
+
 void LoopEmitter::emitStagedStrips(llvm::IRBuilder<> &bb,
                                    const KernelInterface &kernel,
                                    llvm::MDNode *group, llvm::Value *begin,
                                    llvm::Value *end) {
   auto strip = [&](llvm::Value *s) {
-    llvm::Value *left = bb.CreateSub(end, s);
-    llvm::Value *len =
-        bb.CreateSelect(bb.CreateICmpSLT(left, i64(IncStripSize)), left,
-                        i64(IncStripSize), "strip.len");
+    llvm::Value *len = stripLength(bb, s, end);
     emitStagedRows(bb, s, len);
     emitCountedLoop(
         bb, i64(0), len, makeLoopID(cgm.context, group), "strip.compute",
