@@ -157,9 +157,8 @@ std::vector<StmtPtr> fieldAtGather(const Body &reverse, size_t at,
                                    ParLoopStmt &field) {
   for (size_t k = at; k-- > 0;) {
     const auto *g = dyn_cast_or_null<ParLoopStmt>(reverse.stmts[k].get());
-    const std::string &name = g ? g->kernel->name : std::string();
-    if (!g || g->block != field.block || name.size() < 4 ||
-        name.compare(name.size() - 4, 4, ".set") != 0)
+    if (!g || g->block != field.block ||
+        !azeros::isAssignedKernel(g->kernel->name))
       continue;
     std::vector<LoopRange> inner;
     for (const LoopRange &r : g->ranges)

@@ -469,7 +469,7 @@ private:
           break;
         }
       c->kernelParams[p].mode = AccessMode::Write;
-      k = add(std::move(c), l.kernel->name + ".set");
+      k = add(std::move(c), l.kernel->name + std::string(AssignedSuffix));
     }
     l.args[p].mode = AccessMode::Write;
     l.kernel = k;

@@ -7,6 +7,7 @@
 
 #include "ir/IR.h"
 
+#include <string_view>
 #include <vector>
 
 namespace opdc::azeros {
@@ -33,6 +34,15 @@ bool zeroes(const ir::ParLoopStmt &l, const ir::Dat *d);
 /// G: loop \p l increments its argument on \p d at the centre, first of all
 /// in a top-level statement of its kernel. Returns the argument, or -1.
 int incrementArg(const ir::ParLoopStmt &l, const ir::Dat *d);
+
+/// The suffix of a kernel adjoint-zeros rewrote to assign its adjoint
+/// where it had added to zero (the gather G, `.set`).
+inline constexpr std::string_view AssignedSuffix = ".set";
+/// Whether \p name is such a kernel's.
+inline bool isAssignedKernel(std::string_view name) {
+  return name.size() >= AssignedSuffix.size() &&
+         name.substr(name.size() - AssignedSuffix.size()) == AssignedSuffix;
+}
 
 /// A block loop that reaches what it writes only at the element, with no
 /// reduction and no map (each point's kernel independent of the others'),
