@@ -202,7 +202,9 @@ int64_t tileRows(const std::vector<Member> &ms) {
   // A loop over a thin slab of dimension 0 across the tiles (an adjoint's
   // frame loops next to its transposed stencil) would be called once a
   // tile and plane for a few points each: heat3d's reverse sweep of 50
-  // loops, 20 of them such slabs, ran 3-5 % slower in tiles.
+  // loops, 20 of them such slabs, ran 3-5 % slower in tiles; with the
+  // frame in layers (decision 0470) its gather gained nothing in tiles
+  // either (decision 0480).
   for (const Member &m : ms)
     if (m.loop->hi[1] - m.loop->lo[1] > tile &&
         (m.loop->hi[0] - m.loop->lo[0]) * tile < MinTileCallPoints)
