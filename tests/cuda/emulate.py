@@ -191,7 +191,7 @@ def same_program(a, b):
 MPI_CASES = ["airfoil", "poisson", "heat3d", "shallow_water", "reduction",
              "indirect", "stencil", "exec_halo", "adi_heat", "adi_heat3d",
              "tridiag_cases", "adjoint_stencil", "adjoint_ring", "adjoint",
-             "while_copy_back", "fuse_chain"]
+             "while_copy_back", "fuse_chain", "stencil_chain"]
 
 
 def read_link(link_file):

@@ -7,32 +7,36 @@
 //
 //   ctx_P_N, kernel_P_N<I>  P's context and __device__ kernel, as alone
 //   ctx_C_M, kernel_C_M<I>  C's
-//   loop_P_N_C_M<I>         __global__: one CUDA block per tile of C's
-//                           points (TargetQueries::ChainTile2D/3D, in a
-//                           grid-stride loop over tiles), which
-//                             1. runs P over the tile grown by C's reach
-//                                (per dimension, below and above), clipped
-//                                to the loop's range, each thread a point
-//                                at a time: the dats C reads at offsets
+//   loop_P_N_C_M<I>         __global__: one CUDA block per tile
+//                           (TargetQueries::ChainTile2D/3D, in a
+//                           grid-stride loop over tiles) of the box that
+//                           holds both loops' ranges, which
+//                             1. runs P at the points of its range in the
+//                                tile grown by C's reach (per dimension,
+//                                below and above), each thread a point at
+//                                a time: the dats C reads at offsets
 //                                ("staged") go to the block's shared
 //                                array, copied to device memory at the
 //                                tile's own points; P's other writes go to
 //                                device memory at the tile's points and to
 //                                a thread's scratch elsewhere (another
-//                                block owns them); points of the grown
-//                                tile outside the range load the staged
-//                                dats' values from device memory (nothing
-//                                writes them in the kernel);
+//                                block owns them); points outside P's
+//                                range that C may read (its range grown by
+//                                the reach: inside every dat's halo) load
+//                                the staged dats' values from device
+//                                memory (nothing writes them in the
+//                                kernel);
 //                             2. __syncthreads();
-//                             3. runs C over the tile, its staged dats
-//                                read from shared memory (the kernel's
-//                                strides are the shared array's);
+//                             3. runs C at the points of its range in the
+//                                tile, its staged dats read from shared
+//                                memory (the kernel's strides are the
+//                                shared array's);
 //                             4. __syncthreads() before the next tile.
 //
-// and on the host P's loop phases around C's (prepare, begin; C's prepare,
-// begin; one launch per segment of C's range; C's end; P's end). The
-// shared array holds every staged dat over the grown tile, dimension 0
-// fastest, each dat's components together as in device memory.
+// and on the host P's loop phases (prepare, begin, end: the runtime runs
+// one loop at a time), then C's around the one launch. The shared array
+// holds every staged dat over the grown tile, dimension 0 fastest, each
+// dat's components together as in device memory.
 #include "codegen/cuda/CUDALoopWriter.h"
 
 #include "passes/Pass.h"
@@ -179,8 +183,7 @@ private:
 void TileChainWriter::emitGlobal(std::string &d) {
   d += "template <class I>\n__global__ void __launch_bounds__(" +
        std::to_string(P.bs) + ") loop_" + P.name + "_" + C.name +
-       "(const ctx_" + P.name + " cp, const ctx_" + C.name +
-       " cc, const int64_t begin, const int64_t end) {\n";
+       "(const ctx_" + P.name + " cp, const ctx_" + C.name + " cc) {\n";
   d += "  __shared__ double opd_tl[" + std::to_string(words) + "];\n";
   for (size_t g = 0; g < staged.size(); ++g)
     d += "  " + staged[g].type + " *const sh" + std::to_string(g) +
@@ -188,28 +191,31 @@ void TileChainWriter::emitGlobal(std::string &d) {
          std::to_string(staged[g].offsetWords) + ");\n";
   d += "  const I nthr = I(blockDim.x) * I(blockDim.y);\n";
   d += "  const I tid = I(threadIdx.x) + I(blockDim.x) * I(threadIdx.y);\n";
-  // The range: the outermost dimension the segment's, the others C's.
-  const unsigned outer = dims - 1;
+  // The tiles cover both ranges (P's may be larger); C's reads reach
+  // its range grown by the reach (rd..ru), within every dat's halo.
   for (unsigned k = 0; k < dims; ++k) {
-    std::string l = k == outer ? "begin" : "cc.lo[" + ks(k) + "]";
-    std::string h = k == outer ? "end" : "cc.hi[" + ks(k) + "]";
-    d += "  const I lo" + ks(k) + " = I(" + l + "), hi" + ks(k) + " = I(" + h +
-         ");\n";
+    std::string K = ks(k);
+    d += "  const I u" + K + " = I(cp.lo[" + K + "] < cc.lo[" + K +
+         "] ? cp.lo[" + K + "] : cc.lo[" + K + "]), v" + K + " = I(cp.hi[" + K +
+         "] > cc.hi[" + K + "] ? cp.hi[" + K + "] : cc.hi[" + K + "]);\n";
+    d += "  const I rd" + K + " = I(cc.lo[" + K + "]) - " +
+         std::to_string(lo[k]) + ", ru" + K + " = I(cc.hi[" + K + "]) + " +
+         std::to_string(hi[k]) + ";\n";
   }
   const char *xyz[3] = {"x", "y", "z"};
   std::string pad = "  ";
   for (unsigned k = dims; k-- > 0;) {
-    std::string T = std::to_string(tile[k]);
-    d += pad + "for (I b" + ks(k) + " = lo" + ks(k) + " + I(blockIdx." +
-         xyz[k] + ") * " + T + "; b" + ks(k) + " < hi" + ks(k) + "; b" + ks(k) +
-         " += I(gridDim." + xyz[k] + ") * " + T + ")\n";
+    std::string T = std::to_string(tile[k]), K = ks(k);
+    d += pad + "for (I b" + K + " = u" + K + " + I(blockIdx." + xyz[k] +
+         ") * " + T + "; b" + K + " < v" + K + "; b" + K + " += I(gridDim." +
+         xyz[k] + ") * " + T + ")\n";
     pad += "  ";
   }
   d += "  {\n";
   for (unsigned k = 0; k < dims; ++k) {
     std::string K = ks(k), T = std::to_string(tile[k]);
-    d += "    const I e" + K + " = b" + K + " + " + T + " < hi" + K + " ? b" +
-         K + " + " + T + " : hi" + K + ";\n";
+    d += "    const I e" + K + " = b" + K + " + " + T + " < v" + K + " ? b" +
+         K + " + " + T + " : v" + K + ";\n";
     d += "    const I x" + K + " = b" + K + " - " + std::to_string(lo[k]) +
          ", n" + K + " = e" + K + " + " + std::to_string(hi[k]) + " - x" + K +
          ";\n";
@@ -223,7 +229,7 @@ void TileChainWriter::emitGlobal(std::string &d) {
 }
 
 void TileChainWriter::emitProducer(std::string &d) {
-  std::string count = "n0", loc = "(c0 - x0)", inRange, own;
+  std::string count = "n0", loc = "(c0 - x0)", inRange, own, reached;
   int64_t st = box(0);
   for (unsigned k = 1; k < dims; ++k) {
     count += " * n" + ks(k);
@@ -233,10 +239,11 @@ void TileChainWriter::emitProducer(std::string &d) {
   }
   for (unsigned k = 0; k < dims; ++k) {
     std::string K = ks(k);
-    inRange += std::string(k ? " && " : "") + "c" + K + " >= lo" + K + " && c" +
-               K + " < hi" + K;
-    own += std::string(k ? " && " : "") + "c" + K + " >= b" + K + " && c" + K +
-           " < e" + K;
+    const std::string a = k ? " && " : "";
+    inRange += a + "c" + K + " >= I(cp.lo[" + K + "]) && c" + K +
+               " < I(cp.hi[" + K + "])";
+    own += a + "c" + K + " >= b" + K + " && c" + K + " < e" + K;
+    reached += a + "c" + K + " >= rd" + K + " && c" + K + " < ru" + K;
   }
   d += "    for (I t = tid; t < " + count + "; t += nthr) {\n";
   d += "      const I c0 = x0 + t % n0;\n";
@@ -288,8 +295,8 @@ void TileChainWriter::emitProducer(std::string &d) {
     d += "            p" + G + "[k] = sh" + G + "[l * " + D + " + k];\n";
   }
   d += "        }\n";
-  d += "      } else {\n";
-  // Outside the range: the values C reads there, which nothing writes.
+  d += "      } else if (" + reached + ") {\n";
+  // Outside P's range, where C may read: the values nothing writes.
   for (size_t g = 0; g < staged.size(); ++g) {
     const Staged &s = staged[g];
     std::string D = std::to_string(s.dim), G = std::to_string(g);
@@ -320,8 +327,13 @@ void TileChainWriter::emitConsumer(std::string &d) {
   else
     d += "      const I c1 = b1 + t / (e0 - b0) % (e1 - b1), c2 = b2 + t / "
          "((e0 - b0) * (e1 - b1));\n";
+  std::string inC;
+  for (unsigned k = 0; k < dims; ++k)
+    inC += std::string(k ? " || " : "") + "c" + ks(k) + " < I(cc.lo[" + ks(k) +
+           "]) || c" + ks(k) + " >= I(cc.hi[" + ks(k) + "])";
+  d += "      if (" + inC + ")\n";
+  d += "        continue;\n";
   d += "      const I l = " + loc + ";\n";
-  d += "      (void)l;\n";
   C.overrides.clear();
   for (unsigned n = 0; n < C.loop.args.size(); ++n) {
     const AccessDescriptor &a = C.loop.args[n];
@@ -356,20 +368,17 @@ void TileChainWriter::emitHost(int in) {
   P.hostClose(in, false);
   C.hostOpen(i1);
   int i2 = i1 + 1;
-  C.line(i2, "for (int32_t opd_k = 0; opd_k < opd_loop_segment_count(opd_l); "
-             "++opd_k) {");
-  C.line(i2 + 1, "opd_loop_segment opd_sg;");
-  C.line(i2 + 1, "opd_loop_segment_get(opd_l, opd_k, &opd_sg);");
-  C.line(i2 + 1, "if (!opd_sg.before_halos)");
-  C.line(i2 + 2, "opd_loop_wait_halos(opd_l);");
+  // One launch over both ranges (one rank: the fuse pass keeps MPI
+  // programs' chains apart, so the range is one segment).
   const char *n[3] = {"opd_nx", "opd_ny", "opd_nz"};
   std::string grid;
   for (unsigned k = 0; k < 3; ++k) {
+    std::string K = ks(k);
     std::string ext = k >= dims ? "1"
-                      : k == dims - 1
-                          ? "opd_sg.end - opd_sg.begin"
-                          : "c.hi[" + ks(k) + "] - c.lo[" + ks(k) + "]";
-    C.line(i2 + 1, std::string("const int64_t ") + n[k] + " = " + ext + ";");
+                                : "std::max(opd_cp.hi[" + K + "], c.hi[" + K +
+                                      "]) - std::min(opd_cp.lo[" + K +
+                                      "], c.lo[" + K + "])";
+    C.line(i2, std::string("const int64_t ") + n[k] + " = " + ext + ";");
     if (k < dims)
       grid += std::string(k ? ", " : "") + "opd::grid_for(" + n[k] + ", " +
               std::to_string(tile[k]) + ", " +
@@ -377,12 +386,11 @@ void TileChainWriter::emitHost(int in) {
   }
   if (dims == 2)
     grid += ", 1";
-  C.line(i2 + 1, "if (opd_nx <= 0 || opd_ny <= 0 || opd_nz <= 0)");
-  C.line(i2 + 2, "continue;");
+  C.line(i2, "if (opd_nx > 0 && opd_ny > 0 && opd_nz > 0) {");
   C.line(i2 + 1, "const dim3 opd_b(32, " + std::to_string(C.bs / 32) + ", 1);");
   C.line(i2 + 1, "const dim3 opd_g(" + grid + ");");
   std::string fn = "loop_" + P.name + "_" + C.name, cfg = "opd_g, opd_b",
-              args = "opd_cp, c, opd_sg.begin, opd_sg.end";
+              args = "opd_cp, c";
   C.line(i2 + 1, "if (opd_i32 && opd_i32p)");
   C.line(i2 + 2, fn + "<int32_t><<<" + cfg + ">>>(" + args + ");");
   C.line(i2 + 1, "else");

@@ -4,8 +4,8 @@
 //
 // For a backend with TargetQueries::stencilChainReach() > 0 (CUDA), two
 // consecutive units P; C of a chain (each a loop or an element-fused
-// group) over one 2-D or 3-D block and range, where C reads at stencil
-// offsets a dat P writes,
+// group) over one 2-D or 3-D block, in any ranges (the kernel's tiles
+// cover both), where C reads at stencil offsets a dat P writes,
 //   loop smooth over grid (u @ cross -> v); loop grad over grid (v @ cross ->
 //   g)
 // become one kernel: each thread block computes P over its tile of points
@@ -17,7 +17,7 @@
 // sweeps, reads that way.
 //
 // Legal when, besides P and C each being element-parallel (rule 1 of
-// Fuse.cpp) over the same iteration space (rule 2):
+// Fuse.cpp):
 //   t1. no loop of either unit reduces: P's recomputed points would count
 //       twice, and C's partial sums would follow the tiles, not the blocks
 //       of its own launch (the unfused build's and the CPU's bits);
@@ -26,8 +26,9 @@
 //       barrier across the whole grid orders them);
 //   t3. P reads no dat it writes: recomputing a halo point, it would read
 //       what the thread block owning that point may already have written;
-//   t4. not under MPI: C's reads beyond the rank's points need the halo
-//       exchange of what P wrote between the two loops;
+//   t4. not under MPI (--mpi, or --comm-avoid other than off: the source
+//       `opdc build --mpi` compiles): C's reads beyond the rank's points
+//       need the halo exchange of what P wrote between the two loops;
 //   t5. C reads what P writes at most stencilChainReach() points away in
 //       each dimension, and P's values over the grown tile fit in
 //       TargetQueries::ChainSharedBytes of shared memory;
@@ -38,6 +39,9 @@
 // tile go to shared memory or scratch only, C reads exactly P's values
 // (P's range: the shared copies; elsewhere the dat's own, which nothing
 // writes), and no loop reduces: the results are bitwise the unfused ones.
+// CloverLeaf's advec_mom_node_flux_x (over [-2, nx + 2]) and
+// advec_mom_node_mass_x (over [-1, nx + 2], reading node_flux at -1) are
+// such a pair, in x and in y.
 #include "passes/loops/FuseImpl.h"
 
 #include "ir/IRPrinter.h"
@@ -103,12 +107,9 @@ std::string Fuser::whyNotTile(const Function &host, const LoopChain &c,
   const std::string P = unitText(c, up.loops), C = unitText(c, uc.loops);
   if (dims < 2)
     return "a 1-D block (only 2-D and 3-D blocks get tiles)";
-  // The same iteration space (rule 2), as whyNotJoin compares it.
-  std::vector<unsigned> group = up.loops;
-  std::string same = whyNotSameSpace(host, c, group, uc.loops.front());
-  if (!same.empty())
-    return same;
-  if (ctx.mpi)
+  // Several ranks (as FuseSkew.cpp decides it: --mpi, or a chain the
+  // comm-avoid pass may rewrite).
+  if (ctx.mpi || ctx.commAvoid != CommAvoidMode::Off)
     return C + " reads " + quoted(whyDat->name) + " " + howReached(*why) +
            ", which " + P +
            " writes: under MPI its halo exchange runs between them";
@@ -178,7 +179,7 @@ std::string Fuser::whyNotTile(const Function &host, const LoopChain &c,
     shared += points * d.dat->dim() * scalarBytes(d.dat->scalar());
   }
   if (shared > TargetQueries::ChainSharedBytes)
-    return P + "'s values over a tile and its halo take " +
+    return "the values of " + P + " over a tile and its halo take " +
            std::to_string(shared) + " bytes of shared memory, more than " +
            std::to_string(TargetQueries::ChainSharedBytes);
   // t6. Host statements between P and C.
