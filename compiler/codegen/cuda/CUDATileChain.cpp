@@ -79,6 +79,8 @@ private:
     unsigned dim, offsetWords;
     std::string type;
     int field; ///< P's
+    /// C's reach into it, below and above (dats differ in halos).
+    int64_t lo[3], hi[3];
   };
 
   void planStaged() {
@@ -111,8 +113,17 @@ private:
         if (P.loop.args[q].usesDat() && P.loop.args[q].dat == a.dat)
           field = P.access.args[q].datField;
       OPDC_ASSERT(field >= 0, "a staged dat P does not reach");
-      staged.push_back({a.dat, unsigned(a.dim), words,
-                        cudaScalarType(a.dat->scalar()), field});
+      Staged st{
+          a.dat, unsigned(a.dim), words,    cudaScalarType(a.dat->scalar()),
+          field, {0, 0, 0},       {0, 0, 0}};
+      for (const AccessDescriptor &o : C.loop.args)
+        if (o.usesDat() && o.dat == a.dat)
+          for (const std::vector<int64_t> &pt : pointsOfArg(o))
+            for (unsigned k = 0; k < dims && k < pt.size(); ++k) {
+              st.lo[k] = std::max(st.lo[k], -pt[k]);
+              st.hi[k] = std::max(st.hi[k], pt[k]);
+            }
+      staged.push_back(st);
       words += unsigned(
           (boxPoints() * a.dim * scalarBytes(a.dat->scalar()) + 7) / 8);
     }
@@ -191,16 +202,12 @@ void TileChainWriter::emitGlobal(std::string &d) {
          std::to_string(staged[g].offsetWords) + ");\n";
   d += "  const I nthr = I(blockDim.x) * I(blockDim.y);\n";
   d += "  const I tid = I(threadIdx.x) + I(blockDim.x) * I(threadIdx.y);\n";
-  // The tiles cover both ranges (P's may be larger); C's reads reach
-  // its range grown by the reach (rd..ru), within every dat's halo.
+  // The tiles cover both ranges (P's may be larger).
   for (unsigned k = 0; k < dims; ++k) {
     std::string K = ks(k);
     d += "  const I u" + K + " = I(cp.lo[" + K + "] < cc.lo[" + K +
          "] ? cp.lo[" + K + "] : cc.lo[" + K + "]), v" + K + " = I(cp.hi[" + K +
          "] > cc.hi[" + K + "] ? cp.hi[" + K + "] : cc.hi[" + K + "]);\n";
-    d += "  const I rd" + K + " = I(cc.lo[" + K + "]) - " +
-         std::to_string(lo[k]) + ", ru" + K + " = I(cc.hi[" + K + "]) + " +
-         std::to_string(hi[k]) + ";\n";
   }
   const char *xyz[3] = {"x", "y", "z"};
   std::string pad = "  ";
@@ -229,7 +236,7 @@ void TileChainWriter::emitGlobal(std::string &d) {
 }
 
 void TileChainWriter::emitProducer(std::string &d) {
-  std::string count = "n0", loc = "(c0 - x0)", inRange, own, reached;
+  std::string count = "n0", loc = "(c0 - x0)", inRange, own;
   int64_t st = box(0);
   for (unsigned k = 1; k < dims; ++k) {
     count += " * n" + ks(k);
@@ -243,7 +250,6 @@ void TileChainWriter::emitProducer(std::string &d) {
     inRange += a + "c" + K + " >= I(cp.lo[" + K + "]) && c" + K +
                " < I(cp.hi[" + K + "])";
     own += a + "c" + K + " >= b" + K + " && c" + K + " < e" + K;
-    reached += a + "c" + K + " >= rd" + K + " && c" + K + " < ru" + K;
   }
   d += "    for (I t = tid; t < " + count + "; t += nthr) {\n";
   d += "      const I c0 = x0 + t % n0;\n";
@@ -295,14 +301,20 @@ void TileChainWriter::emitProducer(std::string &d) {
     d += "            p" + G + "[k] = sh" + G + "[l * " + D + " + k];\n";
   }
   d += "        }\n";
-  d += "      } else if (" + reached + ") {\n";
-  // Outside P's range, where C may read: the values nothing writes.
+  d += "      } else {\n";
+  // Outside P's range, where C reads the dat (its range grown by its
+  // reach into that dat: inside the dat's halo): the values nothing
+  // writes.
   for (size_t g = 0; g < staged.size(); ++g) {
-    const Staged &s = staged[g];
-    std::string D = std::to_string(s.dim), G = std::to_string(g);
-    d += "        {\n";
-    d += "          const " + s.type + " *const p" + G + " = " +
-         devicePoint("cp", s.field, s.dim) + ";\n";
+    const Staged &st = staged[g];
+    std::string D = std::to_string(st.dim), G = std::to_string(g), reached;
+    for (unsigned k = 0; k < dims; ++k)
+      reached += std::string(k ? " && " : "") + "c" + ks(k) + " >= I(cc.lo[" +
+                 ks(k) + "]) - " + std::to_string(st.lo[k]) + " && c" + ks(k) +
+                 " < I(cc.hi[" + ks(k) + "]) + " + std::to_string(st.hi[k]);
+    d += "        if (" + reached + ") {\n";
+    d += "          const " + st.type + " *const p" + G + " = " +
+         devicePoint("cp", st.field, st.dim) + ";\n";
     d += "          for (int k = 0; k < " + D + "; ++k)\n";
     d += "            sh" + G + "[l * " + D + " + k] = p" + G + "[k];\n";
     d += "        }\n";
