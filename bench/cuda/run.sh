@@ -22,6 +22,9 @@
 # snapshots in device memory; once more with --profile (the loop table and
 # the device store's bytes), and Poisson with a 1 GiB device budget
 # (--device-tape-memory=1024), whose tape spills to pinned host memory.
+# Stencil chains (bench/cuda/stencil_chain.opd, decision 0485): a 2-D and
+# a 3-D pair of loops as one kernel with a recomputed halo, against
+# -fno-fuse, alternating, then both --profile tables.
 #
 # usage: bench/cuda/run.sh [--target=nvidia-h100] [--niter=1000] [--big]
 #                          [--prepare=DIR | --bundle=DIR]
@@ -58,7 +61,7 @@ fi
 # The programs: bin/copy_bw, bin/stencil_shapes,
 # bin/airfoil-{atomics,atomics-aos,colouring}{,-nofuse}, bin/poisson,
 # bin/heat3d, bin/poisson-adjoint, bin/heat3d-adjoint, bin/adi_solves,
-# bin/opd-airfoil-meshgen.
+# bin/stencil_chain{,-nofuse}, bin/opd-airfoil-meshgen.
 build_programs() {
   local bin=$1
   mkdir -p "$bin"
@@ -87,6 +90,9 @@ build_programs() {
   "${opdc[@]}" "$root/bench/adjoint/poisson_bench.opd" -o "$bin/poisson-adjoint"
   "${opdc[@]}" "$root/bench/adjoint/heat3d_bench.opd" -o "$bin/heat3d-adjoint"
   "${opdc[@]}" "$root/bench/cuda/adi_solves.opd" -o "$bin/adi_solves"
+  "${opdc[@]}" "$root/bench/cuda/stencil_chain.opd" -o "$bin/stencil_chain"
+  "${opdc[@]}" -fno-fuse "$root/bench/cuda/stencil_chain.opd" \
+    -o "$bin/stencil_chain-nofuse"
   cp "$build/examples/airfoil/meshgen/opd-airfoil-meshgen" "$bin/"
 }
 
@@ -233,6 +239,27 @@ tridiag() {
     status=1
   fi
 }
+# Stencil chains as one kernel with a recomputed halo (decision 0485)
+# against -fno-fuse (two kernels a step): 3 rounds alternating, then each
+# build's --profile table (the fused kernel's time is in the second loop's
+# row). The sums must agree.
+if [[ -x $bin/stencil_chain ]]; then
+  echo "== stencil chains 4096^2 and 320^3 (bench/cuda/stencil_chain.opd)"
+  for r in 1 2 3; do
+    for t in stencil_chain stencil_chain-nofuse; do
+      if timeout "$limit" "${runenv[@]}" "$bin/$t" >"$t-$r.txt" 2>&1; then
+        sed "s/^/$t: /" "$t-$r.txt"
+      else
+        cat "$t-$r.txt"
+        echo "FAIL: $t (limit ${limit} s)"
+        status=1
+      fi
+    done
+  done
+  for t in stencil_chain stencil_chain-nofuse; do
+    step "$t-profile.txt" "$bin/$t" --steps=10 --profile
+  done
+fi
 echo "== ADI heat 256^3, tridiagonal solves per direction"
 tridiag adi-solves.txt
 echo "== the same, OPD_CUDA_TRIDIAG=hybrid"

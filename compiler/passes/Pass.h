@@ -88,7 +88,8 @@ public:
         scalarBodies_(r.scalarBodies && r.optLevel >= 2 &&
                       r.backend == Backend::CPU),
         sumLanes_(r.sumLanes && r.backend == Backend::CPU),
-        fuseIncrements_(r.backend == Backend::CUDA) {}
+        fuseIncrements_(r.backend == Backend::CUDA),
+        stencilChainReach_(r.backend == Backend::CUDA ? MaxChainReach : 0) {}
 
   Backend backend() const { return backend_; }
   /// Runs a skewed group of loops as one sweep (passes/loops/Fuse.cpp makes
@@ -118,11 +119,30 @@ public:
   /// then be the fused partners' too; unmeasured, it keeps them apart
   /// (decision 0400).
   bool fuseIncrements() const { return fuseIncrements_; }
+  /// Stencil chains in one kernel (passes/loops/FuseTile.cpp): the
+  /// deepest offset, in points per dimension, at which a loop over a 2-D or
+  /// 3-D block may read what the loop before it wrote when the two become
+  /// one kernel in which each thread block recomputes the first loop over
+  /// its tile plus that reach into shared memory (docs/decisions/0485).
+  /// The CUDA backend, which has no other way to keep such values on chip;
+  /// 0 (none) for the CPU backend, whose skewed sweeps keep them in cache.
+  unsigned stencilChainReach() const { return stencilChainReach_; }
+  /// The tile of points one thread block of such a kernel computes the
+  /// second loop over (x first), and the shared memory its first loop's
+  /// values over the tile plus the reach may take: static shared memory,
+  /// at most 48 KiB a block. Unmeasured (no GPU was lent): 32 x 32 in 2-D
+  /// recomputes 13 % of the first loop at reach 1; 32 x 8 x 8 in 3-D 66 %.
+  static constexpr unsigned ChainTile2D[2] = {32, 32};
+  static constexpr unsigned ChainTile3D[3] = {32, 8, 8};
+  static constexpr unsigned ChainSharedBytes = 48 * 1024;
+  /// The reach limit of the CUDA backend (stencilChainReach).
+  static constexpr unsigned MaxChainReach = 2;
 
 private:
   Backend backend_ = Backend::CPU;
   bool skew_ = true, scalarBodies_ = false, sumLanes_ = false,
        fuseIncrements_ = false;
+  unsigned stencilChainReach_ = 0;
 };
 
 /// What a pass may use besides the IR it rewrites.

@@ -121,6 +121,9 @@ CASES = [
     # Loop chains fused into one kernel on CUDA (decision 0400): pointwise
     # with reductions, and a loop with increments through maps.
     ("tests/cuda/fuse_chain.opd", []),
+    # Stencil chains as one kernel with a recomputed halo (decision 0485):
+    # 2-D and 3-D, reach 1 and 2, and chains refused.
+    ("tests/cuda/stencil_chain.opd", []),
 ]
 
 
@@ -188,7 +191,7 @@ def same_program(a, b):
 MPI_CASES = ["airfoil", "poisson", "heat3d", "shallow_water", "reduction",
              "indirect", "stencil", "exec_halo", "adi_heat", "adi_heat3d",
              "tridiag_cases", "adjoint_stencil", "adjoint_ring", "adjoint",
-             "while_copy_back", "fuse_chain"]
+             "while_copy_back", "fuse_chain", "stencil_chain"]
 
 
 def read_link(link_file):

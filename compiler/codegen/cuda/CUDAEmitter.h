@@ -137,6 +137,10 @@ private:
 /// \p indent into \p host's output.
 void emitCUDALoop(CUDAFunctionWriter &host, const ir::ParLoopStmt &loop,
                   int indent);
+/// Writes a stencil chain's two loops (a group of 2 the fuse pass marked,
+/// passes/loops/FuseTile.cpp) as one kernel (CUDATileChain.cpp).
+void emitCUDATileChain(CUDAFunctionWriter &host, const ir::ParLoopStmt &p,
+                       const ir::ParLoopStmt &c, int indent);
 
 } // namespace opdc
 #endif

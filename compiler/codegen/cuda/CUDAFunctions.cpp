@@ -128,8 +128,20 @@ void CUDAFunctionWriter::declareVars(int indent) {
 //===----------------------------------------------------------------------===//
 
 void CUDAFunctionWriter::body(const ir::Body &b, int indent) {
-  for (const auto &s : b.stmts)
-    stmt(*s, indent);
+  for (size_t i = 0; i < b.stmts.size(); ++i) {
+    // A stencil chain the fuse pass marked (a group of 2: the CUDA
+    // backend has no skewed sweeps) is one kernel.
+    const auto *l = llvm::dyn_cast<ParLoopStmt>(b.stmts[i].get());
+    const auto *next = i + 1 < b.stmts.size()
+                           ? llvm::dyn_cast<ParLoopStmt>(b.stmts[i + 1].get())
+                           : nullptr;
+    if (l && next && l->skew.member && l->skew.count == 2) {
+      emitCUDATileChain(*this, *l, *next, indent);
+      ++i;
+      continue;
+    }
+    stmt(*b.stmts[i], indent);
+  }
 }
 
 void CUDAFunctionWriter::stmt(const ir::Stmt &s, int indent) {

@@ -322,6 +322,15 @@ void LoopWriter::emitPartialsToHost(
 }
 
 void LoopWriter::emitHost(int in) {
+  hostOpen(in);
+  if (loop.block)
+    emitBlockLaunches(in + 1);
+  else
+    emitSetLaunches(in + 1);
+  hostClose(in);
+}
+
+void LoopWriter::hostOpen(int in) {
   line(in, "{ // loop " + loop.kernel->name + " (" + strategy() +
                "), device code: loop_" + name);
   int i2 = in + 1;
@@ -342,19 +351,21 @@ void LoopWriter::emitHost(int in) {
   }
   traits.atomicIncrements = access.race == RaceClass::IncStrips && !colouring;
   traits.reproSum = m.options.reproSum;
-  host::Program program;
-  host::LoopProgram lp = host::lowerLoop(loop, access, traits, program);
-  CUDAFunctionWriter::ProgramPrinter printer(this->host, program, i2);
-  bool phase = printer.printToPhase(i2);
+  hostProgram = std::make_unique<host::Program>();
+  hostLoop = host::lowerLoop(loop, access, traits, *hostProgram);
+  printer = std::make_unique<CUDAFunctionWriter::ProgramPrinter>(
+      this->host, *hostProgram, i2);
+  bool phase = printer->printToPhase(i2);
   OPDC_ASSERT(phase, "a loop's program without its phase");
   emitContextFill(i2);
   emitIndexCheck(i2);
-  line(i2, "int64_t opd_used = 0;");
+  if (countsBlocks)
+    line(i2, "int64_t opd_used = 0;");
   line(i2, "opd_loop_begin(opd_l);");
-  if (loop.block)
-    emitBlockLaunches(i2);
-  else
-    emitSetLaunches(i2);
+}
+
+void LoopWriter::hostClose(int in, bool brace) {
+  int i2 = in + 1;
   line(i2, "opd_loop_wait_halos(opd_l);");
   line(i2, "opd::finish_loop();");
   for (unsigned n = 0; n < loop.args.size(); ++n)
@@ -366,12 +377,13 @@ void LoopWriter::emitHost(int in) {
   // --check-fp scans host memory at opd_loop_end.
   std::string fpDats;
   std::set<const Dat *> listed;
-  for (const AccessDescriptor &a : loop.args)
-    if (a.usesDat() && modeWrites(a.mode) &&
-        (a.dat->scalar() == ScalarKind::F32 ||
-         a.dat->scalar() == ScalarKind::F64) &&
-        listed.insert(a.dat).second)
-      fpDats += (fpDats.empty() ? "" : ", ") + CUDAModule::handle(a.dat);
+  for (const ParLoopStmt *l : fpLoops)
+    for (const AccessDescriptor &a : l->args)
+      if (a.usesDat() && modeWrites(a.mode) &&
+          (a.dat->scalar() == ScalarKind::F32 ||
+           a.dat->scalar() == ScalarKind::F64) &&
+          listed.insert(a.dat).second)
+        fpDats += (fpDats.empty() ? "" : ", ") + CUDAModule::handle(a.dat);
   if (!fpDats.empty())
     line(i2, "opd::check_fp_written({" + fpDats + "});");
   // The runtime checks and plans maps on the host.
@@ -384,11 +396,13 @@ void LoopWriter::emitHost(int in) {
     if (gathered(n) && gatheredDats.insert(loop.args[n].dat).second)
       line(i2, "opd::dat_host_changed(" + CUDAModule::handle(loop.args[n].dat) +
                    ");");
-  if (!hasReduction)
+  if (!hasReduction && countsBlocks)
     line(i2, "(void)opd_used;");
-  emitPartialsToHost(i2, printer, lp);
-  printer.printToPhase(i2);
-  line(in, "}");
+  emitPartialsToHost(i2, *printer, hostLoop);
+  printer->printToPhase(i2);
+  printer.reset();
+  if (brace)
+    line(in, "}");
 }
 
 } // namespace opdc::cuda_loop

@@ -13,6 +13,8 @@
 #include "codegen/common/Identities.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -88,7 +90,15 @@ public:
     emitHost(indent);
   }
 
+  /// The host side in two halves, so that another loop's host side can
+  /// run between (a stencil chain's pair, CUDATileChain.cpp): up to and
+  /// including opd_loop_begin (the context `c` filled, `opd_i32` set),
+  /// then from the wait for halos to the block's end.
+  void hostOpen(int indent);
+  void hostClose(int indent, bool brace = true);
+
 private:
+  friend class TileChainWriter;
   std::string strategy() const {
     if (sequential)
       return "sequential";
@@ -268,6 +278,24 @@ private:
 
   void emitHost(int in);
 
+  /// A stencil chain's kernel (CUDATileChain.cpp) passes some block
+  /// arguments elsewhere: shared memory or a thread's scratch (pointer and
+  /// strides, dimension 1 up), and reads dats the chain's first loop
+  /// writes in the same kernel, never through the read-only cache.
+  struct ArgOverride {
+    std::string pointer;
+    std::vector<std::string> strides;
+  };
+  std::map<unsigned, ArgOverride> overrides;
+  std::set<const Dat *> writtenInKernel;
+  /// Whether the host side counts the blocks it launches (opd_used): not
+  /// for a stencil chain's first loop, which launches nothing itself.
+  bool countsBlocks = true;
+  /// hostOpen's program, kept for hostClose.
+  std::unique_ptr<host::Program> hostProgram;
+  host::LoopProgram hostLoop;
+  std::unique_ptr<CUDAFunctionWriter::ProgramPrinter> printer;
+
   CUDAFunctionWriter &host;
   CUDAModule &m;
   const ParLoopStmt &loop;
@@ -293,6 +321,9 @@ private:
   std::vector<IncArg> incArgs;
   std::set<const Dat *> writtenDats;
   std::vector<const Map *> writtenMaps; ///< in argument order
+  /// The loops whose written float dats hostClose checks (--check-fp):
+  /// this one, none, or a stencil chain's two after its one launch.
+  std::vector<const ParLoopStmt *> fpLoops{&loop};
 };
 
 } // namespace opdc::cuda_loop

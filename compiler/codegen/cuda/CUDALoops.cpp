@@ -136,7 +136,8 @@ void LoopWriter::emitKernel(std::string &d) {
     // read-only cache.
     bool restrict_ =
         ro && (a.kind == ArgKind::GlobalRead ||
-               (a.usesDat() && !writtenDats.count(a.dat)) ||
+               (a.usesDat() && !writtenDats.count(a.dat) &&
+                !writtenInKernel.count(a.dat)) ||
                (a.kind == ArgKind::MapDirect && !writesMap(a.map)));
     sig += std::string(sig.empty() ? "" : ", ") + (ro ? "const " : "") +
            elemType(n) + " *" + (restrict_ ? "__restrict__ " : "") + "a" +
@@ -215,7 +216,11 @@ void LoopWriter::emitElement(std::string &d, const std::string &pad,
     switch (a.kind) {
     case ArgKind::Direct:
     case ArgKind::Stencil:
-      if (loop.block) {
+      if (auto o = overrides.find(n); o != overrides.end()) {
+        p = o->second.pointer;
+        for (const std::string &t : o->second.strides)
+          strides += ", " + t;
+      } else if (loop.block) {
         p = "c.d" + df + " + c0 * " + std::to_string(a.dim);
         for (unsigned dd = 1; dd < dims; ++dd)
           p += " + c" + std::to_string(dd) + " * I(c.dt" + df + "_" +

@@ -134,10 +134,13 @@
 // of all three.
 // -fno-skew turns skewing off; the CUDA backend, which runs a group's
 // loops one by one, gets none: an element-fused group is its one kernel
-// (decision 0400).
+// (decision 0400), and two units over one block where the second reads at
+// stencil offsets what the first writes can be one kernel with a
+// recomputed halo (FuseTile.cpp, decision 0485).
 //
 // This file holds the checks and the driver; the other steps are
-// FuseReorder.cpp, FuseSkew.cpp and FuseBuild.cpp (FuseImpl.h).
+// FuseReorder.cpp, FuseSkew.cpp, FuseTile.cpp and FuseBuild.cpp
+// (FuseImpl.h).
 #include "passes/loops/Fuse.h"
 #include "passes/loops/FuseImpl.h"
 
@@ -308,12 +311,11 @@ std::string Fuser::whyDatsConflict(const LoopChain &c,
   return "";
 }
 
-std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
-                              const std::vector<unsigned> &group, unsigned next,
-                              bool explain) {
+std::string Fuser::whyNotSameSpace(const Function &host, const LoopChain &c,
+                                   const std::vector<unsigned> &group,
+                                   unsigned next, bool explain) {
   const ParLoopStmt &b = *c.loops[next];
   std::string bName = quoted(b.kernel->name);
-  // 2. The same iteration space.
   const ParLoopStmt &a0 = *c.loops[group.front()];
   std::string spaceA = spaceText(a0, c.access[group.front()]);
   std::string spaceB = spaceText(b, c.access[next]);
@@ -333,6 +335,18 @@ std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
     return shown(*c.loops[group.back()]) + " runs over " +
            spaceText(a0, c.access[group.front()], &host) + " and " + bName +
            " over " + spaceText(b, c.access[next], &host);
+  return "";
+}
+
+std::string Fuser::whyNotJoin(const Function &host, const LoopChain &c,
+                              const std::vector<unsigned> &group, unsigned next,
+                              bool explain) {
+  const ParLoopStmt &b = *c.loops[next];
+  std::string bName = quoted(b.kernel->name);
+  // 2. The same iteration space.
+  if (std::string why = whyNotSameSpace(host, c, group, next, explain);
+      !why.empty())
+    return why;
 
   // 3. Dats written by one side and reached off the element by the other.
   if (std::string why = whyDatsConflict(c, group, next); !why.empty())
@@ -724,13 +738,18 @@ void Fuser::fuseBody(Function &host, Body &body) {
     // 1. Element fusion: units of loops fused at the same point.
     std::vector<Unit> units = elementUnits(host, c);
     // 2. Skewed sweeps: consecutive units over one block.
+    // On the GPU instead (no skewed sweeps): stencil chains of two units
+    // in one kernel (FuseTile.cpp).
     std::vector<std::string> lagWhy(units.size());
+    const bool tiles = ctx.backend.stencilChainReach() > 0;
     std::vector<std::vector<unsigned>> skews =
-        skewGroups(host, c, units, lagWhy);
+        tiles ? tileGroups(host, c, units) : skewGroups(host, c, units, lagWhy);
     // 3. Build: fused loops, skewed groups at their last loop.
     for (const std::vector<unsigned> &sg : skews) {
       std::vector<StmtPtr> out = buildUnits(host, body, c, units, sg, replace);
-      if (sg.size() > 1)
+      if (sg.size() > 1 && tiles)
+        markTiled(c, units, sg, out);
+      else if (sg.size() > 1)
         markSkewed(c, units, sg, lagWhy, out);
       placeGroup(body, c, units, sg, std::move(out), replace);
     }

@@ -5,8 +5,9 @@
 // Internal to compiler/passes/loops/ (the pass's entry point is Fuse.h).
 // The pass is split along its steps: legality and the driver (Fuse.cpp,
 // whose comment says why fusing is legal), moving loops next to each other
-// (FuseReorder.cpp), skewed sweeps (FuseSkew.cpp) and building the fused
-// loop and kernel (FuseBuild.cpp).
+// (FuseReorder.cpp), skewed sweeps (FuseSkew.cpp), stencil chains in one
+// GPU kernel (FuseTile.cpp) and building the fused loop and kernel
+// (FuseBuild.cpp).
 #ifndef OPDC_PASSES_LOOPS_FUSEIMPL_H
 #define OPDC_PASSES_LOOPS_FUSEIMPL_H
 
@@ -95,6 +96,11 @@ private:
   std::string whyNotJoin(const Function &host, const LoopChain &c,
                          const std::vector<unsigned> &group, unsigned next,
                          bool explain = true);
+  /// Rule 2: why \p next runs over another iteration space than the
+  /// group's; empty when it does not.
+  std::string whyNotSameSpace(const Function &host, const LoopChain &c,
+                              const std::vector<unsigned> &group, unsigned next,
+                              bool explain = true);
   /// Rules 3 and 3b: a dat \p next and the group \p group reach where
   /// one side's writes would reach other elements; empty when none.
   std::string whyDatsConflict(const LoopChain &c,
@@ -146,6 +152,19 @@ private:
                   const std::vector<Unit> &units,
                   const std::vector<unsigned> &sg, std::vector<StmtPtr> out,
                   std::map<size_t, std::vector<StmtPtr>> &replace);
+  /// Stencil chains in one GPU kernel (FuseTile.cpp): why units \p p and
+  /// p + 1 cannot be one (empty when they can; \p chain: the second
+  /// reads at stencil offsets what the first writes, so a refusal is
+  /// worth a remark), the groups of units (pairs, and the other fusable
+  /// units alone), and a pair built (\p out) marked.
+  std::string whyNotTile(const Function &host, const LoopChain &c,
+                         const std::vector<Unit> &units, unsigned p,
+                         bool &chain);
+  std::vector<std::vector<unsigned>> tileGroups(const Function &host,
+                                                const LoopChain &c,
+                                                const std::vector<Unit> &units);
+  void markTiled(const LoopChain &c, const std::vector<Unit> &units,
+                 const std::vector<unsigned> &sg, std::vector<StmtPtr> &out);
   StmtPtr buildFused(const LoopChain &c, const std::vector<unsigned> &group);
   Function *addKernel(std::unique_ptr<Function> k);
   /// A stencil with the points of both block reads (an existing one with
