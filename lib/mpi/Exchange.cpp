@@ -256,6 +256,20 @@ Group group;
 
 bool setGroupInFlight() { return group.active; }
 
+bool progressSetExchanges() {
+  // Testall leaves the requests alone until all of them are done, then
+  // nulls them: complete()'s Waitall returns at once on those.
+  int done = 1;
+  for (std::size_t j = 0; j < inFlight && done; ++j) {
+    Pending &p = pending[j];
+    MPI_Testall(int(p.req.size()), p.req.data(), &done, MPI_STATUSES_IGNORE);
+  }
+  if (done && group.active)
+    MPI_Testall(int(group.req.size()), group.req.data(), &done,
+                MPI_STATUSES_IGNORE);
+  return done != 0;
+}
+
 int64_t setHaloLayers() { return haloLayersWanted(); }
 
 void setChainGeometry(int n, opd_dat *const *dats, const int64_t *depth,
