@@ -26,7 +26,11 @@
 // h >= 2K + 1) and raises haloValid to h. One message per neighbour and
 // dat, each way: MPI_Irecv and MPI_Isend to all neighbours are posted
 // before the loop runs its core elements (which reach no halo element),
-// MPI_Waitall and the unpacking come before the rest.
+// MPI_Waitall and the unpacking come before the rest. Meanwhile the
+// thread that began the loop tests them between blocks
+// (progressSetExchanges; exec/LoopRun.cpp, CorePoll): a message over the
+// MPI's eager limit moves only inside MPI calls, and without the tests
+// each rank waited at MPI_Waitall for the other's core (decision 0475).
 //
 // After the loop, a dat it wrote directly is current x layers deep (every
 // element of layers 1..x computed it from current inputs: 2x), one written
