@@ -101,6 +101,15 @@ std::string partitionDescription();
 /// finishExchanges, and runs the rest. (Block dats stay in flight only when the block is split along
 /// its outermost dimension alone; otherwise they complete at once.)
 bool startExchanges(opd_loop *loop);
+/// Lets the messages in flight move while the core runs (MPI_Testall):
+/// Open MPI sends a message over a few KiB in a rendezvous that advances
+/// only inside MPI calls, so without it a rank's messages moved only once
+/// both ranks had reached finishExchanges, and each waited there for the
+/// other (decision 0475). Returns true when every message of the set
+/// exchanges in flight has arrived (nothing left to poll for); true at
+/// once on one process. Called by the thread that began the loop only
+/// (MPI_THREAD_FUNNELED).
+bool progressExchanges();
 void finishExchanges(opd_loop *loop);
 void afterLoop(opd_loop *loop);
 /// Communication-avoiding chains (exec/CommAvoid.cpp): one dat of a

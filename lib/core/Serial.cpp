@@ -93,6 +93,7 @@ void partitionSets(const char *) { renumberSets(); }
 std::string partitionDescription() { return ""; }
 
 bool startExchanges(opd_loop *) { return false; }
+bool progressExchanges() { return true; }
 void finishExchanges(opd_loop *) {}
 void afterLoop(opd_loop *) {}
 void groupExchange(const std::vector<GroupEntry> &, opd_loop *) {}

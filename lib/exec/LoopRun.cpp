@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace opdc::rt {
@@ -160,13 +161,56 @@ void opd_loop_set_location(opd_loop *loop, const char *location) {
 }
 
 namespace {
+// Polls the messages in flight while a loop runs its core
+// (dist::progressExchanges, decision 0475): on the thread that began the
+// loop (MPI_THREAD_FUNNELED), between blocks, at most every PollSeconds,
+// until all of them have arrived. Without it a rendezvous message (Open
+// MPI: over 4 KiB; Airfoil's q halo is 36 KiB) moved only once both ranks
+// had finished their cores, and each waited for the other there.
+// OPD_HALO_POLL=0 in the environment turns it off (measurements, tests).
+class CorePoll {
+public:
+  explicit CorePoll(bool inFlight)
+      : caller(std::this_thread::get_id()), active(inFlight && enabled()) {}
+  void operator()() {
+    // The caller's thread alone reads and writes the state below.
+    if (std::this_thread::get_id() != caller || !active)
+      return;
+    const double now = opd_rt_wtime();
+    if (now < next)
+      return;
+    next = now + PollSeconds;
+    active = !dist::progressExchanges();
+  }
+
+private:
+  static bool enabled() {
+    static const bool on = [] {
+      const char *env = std::getenv("OPD_HALO_POLL");
+      if (!env || !*env || !std::strcmp(env, "1"))
+        return true;
+      if (!std::strcmp(env, "0"))
+        return false;
+      failf("invalid value '%s' for environment variable OPD_HALO_POLL: "
+            "expected 1 (poll the messages in flight while the core runs, "
+            "the default) or 0",
+            env);
+    }();
+    return on;
+  }
+  static constexpr double PollSeconds = 20e-6;
+  const std::thread::id caller;
+  bool active;
+  double next = 0;
+};
+
 // The super-block schedule of `p` (exec/Plan.h): each super-block's own
 // elements in order on one thread, then the cross elements colour by
 // colour; chunk index = `chunk0` + block, as in the colouring. Tasks run
 // on the pool (core/Pool.h) when `parallel`: super-blocks reach disjoint
 // targets in phase 1, so any thread may take any of them.
 void runSuper(const Plan &p, int64_t chunk0, opd_body body, void *ctx,
-              bool parallel) {
+              bool parallel, CorePoll *poll) {
   const SuperPlan &s = p.super;
   const int64_t *first = s.superFirst.data();
   const ElementRun *own = s.ownRuns.data(), *cross = s.crossRuns.data();
@@ -176,24 +220,29 @@ void runSuper(const Plan &p, int64_t chunk0, opd_body body, void *ctx,
   const int64_t *crossBlocks = s.crossBlocks.data();
   const int32_t nsuper = s.nsuper, ncolours = p.ncolours;
   runTasks(nsuper, parallel, [&](int64_t k) {
-    for (int64_t b = first[k]; b < first[k + 1]; ++b)
+    for (int64_t b = first[k]; b < first[k + 1]; ++b) {
       for (int64_t r = ownOff[b]; r < ownOff[b + 1]; ++r)
         body(ctx, own[r].begin, own[r].end, chunk0 + b);
+      if (poll)
+        (*poll)();
+    }
   });
   for (int32_t c = 0; c < ncolours; ++c)
     runTasks(colourOff[c + 1] - colourOff[c], parallel, [&](int64_t j) {
       const int64_t b = crossBlocks[colourOff[c] + j];
       for (int64_t r = crossOff[b]; r < crossOff[b + 1]; ++r)
         body(ctx, cross[r].begin, cross[r].end, chunk0 + b);
+      if (poll)
+        (*poll)();
     });
 }
 
 // Runs the blocks of `p` colour by colour (or by its super-block
 // schedule); chunk index = `chunk0` + block.
 void runPlan(const Plan &p, int64_t chunk0, opd_body body, void *ctx,
-             bool parallel) {
+             bool parallel, CorePoll *poll = nullptr) {
   if (p.super.nsuper > 0) {
-    runSuper(p, chunk0, body, ctx, parallel);
+    runSuper(p, chunk0, body, ctx, parallel, poll);
     return;
   }
   const int64_t *offsets = p.colourOffsets.data();
@@ -204,18 +253,22 @@ void runPlan(const Plan &p, int64_t chunk0, opd_body body, void *ctx,
       const int64_t b = blocks[offsets[c] + j];
       const int64_t begin = first + b * bs;
       body(ctx, begin, std::min(begin + bs, n), chunk0 + b);
+      if (poll)
+        (*poll)();
     });
 }
 
 // The chunks of segment `k` of a loop without a plan.
 void runSegment(const opd_loop *loop, int k, opd_body body, void *ctx,
-                bool parallel) {
+                bool parallel, CorePoll *poll = nullptr) {
   const opd_loop::Segment s = loop->segments[k];
   const int64_t cs = loop->chunkSize;
   const int64_t n = (s.end - s.begin + cs - 1) / cs;
   runTasks(n, parallel, [&](int64_t c) {
     const int64_t begin = s.begin + c * cs;
     body(ctx, begin, std::min(begin + cs, s.end), s.chunk0 + c);
+    if (poll)
+      (*poll)();
   });
 }
 } // namespace
@@ -283,9 +336,10 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
   beginLoop(loop);
   // Small loops run on this thread (core/Pool.h, parallelBytes).
   const bool parallel = loop->bytesPerCall >= parallelBytes();
+  CorePoll poll(loop->inFlight);
   if (loop->plan) {
     const PlanEntry &e = *loop->plan;
-    runPlan(e.plan, 0, body, ctx, parallel);
+    runPlan(e.plan, 0, body, ctx, parallel, &poll);
     waitHalos(loop);
     runPlan(e.rest, e.plan.nblocks, body, ctx, parallel);
     if (e.halo.nblocks + e.deep.nblocks > 0) {
@@ -307,7 +361,7 @@ void opd_loop_run(opd_loop *loop, opd_body body, void *ctx) {
     }
   } else {
     if (loop->nsegments > 0)
-      runSegment(loop, 0, body, ctx, parallel);
+      runSegment(loop, 0, body, ctx, parallel, &poll);
     waitHalos(loop);
     for (int k = 1; k < loop->nsegments; ++k)
       runSegment(loop, k, body, ctx, parallel);

@@ -26,7 +26,11 @@
 // h >= 2K + 1) and raises haloValid to h. One message per neighbour and
 // dat, each way: MPI_Irecv and MPI_Isend to all neighbours are posted
 // before the loop runs its core elements (which reach no halo element),
-// MPI_Waitall and the unpacking come before the rest.
+// MPI_Waitall and the unpacking come before the rest. Meanwhile the
+// thread that began the loop tests them between blocks
+// (progressSetExchanges; exec/LoopRun.cpp, CorePoll): a message over the
+// MPI's eager limit moves only inside MPI calls, and without the tests
+// each rank waited at MPI_Waitall for the other's core (decision 0475).
 //
 // After the loop, a dat it wrote directly is current x layers deep (every
 // element of layers 1..x computed it from current inputs: 2x), one written
@@ -255,6 +259,20 @@ Group group;
 } // namespace
 
 bool setGroupInFlight() { return group.active; }
+
+bool progressSetExchanges() {
+  // Testall leaves the requests alone until all of them are done, then
+  // nulls them: complete()'s Waitall returns at once on those.
+  int done = 1;
+  for (std::size_t j = 0; j < inFlight && done; ++j) {
+    Pending &p = pending[j];
+    MPI_Testall(int(p.req.size()), p.req.data(), &done, MPI_STATUSES_IGNORE);
+  }
+  if (done && group.active)
+    MPI_Testall(int(group.req.size()), group.req.data(), &done,
+                MPI_STATUSES_IGNORE);
+  return done != 0;
+}
 
 int64_t setHaloLayers() { return haloLayersWanted(); }
 

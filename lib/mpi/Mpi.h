@@ -41,6 +41,7 @@ void releaseStructured();
 /// exchanges the loop needs (true if any), then completes them.
 bool startSetExchanges(opd_loop *loop);
 void finishSetExchanges(opd_loop *loop);
+bool progressSetExchanges();
 /// Exchange lists of a partitioned set, per neighbouring rank: local
 /// indices of owned elements to send, and of halo elements to receive into,
 /// both in the order agreed with that rank (mpi/Halo.cpp).

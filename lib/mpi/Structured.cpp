@@ -456,6 +456,8 @@ bool startExchanges(opd_loop *loop) {
   return startBlockExchanges(loop);
 }
 
+bool progressExchanges() { return ranks() == 1 || progressSetExchanges(); }
+
 void finishExchanges(opd_loop *loop) {
   if (!loop->block) {
     finishSetExchanges(loop);
