@@ -30,6 +30,7 @@
 //     layers 2..), as a GPU backend does.
 // Prints the messages per chain iteration both ways and "ca-sets ok" on
 // rank 0, or names the first failure.
+#include "LoopArgs.h"
 #include "core/Dist.h"
 #include "core/Runtime.h"
 #include "exec/Loop.h"
@@ -56,17 +57,7 @@ void check(bool ok, const std::string &what) {
 int64_t gid(const opd_set *s, int64_t l) {
   return s->globalIds.empty() ? l : s->globalIds[std::size_t(l)];
 }
-opd_arg arg(opd_dat *dat, opd_map *map, int32_t idx, int32_t kind,
-            int32_t mode, int bytes = 8) {
-  opd_arg a{};
-  a.dat = dat;
-  a.map = map;
-  a.idx = idx;
-  a.kind = kind;
-  a.mode = mode;
-  a.bytes = bytes;
-  return a;
-}
+using test::arg;
 
 constexpr int NX = 23, NY = 17;
 

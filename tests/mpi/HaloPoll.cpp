@@ -16,6 +16,7 @@
 // quarter of rank 0's sleep; with OPD_HALO_POLL=0 (the poll off) it only
 // prints the wait. Also checks res against a serial sum over the edges
 // (every rank's owned cells). Prints "halo-poll ok" on rank 0.
+#include "LoopArgs.h"
 #include "core/Dist.h"
 #include "core/Runtime.h"
 #include "exec/Loop.h"
@@ -44,17 +45,7 @@ struct Ctx {
   bool sleeps = false;
 };
 
-opd_arg arg(opd_dat *dat, opd_map *map, int32_t idx, int32_t kind,
-            int32_t mode) {
-  opd_arg a{};
-  a.dat = dat;
-  a.map = map;
-  a.idx = idx;
-  a.kind = kind;
-  a.mode = mode;
-  a.bytes = int(dat->elementBytes());
-  return a;
-}
+using test::arg;
 
 double qOf(int64_t g, int k) {
   return 1.0 + 0.25 * std::sin(0.37 * double(g) + k);

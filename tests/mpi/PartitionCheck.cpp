@@ -19,6 +19,7 @@
 //     and exec halo), a set loop reading through a map, a 2D stencil loop;
 //   * opd_dat_copy's destination is exactly as dirty as its source.
 // Prints "partition ok" on rank 0 and exits 0, or names the first failure.
+#include "LoopArgs.h"
 #include "core/Dist.h"
 #include "core/Runtime.h"
 #include "exec/Loop.h"
@@ -193,17 +194,7 @@ void blockWriteBody(void *ctx, int64_t begin, int64_t end, int64_t) {
 }
 
 // A loop argument of 8-byte elements, the distributed-memory fields zero.
-opd_arg arg(opd_dat *dat, opd_map *map, int32_t idx, int32_t kind,
-            int32_t mode) {
-  opd_arg a{};
-  a.dat = dat;
-  a.map = map;
-  a.idx = idx;
-  a.kind = kind;
-  a.mode = mode;
-  a.bytes = 8;
-  return a;
-}
+using test::arg;
 
 void checkPhases(std::map<std::string, opd_set *> &sets,
                  const std::vector<opd_map *> &maps) {
