@@ -105,8 +105,8 @@ bool startExchanges(opd_loop *loop);
 /// Open MPI sends a message over a few KiB in a rendezvous that advances
 /// only inside MPI calls, so without it a rank's messages moved only once
 /// both ranks had reached finishExchanges, and each waited there for the
-/// other (decision 0475). Returns true when every message of the set
-/// exchanges in flight has arrived (nothing left to poll for); true at
+/// other (decision 0475). Returns true when every message of the set and
+/// block exchanges in flight has arrived (nothing left to poll for); true at
 /// once on one process. Called by the thread that began the loop only
 /// (MPI_THREAD_FUNNELED).
 bool progressExchanges();

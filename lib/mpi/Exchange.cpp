@@ -28,7 +28,8 @@
 // before the loop runs its core elements (which reach no halo element),
 // MPI_Waitall and the unpacking come before the rest. Meanwhile the
 // thread that began the loop tests them between blocks
-// (progressSetExchanges; exec/LoopRun.cpp, CorePoll): a message over the
+// (progressSetExchanges, and Structured.cpp's progressBlockExchanges
+// for block loops; exec/LoopRun.cpp, CorePoll): a message over the
 // MPI's eager limit moves only inside MPI calls, and without the tests
 // each rank waited at MPI_Waitall for the other's core (decision 0475).
 //

@@ -286,6 +286,21 @@ void completeAll() {
   }
   blockInFlight = 0;
 }
+
+// Tests the block exchanges in flight while a loop's core runs (the core
+// poll, decision 0475): a dat's slab over Open MPI's eager limit moves only
+// inside MPI calls. Testall leaves the requests alone until all of them are
+// done, then nulls them, so completeAll's Waitall returns at once on those.
+// True when every posted dimension has arrived and no chain's grouped
+// exchange is in flight (that one is left to its own completion).
+bool progressBlockExchanges() {
+  int done = 1;
+  for (std::size_t k = 0; k < blockInFlight && done; ++k) {
+    BlockPending &p = blockPending[k];
+    MPI_Testall(p.nreq, p.req, &done, MPI_STATUSES_IGNORE);
+  }
+  return done != 0 && !blockGroupFlying();
+}
 } // namespace
 
 namespace {
@@ -456,7 +471,9 @@ bool startExchanges(opd_loop *loop) {
   return startBlockExchanges(loop);
 }
 
-bool progressExchanges() { return ranks() == 1 || progressSetExchanges(); }
+bool progressExchanges() {
+  return ranks() == 1 || (progressSetExchanges() && progressBlockExchanges());
+}
 
 void finishExchanges(opd_loop *loop) {
   if (!loop->block) {
