@@ -185,17 +185,7 @@ public:
 
 private:
   static bool enabled() {
-    static const bool on = [] {
-      const char *env = std::getenv("OPD_HALO_POLL");
-      if (!env || !*env || !std::strcmp(env, "1"))
-        return true;
-      if (!std::strcmp(env, "0"))
-        return false;
-      failf("invalid value '%s' for environment variable OPD_HALO_POLL: "
-            "expected 1 (poll the messages in flight while the core runs, "
-            "the default) or 0",
-            env);
-    }();
+    static const bool on = envSwitch("OPD_HALO_POLL", true);
     return on;
   }
   static constexpr double PollSeconds = 20e-6;
