@@ -36,6 +36,9 @@ std::string quoted(const std::string &s);
 /// A loop as remarks name it: its kernel's user name (ir/LoopNames.h), not
 /// the compiler-made one (step.b2, a+b).
 std::string shown(const ParLoopStmt &l);
+/// A unit of chain \p c (its loops \p loops, element-fused when several)
+/// as remarks name it: the user names joined by '+', quoted.
+std::string unitText(const LoopChain &c, const std::vector<unsigned> &loops);
 /// Remarks name several loops but sit at one; a note at each other loop's
 /// own statement (when it is another one) shows where it is.
 void noteOthers(PassContext &ctx, const char *pass, SourceRange at,

@@ -55,12 +55,7 @@ std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
                               int64_t &lag, int64_t &lead, int64_t &trail,
                               bool &needsExtension, std::string &because,
                               bool bridged) {
-  auto unitName = [&](const Unit &u) {
-    std::string n;
-    for (unsigned l : u.loops)
-      n += (n.empty() ? "" : "+") + c.loops[l]->kernel->name;
-    return quoted(userLoopName(n));
-  };
+  auto unitName = [&](const Unit &u) { return unitText(c, u.loops); };
   const Unit &u = units[next];
   const std::string bName = unitName(u);
   auto varName = [&](unsigned v) { return quoted(host.vars[v].name); };

@@ -63,13 +63,6 @@ bool inUnit(const std::vector<unsigned> &loops, unsigned l) {
   return std::find(loops.begin(), loops.end(), l) != loops.end();
 }
 
-std::string unitText(const LoopChain &c, const std::vector<unsigned> &loops) {
-  std::string n;
-  for (unsigned l : loops)
-    n += (n.empty() ? "" : "+") + c.loops[l]->kernel->name;
-  return quoted(userLoopName(n));
-}
-
 /// The points of a chain access (its stencil's, or the centre).
 std::vector<std::vector<int64_t>> chainPoints(const ChainAccess &a,
                                               unsigned dims) {
