@@ -176,13 +176,6 @@ std::string shown(const ParLoopStmt &l) {
   return quoted(userLoopName(l.kernel->name));
 }
 
-std::string unitText(const LoopChain &c, const std::vector<unsigned> &loops) {
-  std::string n;
-  for (unsigned l : loops)
-    n += (n.empty() ? "" : "+") + c.loops[l]->kernel->name;
-  return quoted(userLoopName(n));
-}
-
 /// Remarks name several loops but sit at one; a note at each other loop's
 /// own statement (when it is another one) shows where it is.
 void noteOthers(PassContext &ctx, const char *pass, SourceRange at,

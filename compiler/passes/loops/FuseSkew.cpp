@@ -49,6 +49,13 @@ std::string atPoint(const ChainAccess &a, const std::vector<int64_t> &pt) {
 
 } // namespace
 
+std::string unitText(const LoopChain &c, const std::vector<unsigned> &loops) {
+  std::string n;
+  for (unsigned l : loops)
+    n += (n.empty() ? "" : "+") + c.loops[l]->kernel->name;
+  return quoted(userLoopName(n));
+}
+
 std::string Fuser::whyNotSkew(const Function &host, const LoopChain &c,
                               const std::vector<Unit> &units,
                               const std::vector<unsigned> &group, unsigned next,
